@@ -1,0 +1,2 @@
+// Replaced by the C++ backend.
+namespace tenet::codegen {}

@@ -1,0 +1,31 @@
+/// \file
+/// Binding concrete tensors to a Function's inputs: solves the size parameters
+/// from the input shapes (plus any given explicitly) and checks every input's
+/// element type and shape. Shared by the interpreter and the compiled backends.
+#pragma once
+
+#include <vector>
+
+#include "ir/ir.h"
+#include "support/tensor.h"
+
+namespace tenet::ir {
+
+/// Returns every size parameter's value. Throws BindError with a message that
+/// names the input, the expected shape (with symbols and their values) and the
+/// actual one, e.g.
+///   input 's': expected float32[B, N, D] = [2, 3, 4], got float32[2, 3, 5]
+/// Also checks that every output and intermediate range is non-negative.
+SizeBindings bind_sizes(const Function& fn, const std::vector<Tensor>& inputs,
+                        const SizeBindings& given = {});
+
+/// Concrete shape of a value under bindings.
+std::vector<int64_t> concrete_shape(const Value& v, const SizeBindings& sizes);
+
+/// Random inputs for a function (used by `tenet run` without --inputs):
+/// input i gets random_tensor(type, shape, seed + i); integer inputs are
+/// drawn in [0, int_hi).
+std::vector<Tensor> random_inputs(const Function& fn, const SizeBindings& sizes, uint64_t seed,
+                                  int64_t int_hi = 10);
+
+}  // namespace tenet::ir

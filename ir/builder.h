@@ -1,0 +1,90 @@
+/// \file
+/// The only way to make IR. Expression builders compute result types and
+/// assert (as internal errors) that operand types agree; user-facing type
+/// errors are the checker's job, before the IR is built.
+///
+/// Typing rules:
+///   - arithmetic (add sub mul div pow max min, neg, exp...) keeps its operand
+///     type; both operands must have the same type; math functions need floats;
+///   - comparisons take two operands of one type and give Bool;
+///   - and/or/not take and give Bool; select takes Bool and two equal types;
+///   - Index and Size expressions are int64; Const carries the type it is given.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace tenet::ir {
+
+Expr make_const(double value, ElemType type);
+Expr make_index(const std::string& name);
+Expr make_size(const SizeExpr& size);
+Expr make_read(const ValuePtr& tensor, std::vector<Affine> indices, bool guarded = false);
+Expr make_unary(UnOp op, Expr a);
+Expr make_binary(BinOp op, Expr a, Expr b);
+Expr make_select(Expr cond, Expr then_value, Expr else_value);
+Expr make_cast(Expr a, ElemType to);
+
+/// Builds one Function. Values get unique names: the first value named "b" is
+/// "b", later ones "b.1", "b.2", ...
+///
+///   FunctionBuilder fb("squash");
+///   fb.size_param("B"); ...
+///   auto s = fb.input("s", ElemType::F32, {B, N, D});
+///   auto n2 = fb.compute("n2", {{"b", 0, B}, {"n", 0, N}}, {{"d", 0, D}}, ReduceOp::Sum, body);
+///   fb.output(v);
+///   Function f = fb.finish();   // runs the verifier
+class FunctionBuilder {
+ public:
+  explicit FunctionBuilder(std::string name, Span span = {});
+
+  void size_param(const std::string& name);
+  ValuePtr input(const std::string& name, ElemType type, std::vector<SizeExpr> shape,
+                 Span span = {});
+
+  /// Appends a Compute statement to the current block (the function body, or
+  /// the innermost open loop). The result's shape is the out ranges' extents.
+  ValuePtr compute(const std::string& name, std::vector<Dim> out, std::vector<Dim> reduce,
+                   ReduceOp op, Expr body, ValuePtr init = nullptr, ElemType type = ElemType::F32,
+                   Span span = {}, std::string source = "");
+  /// Like compute(), but the result type is the body's type.
+  ValuePtr compute_auto(const std::string& name, std::vector<Dim> out, std::vector<Dim> reduce,
+                        ReduceOp op, Expr body, ValuePtr init = nullptr, Span span = {},
+                        std::string source = "");
+
+  /// Opens a loop: statements added until end_loop() go into its body.
+  void begin_loop(const std::string& var, int64_t trip, Span span = {}, std::string source = "");
+  /// Declares a tensor carried by the innermost open loop; returns the value to
+  /// read inside the loop for the current iteration's state.
+  ValuePtr carry(const ValuePtr& init, const std::string& name);
+  /// Closes the innermost loop. `next[i]` is the new state of the i-th carry()
+  /// (in order); `live_out` are body values used after the loop. Returns the
+  /// values visible after the loop: one per carried tensor, then one per live-out.
+  std::vector<ValuePtr> end_loop(const std::vector<ValuePtr>& next,
+                                 const std::vector<ValuePtr>& live_out);
+
+  void output(const ValuePtr& v);
+  /// Attributes set on the last statement appended to the current block.
+  void annotate(const std::string& key, const std::string& value);
+
+  /// Returns the function after running the verifier on it.
+  Function finish();
+
+  /// A fresh value (not yet defined anywhere); for passes that rebuild statements.
+  ValuePtr new_value(const std::string& name, ElemType type, std::vector<SizeExpr> shape,
+                     Span span = {});
+
+ private:
+  std::vector<Stmt>& block();
+  std::string unique_name(const std::string& base);
+
+  Function fn_;
+  int next_id_ = 0;
+  std::map<std::string, int> name_counts_;
+  std::vector<std::unique_ptr<Stmt>> open_loops_;  // innermost last
+};
+
+}  // namespace tenet::ir

@@ -1,0 +1,226 @@
+#include "ir/verify.h"
+
+#include <set>
+#include <sstream>
+
+#include "support/error.h"
+
+namespace tenet::ir {
+
+namespace {
+
+class Verifier {
+ public:
+  Verifier(const Function& fn, const std::string& context) : fn_(fn), context_(context) {}
+
+  void run() {
+    for (const auto& v : fn_.inputs) define(v, "input");
+    std::vector<std::set<const Value*>> scopes(1);
+    for (const auto& v : fn_.inputs) scopes[0].insert(v.get());
+    block(fn_.body, scopes, {});
+    for (const auto& v : fn_.outputs) {
+      check(v != nullptr, "null output");
+      check(scopes[0].count(v.get()), "output " + v->name + " is not defined at top level");
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) {
+    std::ostringstream os;
+    os << "IR verifier failed after " << context_ << ": " << what << " (function " << fn_.name
+       << ")";
+    internal_error(__FILE__, __LINE__, os.str());
+  }
+  void check(bool ok, const std::string& what) {
+    if (!ok) fail(what);
+  }
+
+  void define(const ValuePtr& v, const char* how) {
+    check(v != nullptr, std::string("null value defined as ") + how);
+    check(ids_.insert(v->id).second, "value id " + std::to_string(v->id) + " (" + v->name +
+                                         ") defined twice");
+    check(names_.insert(v->name).second, "value name " + v->name + " defined twice");
+    for (const auto& d : v->shape)
+      for (const auto& s : d.symbols()) check(is_size(s), "unknown size " + s + " in " + v->name);
+    if (!v->layout.empty()) {
+      std::set<int> dims(v->layout.begin(), v->layout.end());
+      check(int(v->layout.size()) == v->rank() && int(dims.size()) == v->rank() &&
+                *dims.begin() == 0 && *dims.rbegin() == v->rank() - 1,
+            "layout of " + v->name + " is not a permutation");
+    }
+  }
+
+  bool is_size(const std::string& s) const {
+    for (const auto& p : fn_.size_params)
+      if (p == s) return true;
+    return false;
+  }
+
+  void size_ok(const SizeExpr& e, const std::string& where) {
+    for (const auto& s : e.symbols()) check(is_size(s), "unknown size " + s + " in " + where);
+  }
+
+  bool in_scope(const std::vector<std::set<const Value*>>& scopes, const Value* v) {
+    for (const auto& s : scopes)
+      if (s.count(v)) return true;
+    return false;
+  }
+
+  void expr(const Expr& e, const std::set<std::string>& indices,
+            const std::vector<std::set<const Value*>>& scopes, const std::string& where) {
+    check(e != nullptr, "null expression in " + where);
+    switch (e->kind) {
+      case ExprKind::Const: break;
+      case ExprKind::Index:
+        check(indices.count(e->index), "index " + e->index + " is not in the domain of " + where);
+        check(e->type == ElemType::I64, "index expression is not int64");
+        break;
+      case ExprKind::Size: size_ok(e->size, where); break;
+      case ExprKind::Read: {
+        check(e->tensor != nullptr, "read of null tensor in " + where);
+        check(in_scope(scopes, e->tensor.get()),
+              "read of " + e->tensor->name + " out of scope in " + where);
+        check(int(e->indices.size()) == e->tensor->rank(),
+              "read of " + e->tensor->name + " has " + std::to_string(e->indices.size()) +
+                  " indices for rank " + std::to_string(e->tensor->rank()));
+        check(e->type == e->tensor->type, "read type differs from tensor type in " + where);
+        for (const auto& a : e->indices) {
+          std::set<std::string> seen;
+          for (const auto& [name, c] : a.terms) {
+            check(c != 0, "zero coefficient in an index of " + e->tensor->name);
+            check(seen.insert(name).second, "repeated index " + name + " in one affine term");
+            check(indices.count(name), "index " + name + " in a read of " + e->tensor->name +
+                                           " is not in the domain of " + where);
+          }
+          size_ok(a.offset, where);
+        }
+        break;
+      }
+      case ExprKind::Unary:
+        check(e->args.size() == 1, "unary arity");
+        expr(e->args[0], indices, scopes, where);
+        break;
+      case ExprKind::Binary:
+        check(e->args.size() == 2, "binary arity");
+        expr(e->args[0], indices, scopes, where);
+        expr(e->args[1], indices, scopes, where);
+        check(e->args[0]->type == e->args[1]->type,
+              std::string("operand types differ in ") + op_name(e->binop) + " in " + where);
+        break;
+      case ExprKind::Select:
+        check(e->args.size() == 3, "select arity");
+        for (const auto& a : e->args) expr(a, indices, scopes, where);
+        check(e->args[0]->type == ElemType::Bool, "select condition is not bool in " + where);
+        check(e->args[1]->type == e->args[2]->type && e->type == e->args[1]->type,
+              "select branch types differ in " + where);
+        break;
+      case ExprKind::Cast:
+        check(e->args.size() == 1, "cast arity");
+        expr(e->args[0], indices, scopes, where);
+        break;
+    }
+  }
+
+  void compute(const Compute& c, std::vector<std::set<const Value*>>& scopes,
+               const std::set<std::string>& loop_vars) {
+    check(c.result != nullptr, "compute without a result");
+    const std::string where = "the statement defining " + c.result->name;
+    check(int(c.out.size()) == c.result->rank(), "out ranges do not match the rank of " +
+                                                     c.result->name);
+    std::set<std::string> indices = loop_vars;
+    for (size_t i = 0; i < c.out.size(); ++i) {
+      const Dim& d = c.out[i];
+      check(d.lo == SizeExpr(0), "out range of " + d.index + " does not start at 0 in " + where);
+      check(d.hi == c.result->shape[i], "out range of " + d.index + " (" + d.hi.str() +
+                                            ") is not the shape of " + c.result->name + " (" +
+                                            c.result->shape[i].str() + ")");
+      check(indices.insert(d.index).second, "index " + d.index + " bound twice in " + where);
+      size_ok(d.hi, where);
+    }
+    for (const Dim& d : c.reduce) {
+      check(indices.insert(d.index).second, "index " + d.index + " bound twice in " + where);
+      size_ok(d.lo, where);
+      size_ok(d.hi, where);
+    }
+    if (c.op == ReduceOp::None) {
+      check(c.reduce.empty(), "assignment with reduce ranges in " + where);
+      check(c.init == nullptr, "assignment with init in " + where);
+    }
+    if (c.init) {
+      check(in_scope(scopes, c.init.get()), "init " + c.init->name + " out of scope in " + where);
+      check(c.init->type == c.result->type && c.init->shape == c.result->shape,
+            "init " + c.init->name + " differs in type or shape from " + c.result->name);
+    }
+    expr(c.body, indices, scopes, where);
+    check(c.body->type == c.result->type,
+          "body type " + std::string(type_name(c.body->type)) + " differs from " +
+              c.result->name + "'s " + std::string(type_name(c.result->type)));
+    define(c.result, "compute result");
+    scopes.back().insert(c.result.get());
+  }
+
+  void loop(const Loop& l, std::vector<std::set<const Value*>>& scopes,
+            std::set<std::string> loop_vars) {
+    check(l.trip > 0, "loop over " + l.var + " has trip count " + std::to_string(l.trip));
+    check(loop_vars.insert(l.var).second, "loop variable " + l.var + " shadows another");
+    scopes.emplace_back();
+    for (const auto& c : l.carried) {
+      check(c.next && c.result, "carried tensor without next/result in loop " + l.var);
+      check((c.init == nullptr) == (c.param == nullptr), "carried tensor with only one of init/param");
+      if (c.init) {
+        check(in_scope(scopes, c.init.get()), "loop init " + c.init->name + " out of scope");
+        check(c.param->type == c.init->type && c.param->shape == c.init->shape,
+              "loop param " + c.param->name + " differs from its init");
+        define(c.param, "loop param");
+        scopes.back().insert(c.param.get());
+      }
+    }
+    block_in(l.body, scopes, loop_vars);
+    for (const auto& c : l.carried) {
+      check(scopes.back().count(c.next.get()) || in_scope(scopes, c.next.get()),
+            "loop next " + c.next->name + " is not defined");
+      if (c.param)
+        check(c.next->type == c.param->type && c.next->shape == c.param->shape,
+              "loop next " + c.next->name + " differs from its param " + c.param->name);
+      check(c.result->type == c.next->type && c.result->shape == c.next->shape,
+            "loop result " + c.result->name + " differs from " + c.next->name);
+    }
+    scopes.pop_back();
+    for (const auto& c : l.carried) {
+      define(c.result, "loop result");
+      scopes.back().insert(c.result.get());
+    }
+  }
+
+  void block_in(const std::vector<Stmt>& body, std::vector<std::set<const Value*>>& scopes,
+                const std::set<std::string>& loop_vars) {
+    for (const Stmt& s : body) {
+      if (s.kind == StmtKind::Compute) {
+        compute(s.compute, scopes, loop_vars);
+      } else {
+        check(s.loop != nullptr, "loop statement without a loop");
+        loop(*s.loop, scopes, loop_vars);
+      }
+    }
+  }
+
+  void block(const std::vector<Stmt>& body, std::vector<std::set<const Value*>>& scopes,
+             const std::set<std::string>& loop_vars) {
+    block_in(body, scopes, loop_vars);
+  }
+
+  const Function& fn_;
+  const std::string& context_;
+  std::set<int> ids_;
+  std::set<std::string> names_;
+};
+
+}  // namespace
+
+void verify(const Function& fn, const std::string& context) { Verifier(fn, context).run(); }
+
+void verify(const Module& m, const std::string& context) {
+  for (const auto& f : m.functions) verify(f, context);
+}
+
+}  // namespace tenet::ir

@@ -1,0 +1,2 @@
+// Replaced by the AST helpers (printer, builtin table).
+namespace tenet::ast {}

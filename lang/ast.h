@@ -1,0 +1,146 @@
+/// \file
+/// The abstract syntax tree of a .tn program, exactly as written: the parser
+/// builds it, the checker (check.h) resolves it and lowers it to the IR.
+/// Every node carries the Span of the text it came from.
+///
+/// Grammar (see docs/language.md for the reference):
+///
+///   program    := def*
+///   def        := 'def' NAME '(' [param (',' param)*] ')' '->' '(' output (',' output)* ')'
+///                 '{' stmt* '}'
+///   param      := TYPE ['(' [dim (',' dim)*] ')'] NAME        -- no parens: a scalar
+///   output     := [TYPE '(' [dim (',' dim)*] ')'] NAME         -- optional declared shape
+///   dim        := NAME | INT
+///   stmt       := NAME ['(' [NAME (',' NAME)*] ')'] assign_op expr [where]
+///               | (NAME | '(' NAME (',' NAME)* ')') '=' FUNC '(' [NAME (',' NAME)*] ')'
+///               | 'for' NAME 'in' expr ':' expr '{' stmt* '}'
+///   assign_op  := '=' | '+=!' | 'max=!' | 'min=!' | '+='
+///   where      := 'where' NAME 'in' expr ':' expr (',' NAME 'in' expr ':' expr)*
+///   expr       := or ; or := and ('||' and)* ; and := cmp ('&&' cmp)*
+///   cmp        := add [('<'|'<='|'>'|'>='|'=='|'!=') add]
+///   add        := mul (('+'|'-') mul)* ; mul := unary (('*'|'/') unary)*
+///   unary      := ('-'|'!') unary | primary
+///   primary    := NUMBER | NAME | NAME '(' args ')' | NAME '?' '(' args ')'
+///               | BUILTIN '(' args ')' | TYPE '(' expr ')' | '(' expr ')'
+///
+/// Statements need no separator (an optional ';' is accepted). '#' starts a comment.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/diagnostics.h"
+#include "support/types.h"
+
+namespace tenet::ast {
+
+struct Ident {
+  std::string name;
+  Span span;
+};
+
+struct Expr;
+using ExprPtr = std::unique_ptr<Expr>;
+
+enum class ExprKind {
+  Number,   // 1, 2.5, 1e-7 (is_integer tells whether it was written without '.'/exponent)
+  Name,     // an index, a scalar tensor, a size parameter or a loop variable
+  Access,   // T(e, ...) or, with guarded, T?(e, ...): reads 0 outside T's bounds
+  Builtin,  // exp(e), pow(a, b), select(c, a, b), ...; name holds the builtin
+  Unary,    // op is "-" or "!"
+  Binary,   // op is one of + - * / < <= > >= == != && ||
+  Cast,     // float32(e), int64(e), ...; cast_to holds the type
+};
+
+struct Expr {
+  ExprKind kind;
+  Span span;
+  double number = 0;
+  bool is_integer = false;
+  std::string name;  // Name, Access, Builtin
+  Span name_span;
+  bool guarded = false;
+  std::string op;  // Unary, Binary
+  ElemType cast_to = ElemType::F32;
+  std::vector<ExprPtr> args;  // Access indices, Builtin/Cast arguments, operands
+};
+
+/// The builtin functions and their arities (select is 3, pow/fmax/fmin 2, the rest 1).
+bool is_builtin(const std::string& name);
+int builtin_arity(const std::string& name);
+
+enum class AssignOp { Assign, SumReduce, MaxReduce, MinReduce, Accumulate };
+const char* assign_op_text(AssignOp op);  // "=", "+=!", "max=!", "min=!", "+="
+
+struct RangeClause {
+  Ident index;
+  ExprPtr lo, hi;  // size expressions; hi exclusive
+  Span span;
+};
+
+struct Stmt;
+using StmtPtr = std::unique_ptr<Stmt>;
+
+enum class StmtKind { Assign, Call, For };
+
+struct Stmt {
+  StmtKind kind;
+  Span span;
+  // Assign: target(indices) op value where ...
+  Ident target;
+  std::vector<Ident> indices;
+  AssignOp op = AssignOp::Assign;
+  Span op_span;
+  ExprPtr value;
+  std::vector<RangeClause> where;
+  // Call: (results) = callee(args)
+  std::vector<Ident> results;
+  Ident callee;
+  std::vector<Ident> args;
+  // For: for var in lo:hi { body }
+  Ident var;
+  ExprPtr lo, hi;
+  std::vector<StmtPtr> body;
+};
+
+struct Dim {
+  std::string name;  // empty for a constant
+  int64_t value = 0;
+  Span span;
+};
+
+struct Param {
+  ElemType type = ElemType::F32;
+  Span type_span;
+  bool scalar = false;  // declared without parentheses
+  std::vector<Dim> dims;
+  Ident name;
+};
+
+struct Output {
+  Ident name;
+  bool declared = false;  // has TYPE(dims)
+  ElemType type = ElemType::F32;
+  std::vector<Dim> dims;
+};
+
+struct Function {
+  Ident name;
+  Span span;  // 'def' ... '}'
+  std::vector<Param> params;
+  std::vector<Output> outputs;
+  std::vector<StmtPtr> body;
+};
+
+struct Program {
+  std::vector<Function> functions;
+};
+
+/// Prints the program back as source, normalised (one statement per line,
+/// two-space indentation). `tenet print --stage parse` uses it, and
+/// parse(print(p)) == p is tested.
+std::string print(const Program& p);
+
+}  // namespace tenet::ast

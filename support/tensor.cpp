@@ -1,0 +1,111 @@
+#include "support/tensor.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "support/error.h"
+
+namespace tenet {
+
+void Tensor::FreeDeleter::operator()(void* p) const { std::free(p); }
+
+Tensor::Tensor(ElemType type, std::vector<int64_t> shape) : type_(type), shape_(std::move(shape)) {
+  numel_ = 1;
+  for (int64_t d : shape_) {
+    TENET_ASSERT(d >= 0, "negative tensor dimension " << d);
+    numel_ *= d;
+  }
+  size_t bytes = (nbytes() + 63) / 64 * 64;
+  if (bytes == 0) bytes = 64;
+  void* p = std::aligned_alloc(64, bytes);
+  if (!p) throw std::bad_alloc();
+  std::memset(p, 0, bytes);
+  data_ = std::shared_ptr<void>(p, FreeDeleter{});
+}
+
+double Tensor::get(int64_t i) const {
+  switch (type_) {
+    case ElemType::Bool: return data<bool>()[i] ? 1.0 : 0.0;
+    case ElemType::I8: return data<int8_t>()[i];
+    case ElemType::U8: return data<uint8_t>()[i];
+    case ElemType::I16: return data<int16_t>()[i];
+    case ElemType::I32: return data<int32_t>()[i];
+    case ElemType::I64: return double(data<int64_t>()[i]);
+    case ElemType::F32: return data<float>()[i];
+    case ElemType::F64: return data<double>()[i];
+  }
+  return 0;
+}
+
+void Tensor::set(int64_t i, double v) {
+  switch (type_) {
+    case ElemType::Bool: data<bool>()[i] = v != 0; break;
+    case ElemType::I8: data<int8_t>()[i] = int8_t(v); break;
+    case ElemType::U8: data<uint8_t>()[i] = uint8_t(v); break;
+    case ElemType::I16: data<int16_t>()[i] = int16_t(v); break;
+    case ElemType::I32: data<int32_t>()[i] = int32_t(v); break;
+    case ElemType::I64: data<int64_t>()[i] = int64_t(v); break;
+    case ElemType::F32: data<float>()[i] = float(v); break;
+    case ElemType::F64: data<double>()[i] = v; break;
+  }
+}
+
+Tensor Tensor::cast(ElemType to) const {
+  Tensor out(to, shape_);
+  for (int64_t i = 0; i < numel_; ++i) out.set(i, get(i));
+  return out;
+}
+
+std::string Tensor::describe() const {
+  std::ostringstream os;
+  os << type_name(type_) << '[';
+  for (size_t i = 0; i < shape_.size(); ++i) os << (i ? ", " : "") << shape_[i];
+  os << ']';
+  return os.str();
+}
+
+namespace {
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+}  // namespace
+
+Tensor random_tensor(ElemType type, std::vector<int64_t> shape, uint64_t seed, double lo, double hi,
+                     int64_t int_hi) {
+  Tensor t(type, std::move(shape));
+  uint64_t state = seed * 0x2545F4914F6CDD1Dull + 1;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    uint64_t r = splitmix64(state);
+    if (is_float(type)) {
+      double u = double(r >> 11) * (1.0 / 9007199254740992.0);  // [0, 1)
+      t.set(i, lo + (hi - lo) * u);
+    } else {
+      t.set(i, double(int64_t(r % uint64_t(int_hi > 0 ? int_hi : 1))));
+    }
+  }
+  return t;
+}
+
+Diff compare(const Tensor& a, const Tensor& b, double rel_floor) {
+  TENET_ASSERT(a.shape() == b.shape(), "compare: shapes differ " << a.describe() << " vs "
+                                                                 << b.describe());
+  Diff d;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    double x = a.get(i), y = b.get(i);
+    double abs = std::fabs(x - y);
+    if (std::isnan(x) != std::isnan(y)) abs = INFINITY;
+    if (std::isnan(x) && std::isnan(y)) abs = 0;
+    double rel = abs / std::max(std::fabs(y), rel_floor);
+    if (abs > d.max_abs || (d.worst_index < 0 && abs >= d.max_abs)) d.worst_index = i;
+    d.max_abs = std::max(d.max_abs, abs);
+    d.max_rel = std::max(d.max_rel, rel);
+  }
+  return d;
+}
+
+}  // namespace tenet

@@ -1,0 +1,65 @@
+/// \file
+/// A dense, row-major, 64-byte-aligned host tensor: what the interpreter, the
+/// JIT and the CLI pass around. Values are read and written as double through
+/// get/set (convenient for tests and the interpreter) or through typed pointers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/types.h"
+
+namespace tenet {
+
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(ElemType type, std::vector<int64_t> shape);  // zero-filled
+
+  ElemType type() const { return type_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int rank() const { return int(shape_.size()); }
+  int64_t numel() const { return numel_; }
+  size_t nbytes() const { return size_t(numel_) * byte_size(type_); }
+
+  void* raw() { return data_.get(); }
+  const void* raw() const { return data_.get(); }
+  template <typename T> T* data() { return static_cast<T*>(raw()); }
+  template <typename T> const T* data() const { return static_cast<const T*>(raw()); }
+
+  /// Element at a flat row-major offset, converted to/from double.
+  double get(int64_t flat) const;
+  void set(int64_t flat, double v);
+
+  /// The same values in another element type (float<->float rounds, float->int truncates).
+  Tensor cast(ElemType to) const;
+  /// "float32[2, 3]"
+  std::string describe() const;
+
+ private:
+  struct FreeDeleter {
+    void operator()(void* p) const;
+  };
+  ElemType type_ = ElemType::F32;
+  std::vector<int64_t> shape_;
+  int64_t numel_ = 0;
+  std::shared_ptr<void> data_;  // shared: copies of a Tensor alias, like a view
+};
+
+/// Uniform random values in [lo, hi) for floats, integers in [0, int_hi) for
+/// integer tensors; deterministic in the seed (splitmix64, not std distributions,
+/// so results are identical across standard libraries).
+Tensor random_tensor(ElemType type, std::vector<int64_t> shape, uint64_t seed, double lo = -1.0,
+                     double hi = 1.0, int64_t int_hi = 10);
+
+/// Max |a-b| and max |a-b| / max(|b|, floor) over all elements; shapes must match.
+struct Diff {
+  double max_abs = 0;
+  double max_rel = 0;
+  int64_t worst_index = -1;
+};
+Diff compare(const Tensor& a, const Tensor& b, double rel_floor = 1e-6);
+
+}  // namespace tenet

@@ -1,0 +1,54 @@
+#include "support/types.h"
+
+namespace tenet {
+
+int byte_size(ElemType t) {
+  switch (t) {
+    case ElemType::Bool: case ElemType::I8: case ElemType::U8: return 1;
+    case ElemType::I16: return 2;
+    case ElemType::I32: case ElemType::F32: return 4;
+    case ElemType::I64: case ElemType::F64: return 8;
+  }
+  return 0;
+}
+
+std::string_view type_name(ElemType t) {
+  switch (t) {
+    case ElemType::Bool: return "bool";
+    case ElemType::I8: return "int8";
+    case ElemType::U8: return "uint8";
+    case ElemType::I16: return "int16";
+    case ElemType::I32: return "int32";
+    case ElemType::I64: return "int64";
+    case ElemType::F32: return "float32";
+    case ElemType::F64: return "float64";
+  }
+  return "?";
+}
+
+std::string_view c_type_name(ElemType t) {
+  switch (t) {
+    case ElemType::Bool: return "bool";
+    case ElemType::I8: return "int8_t";
+    case ElemType::U8: return "uint8_t";
+    case ElemType::I16: return "int16_t";
+    case ElemType::I32: return "int32_t";
+    case ElemType::I64: return "int64_t";
+    case ElemType::F32: return "float";
+    case ElemType::F64: return "double";
+  }
+  return "?";
+}
+
+std::optional<ElemType> parse_type_name(std::string_view s) {
+  if (s == "float" || s == "float32") return ElemType::F32;
+  if (s == "double" || s == "float64") return ElemType::F64;
+  if (s == "int8") return ElemType::I8;
+  if (s == "uint8") return ElemType::U8;
+  if (s == "int16") return ElemType::I16;
+  if (s == "int32" || s == "int") return ElemType::I32;
+  if (s == "int64") return ElemType::I64;
+  return std::nullopt;
+}
+
+}  // namespace tenet
