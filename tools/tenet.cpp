@@ -1,2 +1,67 @@
-// Placeholder until the CLI lands.
-int main() { return 0; }
+// The `tenet` command-line driver: check, print, run, emit.
+//
+// Every user error (bad program, bad input, bad flag) prints a diagnostic on
+// stderr and exits with status 1; an internal compiler error exits with 2.
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "support/diagnostics.h"
+#include "support/error.h"
+#include "tools/args.h"
+#include "tools/commands.h"
+
+namespace {
+
+const char* kUsage = R"(usage: tenet <command> [options]
+
+Tenet compiles tensor programs written in index notation.
+
+commands:
+  check FILE             check a program and report its errors
+  print FILE             print a program at a stage of the pipeline (source, IR, C++)
+  run FILE               run a function on random or given inputs (interpreter or compiled)
+  emit FILE              write standalone C++ sources and a CMakeLists.txt
+
+Run 'tenet <command> --help' for a command's options.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << kUsage;
+    return args.empty() ? 1 : 0;
+  }
+  if (args[0] == "--version") {
+    std::cout << "tenet 0.1.0\n";
+    return 0;
+  }
+  std::string command = args[0];
+  args.erase(args.begin());
+  try {
+    if (command == "check") return tenet::cli::cmd_check(args);
+    if (command == "print") return tenet::cli::cmd_print(args);
+    if (command == "run") return tenet::cli::cmd_run(args);
+    if (command == "emit") return tenet::cli::cmd_emit(args);
+    std::cerr << "error: unknown command '" << command << "'\n\n" << kUsage;
+    return 1;
+  } catch (const tenet::CompileError& e) {
+    std::cerr << e.what() << "\n";
+    return 1;
+  } catch (const tenet::BindError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const tenet::cli::UsageError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const tenet::InternalError& e) {
+    std::cerr << e.what() << "\nThis is a bug in Tenet; please report it with the input.\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "internal error: " << e.what() << "\n";
+    return 2;
+  }
+}

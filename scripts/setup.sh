@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what Tenet needs on a fresh Debian machine (idempotent; quick when
+# everything is already there). Run as root or with sudo available.
+set -euo pipefail
+
+packages=(
+  build-essential g++ cmake ninja-build pkg-config
+  clang libclang-rt-dev libomp-dev   # clang build, libFuzzer, OpenMP for clang
+  libgtest-dev libgmock-dev          # tests
+  clang-format                       # format check
+  python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: system packages present"
+fi

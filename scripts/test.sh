@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what is needed, then builds and runs every test:
+#   1. g++ build (warnings are errors), all CTest suites
+#   2. the same suites under AddressSanitizer + UndefinedBehaviorSanitizer
+#   3. clang build of the front end with libFuzzer, a bounded fuzz run
+#   4. clang-format check
+# Set TENET_FUZZ_SECONDS (default 60) to change the fuzz budget.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+jobs=$(nproc)
+
+echo "== [1/4] build and test (g++)"
+bash scripts/build.sh
+(cd build && ctest -j"$jobs" --output-on-failure)
+
+echo "== [2/4] build and test under ASan + UBSan"
+BUILD_DIR=build-asan bash scripts/build.sh -DTENET_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest -j"$jobs" --output-on-failure)
+
+echo "== [3/4] fuzz the front end (clang, libFuzzer)"
+bash scripts/fuzz.sh "${TENET_FUZZ_SECONDS:-60}"
+
+echo "== [4/4] clang-format"
+bash scripts/format.sh --check
+echo "all tests passed"

@@ -1,0 +1,17 @@
+/// \file
+/// The `tenet` subcommands. Each takes the arguments after its name and
+/// returns the process exit status; user errors are thrown (CompileError,
+/// BindError, UsageError) and reported by main().
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tenet::cli {
+
+int cmd_check(const std::vector<std::string>& args);
+int cmd_print(const std::vector<std::string>& args);
+int cmd_run(const std::vector<std::string>& args);
+int cmd_emit(const std::vector<std::string>& args);
+
+}  // namespace tenet::cli
