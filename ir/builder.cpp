@@ -106,6 +106,10 @@ void FunctionBuilder::size_param(const std::string& name) {
 }
 
 std::string FunctionBuilder::unique_name(const std::string& base) {
+  // An entry with count 0 is a name reserved as another base's version ("b.1"
+  // for the second "b"): it is taken, so this base starts at its first version.
+  auto reserved = name_counts_.find(base);
+  if (reserved != name_counts_.end() && reserved->second == 0) reserved->second = 1;
   int& count = name_counts_[base];
   std::string name = count == 0 ? base : base + "." + std::to_string(count);
   ++count;
@@ -210,7 +214,10 @@ std::vector<ValuePtr> FunctionBuilder::end_loop(const std::vector<ValuePtr>& nex
   return results;
 }
 
-void FunctionBuilder::output(const ValuePtr& v) { fn_.outputs.push_back(v); }
+void FunctionBuilder::output(const ValuePtr& v, const std::string& name) {
+  fn_.outputs.push_back(v);
+  fn_.output_names.push_back(name.empty() ? v->name : name);
+}
 
 void FunctionBuilder::annotate(const std::string& key, const std::string& value) {
   TENET_ASSERT(!block().empty(), "annotate() with no statement");

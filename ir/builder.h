@@ -66,7 +66,8 @@ class FunctionBuilder {
   std::vector<ValuePtr> end_loop(const std::vector<ValuePtr>& next,
                                  const std::vector<ValuePtr>& live_out);
 
-  void output(const ValuePtr& v);
+  /// Declares an output; `name` is its user-facing name (default: the value's name).
+  void output(const ValuePtr& v, const std::string& name = "");
   /// Attributes set on the last statement appended to the current block.
   void annotate(const std::string& key, const std::string& value);
 

@@ -151,6 +151,10 @@ struct Function {
   std::vector<std::string> size_params;  // every symbol that can occur in shapes and ranges
   std::vector<ValuePtr> inputs;
   std::vector<ValuePtr> outputs;         // each an input or a value defined at top level
+  /// The name each output has for users (the source name; ABI parameter,
+  /// .npy file and CLI report names). An SSA value may be "v.1" while its
+  /// output name is "v". Same length as outputs; unique; not an input's name.
+  std::vector<std::string> output_names;
   std::vector<Stmt> body;
   Span span;
 

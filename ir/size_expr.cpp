@@ -27,8 +27,10 @@ struct SizeAtom {
       case Min: key = "min(" + args[0].str() + ", " + args[1].str() + ")"; break;
       case Max: key = "max(" + args[0].str() + ", " + args[1].str() + ")"; break;
       case Mul: {
+        // A floor division is parenthesised: "M*N / 2" would read as (M*N) / 2.
         auto part = [](const SizeExpr& e) {
-          bool simple = e.terms_.size() == 1 && e.constant_ == 0 && e.terms_[0].second == 1;
+          bool simple = e.terms_.size() == 1 && e.constant_ == 0 && e.terms_[0].second == 1 &&
+                        e.terms_[0].first->kind != FloorDiv;
           return simple ? e.str() : "(" + e.str() + ")";
         };
         key = part(args[0]) + "*" + part(args[1]);
@@ -214,7 +216,13 @@ std::string SizeExpr::str() const {
   if (terms_.empty()) return std::to_string(constant_);
   std::ostringstream os;
   bool first = true;
-  for (const auto& [atom, coef] : terms_) {
+  // Positive terms first ("W - KW + 1", not "-KW + W + 1"); order within each sign is by key.
+  std::vector<Term> ordered;
+  for (const auto& t : terms_)
+    if (t.second > 0) ordered.push_back(t);
+  for (const auto& t : terms_)
+    if (t.second < 0) ordered.push_back(t);
+  for (const auto& [atom, coef] : ordered) {
     int64_t mag = coef < 0 ? -coef : coef;
     if (first)
       os << (coef < 0 ? "-" : "");

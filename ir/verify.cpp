@@ -18,6 +18,15 @@ class Verifier {
     std::vector<std::set<const Value*>> scopes(1);
     for (const auto& v : fn_.inputs) scopes[0].insert(v.get());
     block(fn_.body, scopes, {});
+    check(fn_.output_names.size() == fn_.outputs.size(), "output_names and outputs differ in length");
+    std::set<std::string> out_names;
+    for (size_t i = 0; i < fn_.output_names.size(); ++i) {
+      const std::string& n = fn_.output_names[i];
+      check(!n.empty() && out_names.insert(n).second, "output name '" + n + "' empty or repeated");
+      for (const auto& in : fn_.inputs)
+        check(in->name != n || fn_.outputs[i] == in,
+              "output name '" + n + "' is the name of a different input");
+    }
     for (const auto& v : fn_.outputs) {
       check(v != nullptr, "null output");
       check(scopes[0].count(v.get()), "output " + v->name + " is not defined at top level");

@@ -11,8 +11,12 @@ namespace {
 bool is_name_start(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_name_char(char c) { return is_name_start(c) || is_digit(c); }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_name_char(char c) {
+  return is_name_start(c) || is_digit(c);
+}
 bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
@@ -90,32 +94,48 @@ class Lexer {
     auto two = [&](TokenKind k) { return make(k, b, b + 2); };
     char n = at(b + 1);
     switch (c) {
-      case '(': return one(TokenKind::LParen);
-      case ')': return one(TokenKind::RParen);
-      case '{': return one(TokenKind::LBrace);
-      case '}': return one(TokenKind::RBrace);
-      case ',': return one(TokenKind::Comma);
-      case ':': return one(TokenKind::Colon);
-      case ';': return one(TokenKind::Semicolon);
-      case '?': return one(TokenKind::Question);
-      case '*': return one(TokenKind::Star);
-      case '/': return one(TokenKind::Slash);
+      case '(':
+        return one(TokenKind::LParen);
+      case ')':
+        return one(TokenKind::RParen);
+      case '{':
+        return one(TokenKind::LBrace);
+      case '}':
+        return one(TokenKind::RBrace);
+      case ',':
+        return one(TokenKind::Comma);
+      case ':':
+        return one(TokenKind::Colon);
+      case ';':
+        return one(TokenKind::Semicolon);
+      case '?':
+        return one(TokenKind::Question);
+      case '*':
+        return one(TokenKind::Star);
+      case '/':
+        return one(TokenKind::Slash);
       case '+':
         if (n == '=' && at(b + 2) == '!') return make(TokenKind::SumReduce, b, b + 3);
         if (n == '=') return two(TokenKind::Accumulate);
         return one(TokenKind::Plus);
-      case '-': return n == '>' ? two(TokenKind::Arrow) : one(TokenKind::Minus);
-      case '<': return n == '=' ? two(TokenKind::LessEq) : one(TokenKind::Less);
-      case '>': return n == '=' ? two(TokenKind::GreaterEq) : one(TokenKind::Greater);
-      case '=': return n == '=' ? two(TokenKind::EqEq) : one(TokenKind::Assign);
-      case '!': return n == '=' ? two(TokenKind::NotEq) : one(TokenKind::Not);
+      case '-':
+        return n == '>' ? two(TokenKind::Arrow) : one(TokenKind::Minus);
+      case '<':
+        return n == '=' ? two(TokenKind::LessEq) : one(TokenKind::Less);
+      case '>':
+        return n == '=' ? two(TokenKind::GreaterEq) : one(TokenKind::Greater);
+      case '=':
+        return n == '=' ? two(TokenKind::EqEq) : one(TokenKind::Assign);
+      case '!':
+        return n == '=' ? two(TokenKind::NotEq) : one(TokenKind::Not);
       case '&':
         if (n == '&') return two(TokenKind::AndAnd);
         return error(b, b + 1, "unexpected character '&' (did you mean '&&'?)");
       case '|':
         if (n == '|') return two(TokenKind::OrOr);
         return error(b, b + 1, "unexpected character '|' (did you mean '||'?)");
-      default: return error(b, b + 1, "unexpected character '" + show_char(c) + "'");
+      default:
+        return error(b, b + 1, "unexpected character '" + show_char(c) + "'");
     }
   }
 
@@ -161,7 +181,8 @@ class Lexer {
     while (is_name_char(at(run)) || at(run) == '.') ++run;
     std::string_view whole = std::string_view(text_).substr(b, run - b);
     if (bad_exponent && run == e)
-      return error(b, e, "malformed number '" + std::string(whole) + "': the exponent has no digits");
+      return error(b, e,
+                   "malformed number '" + std::string(whole) + "': the exponent has no digits");
     if (run != e) return error(b, run, "malformed number '" + std::string(whole) + "'");
     Token t = make(TokenKind::Number, b, e);
     auto [ptr, ec] = std::from_chars(text_.data() + b, text_.data() + e, t.number);
@@ -179,7 +200,9 @@ class Lexer {
 
 }  // namespace
 
-std::vector<Token> lex(const SourceFile& file) { return Lexer(file).run(); }
+std::vector<Token> lex(const SourceFile& file) {
+  return Lexer(file).run();
+}
 
 std::string describe(const Token& token) {
   if (token.kind == TokenKind::End) return "end of file";

@@ -58,11 +58,11 @@ enum class TokenKind {
 struct Token {
   TokenKind kind = TokenKind::End;
   Span span;
-  std::string_view text;  // a view into the SourceFile's text
-  double number = 0;      // Number
-  bool is_integer = false;  // Number written with digits only
+  std::string_view text;          // a view into the SourceFile's text
+  double number = 0;              // Number
+  bool is_integer = false;        // Number written with digits only
   ElemType type = ElemType::F32;  // Type
-  std::string error;      // Error: the diagnostic message
+  std::string error;              // Error: the diagnostic message
 };
 
 /// Lexes the whole file (see the \file comment for the guarantees). The End

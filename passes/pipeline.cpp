@@ -6,6 +6,8 @@
 
 #include "ir/printer.h"
 #include "ir/verify.h"
+#include "passes/dce.h"
+#include "passes/simplify.h"
 #include "support/diagnostics.h"
 
 namespace tenet::passes {
@@ -13,6 +15,8 @@ namespace tenet::passes {
 const std::vector<Pass>& pipeline() {
   static const std::vector<Pass> passes = {
       // Passes are registered here, in order (see passes/README.md).
+      {"simplify", "fold constants and exact algebraic identities", simplify},
+      {"dce", "remove statements no output needs", dce},
   };
   return passes;
 }

@@ -34,3 +34,16 @@ TEST(SizeExpr, Differences) {
   EXPECT_TRUE(tenet::ir::provably_le(N - 1, N));
   EXPECT_FALSE(tenet::ir::provably_le(N, M));
 }
+
+// A product with a floor division prints the division in parentheses: M*(N / 2)
+// and (M*N) / 2 are different sizes and must neither print nor compare alike.
+TEST(SizeExpr, ProductsOfFloorDivisionsStayDistinct) {
+  SizeExpr N = SizeExpr::sym("N"), M = SizeExpr::sym("M");
+  SizeExpr half_times = SizeExpr::floordiv(N, 2) * M;
+  SizeExpr product_half = SizeExpr::floordiv(N * M, 2);
+  EXPECT_EQ(half_times.eval({{"N", 3}, {"M", 3}}), 3);
+  EXPECT_EQ(product_half.eval({{"N", 3}, {"M", 3}}), 4);
+  EXPECT_NE(half_times, product_half);
+  EXPECT_EQ(half_times.str(), "M*(N / 2)");
+  EXPECT_EQ(product_half.str(), "M*N / 2");
+}

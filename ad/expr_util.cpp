@@ -1,0 +1,230 @@
+#include "ad/expr_util.h"
+
+#include <cmath>
+
+#include "support/error.h"
+
+namespace tenet::ad {
+
+using ir::Affine;
+using ir::BinOp;
+using ir::Expr;
+using ir::ExprKind;
+using ir::UnOp;
+
+ir::Expr constant(double value, ElemType type) { return ir::make_const(value, type); }
+
+bool is_constant(const Expr& e, double value) {
+  return e->kind == ExprKind::Const && e->value == value;
+}
+
+namespace {
+bool both_const(const Expr& a, const Expr& b) {
+  return a->kind == ExprKind::Const && b->kind == ExprKind::Const;
+}
+}  // namespace
+
+Expr add(Expr a, Expr b) {
+  if (is_constant(a, 0)) return b;
+  if (is_constant(b, 0)) return a;
+  if (both_const(a, b)) return constant(a->value + b->value, a->type);
+  if (b->kind == ExprKind::Unary && b->unop == UnOp::Neg) return sub(a, b->args[0]);
+  return ir::make_binary(BinOp::Add, std::move(a), std::move(b));
+}
+
+Expr sub(Expr a, Expr b) {
+  if (is_constant(b, 0)) return a;
+  if (is_constant(a, 0)) return neg(b);
+  if (both_const(a, b)) return constant(a->value - b->value, a->type);
+  return ir::make_binary(BinOp::Sub, std::move(a), std::move(b));
+}
+
+Expr mul(Expr a, Expr b) {
+  if (is_constant(a, 0) || is_constant(b, 0)) return constant(0, a->type);
+  if (is_constant(a, 1)) return b;
+  if (is_constant(b, 1)) return a;
+  if (is_constant(a, -1)) return neg(b);
+  if (is_constant(b, -1)) return neg(a);
+  if (both_const(a, b)) return constant(a->value * b->value, a->type);
+  // Pull negations out so `-d * w` prints as `-(d * w)` at most once.
+  if (a->kind == ExprKind::Unary && a->unop == UnOp::Neg) return neg(mul(a->args[0], b));
+  if (b->kind == ExprKind::Unary && b->unop == UnOp::Neg) return neg(mul(a, b->args[0]));
+  return ir::make_binary(BinOp::Mul, std::move(a), std::move(b));
+}
+
+Expr div(Expr a, Expr b) {
+  if (is_constant(a, 0)) return a;
+  if (is_constant(b, 1)) return a;
+  if (a->kind == ExprKind::Unary && a->unop == UnOp::Neg) return neg(div(a->args[0], b));
+  return ir::make_binary(BinOp::Div, std::move(a), std::move(b));
+}
+
+Expr neg(Expr a) {
+  if (a->kind == ExprKind::Const) return constant(-a->value, a->type);
+  if (a->kind == ExprKind::Unary && a->unop == UnOp::Neg) return a->args[0];
+  return ir::make_unary(UnOp::Neg, std::move(a));
+}
+
+Expr pow(Expr a, Expr b) {
+  if (is_constant(b, 1)) return a;
+  if (is_constant(b, 0)) return constant(1, a->type);
+  return ir::make_binary(BinOp::Pow, std::move(a), std::move(b));
+}
+
+Expr select(Expr cond, Expr a, Expr b) {
+  if (both_const(a, b) && a->value == b->value) return a;
+  if (cond->kind == ExprKind::Const) return cond->value != 0 ? a : b;
+  return ir::make_select(std::move(cond), std::move(a), std::move(b));
+}
+
+Expr both(Expr a, Expr b) {
+  if (!a) return b;
+  if (!b) return a;
+  return ir::make_binary(BinOp::And, std::move(a), std::move(b));
+}
+
+Affine affine_const(const ir::SizeExpr& offset) { return Affine{{}, offset}; }
+
+Affine affine_add(const Affine& a, const Affine& b) {
+  Affine r = a;
+  r.offset = a.offset + b.offset;
+  for (const auto& [name, c] : b.terms) {
+    bool merged = false;
+    for (auto& term : r.terms) {
+      if (term.first == name) {
+        term.second += c;
+        merged = true;
+      }
+    }
+    if (!merged) r.terms.emplace_back(name, c);
+  }
+  std::erase_if(r.terms, [](const auto& term) { return term.second == 0; });
+  return r;
+}
+
+Affine affine_scale(const Affine& a, int64_t factor) {
+  if (factor == 0) return affine_const(0);
+  Affine r = a;
+  r.offset = a.offset * ir::SizeExpr(factor);
+  for (auto& term : r.terms) term.second *= factor;
+  return r;
+}
+
+Affine affine_substitute(const Affine& a, const std::map<std::string, Affine>& repl) {
+  Affine r = affine_const(a.offset);
+  for (const auto& [name, c] : a.terms) {
+    auto it = repl.find(name);
+    Affine term = it != repl.end() ? it->second : Affine::var(name);
+    r = affine_add(r, affine_scale(term, c));
+  }
+  return r;
+}
+
+bool affine_equal(const Affine& a, const Affine& b) {
+  if (a.offset != b.offset || a.terms.size() != b.terms.size()) return false;
+  for (const auto& [name, c] : a.terms)
+    if (b.coef(name) != c) return false;
+  return true;
+}
+
+bool affine_mentions(const Affine& a, const std::set<std::string>& indices) {
+  for (const auto& term : a.terms)
+    if (indices.count(term.first)) return true;
+  return false;
+}
+
+Expr affine_value(const Affine& a) {
+  // Written as one would by hand: h - 2*i, not h + -2*i.
+  Expr sum;
+  for (const auto& [name, c] : a.terms) {
+    int64_t mag = c < 0 ? -c : c;
+    Expr term = ir::make_index(name);
+    if (mag != 1) term = ir::make_binary(BinOp::Mul, constant(double(mag), ElemType::I64), term);
+    if (!sum)
+      sum = c < 0 ? ir::make_unary(UnOp::Neg, term) : term;
+    else
+      sum = ir::make_binary(c < 0 ? BinOp::Sub : BinOp::Add, sum, term);
+  }
+  if (!sum) {
+    if (auto k = a.offset.constant()) return constant(double(*k), ElemType::I64);
+    return ir::make_size(a.offset);
+  }
+  if (auto k = a.offset.constant()) {
+    if (*k > 0) sum = ir::make_binary(BinOp::Add, sum, constant(double(*k), ElemType::I64));
+    if (*k < 0) sum = ir::make_binary(BinOp::Sub, sum, constant(double(-*k), ElemType::I64));
+    return sum;
+  }
+  return ir::make_binary(BinOp::Add, sum, ir::make_size(a.offset));
+}
+
+std::string stem(const std::string& name) { return name.substr(0, name.find('.')); }
+
+Expr rewrite(const Expr& e, const Rewrite& rw) {
+  switch (e->kind) {
+    case ExprKind::Const:
+      if (rw.float_type && is_float(e->type)) return constant(e->value, *rw.float_type);
+      return e;
+    case ExprKind::Size: return e;
+    case ExprKind::Index: {
+      auto it = rw.indices.find(e->index);
+      return it == rw.indices.end() ? e : affine_value(it->second);
+    }
+    case ExprKind::Read: {
+      auto it = rw.values.find(e->tensor.get());
+      const ir::ValuePtr& tensor = it == rw.values.end() ? e->tensor : it->second;
+      bool guarded = e->guarded;
+      std::vector<Affine> indices;
+      for (const Affine& a : e->indices) {
+        if (affine_mentions(a, rw.guard_indices)) guarded = true;
+        indices.push_back(affine_substitute(a, rw.indices));
+      }
+      return ir::make_read(tensor, std::move(indices), guarded);
+    }
+    case ExprKind::Unary: return ir::make_unary(e->unop, rewrite(e->args[0], rw));
+    case ExprKind::Binary:
+      return ir::make_binary(e->binop, rewrite(e->args[0], rw), rewrite(e->args[1], rw));
+    case ExprKind::Select:
+      return ir::make_select(rewrite(e->args[0], rw), rewrite(e->args[1], rw),
+                             rewrite(e->args[2], rw));
+    case ExprKind::Cast: {
+      ElemType to = rw.float_type && is_float(e->type) ? *rw.float_type : e->type;
+      Expr a = rewrite(e->args[0], rw);
+      // An unrolled loop variable: float32(r) becomes 2:float32 (exact below 2^24).
+      if (a->kind == ExprKind::Const && is_int(a->type) && is_float(to) &&
+          std::abs(a->value) < 16777216)
+        return constant(a->value, to);
+      return ir::make_cast(a, to);
+    }
+  }
+  TENET_UNREACHABLE("unknown expression kind");
+}
+
+void collect_reads(const Expr& e, std::vector<Expr>& reads) {
+  if (e->kind == ExprKind::Read) reads.push_back(e);
+  for (const Expr& a : e->args) collect_reads(a, reads);
+}
+
+std::vector<Expr> factors(const Expr& e) {
+  if (e->kind != ExprKind::Binary || e->binop != BinOp::Mul) return {e};
+  std::vector<Expr> out = factors(e->args[0]);
+  for (const Expr& f : factors(e->args[1])) out.push_back(f);
+  return out;
+}
+
+bool is_total(const Expr& e) {
+  if (e->kind == ExprKind::Binary && (e->binop == BinOp::Div || e->binop == BinOp::Pow))
+    return false;
+  if (e->kind == ExprKind::Unary && (e->unop == UnOp::Log || e->unop == UnOp::Sqrt)) return false;
+  for (const Expr& a : e->args)
+    if (!is_total(a)) return false;
+  return true;
+}
+
+std::string describe_read(const Expr& read) {
+  std::string s = read->tensor->name + (read->guarded ? "?(" : "(");
+  for (size_t i = 0; i < read->indices.size(); ++i)
+    s += (i ? ", " : "") + read->indices[i].str();
+  return s + ")";
+}
+
+}  // namespace tenet::ad

@@ -1,0 +1,77 @@
+/// \file
+/// Expression and affine-index helpers shared by the AD files (internal to ad/).
+///
+/// The arithmetic constructors fold constants and the identities x*1, x*0,
+/// x+0, x-0, --x and pow(x, 1), so derivative expressions print the way one
+/// would write them by hand (`d * w`, not `1 * d * w + 0`). Folding x*0 to 0
+/// drops a NaN that x might carry; that is what every AD system does.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/builder.h"
+#include "ir/ir.h"
+
+namespace tenet::ad {
+
+ir::Expr constant(double value, ElemType type);
+/// True when `e` is a constant equal to `value`.
+bool is_constant(const ir::Expr& e, double value);
+
+ir::Expr add(ir::Expr a, ir::Expr b);
+ir::Expr sub(ir::Expr a, ir::Expr b);
+ir::Expr mul(ir::Expr a, ir::Expr b);
+ir::Expr div(ir::Expr a, ir::Expr b);
+ir::Expr neg(ir::Expr a);
+ir::Expr pow(ir::Expr a, ir::Expr b);
+/// select(cond, a, b), folded when both branches are the same constant.
+ir::Expr select(ir::Expr cond, ir::Expr a, ir::Expr b);
+/// a && b where either may be null (null means "true").
+ir::Expr both(ir::Expr a, ir::Expr b);
+
+// Affine indices are kept normalised: terms sorted by first appearance, no
+// zero coefficients, no repeated index.
+ir::Affine affine_const(const ir::SizeExpr& offset);
+ir::Affine affine_add(const ir::Affine& a, const ir::Affine& b);
+ir::Affine affine_scale(const ir::Affine& a, int64_t factor);
+/// Replaces each index that has an entry in `repl` by its affine expression
+/// (simultaneously: replacements are not themselves rewritten).
+ir::Affine affine_substitute(const ir::Affine& a, const std::map<std::string, ir::Affine>& repl);
+bool affine_equal(const ir::Affine& a, const ir::Affine& b);
+bool affine_mentions(const ir::Affine& a, const std::set<std::string>& indices);
+/// The int64 value of an affine index, as an expression.
+ir::Expr affine_value(const ir::Affine& a);
+
+/// A rewrite of an expression: tensors replaced by other tensors, indices
+/// replaced by affine expressions (in reads and in index values), reads that
+/// mention one of `guard_indices` (before substitution) made guarded, and,
+/// with `float_type`, float constants and casts to floats retyped.
+struct Rewrite {
+  std::map<const ir::Value*, ir::ValuePtr> values;
+  std::map<std::string, ir::Affine> indices;
+  std::set<std::string> guard_indices;
+  std::optional<ElemType> float_type;
+};
+ir::Expr rewrite(const ir::Expr& e, const Rewrite& rw);
+
+/// Every Read node of `e`, in evaluation order (left to right, depth first).
+void collect_reads(const ir::Expr& e, std::vector<ir::Expr>& reads);
+
+/// The factors of a product (a * b * c gives a, b, c; anything else is one factor).
+std::vector<ir::Expr> factors(const ir::Expr& e);
+/// True when `e` cannot turn finite operands into inf or NaN through a pole or
+/// a domain error (no div, log, sqrt or pow).
+bool is_total(const ir::Expr& e);
+
+/// "b.2" -> "b": the source name of a value (later versions are "name.N").
+std::string stem(const std::string& name);
+
+/// "x(b, c, 2*i + ki)" (with '?' for a guarded read): how AD names a read in
+/// attributes and messages.
+std::string describe_read(const ir::Expr& read);
+
+}  // namespace tenet::ad

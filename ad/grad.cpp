@@ -1,0 +1,174 @@
+// The AD driver: validates the request, emits the forward copy (unroll.h),
+// the backward statements (reverse.h), and the outputs; verifies before and after.
+#include "ad/grad.h"
+
+#include <set>
+
+#include "ad/expr_util.h"
+#include "ad/reverse.h"
+#include "ad/unroll.h"
+#include "ir/builder.h"
+#include "ir/verify.h"
+
+namespace tenet::ad {
+
+using ir::ValuePtr;
+
+namespace {
+
+[[noreturn]] void report(const SourceFile* file, Span span, const std::string& message) {
+  if (file && span.valid) fail_at(*file, span, message);
+  if (file) throw CompileError(file->path() + ": error: " + message);
+  throw CompileError("error: " + message);
+}
+
+// "float32[N, K]", "float32 scalar"
+std::string describe(const ir::Value& v) {
+  std::string s(type_name(v.type));
+  if (v.rank() == 0) return s + " scalar";
+  s += "[";
+  for (int i = 0; i < v.rank(); ++i) s += (i ? ", " : "") + v.shape[i].str();
+  return s + "]";
+}
+
+std::string name_list(const std::vector<ValuePtr>& values) {
+  std::string s;
+  for (const ValuePtr& v : values) s += (s.empty() ? "" : ", ") + v->name;
+  return s;
+}
+
+const ValuePtr* find_named(const std::vector<ValuePtr>& values, const std::string& name) {
+  for (const ValuePtr& v : values)
+    if (v->name == name) return &v;
+  return nullptr;
+}
+
+std::vector<ValuePtr> wrt_values(const ir::Function& fn, const GradRequest& req,
+                                 const SourceFile* file) {
+  std::vector<ValuePtr> out;
+  if (req.wrt.empty()) {
+    for (const ValuePtr& v : fn.inputs)
+      if (is_float(v->type)) out.push_back(v);
+    if (out.empty())
+      report(file, fn.span, "function '" + fn.name + "' has no float inputs to differentiate");
+    return out;
+  }
+  std::set<std::string> seen;
+  for (const std::string& name : req.wrt) {
+    const ValuePtr* v = find_named(fn.inputs, name);
+    if (!v)
+      report(file, fn.span, "function '" + fn.name + "' has no input named '" + name +
+                                "' (inputs: " + name_list(fn.inputs) + ")");
+    if (!is_float((*v)->type))
+      report(file, (*v)->span, "cannot differentiate with respect to integer input '" + name +
+                                   "' (" + describe(**v) + ")");
+    if (!seen.insert(name).second)
+      report(file, (*v)->span, "input '" + name + "' is named twice in the gradient request");
+    out.push_back(*v);
+  }
+  return out;
+}
+
+std::vector<ValuePtr> output_values(const ir::Function& fn, const GradRequest& req,
+                                    const SourceFile* file) {
+  std::vector<ValuePtr> out;
+  if (!req.output.empty()) {
+    const ValuePtr* v = find_named(fn.outputs, req.output);
+    if (!v)
+      report(file, fn.span, "function '" + fn.name + "' has no output named '" + req.output +
+                                "' (outputs: " + name_list(fn.outputs) + ")");
+    out.push_back(*v);
+  } else if (req.vjp) {
+    for (const ValuePtr& v : fn.outputs)
+      if (is_float(v->type)) out.push_back(v);
+    if (out.empty())
+      report(file, fn.span, "function '" + fn.name + "' has no float outputs to differentiate");
+    return out;
+  } else if (fn.outputs.size() != 1) {
+    report(file, fn.span, "function '" + fn.name + "' has " + std::to_string(fn.outputs.size()) +
+                              " outputs (" + name_list(fn.outputs) +
+                              "): name the one to differentiate, or ask for vector-Jacobian "
+                              "products");
+  } else {
+    out.push_back(fn.outputs[0]);
+  }
+  const ir::Value& o = *out[0];
+  if (!is_float(o.type))
+    report(file, o.span, "cannot differentiate integer output '" + o.name + "' (" + describe(o) +
+                             ")");
+  if (!req.vjp && o.rank() != 0)
+    report(file, o.span, "cannot differentiate non-scalar output '" + o.name + "' (" +
+                             describe(o) +
+                             ") without cotangents: reduce it to a scalar, or ask for "
+                             "vector-Jacobian products");
+  return out;
+}
+
+std::vector<std::string> names(const std::vector<ValuePtr>& values) {
+  std::vector<std::string> out;
+  for (const ValuePtr& v : values) out.push_back(v->name);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> resolve_wrt(const ir::Function& fn, const GradRequest& req,
+                                     const SourceFile* file) {
+  return names(wrt_values(fn, req, file));
+}
+
+std::vector<std::string> resolve_outputs(const ir::Function& fn, const GradRequest& req,
+                                         const SourceFile* file) {
+  return names(output_values(fn, req, file));
+}
+
+ir::Function differentiate(const ir::Function& fn, const GradRequest& req,
+                           const SourceFile* file) {
+  ir::verify(fn, "the checker (before reverse-mode AD)");
+  std::vector<ValuePtr> wrt = wrt_values(fn, req, file);
+  std::vector<ValuePtr> differentiated = output_values(fn, req, file);
+
+  ir::FunctionBuilder fb(fn.name + "_grad", fn.span);
+  for (const std::string& s : fn.size_params) fb.size_param(s);
+  std::map<const ir::Value*, ValuePtr> inputs;
+  for (const ValuePtr& v : fn.inputs) inputs[v.get()] = fb.input(v->name, v->type, v->shape, v->span);
+  std::vector<std::pair<ValuePtr, ValuePtr>> cotangents;  // original output, cotangent input
+  if (req.vjp)
+    for (const ValuePtr& o : differentiated)
+      cotangents.emplace_back(o, fb.input("d_" + stem(o->name), o->type, o->shape, o->span));
+
+  FailAt fail = [file](Span span, const std::string& message) { report(file, span, message); };
+  ForwardCopy fwd = copy_forward(fn, fb, inputs, fail);
+
+  std::vector<ValuePtr> new_wrt;
+  for (const ValuePtr& x : wrt) new_wrt.push_back(fwd.values.at(x.get()));
+  std::vector<Seed> seeds;
+  if (req.vjp) {
+    for (const auto& [o, cot] : cotangents) seeds.push_back({fwd.values.at(o.get()), cot});
+  } else {
+    seeds.push_back({fwd.values.at(differentiated[0].get()), nullptr});
+  }
+  std::set<std::string> taken;
+  for (const auto& [old, v] : fwd.values) taken.insert(v->name);
+
+  std::vector<ValuePtr> grads = emit_backward(fb, fwd, new_wrt, seeds, taken);
+  for (const ValuePtr& o : fn.outputs) fb.output(fwd.values.at(o.get()));
+  for (const ValuePtr& g : grads) fb.output(g);
+  ir::Function out = fb.finish();
+  ir::verify(out, "reverse-mode AD");
+  return out;
+}
+
+ir::Function differentiate(const ir::Module& m, const std::string& function,
+                           const GradRequest& req, const SourceFile* file) {
+  const ir::Function* fn = m.find(function);
+  if (!fn) {
+    std::string known;
+    for (const ir::Function& f : m.functions) known += (known.empty() ? "" : ", ") + f.name;
+    report(file, Span{}, "no function named '" + function + "' to differentiate" +
+                             (known.empty() ? "" : " (functions: " + known + ")"));
+  }
+  return differentiate(*fn, req, file);
+}
+
+}  // namespace tenet::ad

@@ -1,0 +1,215 @@
+#include "ad/gradcheck.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "ad/unroll.h"
+#include "ir/bind.h"
+#include "ir/builder.h"
+#include "ir/interp.h"
+#include "support/error.h"
+
+namespace tenet::ad {
+
+using ir::ValuePtr;
+
+namespace {
+
+// The same function with every float value in float64, so that finite
+// differences can perturb inputs by 1e-6 without float32 rounding.
+ir::Function promote_to_float64(const ir::Function& fn) {
+  ir::FunctionBuilder fb(fn.name, fn.span);
+  for (const std::string& s : fn.size_params) fb.size_param(s);
+  std::map<const ir::Value*, ValuePtr> inputs;
+  for (const ValuePtr& v : fn.inputs) {
+    ElemType t = is_float(v->type) ? ElemType::F64 : v->type;
+    inputs[v.get()] = fb.input(v->name, t, v->shape, v->span);
+  }
+  FailAt fail = [](Span, const std::string& message) { throw CompileError("error: " + message); };
+  ForwardCopy copy = copy_forward(fn, fb, inputs, fail, ElemType::F64);
+  for (const ValuePtr& o : fn.outputs) fb.output(copy.values.at(o.get()));
+  return fb.finish();
+}
+
+Tensor to_f64(const Tensor& t) { return is_float(t.type()) ? t.cast(ElemType::F64) : t; }
+
+size_t position_of(const std::vector<ValuePtr>& values, const std::string& name) {
+  for (size_t i = 0; i < values.size(); ++i)
+    if (values[i]->name == name) return i;
+  TENET_UNREACHABLE("resolved name " + name + " not found");
+}
+
+// "x[1, 0, 2]"
+std::string entry_name(const std::string& input, const Tensor& t, int64_t flat) {
+  std::vector<int64_t> index(size_t(t.rank()));
+  for (int d = t.rank() - 1; d >= 0; --d) {
+    index[size_t(d)] = flat % t.shape()[size_t(d)];
+    flat /= t.shape()[size_t(d)];
+  }
+  std::string s = input + "[";
+  for (size_t d = 0; d < index.size(); ++d) s += (d ? ", " : "") + std::to_string(index[d]);
+  return s + "]";
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+// L(x) = sum over outputs of <cotangent, output>, summed with compensation
+// (Neumaier) so that the difference of two nearby L values keeps its digits.
+class Objective {
+ public:
+  Objective(const ir::Function& fn, std::vector<size_t> outputs, std::vector<Tensor> cotangents)
+      : fn_(fn), outputs_(std::move(outputs)), cotangents_(std::move(cotangents)) {}
+
+  double operator()(const std::vector<Tensor>& inputs) const {
+    std::vector<Tensor> out = ir::interpret(fn_, inputs, {}, {ElemType::F64});
+    double sum = 0, compensation = 0;
+    for (size_t k = 0; k < outputs_.size(); ++k) {
+      const Tensor& o = out[outputs_[k]];
+      for (int64_t e = 0; e < o.numel(); ++e) {
+        double term = o.get(e) * (cotangents_.empty() ? 1.0 : cotangents_[k].get(e));
+        double t = sum + term;
+        compensation += std::abs(sum) >= std::abs(term) ? (sum - t) + term : (term - t) + sum;
+        sum = t;
+      }
+    }
+    return sum + compensation;
+  }
+
+ private:
+  const ir::Function& fn_;
+  std::vector<size_t> outputs_;
+  std::vector<Tensor> cotangents_;  // empty: the scalar output, seed 1
+};
+
+struct Entry {
+  int64_t flat;
+  double ad, central, forward, backward;
+};
+
+InputCheck judge(const std::string& name, const Tensor& x, const std::vector<Entry>& entries,
+                 const GradcheckOptions& opt, std::vector<std::string>& warnings) {
+  InputCheck check;
+  check.input = name;
+  double scale = 0;
+  for (const Entry& e : entries) scale = std::max({scale, std::abs(e.ad), std::abs(e.central)});
+  const double floor = 1e-3 * scale;
+  const Entry* first_kink = nullptr;
+  for (const Entry& e : entries) {
+    ++check.checked;
+    double denom = std::max({std::abs(e.central), std::abs(e.ad), floor});
+    double gap = std::abs(e.forward - e.backward);
+    bool kink = gap > opt.kink_tolerance * std::max({std::abs(e.forward), std::abs(e.backward), floor});
+    double reference = e.central, err = std::abs(e.ad - e.central);
+    if (kink) {  // compare with the nearer end of [one-sided, other one-sided]
+      ++check.kinks;
+      if (!first_kink) first_kink = &e;
+      double lo = std::min(e.forward, e.backward), hi = std::max(e.forward, e.backward);
+      reference = std::clamp(e.ad, lo, hi);
+      err = std::abs(e.ad - reference);
+      denom = std::max({std::abs(lo), std::abs(hi), floor});
+    }
+    double rel = denom > 0 ? err / denom : 0;
+    if (!std::isfinite(e.ad) || !std::isfinite(rel)) err = rel = INFINITY;  // NaN must fail
+    check.max_abs = std::max(check.max_abs, err);
+    if (check.worst < 0 || rel > check.max_rel) {
+      check.max_rel = rel;
+      check.worst = e.flat;
+      check.worst_ad = e.ad;
+      check.worst_fd = reference;
+    }
+  }
+  check.pass = check.max_rel <= opt.tolerance;
+  if (first_kink)
+    warnings.push_back(name + ": " + std::to_string(check.kinks) +
+                       " entries at non-differentiable points (a relu/abs kink or a max/min tie), "
+                       "compared with one-sided differences; first " +
+                       entry_name(name, x, first_kink->flat) + ": one-sided derivatives " +
+                       num(first_kink->backward) + " (below) and " + num(first_kink->forward) +
+                       " (above), gradient " + num(first_kink->ad));
+  return check;
+}
+
+}  // namespace
+
+GradcheckReport gradcheck(const ir::Function& fn, const GradcheckOptions& opt) {
+  std::vector<std::string> wrt = resolve_wrt(fn, opt.request);
+  std::vector<std::string> outs = resolve_outputs(fn, opt.request);
+  ir::Function fn64 = promote_to_float64(fn);
+  ir::Function grad =
+      opt.gradient ? promote_to_float64(*opt.gradient) : differentiate(fn64, opt.request);
+
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> given = opt.inputs.empty() ? ir::random_inputs(fn, opt.sizes, opt.seed)
+                                                 : opt.inputs;
+  TENET_ASSERT(given.size() == fn.inputs.size(), "gradcheck: wrong number of inputs");
+  for (const Tensor& t : given) inputs.push_back(to_f64(t));
+  ir::SizeBindings sizes = ir::bind_sizes(fn64, inputs, {});
+
+  // Positions, not names: unrolling renames loop results (v.1 becomes v_it2).
+  std::vector<size_t> out_positions;
+  std::vector<Tensor> cotangents;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    size_t pos = position_of(fn.outputs, outs[k]);
+    out_positions.push_back(pos);
+    if (opt.request.vjp)
+      cotangents.push_back(random_tensor(ElemType::F64, ir::concrete_shape(*fn64.outputs[pos], sizes),
+                                         opt.seed * 7919 + 1000 + k));
+  }
+  std::vector<Tensor> grad_inputs = inputs;
+  for (const Tensor& c : cotangents) grad_inputs.push_back(c);
+  std::vector<Tensor> grad_out = ir::interpret(grad, grad_inputs, {}, {ElemType::F64});
+
+  Objective loss(fn64, out_positions, cotangents);
+  const double base = loss(inputs);
+  GradcheckReport report;
+  for (size_t k = 0; k < wrt.size(); ++k) {
+    size_t pos = position_of(fn.inputs, wrt[k]);
+    const Tensor& ad = grad_out[fn64.outputs.size() + k];
+    Tensor x = inputs[pos].cast(ElemType::F64);  // a private copy to perturb
+    std::vector<Tensor> probe = inputs;
+    probe[pos] = x;
+    int64_t n = x.numel();
+    int64_t count = opt.max_entries > 0 ? std::min(n, opt.max_entries) : n;
+    std::vector<Entry> entries;
+    for (int64_t j = 0; j < count; ++j) {
+      int64_t flat = count == n ? j : j * n / count;
+      double x0 = x.get(flat);
+      double h = opt.step * std::max(1.0, std::abs(x0));
+      x.set(flat, x0 + h);
+      double up = loss(probe);
+      x.set(flat, x0 - h);
+      double down = loss(probe);
+      x.set(flat, x0);
+      entries.push_back({flat, ad.get(flat), (up - down) / (2 * h), (up - base) / h,
+                         (base - down) / h});
+    }
+    InputCheck check = judge(wrt[k], x, entries, opt, report.warnings);
+    report.pass = report.pass && check.pass;
+    report.inputs.push_back(check);
+  }
+  return report;
+}
+
+std::string format_report(const GradcheckReport& report) {
+  std::ostringstream os;
+  char line[160];
+  std::snprintf(line, sizeof line, "%-16s %8s %12s %12s  %s\n", "input", "entries", "max abs err",
+                "max rel err", "pass");
+  os << line;
+  for (const InputCheck& c : report.inputs) {
+    std::snprintf(line, sizeof line, "%-16s %8lld %12.3g %12.3g  %s\n", c.input.c_str(),
+                  static_cast<long long>(c.checked), c.max_abs, c.max_rel, c.pass ? "yes" : "NO");
+    os << line;
+  }
+  for (const std::string& w : report.warnings) os << "warning: " << w << "\n";
+  return os.str();
+}
+
+}  // namespace tenet::ad

@@ -1,0 +1,290 @@
+#include "ad/reverse.h"
+
+#include <cctype>
+#include <map>
+
+#include "ad/body_adjoint.h"
+#include "ad/expr_util.h"
+#include "ad/gather.h"
+#include "support/error.h"
+
+namespace tenet::ad {
+
+using ir::Affine;
+using ir::BinOp;
+using ir::Dim;
+using ir::Expr;
+using ir::ReduceOp;
+using ir::ValuePtr;
+
+namespace {
+
+std::vector<Affine> plain_indices(const std::vector<Dim>& dims) {
+  std::vector<Affine> out;
+  for (const Dim& d : dims) out.push_back(Affine::var(d.index));
+  return out;
+}
+
+Expr i64(int64_t v) { return constant(double(v), ElemType::I64); }
+Expr i64(const ir::SizeExpr& s) {
+  if (auto k = s.constant()) return i64(*k);
+  return ir::make_size(s);
+}
+
+// The row-major position of a point of the reduce domain, and the domain's size.
+Expr linear_position(const std::vector<Dim>& reduce) {
+  Expr pos;
+  for (const Dim& d : reduce) {
+    Expr offset = affine_value(affine_add(Affine::var(d.index), affine_const(-d.lo)));
+    if (!pos) {
+      pos = offset;
+    } else {
+      Expr extent = i64(d.extent());
+      pos = ir::make_binary(BinOp::Add, ir::make_binary(BinOp::Mul, pos, extent), offset);
+    }
+  }
+  return pos ? pos : i64(0);
+}
+
+ir::SizeExpr domain_size(const std::vector<Dim>& reduce) {
+  ir::SizeExpr n = 1;
+  for (const Dim& d : reduce) n = n * d.extent();
+  return n;
+}
+
+// Index dims over a value's shape, named after its size symbols (H -> h).
+std::vector<Dim> index_dims(const ir::Value& v) {
+  std::vector<Dim> dims;
+  std::set<std::string> used;
+  for (int m = 0; m < v.rank(); ++m) {
+    std::string base = "i" + std::to_string(m);
+    if (auto sym = v.shape[m].as_symbol()) {
+      base.clear();
+      for (char c : *sym) base += char(std::tolower(static_cast<unsigned char>(c)));
+    }
+    std::string name = base;
+    for (int k = 2; used.count(name); ++k) name = base + std::to_string(k);
+    used.insert(name);
+    dims.push_back(Dim{name, 0, v.shape[m]});
+  }
+  return dims;
+}
+
+struct Adjoint {
+  ValuePtr tensor;    // the partial adjoint so far (null: none yet)
+  bool one = false;   // a scalar output's seed: the constant 1
+  int expected = 0;   // contributions the plan found
+  int emitted = 0;    // contributions emitted so far
+  bool final_named = false;  // `tensor` is the last contribution's d_<name> statement
+};
+
+class Reverse {
+ public:
+  Reverse(ir::FunctionBuilder& fb, const ForwardCopy& fwd, const std::set<std::string>& taken)
+      : fb_(fb), fwd_(fwd), taken_(taken) {}
+
+  std::vector<ValuePtr> run(const std::vector<ValuePtr>& wrt, const std::vector<Seed>& seeds) {
+    plan(wrt, seeds);
+    for (auto it = fwd_.stmts.rbegin(); it != fwd_.stmts.rend(); ++it) statement(*it);
+    std::vector<ValuePtr> grads;
+    for (const ValuePtr& x : wrt) grads.push_back(gradient_of(x));
+    return grads;
+  }
+
+ private:
+  bool active(const ir::Value& v) const { return active_.count(&v) > 0; }
+  bool wanted(const ir::Compute& c) const {
+    return active(*c.result) && relevant_.count(c.result.get());
+  }
+  WantsGradient wants() const {
+    return [this](const ir::Value& v) { return active(v); };
+  }
+  bool init_contributes(const ir::Compute& c) const {
+    return c.init && c.op != ReduceOp::None && is_float(c.init->type) && active(*c.init);
+  }
+
+  // Which tensors depend on `wrt` (active) and reach a seed (relevant), and
+  // how many contributions each adjoint will receive.
+  void plan(const std::vector<ValuePtr>& wrt, const std::vector<Seed>& seeds) {
+    for (const ValuePtr& x : wrt) {
+      active_.insert(x.get());
+      wrt_.insert(x.get());
+    }
+    for (const ForwardStmt& s : fwd_.stmts) {
+      const ir::Compute& c = s.compute;
+      if (!differentiable_reads(c.body, wants()).empty() || init_contributes(c))
+        active_.insert(c.result.get());
+    }
+    for (const Seed& seed : seeds) {
+      if (!active(*seed.output)) continue;
+      relevant_.insert(seed.output.get());
+      Adjoint& a = adjoints_[seed.output.get()];
+      if (!seed.cotangent)
+        a.one = true;
+      else if (!a.tensor)
+        a.tensor = seed.cotangent;
+      else  // an output listed twice: both cotangents apply
+        a.tensor = sum_of(a.tensor, seed.cotangent);
+    }
+    for (auto it = fwd_.stmts.rbegin(); it != fwd_.stmts.rend(); ++it) {
+      const ir::Compute& c = it->compute;
+      if (!wanted(c)) continue;
+      for (const Expr& read : differentiable_reads(c.body, wants())) expect(read->tensor);
+      if (init_contributes(c)) expect(c.init);
+    }
+  }
+
+  void expect(const ValuePtr& v) {
+    relevant_.insert(v.get());
+    adjoints_[v.get()].expected++;
+  }
+
+  // The backward statements of one forward statement.
+  void statement(const ForwardStmt& s) {
+    const ir::Compute& c = s.compute;
+    if (!wanted(c)) return;
+    const Adjoint& a = adjoints_.at(c.result.get());
+    TENET_ASSERT(a.tensor || a.one, "no adjoint for " << c.result->name);
+    std::vector<Affine> at_out = plain_indices(c.out);
+    Expr d_result = a.one ? constant(1, c.result->type) : ir::make_read(a.tensor, at_out);
+    Expr result = ir::make_read(c.result, at_out);
+
+    Expr body_seed = d_result, init_seed = d_result, root_value = c.body;
+    if (c.op == ReduceOp::None) root_value = result;  // reuse the stored value
+    if (c.op == ReduceOp::Max || c.op == ReduceOp::Min) {
+      ValuePtr arg = emit_argmax(s);
+      Expr chosen = ir::make_binary(BinOp::Eq, linear_position(c.reduce), ir::make_read(arg, at_out));
+      if (c.init) {
+        Expr init_wins = ir::make_binary(BinOp::Eq, ir::make_read(c.init, at_out), result);
+        chosen = both(ir::make_unary(ir::UnOp::Not, init_wins), chosen);
+        init_seed = select(init_wins, d_result, constant(0, d_result->type));
+      }
+      body_seed = select(chosen, d_result, constant(0, d_result->type));
+    }
+
+    std::vector<Dim> domain = c.out;
+    domain.insert(domain.end(), c.reduce.begin(), c.reduce.end());
+    for (const ReadAdjoint& ra : read_adjoints(c.body, root_value, body_seed, wants()))
+      contribute(ra.read, ra.adjoint, domain, s);
+    if (init_contributes(c)) contribute(ir::make_read(c.init, at_out), init_seed, c.out, s);
+  }
+
+  ValuePtr emit_argmax(const ForwardStmt& s) {
+    const ir::Compute& c = s.compute;
+    const bool is_max = c.op == ReduceOp::Max;
+    Expr at_result = ir::make_binary(BinOp::Eq, c.body,
+                                     ir::make_read(c.result, plain_indices(c.out)));
+    Expr body = ir::make_select(at_result, linear_position(c.reduce),
+                                i64(domain_size(c.reduce)));
+    std::string name = stem(c.result->name) + (is_max ? "_argmax" : "_argmin");
+    ValuePtr arg = fb_.compute_auto(name, c.out, c.reduce, ReduceOp::Min, body, nullptr, s.span,
+                                    backward_source(s));
+    fb_.annotate("ad", std::string(is_max ? "argmax" : "argmin") +
+                           " of " + c.result->name + ": the first in domain order wins ties");
+    return arg;
+  }
+
+  // dR += the contribution `g` of one read of R, as a gather over R's domain.
+  void contribute(const Expr& read, const Expr& g, const std::vector<Dim>& domain,
+                  const ForwardStmt& s) {
+    const ValuePtr& target = read->tensor;
+    Adjoint& a = adjoints_.at(target.get());
+    Gather gather = invert_read(domain, read, g, taken_);
+    ++a.emitted;
+    TENET_ASSERT(a.emitted <= a.expected, "unplanned contribution to " << target->name);
+    const bool last = a.emitted == a.expected;
+    if (is_constant(gather.body, 0)) return;  // e.g. through x * 0: nothing to add
+    if (const ValuePtr& same = copied_tensor(gather, *target, a)) {
+      a.tensor = same;  // dR is exactly another tensor: use it, copy nothing
+      return;
+    }
+    std::string name = "d_" + stem(target->name);
+    if (a.emitted < a.expected) name += "_" + std::to_string(a.emitted);
+    ValuePtr init = partial(a);
+    ReduceOp op = gather.reduce.empty() && !init ? ReduceOp::None : ReduceOp::Sum;
+    a.tensor = fb_.compute(name, gather.out, gather.reduce, op, gather.body, init, target->type,
+                           s.span, backward_source(s));
+    a.one = false;
+    a.final_named = last;
+    fb_.annotate("ad", gather.kind + " for " + describe_read(read));
+  }
+
+  // The tensor a lone contribution would copy unchanged (d_y(..) = d_z(..) at
+  // the same indices), or null. An input's gradient is still written out, as
+  // d_<input>.
+  const ValuePtr& copied_tensor(const Gather& gather, const ir::Value& target,
+                                const Adjoint& a) const {
+    static const ValuePtr none;
+    const Expr& body = gather.body;
+    if (gather.kind != "adjoint" || a.tensor || a.one || body->kind != ir::ExprKind::Read ||
+        body->guarded || body->tensor->type != target.type || body->tensor->shape != target.shape ||
+        (wrt_.count(&target) && a.emitted == a.expected))
+      return none;
+    for (size_t m = 0; m < gather.out.size(); ++m)
+      if (!body->indices[m].is_plain_var() || body->indices[m].terms[0].first != gather.out[m].index)
+        return none;
+    return body->tensor;
+  }
+
+  // The partial adjoint as a tensor, to accumulate onto. A seed of 1 never
+  // gets contributions: only a statement defined before the seeded output can
+  // reach it, and no such statement reads it (SSA).
+  static ValuePtr partial(const Adjoint& a) {
+    TENET_ASSERT(!a.one, "a contribution to a seeded scalar output");
+    return a.tensor;
+  }
+
+  ValuePtr sum_of(const ValuePtr& x, const ValuePtr& y) {
+    std::vector<Dim> dims = index_dims(*x);
+    std::vector<Affine> at = plain_indices(dims);
+    ValuePtr v = fb_.compute("d_" + stem(x->name), dims, {}, ReduceOp::None,
+                             add(ir::make_read(x, at), ir::make_read(y, at)), nullptr, x->type);
+    fb_.annotate("ad", "sum of cotangents");
+    return v;
+  }
+
+  // The complete adjoint of an input, as an output named d_<input>.
+  ValuePtr gradient_of(const ValuePtr& x) {
+    auto it = adjoints_.find(x.get());
+    if (it != adjoints_.end()) {
+      TENET_ASSERT(it->second.emitted == it->second.expected,
+                   "adjoint of " << x->name << " is missing contributions");
+      if (it->second.final_named) return it->second.tensor;
+    }
+    std::vector<Dim> dims = index_dims(*x);
+    Expr value = constant(0, x->type);
+    std::string note = "zero: " + x->name + " does not reach a differentiated output";
+    if (it != adjoints_.end() && it->second.one) {
+      value = constant(1, x->type);
+      note = "seed";
+    } else if (it != adjoints_.end() && it->second.tensor) {
+      value = ir::make_read(it->second.tensor, plain_indices(dims));
+      note = "copy of " + it->second.tensor->name;
+    }
+    ValuePtr g = fb_.compute("d_" + x->name, dims, {}, ReduceOp::None, value, nullptr, x->type,
+                             x->span);
+    fb_.annotate("ad", note);
+    return g;
+  }
+
+  static std::string backward_source(const ForwardStmt& s) {
+    return s.source.empty() ? "" : "backward: " + s.source;
+  }
+
+  ir::FunctionBuilder& fb_;
+  const ForwardCopy& fwd_;
+  const std::set<std::string>& taken_;
+  std::set<const ir::Value*> active_, relevant_, wrt_;
+  std::map<const ir::Value*, Adjoint> adjoints_;
+};
+
+}  // namespace
+
+std::vector<ValuePtr> emit_backward(ir::FunctionBuilder& fb, const ForwardCopy& fwd,
+                                    const std::vector<ValuePtr>& wrt,
+                                    const std::vector<Seed>& seeds,
+                                    const std::set<std::string>& taken_names) {
+  return Reverse(fb, fwd, taken_names).run(wrt, seeds);
+}
+
+}  // namespace tenet::ad

@@ -1,0 +1,26 @@
+/// \file
+/// Ahead-of-time output: a standalone C++ project for IR functions, for users
+/// who build their own binaries (`tenet emit FILE --target cpp -o DIR`).
+///
+/// Expects: a verified module; the functions to emit (all when empty).
+/// Guarantees: `dir` then holds <unit>.h and <unit>.cpp (see cpp.h for the
+/// ABI), copies of the runtime headers they include, a CMakeLists.txt that
+/// builds a static library <unit> and a shared library <unit>_shared (file
+/// name lib<unit>.so) with nothing but a C++17 compiler and, when found,
+/// OpenMP, and a README.md showing how to build and call them. The project
+/// does not depend on Tenet. Files are overwritten; others in `dir` are kept.
+/// An unwritable directory is a BindError.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/cpp.h"
+#include "ir/ir.h"
+
+namespace tenet::codegen {
+
+void emit_project(const ir::Module& m, const std::vector<std::string>& functions,
+                  const std::string& dir, const CppOptions& options = {});
+
+}  // namespace tenet::codegen

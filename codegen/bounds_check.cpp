@@ -1,0 +1,84 @@
+#include "codegen/bounds_check.h"
+
+#include <map>
+
+#include "support/error.h"
+
+namespace tenet::codegen::detail {
+
+namespace {
+
+struct Range {
+  int64_t lo, hi;  // [lo, hi)
+};
+using Ranges = std::map<std::string, Range>;
+
+std::string read_text(const ir::ExprNode& e) {
+  std::string text = e.tensor->name + "(";
+  for (size_t d = 0; d < e.indices.size(); ++d) text += (d ? ", " : "") + e.indices[d].str();
+  return text + ")";
+}
+
+std::string size_values(const ir::SizeBindings& sizes) {
+  std::string out;
+  for (const auto& [name, value] : sizes)
+    out += (out.empty() ? "" : ", ") + name + " = " + std::to_string(value);
+  return out;
+}
+
+void check_expr(const ir::Expr& e, const Ranges& ranges, const ir::SizeBindings& sizes,
+                const std::string& statement) {
+  if (e->kind == ir::ExprKind::Select) {
+    // Only the condition is evaluated everywhere; each branch only where taken.
+    check_expr(e->args[0], ranges, sizes, statement);
+    return;
+  }
+  for (const auto& a : e->args) check_expr(a, ranges, sizes, statement);
+  if (e->kind != ir::ExprKind::Read || e->guarded) return;
+  for (size_t d = 0; d < e->indices.size(); ++d) {
+    const ir::Affine& a = e->indices[d];
+    int64_t min = a.offset.eval(sizes), max = min;
+    for (const auto& [index, coef] : a.terms) {
+      const Range& r = ranges.at(index);
+      min += coef * (coef > 0 ? r.lo : r.hi - 1);
+      max += coef * (coef > 0 ? r.hi - 1 : r.lo);
+    }
+    const int64_t extent = e->tensor->shape[d].eval(sizes);
+    if (min >= 0 && max < extent) continue;
+    const int64_t bad = min < 0 ? min : max;
+    throw BindError("out-of-bounds read " + read_text(*e) + " in the statement defining '" +
+                    statement + "': dimension " + std::to_string(d) + " index " + a.str() +
+                    " reaches " + std::to_string(bad) + ", outside [0, " + std::to_string(extent) +
+                    ") (" + size_values(sizes) + ")");
+  }
+}
+
+void check_block(const std::vector<ir::Stmt>& body, Ranges ranges, const ir::SizeBindings& sizes) {
+  for (const ir::Stmt& s : body) {
+    if (s.kind == ir::StmtKind::Loop) {
+      Ranges inner = ranges;
+      inner[s.loop->var] = Range{0, s.loop->trip};
+      check_block(s.loop->body, inner, sizes);
+      continue;
+    }
+    const ir::Compute& c = s.compute;
+    Ranges inner = ranges;
+    bool empty = false;
+    for (const auto* dims : {&c.out, &c.reduce}) {
+      for (const ir::Dim& d : *dims) {
+        Range r{d.lo.eval(sizes), d.hi.eval(sizes)};
+        empty = empty || r.hi <= r.lo;
+        inner[d.index] = r;
+      }
+    }
+    if (!empty) check_expr(c.body, inner, sizes, c.result->name);
+  }
+}
+
+}  // namespace
+
+void check_reads_in_bounds(const ir::Function& fn, const ir::SizeBindings& sizes) {
+  check_block(fn.body, {}, sizes);
+}
+
+}  // namespace tenet::codegen::detail

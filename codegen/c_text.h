@@ -1,0 +1,83 @@
+/// \file
+/// Small pieces of C++ text shared by the code generator: expressions with
+/// their precedence (so parentheses appear only where C++ needs them), typed
+/// literals, size expressions, and identifier allocation.
+///
+/// Internal to codegen/. Guarantees: every literal reads back as exactly the
+/// value and type it was made from; every size expression evaluates in C++ to
+/// what SizeExpr::eval gives ('/' is floor division, like the IR).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+
+#include "ir/size_expr.h"
+#include "support/types.h"
+
+namespace tenet::codegen::detail {
+
+/// C++ operator precedence, higher binds tighter (only the levels we emit).
+enum Prec : int {
+  kPrecTernary = 3,
+  kPrecOr = 4,
+  kPrecAnd = 5,
+  kPrecEquality = 9,
+  kPrecRelational = 10,
+  kPrecAdditive = 12,
+  kPrecMultiplicative = 13,
+  kPrecUnary = 15,
+  kPrecPrimary = 16,
+};
+
+/// A C++ expression and the precedence of its outermost operator.
+struct CExpr {
+  std::string text;
+  int prec = kPrecPrimary;
+};
+
+/// The text of `e`, parenthesised when its operator binds looser than `min_prec`.
+std::string wrap(const CExpr& e, int min_prec);
+
+/// A literal of exactly this type and value: 1.0f and 1e-7f (float), 0.5 (double),
+/// 3 (integers), true. Floats print the shortest text that reads back to the
+/// same value; infinities and NaN use std::numeric_limits.
+CExpr literal(double value, ElemType type);
+
+/// A C string literal with the text escaped ("a\"b").
+std::string c_string_literal(const std::string& text);
+
+/// Renames size parameters whose names are not usable C++ identifiers.
+using NameMap = std::map<std::string, std::string>;
+
+/// The int64_t C++ expression of a size: floor division becomes
+/// tenet::floordiv(a, d), min/max become std::min<int64_t>/std::max<int64_t>.
+CExpr size_to_c(const ir::SizeExpr& e, const NameMap& size_names);
+
+/// True when the size prints as a single name or number (no operator).
+bool is_simple_size(const ir::SizeExpr& e);
+
+/// Hands out C++ identifiers: a wanted name when it is free and not reserved
+/// (C++ keywords, the runtime's namespace, common macros), otherwise the name
+/// with a numeric suffix. '.' in IR names ("b.1") becomes '_'.
+class Namer {
+ public:
+  Namer();
+  /// A fresh identifier based on `wanted`, now taken.
+  std::string take(const std::string& wanted);
+  /// Marks a name as used (e.g. the function's own symbol).
+  void reserve(const std::string& name) { used_.insert(name); }
+  bool taken(const std::string& name) const { return used_.count(name) != 0; }
+
+ private:
+  std::set<std::string> used_;
+};
+
+/// `name` made into a valid C identifier (letters, digits, '_'; no leading digit).
+std::string sanitize_identifier(const std::string& name);
+
+/// True for C++ keywords and names generated code must not shadow.
+bool is_reserved_identifier(const std::string& name);
+
+}  // namespace tenet::codegen::detail

@@ -1,0 +1,116 @@
+#include "codegen/code_writer.h"
+
+#include <vector>
+
+namespace tenet::codegen::detail {
+
+namespace {
+
+struct BreakPoint {
+  size_t at;        // the continuation starts here (the space before it is dropped)
+  int depth;        // parenthesis depth: breaking outer levels first reads best
+  size_t align_to;  // index of the text just inside the enclosing '(' (0: none)
+  bool after_comma;
+};
+
+/// Candidate break points of a line: after ", " and after binary operators,
+/// outside string and character literals.
+std::vector<BreakPoint> break_points(const std::string& s) {
+  static const char* const operators[] = {" + ",  " - ", " * ", " / ", " && ",
+                                          " || ", " ? ", " : ", " < ", " >= "};
+  std::vector<BreakPoint> points;
+  std::vector<size_t> open;  // positions just after each unclosed '(' / '[' / '{'
+  char quote = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (quote) {
+      if (c == '\\')
+        ++i;
+      else if (c == quote)
+        quote = 0;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      quote = c;
+      continue;
+    }
+    if (c == '/' && i + 1 < s.size() && s[i + 1] == '/') break;  // a trailing comment stays whole
+    if (c == '(' || c == '[' || c == '{') open.push_back(i + 1);
+    if ((c == ')' || c == ']' || c == '}') && !open.empty()) open.pop_back();
+    const int depth = int(open.size());
+    const size_t align = open.empty() ? 0 : open.back();
+    if (c == ',' && i + 1 < s.size() && s[i + 1] == ' ') {
+      points.push_back({i + 2, depth, align, true});
+      continue;
+    }
+    if (c != ' ') continue;
+    for (const char* op : operators) {
+      const size_t length = std::char_traits<char>::length(op);
+      if (s.compare(i, length, op) == 0) {
+        points.push_back({i + length, depth, align, false});  // the operator ends the line
+        break;
+      }
+    }
+  }
+  return points;
+}
+
+}  // namespace
+
+std::string break_line(const std::string& text, int indent, int limit) {
+  const std::vector<BreakPoint> points = break_points(text);
+  std::vector<int> column_of(text.size() + 1, 0);  // output column of each emitted character
+  std::string out;
+  size_t start = 0;     // the current line starts at text[start]
+  int column = indent;  // ... in this column
+  for (;;) {
+    const size_t rest = text.size() - start;
+    const BreakPoint* best = nullptr;
+    if (column + int(rest) > limit) {
+      // The shallowest break that fits, and the last of those; if none fits,
+      // the first one there is.
+      for (const BreakPoint& p : points) {
+        if (p.at <= start + 1 || p.at >= text.size()) continue;
+        bool fits = column + int(p.at - start) - 1 <= limit;
+        if (!fits) {
+          if (!best) best = &p;
+          break;
+        }
+        if (!best || p.depth < best->depth || (p.depth == best->depth && p.at > best->at))
+          best = &p;
+      }
+    }
+    const size_t end = best ? best->at : text.size();
+    for (size_t i = start; i < end; ++i) column_of[i] = column + int(i - start);
+    std::string segment = text.substr(start, end - start);
+    while (!segment.empty() && segment.back() == ' ') segment.pop_back();
+    out += std::string(size_t(column), ' ') + segment + "\n";
+    if (!best) return out;
+    int next = indent + 4;
+    if (best->after_comma && best->align_to > 0 && best->align_to < end &&
+        column_of[best->align_to] <= limit / 2)
+      next = column_of[best->align_to];
+    start = end;
+    column = next;
+  }
+}
+
+void Code::line(const std::string& text) {
+  if (text.empty()) {
+    out_ << '\n';
+    return;
+  }
+  out_ << break_line(text, 2 * depth_, kColumnLimit);
+}
+
+void Code::comment(const std::string& text) {
+  std::istringstream lines(text);
+  std::string l;
+  while (std::getline(lines, l)) {
+    // A trailing backslash would splice the next line into the comment.
+    while (!l.empty() && (l.back() == '\\' || l.back() == ' ' || l.back() == '\r')) l.pop_back();
+    out_ << std::string(size_t(2 * depth_), ' ') << (l.empty() ? "//" : "// " + l) << '\n';
+  }
+}
+
+}  // namespace tenet::codegen::detail

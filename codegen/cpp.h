@@ -1,0 +1,67 @@
+/// \file
+/// The C++ backend: turns IR functions into one readable, standalone C++17
+/// translation unit (a header and a source) with a C ABI.
+///
+/// Expects: a verified module (ir/verify.h); the functions to emit by name
+/// (all of them when the list is empty). Guarantees: the source uses only the
+/// standard library, OpenMP pragmas and runtime/tenet_runtime.h; it computes
+/// what ir::interpret computes, reducing in the interpreter's order (out
+/// indices outer, reduce indices inner, in declaration order; one thread per
+/// out element, so results do not depend on the thread count). For each
+/// function `f` with size parameters S..., inputs I... and outputs O... it
+/// defines, with C linkage:
+///
+///   void    f(int64_t S..., const T* I..., T* O...);          // allocates its workspace
+///   int64_t f__workspace_bytes(int64_t S...);                  // scratch memory f needs
+///   void    f__with_workspace(int64_t S..., const T* I..., T* O..., void* workspace);
+///   int     f__packed(const int64_t* sizes, void* const* buffers);  // for loaders; 0 = ok
+///   const char* f__signature(void);                            // see abi_signature()
+///
+/// Buffers are dense and row-major, must not overlap, and the workspace is
+/// 64-byte aligned. Tensors of rank 0 are passed as pointers to one element.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace tenet::codegen {
+
+struct CppOptions {
+  /// Parallelise the outermost loop of large statements with OpenMP.
+  bool openmp = true;
+  /// A statement is "large" when out elements times reduction length reaches
+  /// this; smaller ones stay serial (a parallel region costs microseconds).
+  int64_t parallel_min_work = 32768;
+  /// Base name of the header and source ("<unit_name>.h"); empty: the function's
+  /// name when there is one, else "tenet_kernels".
+  std::string unit_name;
+  /// Where the IR came from (e.g. the .tn path), for the banner comment.
+  std::string origin;
+};
+
+struct CppUnit {
+  std::string header_name;  // "softmax.h"
+  std::string header;
+  std::string source_name;  // "softmax.cpp"; includes header_name and "tenet_runtime.h"
+  std::string source;
+};
+
+/// Emits the named functions of `m` (every function when `functions` is empty).
+/// Throws InternalError for IR the backend cannot express (the verifier and the
+/// checker are meant to rule that out) or for an unknown function name.
+CppUnit emit_cpp(const ir::Module& m, const std::vector<std::string>& functions = {},
+                 const CppOptions& options = {});
+
+/// The C symbol of a function: its name, or "tenet_<name>" when the name would
+/// collide with the C library or a C++ keyword (e.g. "exp", "main", "int").
+std::string c_symbol(const ir::Function& fn);
+
+/// The string f__signature() returns, describing the ABI so a loader can check
+/// that a library matches the IR it was built from, e.g.
+///   "tenet-abi-1 softmax(sizes N, K; in float32 z[N, K]; out float32 p[N, K])"
+std::string abi_signature(const ir::Function& fn);
+
+}  // namespace tenet::codegen

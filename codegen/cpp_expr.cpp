@@ -1,0 +1,257 @@
+#include "codegen/cpp_expr.h"
+
+#include "support/error.h"
+
+namespace tenet::codegen::detail {
+
+namespace {
+
+std::string c_type(ElemType t) {
+  return std::string(c_type_name(t));
+}
+
+/// C++ promotes int8/uint8/int16 operands to int; the IR keeps the operand
+/// type, so results of arithmetic on them are cast back.
+bool promotes_to_int(ElemType t) {
+  return t == ElemType::I8 || t == ElemType::U8 || t == ElemType::I16;
+}
+
+CExpr call(const std::string& fn, const std::vector<CExpr>& args) {
+  std::string text = fn + "(";
+  for (size_t i = 0; i < args.size(); ++i) text += (i ? ", " : "") + args[i].text;
+  return CExpr{text + ")", kPrecPrimary};
+}
+
+/// Keeps an integer result in its IR type when C++ would have widened it.
+CExpr keep_type(CExpr e, ElemType t) {
+  if (!promotes_to_int(t)) return e;
+  return CExpr{c_type(t) + "(" + e.text + ")", kPrecPrimary};
+}
+
+CExpr infix(const CExpr& a, const char* op, const CExpr& b, int prec) {
+  // Left-associative: the right operand needs a strictly tighter operator.
+  // Chained comparisons and '&&' inside '||' get parentheses, as a reader
+  // (and -Wparentheses) expects.
+  int left = prec, right = prec + 1;
+  if (prec == kPrecRelational || prec == kPrecEquality) left = kPrecRelational + 1;
+  if (prec == kPrecEquality) right = kPrecRelational + 1;
+  auto operand = [&](const CExpr& x, int min_prec) {
+    if (prec == kPrecOr && x.prec == kPrecAnd) return "(" + x.text + ")";
+    return wrap(x, min_prec);
+  };
+  return CExpr{operand(a, left) + " " + op + " " + operand(b, right), prec};
+}
+
+CExpr unary(const ir::ExprNode& e, const CExpr& a) {
+  const ElemType t = e.type;
+  switch (e.unop) {
+    case ir::UnOp::Neg: {
+      // "-(-x)" rather than "--x".
+      std::string operand = a.text[0] == '-' ? "(" + a.text + ")" : wrap(a, kPrecUnary);
+      return keep_type(CExpr{"-" + operand, kPrecUnary}, t);
+    }
+    case ir::UnOp::Not:
+      return CExpr{"!" + wrap(a, kPrecUnary), kPrecUnary};
+    case ir::UnOp::Exp:
+      return call("std::exp", {a});
+    case ir::UnOp::Log:
+      return call("std::log", {a});
+    case ir::UnOp::Sqrt:
+      return call("std::sqrt", {a});
+    case ir::UnOp::Tanh:
+      return call("std::tanh", {a});
+    case ir::UnOp::Sigmoid:
+      return call("tenet::sigmoid", {a});
+    case ir::UnOp::Abs:
+      if (is_float(t)) return call("std::fabs", {a});
+      return call("tenet::int_abs<" + c_type(t) + ">", {a});
+  }
+  TENET_UNREACHABLE("unknown unary op");
+}
+
+CExpr binary(const ir::ExprNode& e, const CExpr& a, const CExpr& b) {
+  const ElemType t = e.args[0]->type;  // operand type (comparisons give bool)
+  switch (e.binop) {
+    case ir::BinOp::Add:
+      return keep_type(infix(a, "+", b, kPrecAdditive), t);
+    case ir::BinOp::Sub:
+      return keep_type(infix(a, "-", b, kPrecAdditive), t);
+    case ir::BinOp::Mul:
+      return keep_type(infix(a, "*", b, kPrecMultiplicative), t);
+    case ir::BinOp::Div:
+      if (is_float(t)) return infix(a, "/", b, kPrecMultiplicative);
+      return call("tenet::int_div<" + c_type(t) + ">", {a, b});
+    case ir::BinOp::Pow:
+      return call("std::pow", {a, b});
+    case ir::BinOp::Max:
+      return is_float(t) ? call("std::fmax", {a, b}) : call("std::max<" + c_type(t) + ">", {a, b});
+    case ir::BinOp::Min:
+      return is_float(t) ? call("std::fmin", {a, b}) : call("std::min<" + c_type(t) + ">", {a, b});
+    case ir::BinOp::Lt:
+      return infix(a, "<", b, kPrecRelational);
+    case ir::BinOp::Le:
+      return infix(a, "<=", b, kPrecRelational);
+    case ir::BinOp::Gt:
+      return infix(a, ">", b, kPrecRelational);
+    case ir::BinOp::Ge:
+      return infix(a, ">=", b, kPrecRelational);
+    case ir::BinOp::Eq:
+      return infix(a, "==", b, kPrecEquality);
+    case ir::BinOp::Ne:
+      return infix(a, "!=", b, kPrecEquality);
+    case ir::BinOp::And:
+      return infix(a, "&&", b, kPrecAnd);
+    case ir::BinOp::Or:
+      return infix(a, "||", b, kPrecOr);
+  }
+  TENET_UNREACHABLE("unknown binary op");
+}
+
+CExpr cast(const CExpr& a, ElemType from, ElemType to) {
+  if (to == ElemType::Bool) return CExpr{wrap(a, kPrecEquality + 1) + " != 0", kPrecEquality};
+  if (is_float(from) && is_int(to)) return call("tenet::float_to_int<" + c_type(to) + ">", {a});
+  return CExpr{c_type(to) + "(" + a.text + ")", kPrecPrimary};
+}
+
+/// Whether lo <= a < hi holds for every value the indices of `a` take.
+bool provably_in_range(const ir::Affine& a, const ir::SizeExpr& extent, const Scope& scope) {
+  ir::SizeExpr min = a.offset, max = a.offset;
+  for (const auto& [index, coef] : a.terms) {
+    const IndexInfo& range = scope.indices.at(index);
+    ir::SizeExpr first = range.lo, last = range.hi - 1;
+    min = min + (coef > 0 ? first : last) * coef;
+    max = max + (coef > 0 ? last : first) * coef;
+  }
+  return ir::provably_le(0, min) && ir::provably_le(max, extent - 1);
+}
+
+CExpr read(const ir::ExprNode& e, const Scope& scope) {
+  auto it = scope.tensors->find(e.tensor.get());
+  TENET_ASSERT(it != scope.tensors->end(), "read of " << e.tensor->name << " has no storage");
+  const TensorAccess& t = it->second;
+  CExpr element{t.pointer + "[" + flat_offset(t, e.indices, scope) + "]", kPrecPrimary};
+  if (!e.guarded) return element;
+  std::string condition;
+  for (size_t d = 0; d < e.indices.size(); ++d) {
+    if (provably_in_range(e.indices[d], e.tensor->shape[d], scope)) continue;
+    if (!condition.empty()) condition += " && ";
+    condition +=
+        "tenet::in_bounds(" + affine_to_c(e.indices[d], scope).text + ", " + t.dims[d] + ")";
+  }
+  if (condition.empty()) return element;
+  return CExpr{condition + " ? " + element.text + " : " + literal(0, e.type).text, kPrecTernary};
+}
+
+}  // namespace
+
+CExpr affine_to_c(const ir::Affine& a, const Scope& scope) {
+  std::string text;
+  int prec = kPrecPrimary;
+  int terms = 0;
+  for (const auto& [index, coef] : a.terms) {
+    auto it = scope.indices.find(index);
+    TENET_ASSERT(it != scope.indices.end(), "index " << index << " is not in scope");
+    const std::string& name = it->second.name;
+    int64_t mag = coef < 0 ? -coef : coef;
+    std::string term = mag == 1 ? name : std::to_string(mag) + " * " + name;
+    if (terms == 0)
+      text = (coef < 0 ? "-" : "") + term;
+    else
+      text += (coef < 0 ? " - " : " + ") + term;
+    prec = terms > 0  ? kPrecAdditive
+           : coef < 0 ? kPrecUnary
+           : mag == 1 ? kPrecPrimary
+                      : kPrecMultiplicative;
+    ++terms;
+  }
+  if (a.offset == ir::SizeExpr(0)) {
+    if (terms == 0) return CExpr{"0", kPrecPrimary};
+    return CExpr{text, prec};
+  }
+  CExpr offset = size_to_c(a.offset, *scope.size_names);
+  if (terms == 0) return offset;
+  if (offset.text[0] == '-')
+    text += " - " + offset.text.substr(1);  // "-N + 3" -> "i - N + 3"
+  else
+    text += " + " + wrap(offset, kPrecAdditive);
+  return CExpr{text, kPrecAdditive};
+}
+
+std::string flat_offset(const TensorAccess& t, const std::vector<ir::Affine>& indices,
+                        const Scope& scope) {
+  std::string text;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    CExpr index = affine_to_c(indices[d], scope);
+    if (index.text == "0") continue;
+    // Parenthesised so each dimension's index stands out: "(2 * i + ki) * x_stride2 + (2 * j +
+    // kj)".
+    std::string term = t.strides[d] == "1"
+                           ? (indices.size() > 1 ? wrap(index, kPrecPrimary) : index.text)
+                           : wrap(index, kPrecMultiplicative) + " * " + t.strides[d];
+    text += (text.empty() ? "" : " + ") + term;
+  }
+  return text.empty() ? "0" : text;
+}
+
+CExpr emit_expr(const ir::Expr& e, const Scope& scope) {
+  switch (e->kind) {
+    case ir::ExprKind::Const:
+      return literal(e->value, e->type);
+    case ir::ExprKind::Index: {
+      auto it = scope.indices.find(e->index);
+      TENET_ASSERT(it != scope.indices.end(), "index " << e->index << " is not in scope");
+      return CExpr{it->second.name, kPrecPrimary};
+    }
+    case ir::ExprKind::Size:
+      return size_to_c(e->size, *scope.size_names);
+    case ir::ExprKind::Read:
+      return read(*e, scope);
+    case ir::ExprKind::Unary:
+      return unary(*e, emit_expr(e->args[0], scope));
+    case ir::ExprKind::Binary:
+      return binary(*e, emit_expr(e->args[0], scope), emit_expr(e->args[1], scope));
+    case ir::ExprKind::Select: {
+      CExpr c = emit_expr(e->args[0], scope);
+      CExpr a = emit_expr(e->args[1], scope);
+      CExpr b = emit_expr(e->args[2], scope);
+      return CExpr{
+          wrap(c, kPrecOr) + " ? " + wrap(a, kPrecTernary + 1) + " : " + wrap(b, kPrecTernary + 1),
+          kPrecTernary};
+    }
+    case ir::ExprKind::Cast:
+      return cast(emit_expr(e->args[0], scope), e->args[0]->type, e->type);
+  }
+  TENET_UNREACHABLE("unknown expression kind");
+}
+
+std::string reduce_identity(ir::ReduceOp op, ElemType t) {
+  switch (op) {
+    case ir::ReduceOp::Sum:
+      return literal(0, t).text;
+    case ir::ReduceOp::Max:
+      return "tenet::max_identity<" + c_type(t) + ">()";
+    case ir::ReduceOp::Min:
+      return "tenet::min_identity<" + c_type(t) + ">()";
+    case ir::ReduceOp::None:
+      break;
+  }
+  TENET_UNREACHABLE("assignment has no identity");
+}
+
+std::string reduce_step(ir::ReduceOp op, ElemType t, const std::string& acc, const CExpr& value) {
+  switch (op) {
+    case ir::ReduceOp::Sum:
+      return acc + " += " + value.text + ";";
+    case ir::ReduceOp::Max:
+      return acc + " = " + (is_float(t) ? "std::fmax(" : "std::max<" + c_type(t) + ">(") + acc +
+             ", " + value.text + ");";
+    case ir::ReduceOp::Min:
+      return acc + " = " + (is_float(t) ? "std::fmin(" : "std::min<" + c_type(t) + ">(") + acc +
+             ", " + value.text + ");";
+    case ir::ReduceOp::None:
+      break;
+  }
+  TENET_UNREACHABLE("assignment is not a reduction");
+}
+
+}  // namespace tenet::codegen::detail

@@ -1,0 +1,54 @@
+/// \file
+/// Expressions of the IR as C++ text, for the statement emitter (cpp_function.cpp).
+///
+/// Internal to codegen/. Expects: a verified expression whose tensors and
+/// indices are all described by the Scope. Guarantees: the text has the IR
+/// type (float arithmetic stays float, narrow integers are cast back after
+/// each operation) and the interpreter's semantics for max/min (fmax/fmin),
+/// integer division, casts and guarded reads (0 outside the tensor).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "codegen/c_text.h"
+#include "ir/ir.h"
+
+namespace tenet::codegen::detail {
+
+/// How generated code reaches one tensor's elements.
+struct TensorAccess {
+  std::string pointer;               // the C++ name of its data pointer
+  std::vector<std::string> strides;  // per dimension, in elements: a name, a number or "1"
+  std::vector<std::string> dims;     // per dimension: the C++ extent (a name or a number)
+};
+
+/// An index in scope: its C++ name and its range [lo, hi).
+struct IndexInfo {
+  std::string name;
+  ir::SizeExpr lo, hi;
+};
+
+struct Scope {
+  const std::map<const ir::Value*, TensorAccess>* tensors = nullptr;
+  std::map<std::string, IndexInfo> indices;  // keyed by the IR index name
+  const NameMap* size_names = nullptr;
+};
+
+CExpr emit_expr(const ir::Expr& e, const Scope& scope);
+
+/// The flat element offset of a read or write: "b * s_stride0 + n * s_stride1 + d".
+std::string flat_offset(const TensorAccess& t, const std::vector<ir::Affine>& indices,
+                        const Scope& scope);
+
+/// An affine index as C++ ("2 * i + ki - 1").
+CExpr affine_to_c(const ir::Affine& a, const Scope& scope);
+
+/// The C++ spelling of the identity of a reduction over type `t`.
+std::string reduce_identity(ir::ReduceOp op, ElemType t);
+
+/// The statement that folds `value` into `acc`: "acc += x;", "acc = std::fmax(acc, x);".
+std::string reduce_step(ir::ReduceOp op, ElemType t, const std::string& acc, const CExpr& value);
+
+}  // namespace tenet::codegen::detail

@@ -1,0 +1,414 @@
+// Planning one function: C++ names, where each value lives, sizes, strides and
+// the workspace; then the ABI wrappers around the body.
+#include <algorithm>
+#include <cctype>
+
+#include "codegen/function_emitter.h"
+#include "support/error.h"
+
+namespace tenet::codegen::detail {
+
+namespace {
+
+/// Whether `text` mentions the identifier `name` (not as part of a longer one).
+bool mentions(const std::string& text, const std::string& name) {
+  auto is_ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
+    bool starts = at == 0 || !is_ident(text[at - 1]);
+    bool ends = at + name.size() == text.size() || !is_ident(text[at + name.size()]);
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
+std::string c_type(ElemType t) {
+  return std::string(c_type_name(t));
+}
+
+void collect_defined(const std::vector<ir::Stmt>& body, std::set<const ir::Value*>& out) {
+  for (const ir::Stmt& s : body) {
+    if (s.kind == ir::StmtKind::Compute) {
+      out.insert(s.compute.result.get());
+      continue;
+    }
+    for (const auto& c : s.loop->carried) {
+      if (c.param) out.insert(c.param.get());
+      out.insert(c.result.get());
+    }
+    collect_defined(s.loop->body, out);
+  }
+}
+
+}  // namespace
+
+FunctionEmitter::FunctionEmitter(const ir::Function& fn, std::string symbol,
+                                 const CppOptions& options)
+    : fn_(fn), symbol_(std::move(symbol)), options_(options), liveness_(fn) {
+  names_.reserve(symbol_);
+  name_parameters();
+  plan_block(fn_.body, nullptr);
+  if (!slots_.empty()) offset_name_ = names_.take("workspace_offset");
+}
+
+void FunctionEmitter::name_parameters() {
+  for (const std::string& s : fn_.size_params) {
+    std::string name = names_.take(s);
+    size_names_[s] = name;
+    size_params_.push_back(name);
+  }
+  for (const auto& v : fn_.inputs) {
+    input_params_.push_back(names_.take(v->name));
+    add_tensor(v, input_params_.back());
+  }
+  std::set<const ir::Value*> top_level_results;
+  for (const ir::Stmt& s : fn_.body)
+    if (s.kind == ir::StmtKind::Compute) top_level_results.insert(s.compute.result.get());
+  for (const auto& v : fn_.outputs) {
+    outputs_.insert(v.get());
+    output_params_.push_back(names_.take(v->name));
+    // A statement writes its result straight into the caller's buffer; an
+    // output that is an input, a loop result or a repeat is copied at the end.
+    if (top_level_results.count(v.get()) && !tensors_.count(v.get()))
+      add_tensor(v, output_params_.back());
+    else
+      output_copies_.push_back({output_params_.back(), v});
+  }
+}
+
+void FunctionEmitter::plan_block(const std::vector<ir::Stmt>& body, const ir::Loop* enclosing) {
+  for (const ir::Stmt& s : body) {
+    if (s.kind == ir::StmtKind::Loop) {
+      plan_loop(*s.loop);
+      continue;
+    }
+    const ir::ValuePtr& result = s.compute.result;
+    if (!liveness_.live(s.compute) || tensors_.count(result.get())) continue;
+    auto in_place = in_place_buffers_.find(result.get());
+    if (enclosing && in_place != in_place_buffers_.end()) {
+      std::string pointer = names_.take(result->name);
+      in_place->second = names_.take(pointer + "_buffers");
+      add_tensor(result, pointer);
+      slots_.push_back({in_place->second, result->type, count_text(*result), 2});
+    } else {
+      add_temporary(result, 1);
+    }
+  }
+}
+
+void FunctionEmitter::plan_loop(const ir::Loop& loop) {
+  if (!liveness_.live(loop)) return;
+  loop_vars_[&loop] = names_.take(loop.var);
+  std::set<const ir::Value*> inside;
+  collect_defined(loop.body, inside);
+  std::set<const ir::Value*> body_results;
+  for (const ir::Stmt& s : loop.body)
+    if (s.kind == ir::StmtKind::Compute) body_results.insert(s.compute.result.get());
+
+  std::set<const ir::Value*> own_params;
+  for (const auto& c : loop.carried)
+    if (c.param) own_params.insert(c.param.get());
+
+  for (const auto& c : loop.carried) {
+    if (!c.param || !liveness_.live(c)) continue;
+    add_tensor(c.param, names_.take(c.param->name));
+    CarryKind kind = CarryKind::Copy;  // another parameter, or a nested loop's result
+    if (c.next == c.param)
+      kind = CarryKind::Unchanged;
+    else if (!inside.count(c.next.get()) && !own_params.count(c.next.get()))
+      kind = CarryKind::Alias;
+    else if (body_results.count(c.next.get()))
+      kind = CarryKind::InPlace;
+    carry_kind_[&c] = kind;
+    if (kind == CarryKind::InPlace) in_place_buffers_[c.next.get()];
+  }
+  plan_block(loop.body, &loop);
+  for (const auto& c : loop.carried) {
+    if (!liveness_.live(c)) continue;
+    // The result's name is the state variable: the parameter of the coming
+    // iteration while the loop runs, the final value after it.
+    std::string name = c.result->name;
+    if (outputs_.count(c.result.get()))  // the output parameter has the plain name
+      name = c.param ? name + "_state" : c.next->name + "_last";
+    add_tensor(c.result, names_.take(name));
+    if (c.param && carry_kind_.at(&c) == CarryKind::Copy) {
+      std::string buffers = names_.take(c.param->name + "_buffers");
+      carry_buffers_[&c] = buffers;
+      slots_.push_back({buffers, c.param->type, count_text(*c.param), 2});
+    }
+  }
+}
+
+void FunctionEmitter::add_temporary(const ir::ValuePtr& v, int copies) {
+  std::string pointer = names_.take(v->name);
+  add_tensor(v, pointer);
+  slots_.push_back({pointer, v->type, count_text(*v), copies});
+}
+
+void FunctionEmitter::add_tensor(const ir::ValuePtr& v, const std::string& pointer) {
+  TensorAccess t;
+  t.pointer = pointer;
+  const int rank = v->rank();
+  for (int d = 0; d < rank; ++d) t.dims.push_back(dim_text(*v, d));
+  // Storage order, outermost first; the innermost dimension has stride 1.
+  std::vector<int> order = v->layout;
+  if (order.empty())
+    for (int d = 0; d < rank; ++d) order.push_back(d);
+  t.strides.assign(size_t(rank), "1");
+  std::vector<std::pair<std::string, std::string>> strides(size_t(std::max(rank - 1, 0)));
+  for (int p = rank - 2; p >= 0; --p) {
+    // The product of the inner extents, constants folded: "C * 81", not "C * 9 * 9".
+    int64_t constant = 1;
+    std::string product;
+    for (int q = p + 1; q < rank; ++q) {
+      const ir::SizeExpr& extent = v->shape[size_t(order[size_t(q)])];
+      if (auto k = extent.constant())
+        constant *= *k;
+      else
+        product += (product.empty() ? "" : " * ") + t.dims[size_t(order[size_t(q)])];
+    }
+    if (constant != 1 || product.empty())
+      product += (product.empty() ? "" : " * ") + std::to_string(constant);
+    const int dim = order[size_t(p)];
+    std::string name = names_.take(pointer + "_stride" + std::to_string(dim));
+    t.strides[size_t(dim)] = name;
+    strides[size_t(p)] = {name, product};
+  }
+  if (!strides.empty()) strides_.push_back(std::move(strides));
+  tensors_[v.get()] = std::move(t);
+}
+
+std::string FunctionEmitter::dim_text(const ir::Value& v, int d) {
+  const ir::SizeExpr& size = v.shape[size_t(d)];
+  if (is_simple_size(size)) return size_to_c(size, size_names_).text;
+  auto it = size_local_by_key_.find(size.key());
+  if (it != size_local_by_key_.end()) return it->second;
+  std::string name = names_.take(sanitize_identifier(v.name) + "_dim" + std::to_string(d));
+  size_locals_.push_back({name, size_to_c(size, size_names_).text});
+  size_local_by_key_[size.key()] = name;
+  return name;
+}
+
+std::string FunctionEmitter::count_text(const ir::Value& v) {
+  std::string product;
+  for (int d = 0; d < v.rank(); ++d) product += (d ? " * " : "") + dim_text(v, d);
+  return product.empty() ? "1" : product;
+}
+
+const TensorAccess& FunctionEmitter::access(const ir::ValuePtr& v) const {
+  auto it = tensors_.find(v.get());
+  TENET_ASSERT(it != tensors_.end(), "no storage for " << v->name);
+  return it->second;
+}
+
+std::string FunctionEmitter::parameter_list(bool with_restrict) const {
+  std::vector<std::string> params;
+  for (const auto& s : size_params_) params.push_back("int64_t " + s);
+  const std::string restrict = with_restrict ? " __restrict__ " : " ";
+  for (size_t i = 0; i < fn_.inputs.size(); ++i)
+    params.push_back("const " + c_type(fn_.inputs[i]->type) + "*" + restrict + input_params_[i]);
+  for (size_t i = 0; i < fn_.outputs.size(); ++i)
+    params.push_back(c_type(fn_.outputs[i]->type) + "*" + restrict + output_params_[i]);
+  std::string out;
+  for (size_t i = 0; i < params.size(); ++i) out += (i ? ", " : "") + params[i];
+  return out;
+}
+
+std::string FunctionEmitter::argument_list() const {
+  std::string out;
+  auto add = [&](const std::string& a) { out += (out.empty() ? "" : ", ") + a; };
+  for (const auto& s : size_params_) add(s);
+  for (const auto& s : input_params_) add(s);
+  for (const auto& s : output_params_) add(s);
+  return out;
+}
+
+std::string FunctionEmitter::declarations() const {
+  Code code;
+  std::string signature = fn_.name + "(";
+  for (size_t i = 0; i < fn_.inputs.size(); ++i) signature += (i ? ", " : "") + fn_.inputs[i]->name;
+  signature += ") -> (";
+  for (size_t i = 0; i < fn_.outputs.size(); ++i)
+    signature += (i ? ", " : "") + fn_.outputs[i]->name;
+  code.line("/// " + signature + ")");
+  auto describe = [](const ir::Value& v, const char* role) {
+    std::string shape;
+    for (size_t d = 0; d < v.shape.size(); ++d) shape += (d ? ", " : "") + v.shape[d].str();
+    return "///   " + v.name + ": " + std::string(type_name(v.type)) + "[" + shape + "], " + role;
+  };
+  for (const auto& v : fn_.inputs) code.line(describe(*v, "input"));
+  for (const auto& v : fn_.outputs) code.line(describe(*v, "output"));
+  code.line("/// Buffers are dense and row-major and must not overlap.");
+  std::string sizes;
+  for (const auto& s : size_params_)
+    sizes += (sizes.empty() ? "" : ", ") + std::string("int64_t ") + s;
+  const std::string params = parameter_list(false);
+  code.line("void " + symbol_ + "(" + params + ");");
+  code.line("/// Bytes of scratch memory " + symbol_ + "__with_workspace needs.");
+  code.line("int64_t " + symbol_ + "__workspace_bytes(" + (sizes.empty() ? "void" : sizes) + ");");
+  code.line("/// Like " + symbol_ + ", with caller-owned scratch memory (64-byte aligned).");
+  code.line("void " + symbol_ + "__with_workspace(" + params + (params.empty() ? "" : ", ") +
+            "void* workspace);");
+  code.line("/// sizes: the size parameters in order; buffers: inputs, then outputs.");
+  code.line("/// Returns 0, 1 for a negative size, 2 when scratch memory cannot be allocated.");
+  code.line("int " + symbol_ + "__packed(const int64_t* sizes, void* const* buffers);");
+  code.line("/// The ABI of " + symbol_ + ", for loaders to check.");
+  code.line("const char* " + symbol_ + "__signature(void);");
+  return code.str();
+}
+
+void FunctionEmitter::emit_workspace_bytes(Code& code) const {
+  std::string sizes;
+  for (const auto& s : size_params_)
+    sizes += (sizes.empty() ? "" : ", ") + std::string("int64_t ") + s;
+  code.open("extern \"C\" int64_t " + symbol_ + "__workspace_bytes(" + sizes + ")");
+  if (slots_.empty()) {
+    code.line("return 0;  // no temporaries");
+    code.close();
+    return;
+  }
+  Code counts(1);
+  counts.line("int64_t bytes = 0;");
+  for (const WorkspaceSlot& slot : slots_) {
+    std::string term = "tenet::workspace_bytes<" + c_type(slot.type) + ">(" + slot.count + ")";
+    if (slot.copies > 1) term = std::to_string(slot.copies) + " * " + term;
+    counts.line("bytes += " + term + ";  // " + slot.name);
+  }
+  counts.line("return bytes;");
+  code.raw(used_size_locals(counts.str(), 1) + counts.str());
+  code.close();
+}
+
+std::string FunctionEmitter::used_size_locals(const std::string& text, int depth) const {
+  Code locals(depth);
+  for (const auto& [name, expr] : size_locals_)
+    if (mentions(text, name)) locals.line("const int64_t " + name + " = " + expr + ";");
+  return locals.str();
+}
+
+std::string FunctionEmitter::definitions() {
+  Code code;
+  code.comment("---- " + fn_.name + " " +
+               std::string(std::max<size_t>(3, 70 - fn_.name.size()), '-'));
+  code.line("");
+  emit_workspace_bytes(code);
+  code.line("");
+  emit_body(code);
+  code.line("");
+  emit_wrappers(code);
+  return code.str();
+}
+
+void FunctionEmitter::emit_body(Code& code) {
+  Code statements(1);
+  Scope scope;
+  scope.tensors = &tensors_;
+  scope.size_names = &size_names_;
+  emit_block(statements, fn_.body, scope);
+  for (const auto& [param, value] : output_copies_) {
+    const TensorAccess& from = access(value);
+    statements.line("std::copy_n(" + from.pointer + ", " + count_text(*value) + ", " + param +
+                    ");  // output " + value->name);
+  }
+  const std::string body = statements.str();
+
+  Code setup(1);
+  Code strides(1);
+  for (const auto& tensor : strides_) {
+    // One declaration per tensor, with the strides the statements use.
+    std::string decl;
+    for (const auto& [name, expr] : tensor)
+      if (mentions(body, name))
+        decl += (decl.empty() ? "const int64_t " : ", ") + name + " = " + expr;
+    if (!decl.empty()) strides.line(decl + ";");
+  }
+  if (!slots_.empty()) {
+    setup.comment("Temporaries, carved from the workspace in the order " + symbol_ +
+                  "__workspace_bytes counts them.");
+    setup.line("int64_t " + offset_name_ + " = 0;");
+    for (const WorkspaceSlot& slot : slots_) {
+      const std::string carve = "tenet::carve<" + c_type(slot.type) + ">(workspace, " +
+                                offset_name_ + ", " + slot.count + ")";
+      if (slot.copies == 1) {
+        setup.line(c_type(slot.type) + "* __restrict__ " + slot.name + " = " + carve + ";");
+      } else {
+        setup.line(c_type(slot.type) + "* const " + slot.name + "[2] = {" + carve + ",");
+        setup.line(std::string(c_type(slot.type).size() + slot.name.size() + 15, ' ') + carve +
+                   "};");
+      }
+    }
+  }
+  std::string setup_text = setup.str();
+  if (!strides.str().empty())
+    setup_text = "  // Strides of the tensors, in elements.\n" + strides.str() + setup_text;
+  const std::string params = parameter_list(true);
+  code.open("extern \"C\" void " + symbol_ + "__with_workspace(" + params +
+            (params.empty() ? "" : ", ") +
+            (slots_.empty() ? "void* /*workspace*/" : "void* workspace") + ")");
+  const std::string locals = used_size_locals(setup_text + body, 1);
+  if (!locals.empty())
+    code.raw("  // Extents that are expressions of the size parameters.\n" + locals);
+  code.raw(setup_text);
+  if (!setup_text.empty()) code.line("");
+  code.raw(body);
+  code.close();
+}
+
+void FunctionEmitter::emit_wrappers(Code& code) const {
+  const std::string params = parameter_list(true);
+  const std::string args = argument_list();
+  code.open("extern \"C\" void " + symbol_ + "(" + params + ")");
+  if (slots_.empty()) {
+    code.line(symbol_ + "__with_workspace(" + args + (args.empty() ? "" : ", ") + "nullptr);");
+  } else {
+    std::string sizes;
+    for (const auto& s : size_params_) sizes += (sizes.empty() ? "" : ", ") + s;
+    code.line("tenet::Workspace workspace(" + symbol_ + "__workspace_bytes(" + sizes + "));");
+    code.line(symbol_ + "__with_workspace(" + args + ", workspace.data());");
+  }
+  code.close();
+  code.line("");
+
+  code.open("extern \"C\" int " + symbol_ + "__packed(const int64_t* sizes, void* const* buffers)");
+  const size_t n_sizes = size_params_.size();
+  if (n_sizes == 0) {
+    code.line("(void)sizes;");
+  } else {
+    code.line("for (int i = 0; i < " + std::to_string(n_sizes) + "; ++i)");
+    code.line("  if (sizes[i] < 0) return 1;");
+  }
+  std::vector<std::string> call_args;
+  for (size_t i = 0; i < n_sizes; ++i) call_args.push_back("sizes[" + std::to_string(i) + "]");
+  size_t b = 0;
+  for (const auto& v : fn_.inputs)
+    call_args.push_back("static_cast<const " + c_type(v->type) + "*>(buffers[" +
+                        std::to_string(b++) + "])");
+  for (const auto& v : fn_.outputs)
+    call_args.push_back("static_cast<" + c_type(v->type) + "*>(buffers[" + std::to_string(b++) +
+                        "])");
+  code.open("try");
+  std::string call = symbol_ + "(";
+  for (size_t i = 0; i < call_args.size(); ++i) call += (i ? ", " : "") + call_args[i];
+  code.line(call + ");");
+  code.close("} catch (const std::bad_alloc&) {");
+  code.line("  return 2;");
+  code.line("}");
+  code.line("return 0;");
+  code.close();
+  code.line("");
+
+  code.open("extern \"C\" const char* " + symbol_ + "__signature(void)");
+  // Adjacent string literals, split after "; " so that lines stay short.
+  const std::string signature = abi_signature(fn_);
+  std::vector<std::string> pieces{""};
+  for (size_t i = 0; i < signature.size(); ++i) {
+    pieces.back() += signature[i];
+    if (signature[i] == ' ' && i > 0 && signature[i - 1] == ';' && pieces.back().size() > 40)
+      pieces.emplace_back();
+  }
+  for (size_t i = 0; i < pieces.size(); ++i)
+    code.line((i == 0 ? "return " : "       ") + c_string_literal(pieces[i]) +
+              (i + 1 == pieces.size() ? ";" : ""));
+  code.close();
+}
+
+}  // namespace tenet::codegen::detail

@@ -1,0 +1,99 @@
+/// \file
+/// The state of emitting one function, shared by the planning half
+/// (cpp_function.cpp: names, storage, sizes, strides, workspace, ABI
+/// wrappers) and the statement half (cpp_statements.cpp: loop nests).
+///
+/// Internal to codegen/.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "codegen/c_text.h"
+#include "codegen/code_writer.h"
+#include "codegen/cpp.h"
+#include "codegen/cpp_expr.h"
+#include "codegen/liveness.h"
+#include "ir/ir.h"
+
+namespace tenet::codegen::detail {
+
+/// How a loop-carried tensor moves from one iteration to the next.
+enum class CarryKind {
+  Unchanged,  // next is the parameter itself: nothing to do
+  Alias,      // next is defined outside the loop and never changes: point at it
+  InPlace,    // next is computed in the body into alternating buffers: point at it
+  Copy,       // anything else: copy next into this tensor's alternating buffers
+};
+
+/// A slot of the workspace: one temporary, or the pair of alternating buffers
+/// a loop-carried tensor needs.
+struct WorkspaceSlot {
+  std::string name;  // the pointer (or the array of two pointers) in the generated code
+  ElemType type;
+  std::string count;  // elements, as C++
+  int copies = 1;
+};
+
+class FunctionEmitter {
+ public:
+  FunctionEmitter(const ir::Function& fn, std::string symbol, const CppOptions& options);
+
+  std::string declarations() const;
+  std::string definitions();
+
+ private:
+  // Planning (cpp_function.cpp).
+  void name_parameters();
+  void plan_block(const std::vector<ir::Stmt>& body, const ir::Loop* enclosing);
+  void plan_loop(const ir::Loop& loop);
+  void add_tensor(const ir::ValuePtr& v, const std::string& pointer);
+  void add_temporary(const ir::ValuePtr& v, int copies);
+  std::string dim_text(const ir::Value& v, int d);
+  std::string count_text(const ir::Value& v);
+  const TensorAccess& access(const ir::ValuePtr& v) const;
+  std::string parameter_list(bool with_restrict) const;
+  std::string argument_list() const;
+
+  std::string used_size_locals(const std::string& text, int depth) const;
+  void emit_workspace_bytes(Code& code) const;
+  void emit_body(Code& code);
+  void emit_wrappers(Code& code) const;
+
+  // Statements (cpp_statements.cpp).
+  void emit_block(Code& code, const std::vector<ir::Stmt>& body, const Scope& scope);
+  void emit_compute(Code& code, const ir::Stmt& s, const Scope& scope);
+  void emit_loop(Code& code, const ir::Stmt& s, const Scope& scope);
+  std::string parallel_pragma(const ir::Compute& c) const;
+  static std::string comment_text(const ir::Stmt& s);
+
+  const ir::Function& fn_;
+  std::string symbol_;
+  CppOptions options_;
+  Liveness liveness_;
+
+  Namer names_;         // function scope
+  NameMap size_names_;  // IR size parameter -> C++ name
+  std::vector<std::string> size_params_, input_params_, output_params_;
+  std::map<const ir::Value*, TensorAccess> tensors_;
+  std::set<const ir::Value*> outputs_;
+  std::vector<std::pair<std::string, std::string>> size_locals_;  // name, C++ expression
+  std::map<std::string, std::string> size_local_by_key_;          // SizeExpr key -> name
+  /// Per tensor (in order of appearance), its strides: name and C++ expression.
+  std::vector<std::vector<std::pair<std::string, std::string>>> strides_;
+  std::vector<WorkspaceSlot> slots_;
+  std::string offset_name_;  // the running workspace offset
+
+  // Loops: how each carried tensor advances, and the storage it needs.
+  std::map<const ir::Loop::Carried*, CarryKind> carry_kind_;
+  std::map<const ir::Loop::Carried*, std::string> carry_buffers_;  // Copy: its two buffers
+  std::map<const ir::Value*, std::string> in_place_buffers_;       // InPlace next values
+  std::map<const ir::Loop*, std::string> loop_vars_;
+
+  // Outputs not written in place: copied at the end from their value.
+  std::vector<std::pair<std::string, ir::ValuePtr>> output_copies_;
+};
+
+}  // namespace tenet::codegen::detail

@@ -1,0 +1,94 @@
+/// \file
+/// The JIT: emits C++ for IR functions (cpp.h), compiles it into a shared
+/// library with the system compiler, loads it, and runs it on Tensors.
+///
+/// Expects: a verified module; a C++17 compiler (JitOptions::cxx).
+/// Guarantees:
+///   - libraries are cached under <cache_dir>/<key>/ where the key hashes the
+///     generated source, the runtime headers, the compiler path and its
+///     `--version` output, the flags and (for -march=native) the host CPU; a
+///     second compile of the same code, in this or another process, runs no
+///     compiler (cache_hit() is true);
+///   - a library appears in the cache only complete (written under a
+///     temporary name, then renamed), so concurrent processes are safe;
+///   - a compiler failure is an InternalError carrying the compiler's output
+///     and the path of the generated source (valid IR must always compile);
+///   - run() binds inputs with ir::bind_sizes, so wrong shapes or types are a
+///     BindError before any generated code runs, and allocates the outputs.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/cpp.h"
+#include "ir/ir.h"
+#include "support/tensor.h"
+
+namespace tenet::codegen {
+
+struct JitOptions {
+  /// Default: $TENET_CACHE_DIR, else $XDG_CACHE_HOME/tenet, else ~/.cache/tenet.
+  std::string cache_dir;
+  /// Default: $TENET_CXX, else the compiler that built Tenet.
+  std::string cxx;
+  /// Default: default_jit_flags(). Replaces the defaults entirely when set.
+  std::vector<std::string> flags;
+  /// Code generation options; they change the source, hence the cache key.
+  CppOptions cpp;
+  /// Print cache hits and compiler commands (with timings) to stderr.
+  bool verbose = false;
+};
+
+/// -O3 -march=native -fopenmp -fwrapv -fPIC -shared -std=c++17. -fwrapv makes
+/// int32/int64 overflow wrap as in the interpreter (see runtime/tenet_runtime.h).
+std::vector<std::string> default_jit_flags();
+
+/// The compiler used when JitOptions::cxx is empty: $TENET_CXX, else the
+/// compiler that built Tenet.
+std::string default_jit_compiler();
+
+/// The directory the runtime headers are read from: $TENET_RUNTIME_DIR, else
+/// the runtime/ folder of the source tree Tenet was built from.
+std::string runtime_dir();
+
+struct LoadedLibrary;
+
+/// One function of a loaded library. Copies share the library, which stays
+/// loaded while any copy exists.
+class CompiledFunction {
+ public:
+  /// Runs the function: one tensor per output, in order.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs,
+                          const ir::SizeBindings& given = {}) const;
+
+  /// True when the library came from the cache, without running the compiler.
+  bool cache_hit() const;
+  const std::string& library_path() const;
+  /// The generated C++ the library was built from.
+  const std::string& source_path() const;
+  const ir::Function& function() const { return *fn_; }
+
+ private:
+  friend std::vector<CompiledFunction> jit_compile(const ir::Module&,
+                                                   const std::vector<std::string>&,
+                                                   const JitOptions&);
+  using Packed = int (*)(const int64_t* sizes, void* const* buffers);
+
+  std::shared_ptr<const LoadedLibrary> library_;
+  std::shared_ptr<const ir::Function> fn_;
+  Packed packed_ = nullptr;
+};
+
+/// Compiles (or finds in the cache) one library holding all the named
+/// functions, and returns them in the same order. Sharing one library keeps
+/// compile time down when several functions are needed.
+std::vector<CompiledFunction> jit_compile(const ir::Module& m,
+                                          const std::vector<std::string>& functions,
+                                          const JitOptions& options = {});
+
+/// One function in a library of its own.
+CompiledFunction jit_compile(const ir::Module& m, const std::string& function,
+                             const JitOptions& options = {});
+
+}  // namespace tenet::codegen

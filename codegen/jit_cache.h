@@ -1,0 +1,58 @@
+/// \file
+/// The JIT's building blocks that do not know about IR: cache keys, cache
+/// directories, atomic file writes and running the compiler.
+///
+/// Internal to codegen/.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tenet::codegen::detail {
+
+/// FNV-1a, 64 bits: a fast non-cryptographic hash. Collisions are caught by
+/// comparing the cached source with the new one before a cached library is used.
+class Fnv1a {
+ public:
+  /// Adds a field; fields are length-prefixed so that ("ab", "c") != ("a", "bc").
+  void add(const std::string& field);
+  uint64_t value() const { return h_; }
+  std::string hex() const;
+
+ private:
+  void bytes(const void* data, size_t n);
+  uint64_t h_ = 0xcbf29ce484222325ull;
+};
+
+/// $TENET_CACHE_DIR, $XDG_CACHE_HOME/tenet, ~/.cache/tenet, or a temp folder.
+std::string default_cache_dir();
+
+/// `cxx --version`, run once per compiler per process.
+std::string compiler_version(const std::string& cxx);
+
+/// The CPU model and feature flags (from /proc/cpuinfo), for -march=native keys.
+std::string host_cpu_identity();
+
+/// Every regular file of a folder, as "name\ncontents" in name order.
+std::string folder_contents(const std::string& dir);
+
+std::string read_text_file(const std::string& path);
+/// `path` plus a suffix unique to this process and call, for files that are
+/// renamed into place once complete.
+std::string temporary_name(const std::string& path);
+/// Writes under a unique temporary name, then renames over `path`. Throws
+/// BindError when the folder is not writable.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+struct ProcessResult {
+  int exit_code = -1;  // -1: it could not be started or was killed
+  std::string output;  // stdout and stderr together
+};
+/// Runs a program (no shell) and collects its output.
+ProcessResult run_process(const std::vector<std::string>& argv);
+
+/// argv as a shell would need it typed (for messages and logs).
+std::string command_line(const std::vector<std::string>& argv);
+
+}  // namespace tenet::codegen::detail

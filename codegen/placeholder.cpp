@@ -1,2 +1,0 @@
-// Replaced by the C++ backend.
-namespace tenet::codegen {}

@@ -1,0 +1,358 @@
+#include "ir/interp.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
+
+#include "ir/bind.h"
+#include "ir/interp_expr.h"
+#include "support/error.h"
+
+namespace tenet::ir {
+
+namespace interp {
+
+int Domain::find(const std::string& name) const {
+  for (size_t k = 0; k < indices.size(); ++k)
+    if (indices[k].name == name) return int(k);
+  return -1;
+}
+
+std::string Domain::position_at(int lane) const {
+  std::string out;
+  auto add = [&](const std::string& name, int64_t v) {
+    out += (out.empty() ? "" : ", ") + name + " = " + std::to_string(v);
+  };
+  for (const auto& [name, v] : loop_vars) add(name, v);
+  for (size_t k = 0; k < indices.size(); ++k) {
+    const Index& ix = indices[k];
+    add(ix.name, ix.lo + outer_pos[k] + (ix.in_box ? ix.lane_pos[size_t(lane)] : 0));
+  }
+  return out;
+}
+
+}  // namespace interp
+
+namespace {
+
+using interp::CompileContext;
+using interp::Domain;
+using interp::lane_of;
+using interp::LaneNode;
+using interp::LoopVars;
+using interp::Tensors;
+
+/// Lanes in one box: enough that the per-point overhead (bounds checks, node
+/// dispatch) disappears, few enough that all node buffers stay in cache.
+constexpr int64_t kMaxLanes = 2048;
+
+template <typename S>
+S reduce_identity(ReduceOp op) {
+  if constexpr (std::is_same_v<S, bool>) {
+    return op == ReduceOp::Min;
+  } else if constexpr (std::is_floating_point_v<S>) {
+    if (op == ReduceOp::Max) return -std::numeric_limits<S>::infinity();
+    if (op == ReduceOp::Min) return std::numeric_limits<S>::infinity();
+    return S(0);
+  } else {
+    if (op == ReduceOp::Max) return std::numeric_limits<S>::lowest();
+    if (op == ReduceOp::Min) return std::numeric_limits<S>::max();
+    return S(0);
+  }
+}
+
+/// Combines one reduction step; max and min ignore NaN (fmax/fmin), integer
+/// sums wrap, bools behave as or/and.
+template <typename S>
+lane_of<S> combine(ReduceOp op, lane_of<S> acc, lane_of<S> v) {
+  if constexpr (std::is_same_v<S, bool>) {
+    return op == ReduceOp::Min ? (acc & v) : (acc | v);
+  } else if constexpr (std::is_floating_point_v<S>) {
+    if (op == ReduceOp::Max) return std::fmax(acc, v);
+    if (op == ReduceOp::Min) return std::fmin(acc, v);
+    return acc + v;
+  } else {
+    if (op == ReduceOp::Max) return std::max(acc, v);
+    if (op == ReduceOp::Min) return std::min(acc, v);
+    return int64_t(uint64_t(acc) + uint64_t(v));
+  }
+}
+
+/// Folds `groups` consecutive runs of `group_size` lane values into
+/// result[0, groups), each run in lane (= domain) order.
+template <typename S>
+void fold(ReduceOp op, const lane_of<S>* v, int64_t groups, int64_t group_size, S* result) {
+  using T = lane_of<S>;
+  if (op == ReduceOp::None) {
+    for (int64_t g = 0; g < groups; ++g) result[g] = static_cast<S>(v[g]);
+    return;
+  }
+  for (int64_t g = 0; g < groups; ++g) {
+    T acc = T(result[g]);
+    const T* run = v + g * group_size;
+    if constexpr (std::is_floating_point_v<S>) {
+      // Plain loops, no call per element: fast in unoptimised builds too.
+      if (op == ReduceOp::Sum) {
+        for (int64_t k = 0; k < group_size; ++k) acc += run[k];
+      } else if (op == ReduceOp::Max) {
+        for (int64_t k = 0; k < group_size; ++k) acc = std::fmax(acc, run[k]);
+      } else {
+        for (int64_t k = 0; k < group_size; ++k) acc = std::fmin(acc, run[k]);
+      }
+    } else {
+      for (int64_t k = 0; k < group_size; ++k) acc = combine<S>(op, acc, run[k]);
+    }
+    result[g] = static_cast<S>(acc);
+  }
+}
+
+/// sum(a(...) * b(...)) over float tensors, the shape of every contraction
+/// (matmul, convolution and their gradients), which dominate the work: while
+/// both reads are in bounds it is folded straight from the two tensors,
+/// skipping the lane buffers. Rounding is the same as the general path's: the
+/// product is rounded to S, then added.
+template <typename S>
+class Contraction {
+ public:
+  static std::optional<Contraction> match(const Compute& c, const CompileContext& ctx) {
+    const Expr& body = c.body;
+    if (c.op != ReduceOp::Sum || body->kind != ExprKind::Binary || body->binop != BinOp::Mul ||
+        body->args[0]->kind != ExprKind::Read || body->args[1]->kind != ExprKind::Read)
+      return std::nullopt;
+    Contraction dot;
+    dot.a_node_ = interp::compile_expr(body->args[0], ctx);
+    dot.b_node_ = interp::compile_expr(body->args[1], ctx);
+    dot.a_ = dynamic_cast<interp::DirectRead<S>*>(dot.a_node_.get());
+    dot.b_ = dynamic_cast<interp::DirectRead<S>*>(dot.b_node_.get());
+    if (!dot.a_ || !dot.b_) return std::nullopt;
+    return dot;
+  }
+
+  /// Folds the box into result[0, groups); false (and nothing done) when a
+  /// read is out of bounds somewhere in the box.
+  bool fold(int n, int64_t groups, int64_t group_size, S* result) {
+    const S *a, *b;
+    int64_t a_base, b_base;
+    const int64_t *a_off, *b_off;
+    if (!a_->locate(n, a, a_base, a_off) || !b_->locate(n, b, b_base, b_off)) return false;
+    for (int64_t g = 0, l = 0; g < groups; ++g) {
+      S acc = result[g];
+      for (const int64_t end = l + group_size; l < end; ++l) {
+        S product = a[a_base + a_off[l]] * b[b_base + b_off[l]];
+        acc += product;
+      }
+      result[g] = acc;
+    }
+    return true;
+  }
+
+ private:
+  std::unique_ptr<interp::Node> a_node_, b_node_;
+  interp::DirectRead<S>* a_ = nullptr;
+  interp::DirectRead<S>* b_ = nullptr;
+};
+
+struct ComputeRun {
+  const Compute& stmt;
+  const Tensors& tensors;
+  const SizeBindings& sizes;
+  const LoopVars& loop_vars;
+  std::optional<ElemType> float_type;
+};
+
+/// Starts the result from `init`, from the reduction's identity, or (for a
+/// plain assignment, which writes every element) from zeros.
+void initialise(Tensor& result, const ComputeRun& run) {
+  const Compute& c = run.stmt;
+  if (c.init) {
+    const Tensor& init = run.tensors.at(c.init.get());
+    TENET_ASSERT(init.type() == result.type() && init.shape() == result.shape(),
+                 "interpreter: init " << c.init->name << " is " << init.describe());
+    std::memcpy(result.raw(), init.raw(), result.nbytes());
+    return;
+  }
+  if (c.op == ReduceOp::None) return;
+  interp::with_storage_type(result.type(), [&](auto s) {
+    using S = decltype(s);
+    std::fill_n(result.data<S>(), result.numel(), reduce_identity<S>(c.op));
+  });
+}
+
+/// Runs one Compute statement: plans the box (see interp_expr.h), compiles
+/// the body, and walks the outer points in domain order.
+Tensor run_compute(const ComputeRun& run) {
+  const Compute& c = run.stmt;
+  Domain dom;
+  dom.statement = c.result->name;
+  dom.loop_vars = run.loop_vars;
+  for (const auto* dims : {&c.out, &c.reduce}) {
+    for (const Dim& d : *dims) {
+      Domain::Index ix;
+      ix.name = d.index;
+      ix.lo = d.lo.eval(run.sizes);
+      ix.extent = d.hi.eval(run.sizes) - ix.lo;
+      TENET_ASSERT(ix.extent >= 0, "interpreter: negative range of " << d.index);
+      dom.indices.push_back(std::move(ix));
+    }
+  }
+  const int n_out = int(c.out.size());
+  const int n_dims = int(dom.indices.size());
+  std::vector<int64_t> shape;
+  for (int i = 0; i < n_out; ++i) shape.push_back(dom.indices[size_t(i)].extent);
+  Tensor result(interp::effective_type(c.result->type, run.float_type), shape);
+  initialise(result, run);
+
+  int64_t total = 1, reduce_points = 1;
+  for (int i = 0; i < n_dims; ++i) {
+    total *= dom.indices[size_t(i)].extent;
+    if (i >= n_out) reduce_points *= dom.indices[size_t(i)].extent;
+  }
+  if (total == 0) return result;
+
+  // The box: the longest suffix of indices that fits, plus a chunk of the
+  // next index (`split`) when that one does not fit whole.
+  int64_t inner = 1;
+  int split = n_dims - 1;
+  while (split >= 0 && dom.indices[size_t(split)].extent <= kMaxLanes / inner)
+    inner *= dom.indices[size_t(split--)].extent;
+  const int64_t chunk = split >= 0 ? std::max<int64_t>(1, kMaxLanes / inner) : 1;
+  const int first_box = std::max(split, 0);
+  dom.lanes = int(chunk * inner);
+  dom.tail_lanes = dom.lanes;
+  if (split >= 0 && dom.indices[size_t(split)].extent % chunk != 0)
+    dom.tail_lanes = int(dom.indices[size_t(split)].extent % chunk * inner);
+  for (int64_t i = n_dims - 1, repeat = 1; i >= first_box; --i) {
+    Domain::Index& ix = dom.indices[size_t(i)];
+    int64_t box_extent = i == split ? chunk : ix.extent;
+    ix.in_box = true;
+    ix.outer = i == split;
+    ix.lane_pos.resize(size_t(dom.lanes));
+    for (int64_t l = 0; l < dom.lanes; ++l) ix.lane_pos[size_t(l)] = (l / repeat) % box_extent;
+    repeat *= box_extent;
+  }
+  dom.outer_pos.assign(size_t(n_dims), 0);
+  const int last_outer = split >= 0 ? split : first_box - 1;
+
+  std::vector<int64_t> out_stride(size_t(n_out), 1);
+  for (int i = n_out - 2; i >= 0; --i)
+    out_stride[size_t(i)] = out_stride[size_t(i + 1)] * dom.indices[size_t(i + 1)].extent;
+  // When the box holds out indices it holds every reduce index too, so each
+  // result element's whole reduction is one run of consecutive lanes.
+  const bool box_has_out = first_box < n_out;
+
+  CompileContext ctx{run.tensors, run.sizes, dom, run.float_type};
+  std::unique_ptr<interp::Node> root = interp::compile_expr(c.body, ctx);
+  interp::with_storage_type(result.type(), [&](auto s) {
+    using S = decltype(s);
+    auto* values = dynamic_cast<LaneNode<lane_of<S>>*>(root.get());
+    TENET_ASSERT(values != nullptr,
+                 "interpreter: body of " << c.result->name << " has the wrong type");
+    S* out = result.data<S>();
+    std::optional<Contraction<S>> dot;
+    if constexpr (std::is_floating_point_v<S>) dot = Contraction<S>::match(c, ctx);
+    for (;;) {
+      int64_t n = dom.lanes;
+      if (split >= 0)
+        n = std::min(chunk, dom.indices[size_t(split)].extent - dom.outer_pos[size_t(split)]) *
+            inner;
+      int64_t out_base = 0;
+      for (int i = 0; i < n_out; ++i)
+        if (dom.indices[size_t(i)].outer)
+          out_base += dom.outer_pos[size_t(i)] * out_stride[size_t(i)];
+      int64_t group_size = box_has_out ? reduce_points : n;
+      bool folded = false;
+      if constexpr (std::is_floating_point_v<S>)
+        folded = dot && dot->fold(int(n), n / group_size, group_size, out + out_base);
+      if (!folded) {
+        root->eval(int(n), nullptr);
+        fold<S>(c.op, values->values(), n / group_size, group_size, out + out_base);
+      }
+
+      int i = last_outer;
+      for (; i >= 0; --i) {
+        int64_t& pos = dom.outer_pos[size_t(i)];
+        pos += i == split ? chunk : 1;
+        if (pos < dom.indices[size_t(i)].extent) break;
+        pos = 0;
+      }
+      if (i < 0) break;
+    }
+  });
+  return result;
+}
+
+class Interpreter {
+ public:
+  Interpreter(const SizeBindings& sizes, std::optional<ElemType> float_type)
+      : sizes_(sizes), float_type_(float_type) {}
+
+  Tensors tensors;
+
+  void run(const std::vector<Stmt>& body) {
+    for (const Stmt& s : body) {
+      if (s.kind == StmtKind::Loop) {
+        run_loop(*s.loop);
+        continue;
+      }
+      Tensor t = run_compute(ComputeRun{s.compute, tensors, sizes_, loop_vars_, float_type_});
+      tensors[s.compute.result.get()] = std::move(t);
+    }
+  }
+
+ private:
+  void run_loop(const Loop& loop) {
+    for (const auto& c : loop.carried)
+      if (c.init) tensors[c.param.get()] = tensors.at(c.init.get());
+    loop_vars_.emplace_back(loop.var, 0);
+    for (int64_t it = 0; it < loop.trip; ++it) {
+      loop_vars_.back().second = it;
+      run(loop.body);
+      if (it + 1 == loop.trip) break;
+      // Read every next value before assigning any param: a next may itself
+      // be a param (a tensor carried unchanged).
+      std::vector<Tensor> next;
+      for (const auto& c : loop.carried)
+        if (c.param) next.push_back(tensors.at(c.next.get()));
+      size_t i = 0;
+      for (const auto& c : loop.carried)
+        if (c.param) tensors[c.param.get()] = next[i++];
+    }
+    loop_vars_.pop_back();
+    for (const auto& c : loop.carried) tensors[c.result.get()] = tensors.at(c.next.get());
+  }
+
+  const SizeBindings& sizes_;
+  std::optional<ElemType> float_type_;
+  LoopVars loop_vars_;
+};
+
+}  // namespace
+
+std::vector<Tensor> interpret(const Function& fn, const std::vector<Tensor>& inputs,
+                              const SizeBindings& given_sizes, InterpOptions options) {
+  if (options.float_type && !is_float(*options.float_type))
+    throw BindError("the interpreter's float type must be float32 or float64, not " +
+                    std::string(type_name(*options.float_type)));
+  const SizeBindings sizes = bind_sizes(fn, inputs, given_sizes);
+  Interpreter interpreter(sizes, options.float_type);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    ElemType type = interp::effective_type(inputs[i].type(), options.float_type);
+    interpreter.tensors[fn.inputs[i].get()] =
+        type == inputs[i].type() ? inputs[i] : inputs[i].cast(type);
+  }
+  interpreter.run(fn.body);
+
+  std::vector<Tensor> outputs;
+  for (const ValuePtr& v : fn.outputs) {
+    Tensor t = interpreter.tensors.at(v.get());
+    // Never hand back the caller's own input storage as an output.
+    for (const Tensor& in : inputs)
+      if (t.raw() == in.raw()) t = t.cast(t.type());
+    outputs.push_back(std::move(t));
+  }
+  return outputs;
+}
+
+}  // namespace tenet::ir

@@ -1,0 +1,270 @@
+#include "ir/printer.h"
+
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
+namespace tenet::ir {
+
+namespace {
+
+bool is_ident_char(char c, bool first) {
+  bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  return first ? alpha : alpha || (c >= '0' && c <= '9') || c == '.';
+}
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || !is_ident_char(s[0], true)) return false;
+  for (char c : s)
+    if (!is_ident_char(c, false)) return false;
+  return true;
+}
+
+// A double-quoted string with C-style escapes; the IR lexer reads it back.
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          static const char* hex = "0123456789abcdef";
+          out += "\\x";
+          out += hex[c >> 4];
+          out += hex[c & 15];
+        } else {
+          out += char(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// Value names are "%" followed by letters, digits, '_' and '.', or a quoted string.
+std::string value_ref(const ValuePtr& v) {
+  if (!v) return "%<null>";
+  bool plain = !v->name.empty();
+  for (char c : v->name) plain = plain && is_ident_char(c, false);
+  return "%" + (plain ? v->name : quoted(v->name));
+}
+
+std::string join_sizes(const std::vector<SizeExpr>& sizes) {
+  std::string out;
+  for (size_t i = 0; i < sizes.size(); ++i) out += (i ? ", " : "") + sizes[i].str();
+  return out;
+}
+
+std::string layout_suffix(const Value& v) {
+  if (v.layout.empty()) return "";
+  std::string out = " layout(";
+  for (size_t i = 0; i < v.layout.size(); ++i) out += (i ? ", " : "") + std::to_string(v.layout[i]);
+  return out + ")";
+}
+
+// "float32[B, N]" plus " layout(1, 0)" when the value has a layout.
+std::string type_of(const Value& v) {
+  return std::string(type_name(v.type)) + "[" + join_sizes(v.shape) + "]" + layout_suffix(v);
+}
+
+// Shortest text that reads back as exactly the same double (inf, -inf, nan too).
+std::string exact_double(double x) {
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, x);
+  return std::string(buf, res.ptr);
+}
+
+std::string constant(double value, ElemType type) {
+  std::string literal;
+  if (type == ElemType::Bool) {
+    literal = value != 0 ? "true" : "false";
+  } else if (!is_float(type) && std::nearbyint(value) == value && std::abs(value) < 9.3e18) {
+    literal = std::to_string(int64_t(value));
+  } else {
+    literal = exact_double(value);
+  }
+  return literal + ":" + std::string(type_name(type));
+}
+
+void print_expr(std::ostringstream& os, const Expr& e) {
+  if (!e) {
+    os << "<null>";
+    return;
+  }
+  switch (e->kind) {
+    case ExprKind::Const:
+      os << constant(e->value, e->type);
+      return;
+    case ExprKind::Index:
+      os << e->index;
+      return;
+    case ExprKind::Size:
+      os << "size(" << e->size.str() << ")";
+      return;
+    case ExprKind::Read:
+      os << value_ref(e->tensor) << (e->guarded ? "?[" : "[");
+      for (size_t i = 0; i < e->indices.size(); ++i) os << (i ? ", " : "") << e->indices[i].str();
+      os << "]";
+      return;
+    case ExprKind::Unary:
+      os << op_name(e->unop) << "(";
+      break;
+    case ExprKind::Binary:
+      os << op_name(e->binop) << "(";
+      break;
+    case ExprKind::Select:
+      os << "select(";
+      break;
+    case ExprKind::Cast:
+      os << "cast<" << type_name(e->type) << ">(";
+      break;
+  }
+  for (size_t i = 0; i < e->args.size(); ++i) {
+    if (i) os << ", ";
+    print_expr(os, e->args[i]);
+  }
+  os << ")";
+}
+
+class FunctionPrinter {
+ public:
+  explicit FunctionPrinter(std::ostringstream& os) : os_(os) {}
+
+  void function(const Function& fn) {
+    os_ << "func " << (is_identifier(fn.name) ? fn.name : quoted(fn.name));
+    if (!fn.size_params.empty()) {
+      os_ << "[";
+      for (size_t i = 0; i < fn.size_params.size(); ++i)
+        os_ << (i ? ", " : "") << fn.size_params[i];
+      os_ << "]";
+    }
+    os_ << "(";
+    for (size_t i = 0; i < fn.inputs.size(); ++i)
+      os_ << (i ? ", " : "") << value_ref(fn.inputs[i]) << ": " << type_of(*fn.inputs[i]);
+    os_ << ") {\n";
+    block(fn.body, 1);
+    os_ << "  return";
+    for (size_t i = 0; i < fn.outputs.size(); ++i)
+      os_ << (i ? ", " : " ") << value_ref(fn.outputs[i]);
+    os_ << "\n}\n";
+  }
+
+ private:
+  void indent(int depth) { os_ << std::string(2 * depth, ' '); }
+
+  // The statement's source as '#' lines, then its attributes, on lines of their own.
+  void preamble(const Stmt& s, int depth) {
+    if (!s.source.empty()) {
+      std::istringstream lines(s.source);
+      std::string line;
+      while (std::getline(lines, line)) {
+        indent(depth);
+        os_ << (line.empty() ? "#" : "# " + line) << "\n";
+      }
+      // getline drops a final empty line; print it so the text reads back the same.
+      if (s.source.back() == '\n') {
+        indent(depth);
+        os_ << "#\n";
+      }
+    }
+    if (!s.attrs.empty()) {
+      indent(depth);
+      os_ << "attrs(";
+      bool first = true;
+      for (const auto& [key, value] : s.attrs) {
+        os_ << (first ? "" : ", ") << (is_identifier(key) ? key : quoted(key)) << " = "
+            << quoted(value);
+        first = false;
+      }
+      os_ << ")\n";
+    }
+  }
+
+  void block(const std::vector<Stmt>& body, int depth) {
+    for (const Stmt& s : body) {
+      preamble(s, depth);
+      indent(depth);
+      if (s.kind == StmtKind::Compute)
+        compute(s.compute);
+      else if (s.loop)
+        loop(*s.loop, depth);
+      else
+        os_ << "<null loop>\n";
+    }
+  }
+
+  void compute(const Compute& c) {
+    os_ << value_ref(c.result) << "[";
+    for (size_t i = 0; i < c.out.size(); ++i) os_ << (i ? ", " : "") << c.out[i].index;
+    os_ << "]: " << (c.result ? type_of(*c.result) : "<null>") << " = ";
+    if (c.op != ReduceOp::None) {
+      os_ << op_name(c.op) << " [";
+      for (size_t i = 0; i < c.reduce.size(); ++i)
+        os_ << (i ? ", " : "") << c.reduce[i].index << " in " << c.reduce[i].lo.str() << ":"
+            << c.reduce[i].hi.str();
+      os_ << "] ";
+      if (c.init) os_ << "init(" << value_ref(c.init) << ") ";
+    }
+    print_expr(os_, c.body);
+    os_ << "\n";
+  }
+
+  void loop(const Loop& l, int depth) {
+    os_ << "loop " << l.var << " in 0:" << l.trip;
+    bool any_param = false;
+    for (const auto& c : l.carried) {
+      if (!c.param) continue;
+      os_ << (any_param ? ", " : " carry(") << value_ref(c.param) << layout_suffix(*c.param)
+          << " = " << value_ref(c.init);
+      any_param = true;
+    }
+    os_ << (any_param ? ") {\n" : " {\n");
+    block(l.body, depth + 1);
+    indent(depth);
+    os_ << "}";
+    for (size_t i = 0; i < l.carried.size(); ++i) {
+      const Loop::Carried& c = l.carried[i];
+      os_ << (i ? ", " : " -> (") << value_ref(c.result)
+          << (c.result ? layout_suffix(*c.result) : "") << " = " << (c.param ? "next " : "")
+          << value_ref(c.next);
+    }
+    os_ << (l.carried.empty() ? "\n" : ")\n");
+  }
+
+  std::ostringstream& os_;
+};
+
+}  // namespace
+
+std::string print(const Function& fn) {
+  std::ostringstream os;
+  FunctionPrinter(os).function(fn);
+  return os.str();
+}
+
+std::string print(const Module& m) {
+  std::string out;
+  for (size_t i = 0; i < m.functions.size(); ++i) out += (i ? "\n" : "") + print(m.functions[i]);
+  return out;
+}
+
+std::string print(const Expr& e) {
+  std::ostringstream os;
+  print_expr(os, e);
+  return os.str();
+}
+
+}  // namespace tenet::ir

@@ -1,0 +1,259 @@
+// The checker's driver. The language rules it enforces, in one place (the
+// files that implement each are named in check_internal.h):
+//
+//  1. Names. `T(i, j) op= e` declares its index variables: the left-side names,
+//     every name inside the index expressions of reads on the right that is
+//     not a size parameter or loop variable, and where-clause names. A bare
+//     name in an expression is, in this order: an index variable (int64), a
+//     loop variable (int64), a tensor in scope (must have rank 0), a size
+//     parameter (int64), else "unknown name". Index expressions are affine:
+//     sums of integer multiples of indices and loop variables plus a size
+//     expression (`2*y + ky`, `N - 1 - i`); anything else is "index
+//     expressions must be affine in the indices". Size parameters are the
+//     names used as dimensions of parameters and declared outputs, plus names
+//     that appear only in where clauses (given at run time).
+//  2. SSA. A tensor is defined once per block (function body or loop body):
+//     `=`, `+=!`, `max=!`, `min=!` to a name the block already defined is a
+//     redefinition. `T += e` adds onto the existing T (a Sum with init = the
+//     previous version, reducing the right-only indices). In a loop body,
+//     assigning (or `+=`) a tensor defined before the loop makes it
+//     loop-carried; a body definition mentioned after the loop is a live-out
+//     (its last iteration's value) and counts as defined in the enclosing
+//     block. Tensors may not be named like size parameters, loop variables,
+//     functions or builtins; indices not like tensors in scope; inputs are
+//     never assigned.
+//  3. Outputs must be defined (or be inputs); declared output types and
+//     shapes must match what is computed.
+//  4. Ranks: every read has one index per dimension; an updated tensor keeps
+//     its rank, element type and shape.
+//  5. Types: a statement's type is its right side's. Number literals take the
+//     other operand's type; a right side of literals only takes the target's
+//     type (existing tensor or declared output), else float32. Mixing int and
+//     float, or float32 and float64, is an error (a cast is suggested);
+//     integers of different widths promote to the wider (int32 label vs int64
+//     index). exp/log/sqrt/tanh/sigmoid/pow need floats; abs/fmax/fmin take
+//     any numbers. Comparisons give bool; && || ! and select's condition need
+//     bool; a bool statement result is an error (use select).
+//  6. Ranges (Tensor Comprehensions' rule, ranges.cpp): where clauses, then
+//     target dimensions (left indices of an updated tensor or declared
+//     output), then plain uses x(.., i, ..) (all provably equal), then affine
+//     reads solved for their one unknown index (the largest hi keeping every
+//     read in bounds; several candidates: their min). Unsolvable indices are
+//     errors. Left indices start at 0; empty ranges and provably out-of-bounds
+//     unguarded reads are errors. Guarded reads x?(..) read 0 outside and
+//     neither constrain nor get checked.
+//  7. Reductions reduce exactly the right-only indices; a reduction with none
+//     and an `=` with some are errors; an index twice on the left is too.
+//  8. Calls are inlined by lowering the callee's body again with its size
+//     parameters bound to the argument shapes (inline.cpp); the callee is
+//     first checked on its own, so its errors are reported once. Recursion,
+//     arity, rank, type and size mismatches and unbound callee sizes are
+//     errors.
+//  9. Loops have constant bounds lo:hi (trip hi - lo > 0); the loop variable
+//     is an int64 value (and may appear in index expressions).
+// 10. Scalars are rank-0 tensors: `loss +=! ...`, `loss() +=! ...`, `float lr`.
+// 11. Each Compute carries its statement's text and span; values carry the
+//     span that defined them.
+// 12. Errors are collected (checking goes on with the next statement and the
+//     next function) and thrown together, sorted by position, as one
+//     CompileError.
+#include "lang/check.h"
+
+#include <algorithm>
+
+#include "lang/check_internal.h"
+#include "lang/parser.h"
+#include "support/error.h"
+
+namespace tenet::lang {
+
+namespace detail {
+
+ModuleChecker::ModuleChecker(const ast::Program& program, const SourceFile& file)
+    : program_(program), diags_(file) {}
+
+const ast::Function* ModuleChecker::find(const std::string& name) const {
+  auto it = entries_.find(name);
+  return it == entries_.end() ? nullptr : it->second.fn;
+}
+
+bool ModuleChecker::spend_inline_budget(int64_t n) {
+  inline_budget_ -= n;
+  return inline_budget_ > 0;
+}
+
+const ir::Function* ModuleChecker::checked(const std::string& name, const ast::Ident& call,
+                                           Diagnostics& sink) {
+  auto it = entries_.find(name);
+  if (it == entries_.end()) return nullptr;
+  Entry& e = it->second;
+  if (e.state == Entry::State::Checking) {
+    std::string chain;
+    auto from = std::find(stack_.begin(), stack_.end(), name);
+    for (auto s = from; s != stack_.end(); ++s) chain += *s + " -> ";
+    Diagnostic& d = sink.error(call.span, "recursive call of " + quote(name) +
+                                              ": calls are inlined, so a function cannot call "
+                                              "itself, directly or through others");
+    d.notes.push_back({e.fn->name.span, "the calls go " + chain + name});
+    return nullptr;
+  }
+  if (e.state == Entry::State::Unchecked) {
+    if (stack_.size() >= size_t(kMaxCallDepth)) {
+      sink.error(call.span, "calls nest too deeply (more than " + std::to_string(kMaxCallDepth) +
+                                " levels)");
+      return nullptr;
+    }
+    check_function(*e.fn);
+  }
+  return e.state == Entry::State::Ok ? &e.ir : nullptr;
+}
+
+void ModuleChecker::check_function(const ast::Function& fn) {
+  Entry& entry = entries_.at(fn.name.name);
+  entry.state = Entry::State::Checking;
+  stack_.push_back(fn.name.name);
+
+  ir::FunctionBuilder fb(fn.name.name, fn.span);
+  FunctionEnv env;
+  env.fn = &fn;
+  env.fb = &fb;
+  env.diags = &diags_;
+  env.may_add_sizes = true;
+  bool ok = true;
+  auto fail = [&](Span span, const std::string& message) -> Diagnostic& {
+    ok = false;
+    return diags_.error(span, message);
+  };
+
+  // Size parameters: the named dimensions of parameters and declared outputs.
+  auto declare_dims = [&](const std::vector<ast::Dim>& dims) {
+    for (const ast::Dim& d : dims) {
+      if (d.name.empty()) {
+        if (d.value < 1 || d.value > kMaxConstant)
+          fail(d.span, "a dimension must be between 1 and " + std::to_string(kMaxConstant) +
+                           ", not " + std::to_string(d.value));
+      } else if (!env.sizes.count(d.name)) {
+        env.sizes[d.name] = ir::SizeExpr::sym(d.name);
+        env.size_decl[d.name] = d.span;
+        fb.size_param(d.name);
+      }
+    }
+  };
+  for (const ast::Param& p : fn.params) declare_dims(p.dims);
+  for (const ast::Output& o : fn.outputs) declare_dims(o.dims);
+
+  auto tensor_name_ok = [&](const ast::Ident& name, Span previous, const char* what) {
+    if (previous.valid) {
+      Diagnostic& d = fail(name.span, std::string("redefinition of ") + what + " " +
+                                          quote(name.name));
+      d.notes.push_back({previous, "previous definition is here"});
+      return false;
+    }
+    std::string clash;
+    Span note;
+    if (env.sizes.count(name.name)) {
+      clash = "a size parameter";
+      note = env.size_decl[name.name];
+    } else if (const ast::Function* f = find(name.name)) {
+      clash = "a function";
+      note = f->name.span;
+    } else if (ast::is_builtin(name.name)) {
+      clash = "a builtin function";
+    }
+    if (clash.empty()) return true;
+    Diagnostic& d = fail(name.span, "redefinition of " + quote(name.name) + ": " + what +
+                                        " cannot have the name of " + clash);
+    if (note.valid) d.notes.push_back({note, quote(name.name) + " is defined here"});
+    return false;
+  };
+
+  Lowerer lowerer(*this, env);
+  std::map<std::string, Span> seen;
+  for (const ast::Param& p : fn.params) {
+    Span span = Span::join(p.type_span, p.name.span);
+    if (!tensor_name_ok(p.name, seen.count(p.name.name) ? seen[p.name.name] : Span{},
+                        "a parameter"))
+      continue;
+    seen[p.name.name] = p.name.span;
+    if (p.type == ElemType::Bool) {
+      fail(p.type_span, "parameter " + quote(p.name.name) + " cannot be bool");
+      lowerer.bind_input(p.name.name, nullptr, span);
+      continue;
+    }
+    std::vector<ir::SizeExpr> shape;
+    for (const ast::Dim& d : p.dims)
+      shape.push_back(d.name.empty() ? ir::SizeExpr(d.value) : ir::SizeExpr::sym(d.name));
+    lowerer.bind_input(p.name.name, fb.input(p.name.name, p.type, std::move(shape), span), span);
+  }
+  std::map<std::string, Span> outputs_seen;
+  for (const ast::Output& o : fn.outputs) {
+    if (auto prev = outputs_seen.find(o.name.name); prev != outputs_seen.end()) {
+      Diagnostic& d = fail(o.name.span, "redefinition of output " + quote(o.name.name));
+      d.notes.push_back({prev->second, "previous definition is here"});
+    }
+    outputs_seen.emplace(o.name.name, o.name.span);
+    if (o.declared && o.type == ElemType::Bool)
+      fail(o.name.span, "output " + quote(o.name.name) + " cannot be bool");
+  }
+
+  std::vector<ir::ValuePtr> outputs = lowerer.run();
+  ok = ok && !lowerer.failed();
+  if (ok) {
+    for (size_t i = 0; i < outputs.size(); ++i)
+      fb.output(outputs[i], i < fn.outputs.size() ? fn.outputs[i].name.name : "");
+    entry.ir = fb.finish();
+  }
+  entry.state = ok ? Entry::State::Ok : Entry::State::Failed;
+  stack_.pop_back();
+}
+
+ir::Module ModuleChecker::run() {
+  std::vector<const ast::Function*> order;
+  for (const ast::Function& fn : program_.functions) {
+    auto it = entries_.find(fn.name.name);
+    if (it != entries_.end()) {
+      Diagnostic& d = diags_.error(fn.name.span, "redefinition of function " +
+                                                     quote(fn.name.name));
+      d.notes.push_back({it->second.fn->name.span, "previous definition is here"});
+      continue;
+    }
+    if (ast::is_builtin(fn.name.name)) {
+      diags_.error(fn.name.span, "redefinition of " + quote(fn.name.name) +
+                                     ": a function cannot have the name of a builtin function");
+      continue;
+    }
+    entries_[fn.name.name].fn = &fn;
+    order.push_back(&fn);
+  }
+  for (const ast::Function* fn : order)
+    if (entries_.at(fn->name.name).state == Entry::State::Unchecked) check_function(*fn);
+
+  if (diags_.has_errors()) {
+    // Report in source order: callees are checked when first called.
+    std::vector<Diagnostic> all = diags_.all();
+    std::stable_sort(all.begin(), all.end(), [](const Diagnostic& a, const Diagnostic& b) {
+      return a.span.begin < b.span.begin;
+    });
+    Diagnostics sorted(diags_.file());
+    for (const Diagnostic& d : all) sorted.error(d.span, d.message).notes = d.notes;
+    sorted.throw_if_errors();
+  }
+  ir::Module module;
+  for (const ast::Function* fn : order) {
+    Entry& e = entries_.at(fn->name.name);
+    TENET_ASSERT(e.state == Entry::State::Ok,
+                 "function " << fn->name.name << " failed without a diagnostic");
+    module.functions.push_back(std::move(e.ir));
+  }
+  return module;
+}
+
+}  // namespace detail
+
+ir::Module check(const ast::Program& program, const SourceFile& file) {
+  return detail::ModuleChecker(program, file).run();
+}
+
+ir::Module compile_source(const SourceFile& file) { return check(parse(file), file); }
+
+}  // namespace tenet::lang

@@ -1,0 +1,262 @@
+/// \file
+/// Internals of the checker (check.h), shared by its implementation files. Not
+/// a public interface. The language rules it implements are listed at the top
+/// of check.cpp; the files, in the order a statement meets them:
+///
+///   check.cpp       the driver: signatures, the call graph, outputs, the module
+///   scope.cpp       name bindings per block; pre-scans of statement lists
+///   index_expr.cpp  affine index expressions, size expressions, loop bounds
+///   types.cpp       typing of right sides and their lowering to ir::Expr
+///   ranges.cpp      range inference and bounds checks (ranges.h)
+///   lower.cpp       assignment statements and loops
+///   inline.cpp      call statements (inlined)
+///
+/// Error handling: a statement with an error is not lowered; its target is
+/// bound "poisoned" (no value) so later statements that read it stay quiet
+/// instead of reporting follow-on errors. A function with any error or poisoned
+/// read is never finished (its builder is dropped), so the verifier only ever
+/// sees IR from error-free functions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/builder.h"
+#include "ir/ir.h"
+#include "lang/ast.h"
+#include "lang/ranges.h"
+#include "support/diagnostics.h"
+
+namespace tenet::lang::detail {
+
+/// Integer constants in sizes, indices and loop bounds stay below this, so
+/// that products of a coefficient and a bound always fit in int64.
+constexpr int64_t kMaxConstant = (int64_t(1) << 31) - 1;
+/// Calls nest at most this deep (each level is inlined into the one above).
+constexpr int kMaxCallDepth = 64;
+/// At most this many statements are produced by inlining, per module.
+constexpr int64_t kMaxInlinedStatements = 200000;
+
+/// What a tensor name means at a point of a function body.
+struct Binding {
+  ir::ValuePtr value;  // null when its definition had an error (already reported)
+  int rank = -1;       // known even for most poisoned bindings; -1 when unknown
+  Span decl;           // for "defined here" notes
+  bool is_input = false;
+  bool ok() const { return value != nullptr; }
+};
+
+/// Tensor bindings in nested blocks (the function body, then loop bodies).
+class Scopes {
+ public:
+  void push() { blocks_.emplace_back(); }
+  void pop() { blocks_.pop_back(); }
+  const Binding* find(const std::string& name) const;
+  /// Binds in the innermost block; `defining` also records the name as
+  /// defined by this block (a second definition there is an error).
+  void bind(const std::string& name, Binding b, bool defining, Span def_span);
+  /// Where the innermost block defined `name`, or null.
+  const Span* defined_here(const std::string& name) const;
+  /// Names the innermost block defined, in order.
+  const std::vector<std::string>& defined_order() const { return blocks_.back().order; }
+
+ private:
+  struct Block {
+    std::map<std::string, Binding> bindings;
+    std::map<std::string, Span> defined;
+    std::vector<std::string> order;
+  };
+  std::vector<Block> blocks_;
+};
+
+/// A visible loop variable: the source value is ir_name + lo.
+struct LoopVar {
+  std::string name;
+  std::string ir_name;
+  int64_t lo = 0;
+  int64_t trip = 0;
+  Span span;
+};
+
+/// The type of a right-side node: a concrete element type, an untyped number
+/// literal (or an expression of literals only) that adapts to the other
+/// operand, or "poisoned" (an error below was already reported).
+struct Ty {
+  enum Kind : uint8_t { Concrete, Literal, Poison };
+  Kind kind = Poison;
+  ElemType type = ElemType::F32;  // Concrete
+  bool int_ok = true;             // Literal: may still become an integer type
+
+  static Ty concrete(ElemType t) { return Ty{Concrete, t, true}; }
+  static Ty literal(bool int_ok) { return Ty{Literal, ElemType::F32, int_ok}; }
+  static Ty poison() { return Ty{}; }
+  bool is(ElemType t) const { return kind == Concrete && type == t; }
+};
+
+/// How a bare name or an access resolved, and the node's type (pass 1).
+struct NodeInfo {
+  enum class Name : uint8_t { None, Index, Loop, Tensor, Size };
+  Ty ty;
+  ElemType operand = ElemType::F32;  // comparisons and casts of literals: operand type
+  Name name = Name::None;
+  std::string index;  // Index and Loop: the IR name
+  int64_t loop_lo = 0;
+  ir::SizeExpr size;   // Size
+  ir::ValuePtr tensor;  // Tensor (a rank-0 read) and Access
+  int read = -1;        // Access: into StmtInfo::reads
+};
+
+/// Everything known about one assignment while it is checked.
+struct StmtInfo {
+  const ast::Stmt* stmt = nullptr;
+  std::vector<RangeIndex> indices;     // left side first, then right-only, then where-only
+  std::map<std::string, int> index_of;  // source name -> position in indices
+  std::vector<RangeRead> reads;        // unguarded and guarded reads, in order
+  std::vector<std::vector<ir::Affine>> read_dims;  // per read (copies of reads[i].dims)
+  std::unordered_map<const ast::Expr*, NodeInfo> nodes;
+  bool poisoned = false;  // an error was reported, or a poisoned tensor was read
+};
+
+class ModuleChecker;
+
+/// How one function body is lowered: standalone, or inlined into a caller.
+struct FunctionEnv {
+  const ast::Function* fn = nullptr;
+  ir::FunctionBuilder* fb = nullptr;
+  Diagnostics* diags = nullptr;
+  /// Size names of this function and their values in the IR being built
+  /// (for an inlined callee: the caller's sizes bound to them).
+  std::map<std::string, ir::SizeExpr> sizes;
+  std::map<std::string, Span> size_decl;
+  /// Standalone only: unknown names in where clauses become size parameters.
+  bool may_add_sizes = false;
+  /// Inlining: callee output name -> the caller's result name.
+  std::map<std::string, std::string> rename;
+  /// IR loop variables of enclosing loops in the caller (inlining).
+  std::set<std::string> reserved;
+  int call_depth = 0;
+};
+
+/// Lowers one function body into env.fb. The rules are in check.cpp.
+class Lowerer {
+ public:
+  Lowerer(ModuleChecker& module, FunctionEnv env);
+
+  void bind_input(const std::string& name, const ir::ValuePtr& value, Span decl);
+  /// Lowers the body, then resolves the outputs (reporting missing ones and
+  /// declared shapes or types that differ). Returns one value per output,
+  /// null where it failed.
+  std::vector<ir::ValuePtr> run();
+  /// True once any error was reported or a poisoned tensor was used.
+  bool failed() const { return failed_; }
+  /// Statements produced so far (counted against the inlining budget).
+  int64_t statements() const { return statements_; }
+
+ private:
+  // lower.cpp
+  void block(const std::vector<ast::StmtPtr>& stmts, const std::set<std::string>& later);
+  void statement(const ast::Stmt& s, const std::set<std::string>& later);
+  void assign(const ast::Stmt& s);
+  void for_loop(const ast::Stmt& s, const std::set<std::string>& later);
+  bool collect_indices(StmtInfo& st);
+  bool where_clauses(StmtInfo& st);
+  ir::ValuePtr emit_assign(StmtInfo& st, const Binding* existing, ElemType type);
+  std::optional<ElemType> result_type(const StmtInfo& st, const Binding* existing,
+                                      const ast::Output* declared);
+  std::vector<ir::ValuePtr> outputs();
+  ir::SizeExpr declared_dim(const ast::Dim& d) const;
+
+  // scope.cpp: what a statement's target (or a call's result) is
+  struct Target {
+    enum Kind { Fresh, Update, Invalid } kind = Invalid;
+    Binding existing;                        // Update
+    const ast::Output* declared = nullptr;  // Fresh: a declared output of this function
+  };
+  Target resolve_target(const ast::Ident& name, bool accumulate);
+  bool name_clashes(const ast::Ident& name, const char* what);
+  void bind_result(const ast::Ident& name, const Target& t, const ir::ValuePtr& value,
+                   int rank, bool accumulate);
+  const LoopVar* find_loop(const std::string& name) const;
+  const ast::Function* find_function(const std::string& name) const;
+  Span decl_of(const std::string& name) const;
+
+  // inline.cpp
+  void call(const ast::Stmt& s);
+  bool bind_call_sizes(const ast::Stmt& s, const ast::Function& callee,
+                       const std::vector<ir::ValuePtr>& args, FunctionEnv& env);
+
+  // index_expr.cpp
+  std::optional<ir::Affine> affine(const ast::Expr& e, StmtInfo& st);
+  std::optional<ir::SizeExpr> size_expr(const ast::Expr& e, const char* context,
+                                        const StmtInfo* st);
+  std::optional<int64_t> loop_bound(const ast::Expr& e);
+
+  // types.cpp
+  Ty infer(const ast::Expr& e, StmtInfo& st);
+  Ty infer_name(const ast::Expr& e, StmtInfo& st, NodeInfo& info);
+  Ty infer_access(const ast::Expr& e, StmtInfo& st, NodeInfo& info);
+  Ty infer_builtin(const ast::Expr& e, StmtInfo& st, NodeInfo& info);
+  Ty infer_binary(const ast::Expr& e, StmtInfo& st, NodeInfo& info);
+  Ty unify(const ast::Expr& whole, const ast::Expr& a, Ty ta, const ast::Expr& b, Ty tb,
+           bool numeric, bool floats_only, ElemType* operand);
+  ir::Expr emit(const ast::Expr& e, const StmtInfo& st, ElemType want) const;
+
+  Diagnostic& error(Span span, std::string message);
+  std::string text(Span span) const;
+  const SourceFile& file() const { return env_.diags->file(); }
+
+  ModuleChecker& module_;
+  FunctionEnv env_;
+  Scopes scopes_;
+  std::vector<LoopVar> loops_;
+  std::set<std::string> ir_loop_vars_;  // every IR loop variable enclosing the current point
+  bool failed_ = false;
+  int64_t statements_ = 0;
+};
+
+/// Checks the functions of a program, each once, callees first.
+class ModuleChecker {
+ public:
+  ModuleChecker(const ast::Program& program, const SourceFile& file);
+  ir::Module run();
+
+  const ast::Function* find(const std::string& name) const;
+  /// Checks `name` standalone if not done yet. Returns its IR if it is free of
+  /// errors; null otherwise, after reporting a recursive call at `call` if
+  /// that is the reason.
+  const ir::Function* checked(const std::string& name, const ast::Ident& call, Diagnostics& sink);
+  /// Takes `n` inlined statements from the budget; false when it is spent.
+  bool spend_inline_budget(int64_t n);
+
+ private:
+  void check_function(const ast::Function& fn);
+
+  struct Entry {
+    const ast::Function* fn = nullptr;
+    enum class State { Unchecked, Checking, Ok, Failed } state = State::Unchecked;
+    ir::Function ir;
+  };
+  const ast::Program& program_;
+  Diagnostics diags_;
+  std::map<std::string, Entry> entries_;
+  std::vector<std::string> stack_;  // functions being checked, outermost first
+  int64_t inline_budget_ = kMaxInlinedStatements;
+};
+
+/// Pre-scans of statement lists (scope.cpp).
+/// Every name a statement mentions: read, assigned, passed or bound by a call.
+void collect_mentions(const ast::Stmt& s, std::set<std::string>& out);
+/// Every tensor name the statements assign (targets and call results), nested loops included.
+/// In order of first assignment, without repeats.
+void collect_assigned(const std::vector<ast::StmtPtr>& stmts, std::vector<std::string>& out);
+
+/// "float32(B, N)"-style text of a type and shape, for messages.
+std::string shape_text(ElemType type, const std::vector<ir::SizeExpr>& shape);
+std::string quote(const std::string& s);
+
+}  // namespace tenet::lang::detail

@@ -1,0 +1,441 @@
+// Assignment statements and loops: the rules of check.cpp (names, SSA
+// definitions, reductions, ranges, types) applied to one statement, then
+// lowered to one Compute; loops lowered with their carried tensors and
+// live-outs.
+#include "lang/check_internal.h"
+#include "support/error.h"
+
+namespace tenet::lang::detail {
+
+namespace {
+
+ir::ReduceOp reduce_op(ast::AssignOp op) {
+  switch (op) {
+    case ast::AssignOp::Assign: return ir::ReduceOp::None;
+    case ast::AssignOp::SumReduce:
+    case ast::AssignOp::Accumulate: return ir::ReduceOp::Sum;
+    case ast::AssignOp::MaxReduce: return ir::ReduceOp::Max;
+    case ast::AssignOp::MinReduce: return ir::ReduceOp::Min;
+  }
+  return ir::ReduceOp::None;
+}
+
+// Every Name inside the index expressions of the reads of `e`, in order.
+void index_names(const ast::Expr& e, bool in_index, std::vector<const ast::Expr*>& out) {
+  if (in_index && e.kind == ast::ExprKind::Name) out.push_back(&e);
+  bool args_are_indices = in_index || e.kind == ast::ExprKind::Access;
+  for (const auto& a : e.args)
+    if (a) index_names(*a, args_are_indices, out);
+}
+
+}  // namespace
+
+Lowerer::Lowerer(ModuleChecker& module, FunctionEnv env)
+    : module_(module), env_(std::move(env)), ir_loop_vars_(env_.reserved) {
+  scopes_.push();
+}
+
+Diagnostic& Lowerer::error(Span span, std::string message) {
+  failed_ = true;
+  return env_.diags->error(span, std::move(message));
+}
+
+std::string Lowerer::text(Span span) const { return std::string(file().slice(span)); }
+
+void Lowerer::bind_input(const std::string& name, const ir::ValuePtr& value, Span decl) {
+  scopes_.bind(name, Binding{value, value ? value->rank() : -1, decl, true}, true, decl);
+}
+
+std::vector<ir::ValuePtr> Lowerer::run() {
+  std::set<std::string> outputs_used;
+  for (const ast::Output& o : env_.fn->outputs) outputs_used.insert(o.name.name);
+  block(env_.fn->body, outputs_used);
+  return outputs();
+}
+
+// `later`: the names mentioned after this block (a loop keeps as live-outs
+// only the definitions of its body that are mentioned later).
+void Lowerer::block(const std::vector<ast::StmtPtr>& stmts, const std::set<std::string>& later) {
+  std::vector<std::set<std::string>> later_of_loop(stmts.size());
+  std::set<std::string> mentioned = later;
+  for (size_t k = stmts.size(); k-- > 0;) {
+    if (!stmts[k]) continue;
+    if (stmts[k]->kind == ast::StmtKind::For) later_of_loop[k] = mentioned;
+    collect_mentions(*stmts[k], mentioned);
+  }
+  for (size_t k = 0; k < stmts.size(); ++k)
+    if (stmts[k]) statement(*stmts[k], later_of_loop[k]);
+}
+
+void Lowerer::statement(const ast::Stmt& s, const std::set<std::string>& later) {
+  switch (s.kind) {
+    case ast::StmtKind::Assign: assign(s); break;
+    case ast::StmtKind::Call: call(s); break;
+    case ast::StmtKind::For: for_loop(s, later); break;
+  }
+}
+
+// Declares the statement's index variables: the left side, names inside the
+// index expressions of reads, and where-clause names; gives each an IR name
+// that no enclosing loop variable uses.
+bool Lowerer::collect_indices(StmtInfo& st) {
+  const ast::Stmt& s = *st.stmt;
+  bool ok = true;
+  auto add = [&](const ast::Ident& id, bool lhs) {
+    if (name_clashes(id, "an index")) return false;
+    if (const Binding* b = scopes_.find(id.name)) {
+      Diagnostic& d = error(id.span, "redefinition of " + quote(id.name) +
+                                         ": an index cannot have the name of a tensor");
+      d.notes.push_back({b->decl, quote(id.name) + " is defined here"});
+      return false;
+    }
+    RangeIndex ix;
+    ix.name = id.name;
+    ix.span = id.span;
+    ix.on_lhs = lhs;
+    st.index_of[id.name] = int(st.indices.size());
+    st.indices.push_back(std::move(ix));
+    return true;
+  };
+  for (const ast::Ident& id : s.indices) {
+    if (auto it = st.index_of.find(id.name); it != st.index_of.end()) {
+      Diagnostic& d = error(id.span, "index " + quote(id.name) + " appears twice on the left of " +
+                                         quote(s.target.name));
+      d.notes.push_back({st.indices[it->second].span, "first use is here"});
+      ok = false;
+      continue;
+    }
+    ok &= add(id, true);
+  }
+  std::vector<const ast::Expr*> names;
+  if (s.value) index_names(*s.value, false, names);
+  std::set<std::string> rejected;
+  for (const ast::Expr* n : names) {
+    if (st.index_of.count(n->name) || env_.sizes.count(n->name) || find_loop(n->name) ||
+        rejected.count(n->name))
+      continue;
+    if (!add(ast::Ident{n->name, n->span}, false)) {
+      rejected.insert(n->name);
+      ok = false;
+    }
+  }
+  for (const ast::RangeClause& w : s.where) {
+    if (st.index_of.count(w.index.name) || rejected.count(w.index.name)) continue;
+    if (!add(w.index, false)) ok = false;
+  }
+  // IR names: an index may not reuse an enclosing loop variable's name.
+  std::set<std::string> taken = ir_loop_vars_;
+  for (const RangeIndex& ix : st.indices) taken.insert(ix.name);
+  for (RangeIndex& ix : st.indices) {
+    ix.ir_name = ix.name;
+    for (int k = 1; ir_loop_vars_.count(ix.ir_name); ++k) {
+      std::string candidate = ix.name + "_" + std::to_string(k);
+      if (!taken.count(candidate)) {
+        ix.ir_name = candidate;
+        taken.insert(candidate);
+      }
+    }
+  }
+  return ok;
+}
+
+bool Lowerer::where_clauses(StmtInfo& st) {
+  bool ok = true;
+  for (const ast::RangeClause& w : st.stmt->where) {
+    auto it = st.index_of.find(w.index.name);
+    if (it == st.index_of.end()) {
+      ok = false;  // rejected by collect_indices
+      continue;
+    }
+    RangeIndex& ix = st.indices[it->second];
+    if (ix.where) {
+      Diagnostic& d = error(w.span, "index " + quote(w.index.name) + " has two where clauses");
+      d.notes.push_back({ix.where_span, "the first one is here"});
+      ok = false;
+      continue;
+    }
+    auto lo = w.lo ? size_expr(*w.lo, "the bounds of a where clause", &st) : std::nullopt;
+    auto hi = w.hi ? size_expr(*w.hi, "the bounds of a where clause", &st) : std::nullopt;
+    if (!lo || !hi) {
+      ok = false;
+      continue;
+    }
+    st.indices[it->second].where = std::pair{*lo, *hi};
+    st.indices[it->second].where_span = w.span;
+  }
+  return ok;
+}
+
+void Lowerer::assign(const ast::Stmt& s) {
+  StmtInfo st;
+  st.stmt = &s;
+  bool accumulate = s.op == ast::AssignOp::Accumulate;
+  Target t = resolve_target(s.target, accumulate);
+  int rank = int(s.indices.size());
+  bool ok = t.kind != Target::Invalid;
+  const Binding* existing = t.kind == Target::Update ? &t.existing : nullptr;
+  if (existing && existing->rank >= 0 && existing->rank != rank) {
+    Diagnostic& d = error(s.target.span, "rank mismatch: " + quote(s.target.name) + " has rank " +
+                                             std::to_string(existing->rank) +
+                                             " but is indexed with " + std::to_string(rank) +
+                                             " indices");
+    d.notes.push_back({existing->decl, quote(s.target.name) + " is defined here"});
+    ok = false;
+  }
+  if (t.declared && t.declared->dims.size() != size_t(rank)) {
+    Diagnostic& d = error(s.target.span, "rank mismatch: output " + quote(s.target.name) +
+                                             " is declared with rank " +
+                                             std::to_string(t.declared->dims.size()) +
+                                             " but is indexed with " + std::to_string(rank) +
+                                             " indices");
+    d.notes.push_back({t.declared->name.span, "the output is declared here"});
+    ok = false;
+  }
+  ok &= collect_indices(st);
+  ok &= where_clauses(st);
+  if (s.value) infer(*s.value, st);
+  ok &= !st.poisoned && s.value != nullptr;
+
+  // Left-side indices of an existing or declared tensor take its dimensions.
+  for (size_t p = 0; ok && p < s.indices.size(); ++p) {
+    RangeIndex& ix = st.indices[p];
+    std::optional<ir::SizeExpr> dim;
+    if (existing && existing->ok()) dim = existing->value->shape[p];
+    if (t.declared) dim = declared_dim(t.declared->dims[p]);
+    if (!dim) continue;
+    ix.target_dim = *dim;
+    ix.target_span = ix.span;
+    ix.target_what = "dimension " + std::to_string(p) + " of " + quote(s.target.name);
+  }
+
+  // Which indices are reduced: exactly the right-only ones.
+  const char* op_text = ast::assign_op_text(s.op);
+  const RangeIndex* right_only = nullptr;
+  for (const RangeIndex& ix : st.indices)
+    if (!ix.on_lhs && !right_only) right_only = &ix;
+  if (s.op == ast::AssignOp::Assign && right_only) {
+    Diagnostic& d = error(right_only->span, "index " + quote(right_only->name) +
+                                                " appears only on the right of '='; use '+=!' "
+                                                "to sum over it");
+    d.notes.push_back({s.op_span, "'=' assigns element-wise: every index must be on the left"});
+    ok = false;
+  }
+  bool reduction = s.op == ast::AssignOp::SumReduce || s.op == ast::AssignOp::MaxReduce ||
+                   s.op == ast::AssignOp::MinReduce;
+  if (reduction && !right_only) {
+    Diagnostic& d = error(s.op_span, quote(op_text) + " reduces no index: every index on the "
+                                                      "right also appears on the left");
+    d.notes.push_back({s.target.span, "an index is reduced when it appears only on the right; "
+                                      "use '=' to assign element-wise"});
+    ok = false;
+  }
+
+  if (ok) {
+    std::map<std::string, int64_t> trips;
+    for (const LoopVar& l : loops_) trips[l.ir_name] = l.trip;
+    ok = infer_ranges(st.indices, st.reads, trips, *env_.diags);
+    if (!ok) failed_ = true;
+  }
+  std::optional<ElemType> type;
+  if (ok) type = result_type(st, existing, t.declared);
+  ir::ValuePtr value;
+  if (type) value = emit_assign(st, existing, *type);
+  if (!value) failed_ = true;
+  bind_result(s.target, t, value, rank, accumulate);
+}
+
+std::optional<ElemType> Lowerer::result_type(const StmtInfo& st, const Binding* existing,
+                                             const ast::Output* declared) {
+  const ast::Stmt& s = *st.stmt;
+  Ty ty = st.nodes.at(s.value.get()).ty;
+  std::optional<ElemType> target;
+  if (existing && existing->ok()) target = existing->value->type;
+  if (declared) target = declared->type;
+  if (ty.kind == Ty::Literal) {
+    ElemType t = target.value_or(ElemType::F32);
+    if (is_int(t) && !ty.int_ok) {
+      error(s.value->span, "type mismatch: " + quote(s.target.name) + " is " +
+                               std::string(type_name(t)) + " but the right side is not an integer");
+      return std::nullopt;
+    }
+    return t;
+  }
+  if (ty.is(ElemType::Bool)) {
+    Diagnostic& d = error(s.value->span, "the right side of " + quote(s.target.name) +
+                                             " is bool, but tensors cannot be bool");
+    d.notes.push_back({s.value->span, "use 'select(" + text(s.value->span) +
+                                          ", 1, 0)' to store the condition as a number"});
+    return std::nullopt;
+  }
+  if (!target || *target == ty.type) return ty.type;
+  if (existing && is_int(*target) && is_int(ty.type) && byte_size(*target) > byte_size(ty.type))
+    return *target;  // an integer update widens to the tensor's type
+  Diagnostic& d = error(s.value->span, "type mismatch: " + std::string(declared ? "output " : "") +
+                                           quote(s.target.name) + " is " +
+                                           std::string(type_name(*target)) +
+                                           " but the right side is " +
+                                           std::string(type_name(ty.type)));
+  d.notes.push_back({declared ? declared->name.span : existing->decl,
+                     quote(s.target.name) + (declared ? " is declared here" : " is defined here")});
+  return std::nullopt;
+}
+
+ir::ValuePtr Lowerer::emit_assign(StmtInfo& st, const Binding* existing, ElemType type) {
+  const ast::Stmt& s = *st.stmt;
+  std::vector<ir::Dim> out, reduce;
+  for (const RangeIndex& ix : st.indices)
+    (ix.on_lhs ? out : reduce).push_back(ir::Dim{ix.ir_name, ix.lo, ix.hi});
+  ir::ValuePtr init;
+  if (s.op == ast::AssignOp::Accumulate) init = existing->value;
+  auto renamed = env_.rename.find(s.target.name);
+  const std::string& name = renamed == env_.rename.end() ? s.target.name : renamed->second;
+  ++statements_;
+  return env_.fb->compute(name, std::move(out), std::move(reduce), reduce_op(s.op),
+                          emit(*s.value, st, type), init, type, s.span, text(s.span));
+}
+
+void Lowerer::for_loop(const ast::Stmt& s, const std::set<std::string>& later) {
+  std::optional<int64_t> lo = s.lo ? loop_bound(*s.lo) : std::nullopt;
+  std::optional<int64_t> hi = s.hi ? loop_bound(*s.hi) : std::nullopt;
+  int64_t trip = 1;
+  if (lo && hi) {
+    if (*hi <= *lo) {
+      error(Span::join(s.lo->span, s.hi->span),
+            "empty range for loop variable " + quote(s.var.name) + ": [" + std::to_string(*lo) +
+                ", " + std::to_string(*hi) + ")");
+    } else {
+      trip = *hi - *lo;
+    }
+  }
+  if (!name_clashes(s.var, "a loop variable")) {
+    if (const Binding* b = scopes_.find(s.var.name)) {
+      Diagnostic& d = error(s.var.span, "redefinition of " + quote(s.var.name) +
+                                            ": a loop variable cannot have the name of a tensor");
+      d.notes.push_back({b->decl, quote(s.var.name) + " is defined here"});
+    }
+  }
+  // Tensors defined before the loop and assigned in its body are carried.
+  std::vector<std::string> assigned;
+  collect_assigned(s.body, assigned);
+  std::string ir_var = s.var.name;
+  for (int k = 1; ir_loop_vars_.count(ir_var); ++k) ir_var = s.var.name + "_" + std::to_string(k);
+  Span header = Span::join(Span::of(s.span.begin, s.span.begin), s.hi ? s.hi->span : s.span);
+  env_.fb->begin_loop(ir_var, trip, s.span, text(header));
+
+  struct Carried {
+    std::string name;
+    Binding outer;
+    ir::ValuePtr param;
+  };
+  std::vector<Carried> carried;
+  std::vector<std::pair<std::string, Binding>> poisoned_carried;
+  for (const std::string& name : assigned) {
+    const Binding* b = scopes_.find(name);
+    if (!b || b->is_input) continue;
+    if (b->ok())
+      carried.push_back({name, *b, nullptr});
+    else
+      poisoned_carried.push_back({name, *b});
+  }
+  scopes_.push();
+  for (Carried& c : carried) {
+    auto renamed = env_.rename.find(c.name);
+    c.param = env_.fb->carry(c.outer.value,
+                             renamed == env_.rename.end() ? c.name : renamed->second);
+    scopes_.bind(c.name, Binding{c.param, c.outer.rank, c.outer.decl, false}, false, {});
+  }
+  for (const auto& [name, b] : poisoned_carried) scopes_.bind(name, b, false, {});
+  loops_.push_back(LoopVar{s.var.name, ir_var, lo.value_or(0), trip, s.var.span});
+  ir_loop_vars_.insert(ir_var);
+
+  block(s.body, later);
+
+  std::vector<ir::ValuePtr> next;
+  for (const Carried& c : carried) {
+    const Binding* now = scopes_.find(c.name);
+    if (now && now->ok()) {
+      next.push_back(now->value);
+    } else {
+      failed_ = true;
+      next.push_back(c.param);
+    }
+  }
+  std::vector<std::pair<std::string, Binding>> live_out;  // definitions of the body used later
+  std::vector<ir::ValuePtr> live_values;
+  for (const std::string& name : scopes_.defined_order()) {
+    const Binding* b = scopes_.find(name);
+    bool is_carried = false;
+    for (const Carried& c : carried) is_carried |= c.name == name;
+    if (is_carried || !later.count(name) || !b) continue;
+    live_out.push_back({name, *b});
+    if (b->ok()) live_values.push_back(b->value);
+  }
+  loops_.pop_back();
+  ir_loop_vars_.erase(ir_var);
+  std::vector<ir::ValuePtr> results = env_.fb->end_loop(next, live_values);
+  scopes_.pop();
+
+  size_t r = 0;
+  for (const Carried& c : carried) {
+    Binding b = c.outer;
+    b.value = results[r++];
+    scopes_.bind(c.name, b, false, {});
+  }
+  for (auto& [name, b] : live_out) {
+    Binding after = b;
+    if (b.ok()) after.value = results[r++];
+    scopes_.bind(name, after, true, b.decl);
+  }
+}
+
+ir::SizeExpr Lowerer::declared_dim(const ast::Dim& d) const {
+  if (d.name.empty()) return ir::SizeExpr(d.value);
+  auto it = env_.sizes.find(d.name);
+  TENET_ASSERT(it != env_.sizes.end(), "declared size " << d.name << " is not bound");
+  return it->second;
+}
+
+std::vector<ir::ValuePtr> Lowerer::outputs() {
+  std::vector<ir::ValuePtr> values;
+  for (const ast::Output& o : env_.fn->outputs) {
+    const Binding* b = scopes_.find(o.name.name);
+    if (!b) {
+      error(o.name.span, "output " + quote(o.name.name) + " is never defined");
+      values.push_back(nullptr);
+      continue;
+    }
+    if (!b->ok()) {
+      failed_ = true;
+      values.push_back(nullptr);
+      continue;
+    }
+    ir::ValuePtr v = b->value;
+    if (o.declared) {
+      std::string problem;
+      if (size_t(v->rank()) != o.dims.size()) {
+        problem = "rank mismatch: output " + quote(o.name.name) + " is declared with rank " +
+                  std::to_string(o.dims.size()) + " but has rank " + std::to_string(v->rank());
+      } else if (v->type != o.type) {
+        problem = "type mismatch: output " + quote(o.name.name) + " is declared " +
+                  std::string(type_name(o.type)) + " but is " + std::string(type_name(v->type));
+      } else {
+        for (size_t d = 0; d < o.dims.size() && problem.empty(); ++d) {
+          ir::SizeExpr want = declared_dim(o.dims[d]);
+          if (v->shape[d] != want)
+            problem = "size mismatch: output " + quote(o.name.name) + " is declared with size " +
+                      want.str() + " in dimension " + std::to_string(d) + " but has size " +
+                      v->shape[d].str();
+        }
+      }
+      if (!problem.empty()) {
+        Diagnostic& d = error(o.name.span, problem);
+        d.notes.push_back({b->decl, quote(o.name.name) + " is defined here"});
+        v = nullptr;
+      }
+    }
+    values.push_back(v);
+  }
+  return values;
+}
+
+}  // namespace tenet::lang::detail

@@ -1,0 +1,335 @@
+// Range inference and bounds checks for one statement (see ranges.h).
+//
+// Order, as in check.cpp's rule 6: where clauses; dimensions of an existing or
+// declared target; plain uses x(.., i, ..) (all of one index must be provably
+// equal); then affine reads, solved iteratively for the one unknown index of
+// an index expression once the others are known (several candidates: their
+// min). Unsolved indices are errors. Then: left indices start at 0, no range
+// is provably empty, and no unguarded read provably leaves its tensor.
+#include "lang/ranges.h"
+
+#include <set>
+
+namespace tenet::lang::detail {
+
+namespace {
+
+using ir::SizeExpr;
+
+std::string q(const std::string& s) { return "'" + s + "'"; }
+
+std::string range_text(const SizeExpr& lo, const SizeExpr& hi) {
+  return "[" + lo.str() + ", " + hi.str() + ")";
+}
+
+class Inference {
+ public:
+  Inference(std::vector<RangeIndex>& indices, const std::vector<RangeRead>& reads,
+            const std::map<std::string, int64_t>& loop_trips, Diagnostics& diags)
+      : indices_(indices), reads_(reads), loops_(loop_trips), diags_(diags) {
+    for (size_t i = 0; i < indices_.size(); ++i) by_ir_[indices_[i].ir_name] = int(i);
+  }
+
+  bool run() {
+    given_ranges();
+    plain_uses();
+    solve_affine();
+    unsolved();
+    if (!ok_) return false;
+    check_ranges();
+    if (!ok_) return false;
+    check_reads();
+    return ok_;
+  }
+
+ private:
+  RangeIndex* index(const std::string& ir_name) {
+    auto it = by_ir_.find(ir_name);
+    return it == by_ir_.end() ? nullptr : &indices_[it->second];
+  }
+
+  // The range of an index or loop variable, if known.
+  bool range_of(const std::string& ir_name, SizeExpr& lo, SizeExpr& hi) {
+    if (RangeIndex* ix = index(ir_name)) {
+      if (!ix->known) return false;
+      lo = ix->lo;
+      hi = ix->hi;
+      return true;
+    }
+    auto it = loops_.find(ir_name);
+    if (it == loops_.end()) return false;
+    lo = SizeExpr(0);
+    hi = SizeExpr(it->second);
+    return true;
+  }
+
+  // Min and max of a + terms over known ranges (every term must be known).
+  bool bounds(const ir::Affine& a, const std::string& skip, SizeExpr& mn, SizeExpr& mx) {
+    mn = a.offset;
+    mx = a.offset;
+    for (const auto& [name, c] : a.terms) {
+      if (name == skip) continue;
+      SizeExpr lo, hi;
+      if (!range_of(name, lo, hi)) return false;
+      SizeExpr last = hi - SizeExpr(1);
+      if (c > 0) {
+        mn = mn + SizeExpr(c) * lo;
+        mx = mx + SizeExpr(c) * last;
+      } else {
+        mn = mn + SizeExpr(c) * last;
+        mx = mx + SizeExpr(c) * lo;
+      }
+    }
+    return true;
+  }
+
+  std::string dim_what(const RangeRead& r, size_t d) const {
+    return "dimension " + std::to_string(d) + " of " + q(r.tensor);
+  }
+
+  void given_ranges() {
+    for (RangeIndex& ix : indices_) {
+      if (ix.where) {
+        ix.known = true;
+        ix.lo = ix.where->first;
+        ix.hi = ix.where->second;
+        ix.origin = ix.where_span;
+        ix.origin_what = "the where clause";
+        if (ix.target_dim && ix.hi != *ix.target_dim) {
+          Diagnostic& d = diags_.error(
+              ix.where_span, "size mismatch: the where clause gives " + q(ix.name) +
+                                 " the range " + range_text(ix.lo, ix.hi) + " but it indexes " +
+                                 ix.target_what + ", of size " + ix.target_dim->str());
+          d.notes.push_back({ix.target_span, ix.target_what + " is indexed here"});
+          ok_ = false;
+        }
+      } else if (ix.target_dim) {
+        ix.known = true;
+        ix.lo = SizeExpr(0);
+        ix.hi = *ix.target_dim;
+        ix.origin = ix.target_span;
+        ix.origin_what = ix.target_what;
+      }
+    }
+  }
+
+  // Plain uses x(.., i, ..) give [0, size); every plain use of one index (and
+  // its target dimension) must agree.
+  void plain_uses() {
+    std::set<std::string> reported;
+    for (const RangeRead& r : reads_) {
+      if (r.guarded) continue;
+      for (size_t d = 0; d < r.dims.size() && d < r.shape.size(); ++d) {
+        if (!r.dims[d].is_plain_var()) continue;
+        RangeIndex* ix = index(r.dims[d].terms[0].first);
+        if (!ix || ix->where) continue;
+        const SizeExpr& size = r.shape[d];
+        if (!ix->known) {
+          ix->known = true;
+          ix->lo = SizeExpr(0);
+          ix->hi = size;
+          ix->origin = r.spans[d];
+          ix->origin_what = dim_what(r, d);
+          continue;
+        }
+        if (ix->hi == size || reported.count(ix->ir_name)) continue;
+        reported.insert(ix->ir_name);
+        ok_ = false;
+        Diagnostic& e = diags_.error(
+            r.spans[d], "size mismatch for index " + q(ix->name) + ": " + ix->origin_what +
+                            " has size " + ix->hi.str() + " but " + dim_what(r, d) +
+                            " has size " + size.str());
+        e.notes.push_back({ix->origin, q(ix->name) + " indexes " + ix->origin_what + " here"});
+        e.notes.push_back({r.spans[d], "and " + dim_what(r, d) + " here"});
+      }
+    }
+  }
+
+  // The one unknown index of an affine index expression, if exactly one.
+  const std::pair<std::string, int64_t>* single_unknown(const ir::Affine& a) {
+    const std::pair<std::string, int64_t>* found = nullptr;
+    for (const auto& term : a.terms) {
+      SizeExpr lo, hi;
+      if (range_of(term.first, lo, hi)) continue;
+      if (found) return nullptr;
+      found = &term;
+    }
+    return found;
+  }
+
+  void solve_affine() {
+    bool progress = true;
+    while (progress && ok_) {
+      progress = false;
+      struct Candidate {
+        SizeExpr hi;
+        Span span;
+        std::string what;
+      };
+      std::map<std::string, std::vector<Candidate>> candidates;
+      for (const RangeRead& r : reads_) {
+        if (r.guarded) continue;
+        for (size_t d = 0; d < r.dims.size() && d < r.shape.size(); ++d) {
+          const auto* unknown = single_unknown(r.dims[d]);
+          if (!unknown || !index(unknown->first)) continue;
+          SizeExpr rest_min, rest_max;
+          if (!bounds(r.dims[d], unknown->first, rest_min, rest_max)) continue;
+          int64_t c = unknown->second;
+          // 0 <= c*i + rest < size for i in [0, hi): the largest such hi.
+          SizeExpr hi = c > 0 ? SizeExpr::floordiv(r.shape[d] - SizeExpr(1) - rest_max, c)
+                              : SizeExpr::floordiv(rest_min, -c);
+          candidates[unknown->first].push_back(
+              {hi + SizeExpr(1), r.spans[d], "the read of " + q(r.tensor)});
+        }
+      }
+      for (auto& [ir_name, list] : candidates) {
+        RangeIndex* ix = index(ir_name);
+        SizeExpr hi = list[0].hi;
+        for (size_t k = 1; k < list.size(); ++k) hi = SizeExpr::min(hi, list[k].hi);
+        ix->known = true;
+        ix->lo = SizeExpr(0);
+        ix->hi = hi;
+        ix->origin = list[0].span;
+        ix->origin_what = list[0].what;
+        progress = true;
+        if (!size_is_moderate(hi)) {
+          ok_ = false;
+          Diagnostic& e = diags_.error(ix->span, "the range of index " + q(ix->name) +
+                                                     " is too large: [0, " + hi.str() + ")");
+          e.notes.push_back({ix->origin, "it is inferred from " + ix->origin_what});
+        }
+      }
+    }
+  }
+
+  void unsolved() {
+    std::set<uint32_t> reported;  // one error per index expression with several unknowns
+    for (RangeIndex& ix : indices_) {
+      if (ix.known) continue;
+      ok_ = false;
+      // An unguarded read that uses it together with other unknown indices?
+      const RangeRead* with_others = nullptr;
+      size_t dim = 0;
+      std::vector<Span> guarded;
+      for (const RangeRead& r : reads_) {
+        for (size_t d = 0; d < r.dims.size(); ++d) {
+          if (!r.dims[d].coef(ix.ir_name)) continue;
+          if (r.guarded) {
+            guarded.push_back(r.span);
+          } else if (!with_others) {
+            with_others = &r;
+            dim = d;
+          }
+        }
+      }
+      if (with_others) {
+        if (!reported.insert(with_others->spans[dim].begin).second) continue;
+        std::string others;
+        for (const auto& [name, c] : with_others->dims[dim].terms) {
+          RangeIndex* other = index(name);
+          if (name == ix.ir_name || !other || other->known) continue;
+          others += (others.empty() ? "" : ", ") + q(other->name);
+        }
+        Diagnostic& e = diags_.error(
+            ix.span, "ambiguous range for index " + q(ix.name) +
+                         ": it is only read in index expressions with other indices of unknown "
+                         "range; add 'where " +
+                         ix.name + " in lo:hi'");
+        e.notes.push_back({with_others->spans[dim], q(ix.name) + " is read here with " + others});
+      } else {
+        Diagnostic& e = diags_.error(
+            ix.span, "cannot infer the range of index " + q(ix.name) +
+                         ": no unguarded read uses it; add 'where " + ix.name + " in lo:hi'");
+        for (Span s : guarded)
+          e.notes.push_back({s, "a guarded read like this one does not constrain ranges"});
+      }
+    }
+  }
+
+  void check_ranges() {
+    for (RangeIndex& ix : indices_) {
+      if (ix.on_lhs && ix.lo != SizeExpr(0)) {
+        ok_ = false;
+        Diagnostic& e = diags_.error(
+            ix.where ? ix.where_span : ix.span,
+            "the range of output index " + q(ix.name) + " must start at 0, not " + ix.lo.str());
+        e.notes.push_back({ix.span, "left-side indices always count from 0; shift the reads "
+                                    "instead, e.g. x(" +
+                                        ix.name + " + 1)"});
+        continue;
+      }
+      if (!provably_le(ix.hi, ix.lo)) continue;
+      ok_ = false;
+      Diagnostic& e = diags_.error(ix.where ? ix.where_span : ix.span,
+                                   "empty range for index " + q(ix.name) + ": " +
+                                       range_text(ix.lo, ix.hi));
+      if (!ix.where && ix.origin.valid)
+        e.notes.push_back({ix.origin, "the range of " + q(ix.name) + " is inferred from " +
+                                          ix.origin_what + " here"});
+    }
+  }
+
+  void check_reads() {
+    for (const RangeRead& r : reads_) {
+      if (r.guarded) continue;
+      for (size_t d = 0; d < r.dims.size() && d < r.shape.size(); ++d) {
+        SizeExpr mn, mx;
+        if (!bounds(r.dims[d], "", mn, mx)) continue;
+        std::string idx = std::string(diags_.file().slice(r.spans[d]));
+        std::string head = "index " + q(idx) + " of " + q(r.tensor) + " reads out of bounds: it ";
+        Diagnostic* e = nullptr;
+        if (provably_le(r.shape[d], mx)) {
+          e = &diags_.error(r.spans[d], head + "reaches " + mx.str() + " but " + q(r.tensor) +
+                                            " has size " + r.shape[d].str() + " in dimension " +
+                                            std::to_string(d));
+        } else if (provably_le(mn, SizeExpr(-1))) {
+          e = &diags_.error(r.spans[d], head + "reaches " + mn.str() +
+                                            " but indices start at 0 (dimension " +
+                                            std::to_string(d) + ")");
+        }
+        if (!e) continue;
+        ok_ = false;
+        std::string names;
+        for (const auto& [name, c] : r.dims[d].terms) {
+          RangeIndex* ix = index(name);
+          if (!ix) continue;
+          names += (names.empty() ? "" : ", ") + q(ix->name);
+          if (ix->origin.valid && ix->origin.begin != r.spans[d].begin)
+            e->notes.push_back({ix->origin, q(ix->name) + " ranges over " +
+                                                range_text(ix->lo, ix->hi) + ", from " +
+                                                ix->origin_what});
+        }
+        std::string fix = names.empty() ? "" : "restrict " + names + " with a where clause, or ";
+        e->notes.push_back({r.span, fix + "read " + q(r.tensor + "?(...)") +
+                                        " to get 0 outside the bounds"});
+      }
+    }
+  }
+
+  std::vector<RangeIndex>& indices_;
+  const std::vector<RangeRead>& reads_;
+  const std::map<std::string, int64_t>& loops_;
+  Diagnostics& diags_;
+  std::map<std::string, int> by_ir_;
+  bool ok_ = true;
+};
+
+}  // namespace
+
+bool infer_ranges(std::vector<RangeIndex>& indices, const std::vector<RangeRead>& reads,
+                  const std::map<std::string, int64_t>& loop_trips, Diagnostics& diags) {
+  return Inference(indices, reads, loop_trips, diags).run();
+}
+
+bool size_is_moderate(const ir::SizeExpr& e) {
+  constexpr int64_t kLimit = int64_t(1) << 32;
+  for (int64_t value : {0, 1}) {
+    std::map<std::string, ir::SizeExpr> repl;
+    for (const std::string& s : e.symbols()) repl[s] = ir::SizeExpr(value);
+    std::optional<int64_t> c = e.substitute(repl).constant();
+    if (!c || *c > kLimit || *c < -kLimit) return false;
+  }
+  return true;
+}
+
+}  // namespace tenet::lang::detail

@@ -1,0 +1,188 @@
+// Name bindings: what a tensor name means at a point of a body, what a
+// statement's target is (fresh, an update of an existing tensor, or an
+// error), and the pre-scans that tell a loop which tensors it carries and
+// which of its definitions live on after it.
+#include <algorithm>
+#include <sstream>
+
+#include "lang/check_internal.h"
+
+namespace tenet::lang::detail {
+
+std::string quote(const std::string& s) { return "'" + s + "'"; }
+
+std::string shape_text(ElemType type, const std::vector<ir::SizeExpr>& shape) {
+  std::ostringstream os;
+  os << type_name(type) << "(";
+  for (size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i].str();
+  os << ")";
+  return os.str();
+}
+
+// ---- Scopes ----------------------------------------------------------------
+
+const Binding* Scopes::find(const std::string& name) const {
+  for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
+    auto b = it->bindings.find(name);
+    if (b != it->bindings.end()) return &b->second;
+  }
+  return nullptr;
+}
+
+void Scopes::bind(const std::string& name, Binding b, bool defining, Span def_span) {
+  Block& block = blocks_.back();
+  block.bindings[name] = std::move(b);
+  if (defining && block.defined.emplace(name, def_span).second) block.order.push_back(name);
+}
+
+const Span* Scopes::defined_here(const std::string& name) const {
+  auto it = blocks_.back().defined.find(name);
+  return it == blocks_.back().defined.end() ? nullptr : &it->second;
+}
+
+// ---- pre-scans ---------------------------------------------------------------
+
+namespace {
+
+void expr_mentions(const ast::Expr* e, std::set<std::string>& out) {
+  if (!e) return;
+  if (e->kind == ast::ExprKind::Name || e->kind == ast::ExprKind::Access) out.insert(e->name);
+  for (const auto& a : e->args) expr_mentions(a.get(), out);
+}
+
+}  // namespace
+
+void collect_mentions(const ast::Stmt& s, std::set<std::string>& out) {
+  switch (s.kind) {
+    case ast::StmtKind::Assign:
+      out.insert(s.target.name);
+      expr_mentions(s.value.get(), out);
+      for (const auto& w : s.where) {
+        expr_mentions(w.lo.get(), out);
+        expr_mentions(w.hi.get(), out);
+      }
+      break;
+    case ast::StmtKind::Call:
+      for (const auto& r : s.results) out.insert(r.name);
+      for (const auto& a : s.args) out.insert(a.name);
+      break;
+    case ast::StmtKind::For:
+      for (const auto& b : s.body)
+        if (b) collect_mentions(*b, out);
+      break;
+  }
+}
+
+void collect_assigned(const std::vector<ast::StmtPtr>& stmts, std::vector<std::string>& out) {
+  auto add = [&](const std::string& name) {
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  };
+  for (const auto& s : stmts) {
+    if (!s) continue;
+    switch (s->kind) {
+      case ast::StmtKind::Assign: add(s->target.name); break;
+      case ast::StmtKind::Call:
+        for (const auto& r : s->results) add(r.name);
+        break;
+      case ast::StmtKind::For: collect_assigned(s->body, out); break;
+    }
+  }
+}
+
+// ---- targets -----------------------------------------------------------------
+
+const LoopVar* Lowerer::find_loop(const std::string& name) const {
+  for (auto it = loops_.rbegin(); it != loops_.rend(); ++it)
+    if (it->name == name) return &*it;
+  return nullptr;
+}
+
+const ast::Function* Lowerer::find_function(const std::string& name) const {
+  return module_.find(name);
+}
+
+Span Lowerer::decl_of(const std::string& name) const {
+  if (const Binding* b = scopes_.find(name)) return b->decl;
+  return {};
+}
+
+// A tensor (or index or loop variable: `what`) may not be named like a size
+// parameter, a loop variable, a function or a builtin.
+bool Lowerer::name_clashes(const ast::Ident& name, const char* what) {
+  auto redefinition = [&](const std::string& is, Span previous, const std::string& note) {
+    Diagnostic& d = error(name.span, std::string("redefinition of ") + quote(name.name) + ": " +
+                                         what + " cannot have the name of " + is);
+    if (previous.valid) d.notes.push_back({previous, note});
+    return true;
+  };
+  if (env_.sizes.count(name.name)) {
+    auto it = env_.size_decl.find(name.name);
+    return redefinition("a size parameter", it == env_.size_decl.end() ? Span{} : it->second,
+                        quote(name.name) + " is a size parameter here");
+  }
+  if (const LoopVar* l = find_loop(name.name))
+    return redefinition("a loop variable", l->span, "the loop over " + quote(name.name) + " is here");
+  if (const ast::Function* f = find_function(name.name))
+    return redefinition("a function", f->name.span, "the function is defined here");
+  if (ast::is_builtin(name.name))
+    return redefinition("a builtin function", {}, "");
+  return false;
+}
+
+Lowerer::Target Lowerer::resolve_target(const ast::Ident& name, bool accumulate) {
+  Target t;
+  if (name_clashes(name, "a tensor")) return t;
+  const Binding* existing = scopes_.find(name.name);
+  if (existing && existing->is_input) {
+    Diagnostic& d = error(name.span, "cannot assign to input " + quote(name.name));
+    d.notes.push_back({existing->decl, quote(name.name) + " is an input of " +
+                                           quote(env_.fn->name.name) + "; give the result "
+                                           "another name"});
+    return t;
+  }
+  if (accumulate) {
+    if (!existing) {
+      error(name.span, "'+=' accumulates onto an existing tensor, but " + quote(name.name) +
+                           " is not defined; use '+=!' to define it");
+      t.kind = Target::Invalid;
+      return t;
+    }
+    t.kind = Target::Update;
+    t.existing = *existing;
+    return t;
+  }
+  if (const Span* previous = scopes_.defined_here(name.name)) {
+    Diagnostic& d = error(name.span, "redefinition of " + quote(name.name));
+    d.notes.push_back({*previous, "previous definition is here"});
+    return t;
+  }
+  if (existing) {
+    // Only a loop body sees a binding it did not define: a loop-carried tensor.
+    t.kind = Target::Update;
+    t.existing = *existing;
+    return t;
+  }
+  t.kind = Target::Fresh;
+  for (const ast::Output& o : env_.fn->outputs)
+    if (o.name.name == name.name && o.declared) t.declared = &o;
+  return t;
+}
+
+// Binds a statement's or call's result. `accumulate` (+=) keeps the earlier
+// definition as the one later redefinitions point to.
+void Lowerer::bind_result(const ast::Ident& name, const Target& t, const ir::ValuePtr& value,
+                          int rank, bool accumulate) {
+  if (!value) failed_ = true;
+  if (t.kind == Target::Invalid) {
+    // Keep an undefined name from causing "unknown name" errors later.
+    if (!scopes_.find(name.name) && !env_.sizes.count(name.name) && !find_loop(name.name) &&
+        !find_function(name.name))
+      scopes_.bind(name.name, Binding{nullptr, rank, name.span, false}, true, name.span);
+    return;
+  }
+  Binding b{value, rank, name.span, false};
+  if (accumulate) b.decl = t.existing.decl;
+  scopes_.bind(name.name, std::move(b), !accumulate, name.span);
+}
+
+}  // namespace tenet::lang::detail

@@ -1,0 +1,376 @@
+// Types of right sides, in two passes. infer() resolves every name, records
+// every read (for range inference) and computes each node's type, reporting
+// type errors; number literals stay untyped until the other operand (or the
+// statement) gives them a type. emit() then builds the ir::Expr with every
+// literal typed and every narrower integer operand cast to the wider type.
+#include <cmath>
+
+#include "ir/builder.h"
+#include "lang/check_internal.h"
+#include "support/error.h"
+
+namespace tenet::lang::detail {
+
+namespace {
+
+bool is_signed_int(ElemType t) { return is_int(t) && t != ElemType::U8; }
+
+// The integer type that holds both (int32 and int64 give int64; uint8 and int8 int16).
+ElemType wider_int(ElemType a, ElemType b) {
+  if (a == b) return a;
+  if (is_signed_int(a) == is_signed_int(b)) return byte_size(a) >= byte_size(b) ? a : b;
+  ElemType s = is_signed_int(a) ? a : b;
+  return byte_size(s) > 1 ? s : ElemType::I16;
+}
+
+std::string type_word(Ty t) {
+  if (t.kind == Ty::Literal) return t.int_ok ? "number" : "float";
+  return std::string(type_name(t.type));
+}
+
+std::optional<ir::UnOp> unary_builtin(const std::string& name) {
+  if (name == "exp") return ir::UnOp::Exp;
+  if (name == "log") return ir::UnOp::Log;
+  if (name == "sqrt") return ir::UnOp::Sqrt;
+  if (name == "tanh") return ir::UnOp::Tanh;
+  if (name == "sigmoid") return ir::UnOp::Sigmoid;
+  if (name == "abs") return ir::UnOp::Abs;
+  return std::nullopt;
+}
+
+std::optional<ir::BinOp> binary_op(const std::string& op) {
+  static const std::map<std::string, ir::BinOp> ops = {
+      {"+", ir::BinOp::Add},  {"-", ir::BinOp::Sub},  {"*", ir::BinOp::Mul},
+      {"/", ir::BinOp::Div},  {"<", ir::BinOp::Lt},   {"<=", ir::BinOp::Le},
+      {">", ir::BinOp::Gt},   {">=", ir::BinOp::Ge},  {"==", ir::BinOp::Eq},
+      {"!=", ir::BinOp::Ne},  {"&&", ir::BinOp::And}, {"||", ir::BinOp::Or},
+      {"pow", ir::BinOp::Pow}, {"fmax", ir::BinOp::Max}, {"fmin", ir::BinOp::Min}};
+  auto it = ops.find(op);
+  if (it == ops.end()) return std::nullopt;
+  return it->second;
+}
+
+constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
+
+}  // namespace
+
+Ty Lowerer::infer(const ast::Expr& e, StmtInfo& st) {
+  NodeInfo info;
+  Ty t = Ty::poison();
+  switch (e.kind) {
+    case ast::ExprKind::Number:
+      t = Ty::literal(e.is_integer && e.number == std::floor(e.number) &&
+                      std::fabs(e.number) <= kMaxExactInteger);
+      break;
+    case ast::ExprKind::Name: t = infer_name(e, st, info); break;
+    case ast::ExprKind::Access: t = infer_access(e, st, info); break;
+    case ast::ExprKind::Builtin: t = infer_builtin(e, st, info); break;
+    case ast::ExprKind::Binary: t = infer_binary(e, st, info); break;
+    case ast::ExprKind::Unary: {
+      if (e.args.size() != 1) break;
+      Ty a = infer(*e.args[0], st);
+      if (a.kind == Ty::Poison) break;
+      bool is_not = e.op == "!";
+      if (is_not != a.is(ElemType::Bool)) {
+        error(e.args[0]->span, std::string("'") + e.op + "' needs " +
+                                   (is_not ? "a bool" : "a number") + ", but " +
+                                   quote(text(e.args[0]->span)) + " is " + type_word(a));
+        break;
+      }
+      t = a;
+      break;
+    }
+    case ast::ExprKind::Cast: {
+      if (e.args.size() != 1) break;
+      Ty a = infer(*e.args[0], st);
+      if (a.kind == Ty::Poison) break;
+      if (a.kind == Ty::Literal)
+        info.operand = is_float(e.cast_to) || (a.int_ok && e.cast_to != ElemType::Bool)
+                           ? e.cast_to
+                           : (a.int_ok ? ElemType::I64 : ElemType::F64);
+      t = Ty::concrete(e.cast_to);
+      break;
+    }
+  }
+  if (t.kind == Ty::Poison) st.poisoned = true;
+  info.ty = t;
+  st.nodes[&e] = std::move(info);
+  return t;
+}
+
+Ty Lowerer::infer_name(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
+  if (auto ix = st.index_of.find(e.name); ix != st.index_of.end()) {
+    info.name = NodeInfo::Name::Index;
+    info.index = st.indices[ix->second].ir_name;
+    return Ty::concrete(ElemType::I64);
+  }
+  if (const LoopVar* l = find_loop(e.name)) {
+    info.name = NodeInfo::Name::Loop;
+    info.index = l->ir_name;
+    info.loop_lo = l->lo;
+    return Ty::concrete(ElemType::I64);
+  }
+  if (const Binding* b = scopes_.find(e.name)) {
+    if (b->rank > 0) {
+      Diagnostic& d = error(e.span, "rank mismatch: " + quote(e.name) + " has rank " +
+                                        std::to_string(b->rank) + " but is indexed with 0 indices");
+      d.notes.push_back({b->decl, quote(e.name) + (b->is_input ? " is declared here" : " is defined here")});
+      return Ty::poison();
+    }
+    if (!b->ok()) return Ty::poison();
+    info.name = NodeInfo::Name::Tensor;
+    info.tensor = b->value;
+    return Ty::concrete(b->value->type);
+  }
+  if (auto s = env_.sizes.find(e.name); s != env_.sizes.end()) {
+    info.name = NodeInfo::Name::Size;
+    info.size = s->second;
+    return Ty::concrete(ElemType::I64);
+  }
+  if (find_function(e.name)) {
+    error(e.span, quote(e.name) + " is a function; call it in a statement of its own: 'r = " +
+                      e.name + "(...)'");
+    return Ty::poison();
+  }
+  error(e.span, "unknown name " + quote(e.name));
+  return Ty::poison();
+}
+
+Ty Lowerer::infer_access(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
+  Span name_span = e.name_span.valid ? e.name_span : e.span;
+  const Binding* b = scopes_.find(e.name);
+  if (!b) {
+    if (st.index_of.count(e.name) || find_loop(e.name) || env_.sizes.count(e.name))
+      error(name_span, quote(e.name) + " is not a tensor; it cannot be indexed");
+    else if (find_function(e.name))
+      error(e.span, "a call of " + quote(e.name) + " must be a statement of its own: 'r = " +
+                        e.name + "(...)'");
+    else
+      error(name_span, "unknown name " + quote(e.name));
+    return Ty::poison();
+  }
+  if (b->rank >= 0 && size_t(b->rank) != e.args.size()) {
+    Diagnostic& d = error(e.span, "rank mismatch: " + quote(e.name) + " has rank " +
+                                      std::to_string(b->rank) + " but is indexed with " +
+                                      std::to_string(e.args.size()) + " indices");
+    d.notes.push_back({b->decl, quote(e.name) + (b->is_input ? " is declared here" : " is defined here")});
+    return Ty::poison();
+  }
+  RangeRead read;
+  read.tensor = e.name;
+  read.guarded = e.guarded;
+  read.span = e.span;
+  bool ok = b->ok();
+  ir::ValuePtr value = b->value;  // `b` may move when affine() adds a size
+  for (const auto& arg : e.args) {
+    std::optional<ir::Affine> a = affine(*arg, st);
+    if (!a) {
+      ok = false;
+      continue;
+    }
+    read.dims.push_back(std::move(*a));
+    read.spans.push_back(arg->span);
+  }
+  if (!ok) return Ty::poison();
+  read.shape = value->shape;
+  info.tensor = value;
+  info.read = int(st.reads.size());
+  st.reads.push_back(std::move(read));
+  return Ty::concrete(value->type);
+}
+
+Ty Lowerer::infer_builtin(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
+  std::vector<Ty> args;
+  bool poisoned = false;
+  for (const auto& a : e.args) {
+    args.push_back(infer(*a, st));
+    poisoned |= args.back().kind == Ty::Poison;
+  }
+  int arity = ast::builtin_arity(e.name);
+  if (arity < 0 || size_t(arity) != e.args.size()) {
+    error(e.span, arity < 0 ? "unknown function " + quote(e.name)
+                            : quote(e.name) + " takes " + std::to_string(arity) +
+                                  (arity == 1 ? " argument, " : " arguments, ") +
+                                  std::to_string(e.args.size()) + " given");
+    return Ty::poison();
+  }
+  if (e.name == "select") {
+    if (!args[0].is(ElemType::Bool) && args[0].kind != Ty::Poison) {
+      error(e.args[0]->span, "the condition of select must be bool, but " +
+                                 quote(text(e.args[0]->span)) + " is " + type_word(args[0]));
+      poisoned = true;
+    }
+    Ty t = unify(e, *e.args[1], args[1], *e.args[2], args[2], false, false, nullptr);
+    return poisoned ? Ty::poison() : t;
+  }
+  if (poisoned) return Ty::poison();
+  if (arity == 2) return unify(e, *e.args[0], args[0], *e.args[1], args[1], true,
+                               e.name == "pow", nullptr);
+  Ty a = args[0];
+  bool any_number = e.name == "abs";
+  if (a.is(ElemType::Bool) || (!any_number && a.kind == Ty::Concrete && !is_float(a.type))) {
+    Diagnostic& d = error(e.args[0]->span, quote(e.name) + " needs a " +
+                                               (any_number ? "number" : "float") + ", but " +
+                                               quote(text(e.args[0]->span)) + " is " + type_word(a));
+    if (!a.is(ElemType::Bool))
+      d.notes.push_back({e.args[0]->span, "convert it with a cast: 'float32(" +
+                                              text(e.args[0]->span) + ")'"});
+    return Ty::poison();
+  }
+  if (a.kind == Ty::Literal && !any_number) return Ty::literal(false);
+  return a;
+}
+
+Ty Lowerer::infer_binary(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
+  if (e.args.size() != 2) return Ty::poison();
+  Ty a = infer(*e.args[0], st);
+  Ty b = infer(*e.args[1], st);
+  const ast::Expr& ea = *e.args[0];
+  const ast::Expr& eb = *e.args[1];
+  std::optional<ir::BinOp> op = binary_op(e.op);
+  if (!op) {
+    error(e.span, "unknown operator " + quote(e.op));
+    return Ty::poison();
+  }
+  if (ir::is_logical(*op)) {
+    if (a.kind == Ty::Poison || b.kind == Ty::Poison) return Ty::poison();
+    for (auto [ex, t] : {std::pair{&ea, a}, std::pair{&eb, b}}) {
+      if (t.is(ElemType::Bool)) continue;
+      error(ex->span, quote(e.op) + " needs bool operands, but " + quote(text(ex->span)) +
+                          " is " + type_word(t));
+      return Ty::poison();
+    }
+    return Ty::concrete(ElemType::Bool);
+  }
+  if (ir::is_comparison(*op)) {
+    if (a.is(ElemType::Bool) && b.is(ElemType::Bool) &&
+        (*op == ir::BinOp::Eq || *op == ir::BinOp::Ne)) {
+      info.operand = ElemType::Bool;
+      return Ty::concrete(ElemType::Bool);
+    }
+    Ty t = unify(e, ea, a, eb, b, true, false, &info.operand);
+    return t.kind == Ty::Poison ? t : Ty::concrete(ElemType::Bool);
+  }
+  return unify(e, ea, a, eb, b, true, false, nullptr);
+}
+
+// The common type of two operands of `whole` (an operator or a builtin).
+// `numeric`: bool operands are errors. `floats_only`: integer operands are too.
+// `operand` receives the type both are converted to (float32 for two literals).
+Ty Lowerer::unify(const ast::Expr& whole, const ast::Expr& a, Ty ta, const ast::Expr& b, Ty tb,
+                  bool numeric, bool floats_only, ElemType* operand) {
+  if (ta.kind == Ty::Poison || tb.kind == Ty::Poison) return Ty::poison();
+  std::string op = whole.kind == ast::ExprKind::Builtin ? whole.name : whole.op;
+  auto mismatch = [&](const ast::Expr* note_at, const std::string& note) {
+    Diagnostic& d = error(whole.span, "type mismatch: " + type_word(ta) + " and " +
+                                          type_word(tb) + " operands of " + quote(op));
+    if (note_at) d.notes.push_back({note_at->span, note});
+    return Ty::poison();
+  };
+  // Bool operands of arithmetic, or bool against a number in select.
+  bool a_bool = ta.is(ElemType::Bool), b_bool = tb.is(ElemType::Bool);
+  if ((a_bool || b_bool) && (numeric || a_bool != b_bool)) {
+    const ast::Expr& at = a_bool ? a : b;
+    return mismatch(&at, quote(text(at.span)) +
+                             " is bool; use select(cond, 1, 0) to turn a condition into a number");
+  }
+  auto cast_note = [&](const ast::Expr& int_side, ElemType to) {
+    return "convert it with a cast: '" + std::string(type_name(to)) + "(" + text(int_side.span) +
+           ")'";
+  };
+  Ty result;
+  if (ta.kind == Ty::Concrete && tb.kind == Ty::Concrete) {
+    if (ta.type == tb.type) {
+      result = ta;
+    } else if (is_int(ta.type) && is_int(tb.type)) {
+      result = Ty::concrete(wider_int(ta.type, tb.type));
+    } else if (is_float(ta.type) && is_float(tb.type)) {
+      return mismatch(&b, "convert one side with a cast, e.g. '" +
+                              std::string(type_name(ta.type)) + "(" + text(b.span) + ")'");
+    } else {
+      bool a_int = is_int(ta.type);
+      return mismatch(a_int ? &a : &b, cast_note(a_int ? a : b, a_int ? tb.type : ta.type));
+    }
+  } else if (ta.kind == Ty::Literal && tb.kind == Ty::Literal) {
+    result = Ty::literal(ta.int_ok && tb.int_ok && !floats_only);
+  } else {
+    Ty concrete = ta.kind == Ty::Concrete ? ta : tb;
+    Ty literal = ta.kind == Ty::Concrete ? tb : ta;
+    const ast::Expr& concrete_side = ta.kind == Ty::Concrete ? a : b;
+    if (is_int(concrete.type) && !literal.int_ok)
+      return mismatch(&concrete_side, cast_note(concrete_side, ElemType::F32));
+    result = concrete;
+  }
+  if (floats_only && result.kind == Ty::Concrete && !is_float(result.type)) {
+    const ast::Expr& int_side = ta.kind == Ty::Concrete ? a : b;
+    Diagnostic& d = error(whole.span, quote(op) + " needs float operands, but " +
+                                          quote(text(int_side.span)) + " is " +
+                                          type_word(result));
+    d.notes.push_back({int_side.span, cast_note(int_side, ElemType::F32)});
+    return Ty::poison();
+  }
+  if (operand) *operand = result.kind == Ty::Concrete ? result.type : ElemType::F32;
+  return result;
+}
+
+// Builds e as an expression of type `want` (pass 2; infer() succeeded on it).
+ir::Expr Lowerer::emit(const ast::Expr& e, const StmtInfo& st, ElemType want) const {
+  const NodeInfo& info = st.nodes.at(&e);
+  TENET_ASSERT(info.ty.kind != Ty::Poison, "emitting a poisoned expression");
+  ElemType own = info.ty.kind == Ty::Concrete ? info.ty.type : want;
+  ir::Expr r;
+  switch (e.kind) {
+    case ast::ExprKind::Number: r = ir::make_const(e.number, own); break;
+    case ast::ExprKind::Name:
+      switch (info.name) {
+        case NodeInfo::Name::Index: r = ir::make_index(info.index); break;
+        case NodeInfo::Name::Loop:
+          r = ir::make_index(info.index);
+          if (info.loop_lo != 0)
+            r = ir::make_binary(ir::BinOp::Add, r,
+                                ir::make_const(double(info.loop_lo), ElemType::I64));
+          break;
+        case NodeInfo::Name::Size: r = ir::make_size(info.size); break;
+        case NodeInfo::Name::Tensor: r = ir::make_read(info.tensor, {}); break;
+        case NodeInfo::Name::None: TENET_UNREACHABLE("unresolved name " + e.name);
+      }
+      break;
+    case ast::ExprKind::Access: {
+      const RangeRead& read = st.reads.at(size_t(info.read));
+      r = ir::make_read(info.tensor, read.dims, read.guarded);
+      break;
+    }
+    case ast::ExprKind::Builtin:
+      if (e.name == "select") {
+        r = ir::make_select(emit(*e.args[0], st, ElemType::Bool), emit(*e.args[1], st, own),
+                            emit(*e.args[2], st, own));
+      } else if (auto u = unary_builtin(e.name)) {
+        r = ir::make_unary(*u, emit(*e.args[0], st, own));
+      } else {
+        r = ir::make_binary(*binary_op(e.name), emit(*e.args[0], st, own),
+                            emit(*e.args[1], st, own));
+      }
+      break;
+    case ast::ExprKind::Unary:
+      r = e.op == "!" ? ir::make_unary(ir::UnOp::Not, emit(*e.args[0], st, ElemType::Bool))
+                      : ir::make_unary(ir::UnOp::Neg, emit(*e.args[0], st, own));
+      break;
+    case ast::ExprKind::Binary: {
+      ir::BinOp op = *binary_op(e.op);
+      ElemType operand = ir::is_comparison(op) ? info.operand
+                         : ir::is_logical(op)  ? ElemType::Bool
+                                               : own;
+      r = ir::make_binary(op, emit(*e.args[0], st, operand), emit(*e.args[1], st, operand));
+      break;
+    }
+    case ast::ExprKind::Cast: {
+      const NodeInfo& arg = st.nodes.at(e.args[0].get());
+      ElemType from = arg.ty.kind == Ty::Concrete ? arg.ty.type : info.operand;
+      r = ir::make_cast(emit(*e.args[0], st, from), e.cast_to);
+      break;
+    }
+  }
+  return r->type == want ? r : ir::make_cast(r, want);
+}
+
+}  // namespace tenet::lang::detail

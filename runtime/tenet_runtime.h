@@ -1,0 +1,134 @@
+/// \file
+/// The Tenet runtime: the few inline helpers that generated C++ includes.
+///
+/// Expects: C++17, the standard library, nothing else. Guarantees: every
+/// helper is header-only, allocation-free (except Workspace) and gives the
+/// same results as the reference interpreter (ir/interp.cpp), which calls the
+/// same formulas: sigmoid, floor division, bounds checks, reduction
+/// identities and workspace carving.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <new>
+#include <type_traits>
+
+namespace tenet {
+
+// ---- Element-wise math ------------------------------------------------------
+
+/// The logistic function, written as 1 / (1 + exp(-x)) like the interpreter.
+inline float sigmoid(float x) {
+  return 1.0f / (1.0f + std::exp(-x));
+}
+inline double sigmoid(double x) {
+  return 1.0 / (1.0 + std::exp(-x));
+}
+
+/// Floor division (rounds toward negative infinity), as '/' in size
+/// expressions of the IR is defined; the divisor is a positive constant there.
+template <typename T>
+constexpr T floordiv(T a, T b) {
+  T q = T(a / b);
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+// Integer arithmetic of the IR wraps around (two's complement) at the width of
+// its type. + - * are plain C++ operators compiled with -fwrapv (narrow types
+// are cast back after each operation); the helpers below cover the operations
+// whose C++ versions trap or are undefined even then.
+
+/// Integer division truncating toward zero, like C. A zero divisor gives 0
+/// (the interpreter reports it as an error); x / -1 wraps instead of trapping.
+template <typename T>
+constexpr T int_div(T a, T b) {
+  if (b == 0) return T(0);
+  if (int64_t(b) == -1) return T(uint64_t(0) - uint64_t(a));
+  return T(int64_t(a) / int64_t(b));
+}
+
+/// |x| for integers; the most negative value stays itself (wraps), as in the interpreter.
+template <typename T>
+constexpr T int_abs(T x) {
+  return int64_t(x) < 0 ? T(uint64_t(0) - uint64_t(x)) : x;
+}
+
+/// Float to integer conversion: truncates toward zero; NaN gives 0, values
+/// beyond the int64 range saturate, and the int64 result wraps to T's width.
+/// (A plain C++ cast is undefined for NaN and out-of-range values.)
+template <typename T, typename F>
+constexpr T float_to_int(F x) {
+  if (x != x) return T(0);
+  if (x >= F(9223372036854775807.0)) return T(std::numeric_limits<int64_t>::max());
+  if (x <= F(-9223372036854775808.0)) return T(std::numeric_limits<int64_t>::min());
+  return T(int64_t(x));
+}
+
+/// True when 0 <= i < n: the test a guarded read makes for each index that
+/// the compiler cannot prove in bounds.
+constexpr bool in_bounds(int64_t i, int64_t n) {
+  return i >= 0 && i < n;
+}
+
+// ---- Reductions -------------------------------------------------------------
+
+/// The starting value of a max reduction: -inf for floats, the lowest integer.
+template <typename T>
+constexpr T max_identity() {
+  if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
+  return std::numeric_limits<T>::lowest();
+}
+
+/// The starting value of a min reduction: +inf for floats, the largest integer.
+template <typename T>
+constexpr T min_identity() {
+  if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
+  return std::numeric_limits<T>::max();
+}
+
+// ---- Workspace --------------------------------------------------------------
+
+/// Temporaries start on 64-byte boundaries (a cache line, an AVX-512 vector).
+constexpr int64_t kWorkspaceAlignment = 64;
+
+/// Bytes a temporary of `count` elements of T takes in a workspace, rounded up
+/// to the alignment so the next one starts aligned too.
+template <typename T>
+constexpr int64_t workspace_bytes(int64_t count) {
+  int64_t bytes = count * int64_t(sizeof(T));
+  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+}
+
+/// The next temporary of `count` elements in a workspace: returns the memory at
+/// `offset` and advances `offset` past it. Generated code carves temporaries in
+/// the same order as its `__workspace_bytes` function adds them up.
+template <typename T>
+inline T* carve(void* workspace, int64_t& offset, int64_t count) {
+  T* p = reinterpret_cast<T*>(static_cast<char*>(workspace) + offset);
+  offset += workspace_bytes<T>(count);
+  return p;
+}
+
+/// An owned, aligned workspace for callers that do not bring their own.
+class Workspace {
+ public:
+  explicit Workspace(int64_t bytes) {
+    if (bytes <= 0) return;
+    data_ = std::aligned_alloc(size_t(kWorkspaceAlignment), size_t(bytes));
+    if (!data_) throw std::bad_alloc();
+  }
+  ~Workspace() { std::free(data_); }
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+
+  void* data() const { return data_; }
+
+ private:
+  void* data_ = nullptr;
+};
+
+}  // namespace tenet

@@ -1,0 +1,80 @@
+// Bad gradient requests: each a CompileError with the exact text, rendered at
+// the function's or the value's span when the source file is known.
+#include <gtest/gtest.h>
+
+#include "lang/check.h"
+#include "tests/ad/ad_test_util.h"
+
+namespace tenet::ad::testing {
+namespace {
+
+const char* kSource = R"(def f(float(N, K) x, int32(N) labels, float w) -> (y, total) {
+  y(n, k) = x(n, k) * w
+  total +=! y(n, k)
+}
+def g(int32(N) k) -> (z) {
+  z(i) = k(i) * 2
+}
+)";
+
+// The error text of differentiating `fn` with `req`, with and without the file.
+std::string error_of(const std::string& fn, const GradRequest& req, bool with_file = true) {
+  SourceFile file("model.tn", kSource);
+  ir::Module m = lang::compile_source(file);
+  try {
+    differentiate(m, fn, req, with_file ? &file : nullptr);
+  } catch (const CompileError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(AdErrors, UnknownFunction) {
+  EXPECT_EQ(error_of("h", {}),
+            "model.tn: error: no function named 'h' to differentiate (functions: f, g)");
+  EXPECT_EQ(error_of("h", {}, false),
+            "error: no function named 'h' to differentiate (functions: f, g)");
+}
+
+TEST(AdErrors, NonScalarOutputWithoutCotangents) {
+  EXPECT_EQ(error_of("f", {{}, "y", false}),
+            "model.tn:2:3: error: cannot differentiate non-scalar output 'y' (float32[N, K]) "
+            "without cotangents: reduce it to a scalar, or ask for vector-Jacobian products\n"
+            "    y(n, k) = x(n, k) * w\n"
+            "    ^~~~~~~~~~~~~~~~~~~~~");
+}
+
+TEST(AdErrors, SeveralOutputsAndNoneNamed) {
+  EXPECT_EQ(error_of("f", {}, false),
+            "error: function 'f' has 2 outputs (y, total): name the one to differentiate, or "
+            "ask for vector-Jacobian products");
+}
+
+TEST(AdErrors, IntegerInput) {
+  EXPECT_EQ(error_of("f", {{"x", "labels"}, "total", false}),
+            "model.tn:1:22: error: cannot differentiate with respect to integer input 'labels' "
+            "(int32[N])\n"
+            "  def f(float(N, K) x, int32(N) labels, float w) -> (y, total) {\n"
+            "                       ^~~~~~~~~~~~~~~");
+}
+
+TEST(AdErrors, UnknownInputAndOutput) {
+  EXPECT_EQ(error_of("f", {{"v"}, "total", false}, false),
+            "error: function 'f' has no input named 'v' (inputs: x, labels, w)");
+  EXPECT_EQ(error_of("f", {{}, "loss", false}, false),
+            "error: function 'f' has no output named 'loss' (outputs: y, total)");
+}
+
+TEST(AdErrors, InputNamedTwice) {
+  EXPECT_EQ(error_of("f", {{"w", "w"}, "total", false}, false),
+            "error: input 'w' is named twice in the gradient request");
+}
+
+TEST(AdErrors, NothingToDifferentiate) {
+  EXPECT_EQ(error_of("g", {}, false), "error: function 'g' has no float inputs to differentiate");
+  EXPECT_EQ(error_of("g", {{}, "", true}, false),
+            "error: function 'g' has no float inputs to differentiate");
+}
+
+}  // namespace
+}  // namespace tenet::ad::testing

@@ -1,0 +1,151 @@
+// End-to-end tests of the `tenet` command line: exit codes, diagnostics on
+// stderr, output format, agreement of the interpreter and the C++ backend.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "tests/support/golden.h"
+
+namespace fs = std::filesystem;
+using tenet::testing::CommandResult;
+using tenet::testing::expect_golden;
+using tenet::testing::run_command;
+using tenet::testing::source_path;
+using tenet::testing::tenet_binary;
+
+namespace {
+
+std::string tenet(const std::string& args) { return tenet_binary() + " " + args; }
+
+/// A scratch directory per test, removed afterwards.
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tenet-cli-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  /// The path relative to the scratch dir, so goldens do not contain temp names.
+  CommandResult run_in_dir(const std::string& args) {
+    return run_command("cd " + dir_.string() + " && " + tenet(args));
+  }
+  fs::path dir_;
+};
+
+const char* kSquash = R"(# squash: scale each capsule vector to length < 1
+def squash(float(B, N, D) s) -> (v) {
+  n2(b, n) +=! s(b, n, d) * s(b, n, d)
+  v(b, n, d) = s(b, n, d) * sqrt(n2(b, n) + 1e-7) / (1 + n2(b, n))
+}
+)";
+
+std::string checksum_lines(const std::string& out) {
+  std::string lines;
+  std::regex re("checksum: .*");
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), re); it != std::sregex_iterator();
+       ++it)
+    lines += it->str() + "\n";
+  return lines;
+}
+
+}  // namespace
+
+TEST_F(Cli, HelpForEveryCommand) {
+  for (const char* cmd : {"check", "print", "run", "emit"}) {
+    CommandResult r = run_command(tenet(std::string(cmd) + " --help"));
+    EXPECT_EQ(r.exit_code, 0) << cmd;
+    EXPECT_NE(r.out.find(std::string("usage: tenet ") + cmd), std::string::npos) << r.out;
+  }
+  CommandResult r = run_command(tenet("--help"));
+  EXPECT_EQ(r.exit_code, 0);
+  expect_golden("cli/help.txt", r.out);
+}
+
+TEST_F(Cli, CheckPrintsSignatures) {
+  write("squash.tn", kSquash);
+  CommandResult r = run_in_dir("check squash.tn");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "squash(s: float32[B, N, D]) -> (v: float32[B, N, D])\nsquash.tn: ok\n");
+}
+
+TEST_F(Cli, ErrorsGoToStderrWithNonZeroExit) {
+  write("bad.tn", "def f(float(N) x) -> (y) {\n  y(i) = x(i) + q(i)\n}\n");
+  CommandResult r = run_in_dir("check bad.tn");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_EQ(r.err.rfind("bad.tn:2:17: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("^"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, MissingFileAndBadOptions) {
+  CommandResult r = run_command(tenet("check /nonexistent/x.tn"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("cannot open '/nonexistent/x.tn'"), std::string::npos) << r.err;
+  write("squash.tn", kSquash);
+  r = run_in_dir("run squash.tn --frobnicate");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "error: unknown option '--frobnicate' for 'tenet run' (see tenet run --help)\n");
+  r = run_in_dir("run squash.tn --sizes B=2,N=3");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("size parameter 'D' of input 's' is not bound"), std::string::npos) << r.err;
+  r = run_in_dir("run squash.tn --sizes B=two");
+  EXPECT_EQ(r.exit_code, 1);
+  r = run_in_dir("run squash.tn --fn nope --sizes B=1,N=1,D=1");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no function 'nope'"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, RunInterpreterAndCppAgree) {
+  write("squash.tn", kSquash);
+  CommandResult interp = run_in_dir("run squash.tn --sizes B=2,N=3,D=4 --seed 7");
+  ASSERT_EQ(interp.exit_code, 0) << interp.err;
+  expect_golden("cli/run_squash.txt", interp.out);
+  CommandResult cpp = run_in_dir("run squash.tn --sizes B=2,N=3,D=4 --seed 7 --backend cpp");
+  ASSERT_EQ(cpp.exit_code, 0) << cpp.err;
+  // Same checksums to the printed 9 significant digits (float32 math on both sides).
+  EXPECT_EQ(checksum_lines(interp.out), checksum_lines(cpp.out));
+  EXPECT_NE(cpp.out.find("function squash (backend cpp)"), std::string::npos);
+}
+
+TEST_F(Cli, PrintStages) {
+  write("squash.tn", kSquash);
+  CommandResult parse = run_in_dir("print squash.tn --stage parse");
+  EXPECT_EQ(parse.exit_code, 0) << parse.err;
+  EXPECT_NE(parse.out.find("n2(b, n) +=! s(b, n, d) * s(b, n, d)"), std::string::npos);
+  CommandResult ir = run_in_dir("print squash.tn --stage check");
+  EXPECT_EQ(ir.exit_code, 0) << ir.err;
+  EXPECT_NE(ir.out.find("squash"), std::string::npos);
+  CommandResult cpp = run_in_dir("print squash.tn --stage cpp");
+  EXPECT_EQ(cpp.exit_code, 0) << cpp.err;
+  EXPECT_NE(cpp.out.find("__restrict__"), std::string::npos);
+  CommandResult bad = run_in_dir("print squash.tn --stage nosuchpass");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("unknown pass 'nosuchpass'"), std::string::npos) << bad.err;
+}
+
+TEST_F(Cli, DumpAfterAll) {
+  write("squash.tn", kSquash);
+  CommandResult r = run_in_dir("run squash.tn --sizes B=1,N=1,D=2 --dump-after=all");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("----- IR after check -----"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, EmitBuildsStandalone) {
+  write("squash.tn", kSquash);
+  CommandResult r = run_in_dir("emit squash.tn --target cpp -o out");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "CMakeLists.txt"));
+  CommandResult build = run_command("cmake -S " + (dir_ / "out").string() + " -B " +
+                                    (dir_ / "out-build").string() + " >/dev/null && cmake --build " +
+                                    (dir_ / "out-build").string() + " >/dev/null");
+  EXPECT_EQ(build.exit_code, 0) << build.out << build.err;
+}

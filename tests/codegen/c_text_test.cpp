@@ -1,0 +1,83 @@
+// The small pieces of C++ text the backend is built from: literals, size
+// expressions, identifiers and line breaking.
+#include "codegen/c_text.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "codegen/code_writer.h"
+
+namespace tenet::codegen::detail {
+namespace {
+
+using ir::SizeExpr;
+
+TEST(CText, LiteralsAreExactlyTyped) {
+  EXPECT_EQ(literal(1, ElemType::F32).text, "1.0f");
+  EXPECT_EQ(literal(1e-7, ElemType::F32).text, "1e-7f");
+  EXPECT_EQ(literal(0.1, ElemType::F32).text, "0.1f");
+  EXPECT_EQ(literal(0.1, ElemType::F64).text, "0.1");
+  EXPECT_EQ(literal(-2.5, ElemType::F64).text, "-2.5");
+  EXPECT_EQ(literal(-2.5, ElemType::F64).prec, kPrecUnary);
+  EXPECT_EQ(literal(1e20, ElemType::F64).text, "1e20");
+  EXPECT_EQ(literal(3, ElemType::I32).text, "3");
+  EXPECT_EQ(literal(1, ElemType::Bool).text, "true");
+  EXPECT_EQ(literal(INFINITY, ElemType::F32).text, "std::numeric_limits<float>::infinity()");
+  EXPECT_EQ(literal(-INFINITY, ElemType::F64).text, "-std::numeric_limits<double>::infinity()");
+  EXPECT_EQ(literal(NAN, ElemType::F32).text, "std::numeric_limits<float>::quiet_NaN()");
+  // Shortest text that reads back to the same float.
+  EXPECT_EQ(literal(double(0.3f), ElemType::F32).text, "0.3f");
+  EXPECT_EQ(std::stof(literal(16777217.0, ElemType::F32).text), 16777216.0f);
+}
+
+TEST(CText, SizesUseFloorDivision) {
+  SizeExpr H = SizeExpr::sym("H"), W = SizeExpr::sym("W"), N = SizeExpr::sym("N");
+  EXPECT_EQ(size_to_c(H, {}).text, "H");
+  EXPECT_EQ(size_to_c(H - 8, {}).text, "H - 8");
+  EXPECT_EQ(size_to_c(SizeExpr::floordiv(H - 9, 2) + 1, {}).text,
+            "tenet::floordiv<int64_t>(H - 9, 2) + 1");
+  EXPECT_EQ(size_to_c(SizeExpr::min(N, W) * 2, {}).text, "2 * std::min<int64_t>(N, W)");
+  EXPECT_EQ(size_to_c(N * W - H, {}).text, "-H + N * W");
+  EXPECT_EQ(size_to_c(SizeExpr(-3), {}).text, "-3");
+  EXPECT_EQ(size_to_c(H + 1, {{"H", "H_1"}}).text, "H_1 + 1");
+  EXPECT_EQ(size_to_c(N * SizeExpr::floordiv(H, 2), {}).text, "tenet::floordiv<int64_t>(H, 2) * N");
+  SizeExpr A = SizeExpr::sym("A"), Z = SizeExpr::sym("Z");
+  EXPECT_EQ(size_to_c(A * SizeExpr::floordiv(Z, 2), {}).text, "A * tenet::floordiv<int64_t>(Z, 2)");
+  EXPECT_EQ(size_to_c(SizeExpr::floordiv(A * Z, 2), {}).text, "tenet::floordiv<int64_t>(A * Z, 2)");
+}
+
+TEST(CText, NamerAvoidsKeywordsAndCollisions) {
+  Namer names;
+  EXPECT_EQ(names.take("b"), "b");
+  EXPECT_EQ(names.take("b"), "b_1");
+  EXPECT_EQ(names.take("b.1"), "b_1_1");
+  EXPECT_EQ(names.take("int"), "int_");
+  EXPECT_EQ(names.take("int"), "int_1");
+  EXPECT_EQ(names.take("_Hidden"), "v_Hidden");
+  EXPECT_EQ(names.take("a__b"), "a_b");
+  EXPECT_EQ(names.take("2x"), "t2x");
+  EXPECT_EQ(names.take("workspace"), "workspace_");
+}
+
+TEST(CText, LongLinesBreakLikeClangFormat) {
+  EXPECT_EQ(break_line("int x = f(a, b);", 2, 100), "  int x = f(a, b);\n");
+  EXPECT_EQ(
+      break_line("y = first_function_name(argument_one, argument_two, argument_three);", 0, 60),
+      "y = first_function_name(argument_one, argument_two,\n"
+      "                        argument_three);\n");
+  // Aligning with a '(' far to the right would leave no room: indent instead.
+  EXPECT_EQ(
+      break_line("y = first_function_name(argument_one, argument_two, argument_three);", 0, 40),
+      "y = first_function_name(argument_one,\n"
+      "    argument_two, argument_three);\n");
+  EXPECT_EQ(
+      break_line("acc += aaaaaaaaaaaaaaaa[i + 1] * bbbbbbbbbbbbbbbbbb[j];  // a, b, c", 2, 40),
+      "  acc += aaaaaaaaaaaaaaaa[i + 1] *\n"
+      "      bbbbbbbbbbbbbbbbbb[j];  // a, b, c\n");
+  // No break inside a string literal.
+  EXPECT_EQ(break_line("s = \"a, b, c, d, e, f, g\";", 0, 10), "s = \"a, b, c, d, e, f, g\";\n");
+}
+
+}  // namespace
+}  // namespace tenet::codegen::detail

@@ -1,0 +1,61 @@
+// The generated C++ of two canonical kernels, pinned so that every change to
+// its text is reviewed (TENET_UPDATE_GOLDENS=1 rewrites them).
+#include <gtest/gtest.h>
+
+#include "codegen/cpp.h"
+#include "codegen/jit.h"
+#include "ir/bind.h"
+#include "tests/codegen/codegen_test_util.h"
+#include "tests/support/golden.h"
+
+namespace tenet::codegen::testing {
+namespace {
+
+const char* const kSoftmax = R"(
+def softmax_last(float(N, K) z) -> (p) {
+  m(n) max=! z(n, k)
+  e(n, k) = exp(z(n, k) - m(n))
+  t(n) +=! e(n, k)
+  p(n, k) = e(n, k) / t(n)
+}
+)";
+
+const char* const kConv = R"(
+def conv_stride2(float(B, C, H, W) x, float(O, C, 9, 9) w) -> (y) {
+  y(b, o, i, j) +=! x(b, c, 2*i + ki, 2*j + kj) * w(o, c, ki, kj)
+}
+)";
+
+TEST(CppGolden, Softmax) {
+  ir::Module m = compile_tn(kSoftmax);
+  CppOptions options;
+  options.origin = "softmax.tn";
+  CppUnit unit = emit_cpp(m, {}, options);
+  EXPECT_EQ(unit.header_name, "softmax_last.h");
+  EXPECT_EQ(unit.source_name, "softmax_last.cpp");
+  tenet::testing::expect_golden("codegen/softmax_last.h.expected", unit.header);
+  tenet::testing::expect_golden("codegen/softmax_last.cpp.expected", unit.source);
+  // The pinned code is also right.
+  CompiledFunction f = jit_compile(m, "softmax_last", test_jit_options());
+  expect_matches_interpreter(f, {{"N", 9}, {"K", 31}}, 1);
+}
+
+TEST(CppGolden, ConvolutionWithStride2) {
+  ir::Module m = compile_tn(kConv);
+  CppOptions options;
+  options.origin = "conv.tn";
+  tenet::testing::expect_golden("codegen/conv_stride2.cpp.expected",
+                                emit_cpp(m, {}, options).source);
+  CompiledFunction f = jit_compile(m, "conv_stride2", test_jit_options());
+  expect_matches_interpreter(f, {{"B", 2}, {"C", 2}, {"H", 12}, {"W", 10}, {"O", 3}}, 2);
+}
+
+TEST(CppGolden, WithoutOpenMP) {
+  CppOptions options;
+  options.openmp = false;
+  std::string source = emit_cpp(compile_tn(kSoftmax), {}, options).source;
+  EXPECT_EQ(source.find("#pragma omp"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tenet::codegen::testing

@@ -1,0 +1,21 @@
+/// \file
+/// Helpers for pass tests: read an IR file from tests/ir/data, and check with
+/// the interpreter that a pass left every output bit for bit unchanged.
+#pragma once
+
+#include <string>
+
+#include "ir/ir.h"
+
+namespace tenet::ir::testing {
+
+/// Parses tests/ir/data/<name>.
+Module read_ir(const std::string& name);
+
+/// Runs both functions on the same random inputs (with -0.0, infinities and
+/// NaN planted in float inputs), with declared types and with all floats in
+/// float64, and EXPECTs identical outputs (NaN matches NaN). Every size
+/// parameter is bound to `size`.
+void expect_same_outputs(const Function& before, const Function& after, int64_t size = 7);
+
+}  // namespace tenet::ir::testing
