@@ -12,7 +12,9 @@ using ir::Expr;
 using ir::ExprKind;
 using ir::UnOp;
 
-ir::Expr constant(double value, ElemType type) { return ir::make_const(value, type); }
+ir::Expr constant(double value, ElemType type) {
+  return ir::make_const(value, type);
+}
 
 bool is_constant(const Expr& e, double value) {
   return e->kind == ExprKind::Const && e->value == value;
@@ -83,7 +85,9 @@ Expr both(Expr a, Expr b) {
   return ir::make_binary(BinOp::And, std::move(a), std::move(b));
 }
 
-Affine affine_const(const ir::SizeExpr& offset) { return Affine{{}, offset}; }
+Affine affine_const(const ir::SizeExpr& offset) {
+  return Affine{{}, offset};
+}
 
 Affine affine_add(const Affine& a, const Affine& b) {
   Affine r = a;
@@ -154,17 +158,22 @@ Expr affine_value(const Affine& a) {
     if (*k < 0) sum = ir::make_binary(BinOp::Sub, sum, constant(double(-*k), ElemType::I64));
     return sum;
   }
+  if (a.offset.str()[0] == '-')  // g - 2*S, not g + -2*S
+    return ir::make_binary(BinOp::Sub, sum, ir::make_size(-a.offset));
   return ir::make_binary(BinOp::Add, sum, ir::make_size(a.offset));
 }
 
-std::string stem(const std::string& name) { return name.substr(0, name.find('.')); }
+std::string stem(const std::string& name) {
+  return name.substr(0, name.find('.'));
+}
 
 Expr rewrite(const Expr& e, const Rewrite& rw) {
   switch (e->kind) {
     case ExprKind::Const:
       if (rw.float_type && is_float(e->type)) return constant(e->value, *rw.float_type);
       return e;
-    case ExprKind::Size: return e;
+    case ExprKind::Size:
+      return e;
     case ExprKind::Index: {
       auto it = rw.indices.find(e->index);
       return it == rw.indices.end() ? e : affine_value(it->second);
@@ -172,15 +181,19 @@ Expr rewrite(const Expr& e, const Rewrite& rw) {
     case ExprKind::Read: {
       auto it = rw.values.find(e->tensor.get());
       const ir::ValuePtr& tensor = it == rw.values.end() ? e->tensor : it->second;
-      bool guarded = e->guarded;
+      bool needs_guard = false, in_bounds = true;
       std::vector<Affine> indices;
-      for (const Affine& a : e->indices) {
-        if (affine_mentions(a, rw.guard_indices)) guarded = true;
-        indices.push_back(affine_substitute(a, rw.indices));
+      for (size_t d = 0; d < e->indices.size(); ++d) {
+        needs_guard = needs_guard || affine_mentions(e->indices[d], rw.guard_indices);
+        indices.push_back(affine_substitute(e->indices[d], rw.indices));
+        auto b = indices.back().is_plain_var() ? rw.bounded.find(indices.back().terms[0].first)
+                                               : rw.bounded.end();
+        in_bounds = in_bounds && b != rw.bounded.end() && b->second == tensor->shape[d];
       }
-      return ir::make_read(tensor, std::move(indices), guarded);
+      return ir::make_read(tensor, std::move(indices), e->guarded || (needs_guard && !in_bounds));
     }
-    case ExprKind::Unary: return ir::make_unary(e->unop, rewrite(e->args[0], rw));
+    case ExprKind::Unary:
+      return ir::make_unary(e->unop, rewrite(e->args[0], rw));
     case ExprKind::Binary:
       return ir::make_binary(e->binop, rewrite(e->args[0], rw), rewrite(e->args[1], rw));
     case ExprKind::Select:
@@ -222,8 +235,7 @@ bool is_total(const Expr& e) {
 
 std::string describe_read(const Expr& read) {
   std::string s = read->tensor->name + (read->guarded ? "?(" : "(");
-  for (size_t i = 0; i < read->indices.size(); ++i)
-    s += (i ? ", " : "") + read->indices[i].str();
+  for (size_t i = 0; i < read->indices.size(); ++i) s += (i ? ", " : "") + read->indices[i].str();
   return s + ")";
 }
 

@@ -55,6 +55,9 @@ struct Rewrite {
   std::map<std::string, ir::Affine> indices;
   std::set<std::string> guard_indices;
   std::optional<ElemType> float_type;
+  /// Indices known to lie in [0, extent): a read whose every (rewritten)
+  /// index is one of them, over a dimension of that extent, needs no guard.
+  std::map<std::string, ir::SizeExpr> bounded;
 };
 ir::Expr rewrite(const ir::Expr& e, const Rewrite& rw);
 

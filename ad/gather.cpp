@@ -19,7 +19,9 @@ using ir::ExprKind;
 namespace {
 
 // Placeholder for the m-th index of R while solving; never a source name.
-std::string placeholder(size_t m) { return "$" + std::to_string(m); }
+std::string placeholder(size_t m) {
+  return "$" + std::to_string(m);
+}
 
 // Sort key of a pivot candidate: smaller is better (see gather.h).
 struct PivotRank {
@@ -90,16 +92,19 @@ class Inverter {
     return !position_.count(name) && !taken_.count(name) && !used_names_.count(name);
   }
 
-  // R's index names: a pivot solved as exactly y_m keeps its name (x(b, c, ..)
-  // gives dx(b, c, ..)); other dimensions are named after R's size symbol
-  // (H gives h) or y<m>, never clashing with the statement's indices.
+  // R's index names: a pivot solved as exactly y_m over the same range keeps
+  // its name (x(b, c, ..) gives dx(b, c, ..)); other dimensions are named
+  // after R's size symbol (H gives h) or y<m>, never clashing with the
+  // statement's indices.
   void name_outputs() {
     const size_t rank = read_->indices.size();
     names_.assign(rank, "");
     for (size_t m = 0; m < rank; ++m) {
       const std::string& p = pivots_[m];
-      if (!p.empty() && solution_.at(p).is_plain_var() &&
-          solution_.at(p).terms[0].first == placeholder(m) && !used_names_.count(p)) {
+      if (p.empty()) continue;
+      const Dim& d = domain_[position_.at(p)];
+      if (solution_.at(p).is_plain_var() && solution_.at(p).terms[0].first == placeholder(m) &&
+          d.lo == ir::SizeExpr(0) && d.hi == target_.shape[m] && !used_names_.count(p)) {
         names_[m] = p;
         used_names_.insert(p);
       }
@@ -137,7 +142,7 @@ class Inverter {
   // when the pivot leaves [0, hi) (and no factor can turn that zero into NaN).
   static bool implied_by_guarded_factor(const Expr& g, const Affine& pivot_value,
                                         const ir::SizeExpr& hi) {
-
+    if (!is_total(g)) return false;
     for (const Expr& f : factors(g)) {
       if (f->kind != ExprKind::Read || !f->guarded) continue;
       for (size_t k = 0; k < f->indices.size(); ++k)
@@ -157,6 +162,9 @@ class Inverter {
     rw.indices = solution_;
     for (const auto& [pivot, s] : solution_)
       if (!in_range_by_domain(pivot)) rw.guard_indices.insert(pivot);
+    for (const Dim& d : out.out) rw.bounded[d.index] = d.hi;
+    for (const Dim& d : out.reduce)
+      if (d.lo == ir::SizeExpr(0)) rw.bounded[d.index] = d.hi;
     Expr g = rewrite(contribution, rw);
 
     Expr cond;
@@ -165,7 +173,10 @@ class Inverter {
       const Affine& s = solution_.at(d.index);
       if (d.lo == ir::SizeExpr(0) && implied_by_guarded_factor(g, s, d.hi)) continue;
       Expr value = affine_value(s);
-      cond = both(cond, ir::make_binary(BinOp::Ge, value, affine_value(affine_const(d.lo))));
+      bool nonnegative = d.lo == ir::SizeExpr(0) && s.is_plain_var() &&
+                         rw.bounded.count(s.terms[0].first);  // an index starting at 0
+      if (!nonnegative)
+        cond = both(cond, ir::make_binary(BinOp::Ge, value, affine_value(affine_const(d.lo))));
       cond = both(cond, ir::make_binary(BinOp::Lt, value, affine_value(affine_const(d.hi))));
     }
     for (const auto& [m, e] : masks_)

@@ -57,11 +57,13 @@ std::vector<ValuePtr> wrt_values(const ir::Function& fn, const GradRequest& req,
   for (const std::string& name : req.wrt) {
     const ValuePtr* v = find_named(fn.inputs, name);
     if (!v)
-      report(file, fn.span, "function '" + fn.name + "' has no input named '" + name +
-                                "' (inputs: " + name_list(fn.inputs) + ")");
+      report(file, fn.span,
+             "function '" + fn.name + "' has no input named '" + name +
+                 "' (inputs: " + name_list(fn.inputs) + ")");
     if (!is_float((*v)->type))
-      report(file, (*v)->span, "cannot differentiate with respect to integer input '" + name +
-                                   "' (" + describe(**v) + ")");
+      report(file, (*v)->span,
+             "cannot differentiate with respect to integer input '" + name + "' (" + describe(**v) +
+                 ")");
     if (!seen.insert(name).second)
       report(file, (*v)->span, "input '" + name + "' is named twice in the gradient request");
     out.push_back(*v);
@@ -69,38 +71,45 @@ std::vector<ValuePtr> wrt_values(const ir::Function& fn, const GradRequest& req,
   return out;
 }
 
-std::vector<ValuePtr> output_values(const ir::Function& fn, const GradRequest& req,
-                                    const SourceFile* file) {
-  std::vector<ValuePtr> out;
+// Positions in fn.outputs of the differentiated outputs, looked up by their
+// user-facing names (fn.output_names: "v", where the value may be "v.1").
+std::vector<size_t> output_positions(const ir::Function& fn, const GradRequest& req,
+                                     const SourceFile* file) {
+  std::string listed;
+  for (const std::string& n : fn.output_names) listed += (listed.empty() ? "" : ", ") + n;
+  std::vector<size_t> out;
   if (!req.output.empty()) {
-    const ValuePtr* v = find_named(fn.outputs, req.output);
-    if (!v)
-      report(file, fn.span, "function '" + fn.name + "' has no output named '" + req.output +
-                                "' (outputs: " + name_list(fn.outputs) + ")");
-    out.push_back(*v);
+    for (size_t i = 0; i < fn.outputs.size(); ++i)
+      if (fn.output_names[i] == req.output) out.push_back(i);
+    if (out.empty())
+      report(file, fn.span,
+             "function '" + fn.name + "' has no output named '" + req.output +
+                 "' (outputs: " + listed + ")");
   } else if (req.vjp) {
-    for (const ValuePtr& v : fn.outputs)
-      if (is_float(v->type)) out.push_back(v);
+    for (size_t i = 0; i < fn.outputs.size(); ++i)
+      if (is_float(fn.outputs[i]->type)) out.push_back(i);
     if (out.empty())
       report(file, fn.span, "function '" + fn.name + "' has no float outputs to differentiate");
     return out;
   } else if (fn.outputs.size() != 1) {
-    report(file, fn.span, "function '" + fn.name + "' has " + std::to_string(fn.outputs.size()) +
-                              " outputs (" + name_list(fn.outputs) +
-                              "): name the one to differentiate, or ask for vector-Jacobian "
-                              "products");
+    report(file, fn.span,
+           "function '" + fn.name + "' has " + std::to_string(fn.outputs.size()) + " outputs (" +
+               listed +
+               "): name the one to differentiate, or ask for vector-Jacobian "
+               "products");
   } else {
-    out.push_back(fn.outputs[0]);
+    out.push_back(0);
   }
-  const ir::Value& o = *out[0];
+  const ir::Value& o = *fn.outputs[out[0]];
+  const std::string& name = fn.output_names[out[0]];
   if (!is_float(o.type))
-    report(file, o.span, "cannot differentiate integer output '" + o.name + "' (" + describe(o) +
-                             ")");
+    report(file, o.span,
+           "cannot differentiate integer output '" + name + "' (" + describe(o) + ")");
   if (!req.vjp && o.rank() != 0)
-    report(file, o.span, "cannot differentiate non-scalar output '" + o.name + "' (" +
-                             describe(o) +
-                             ") without cotangents: reduce it to a scalar, or ask for "
-                             "vector-Jacobian products");
+    report(file, o.span,
+           "cannot differentiate non-scalar output '" + name + "' (" + describe(o) +
+               ") without cotangents: reduce it to a scalar, or ask for "
+               "vector-Jacobian products");
   return out;
 }
 
@@ -108,6 +117,14 @@ std::vector<std::string> names(const std::vector<ValuePtr>& values) {
   std::vector<std::string> out;
   for (const ValuePtr& v : values) out.push_back(v->name);
   return out;
+}
+
+// d_<input> unless that is already an input's or an earlier output's name
+// (an identity function's cotangent d_x): then the value's own unique name.
+std::string gradient_name(const ValuePtr& grad, const std::string& input,
+                          const std::set<std::string>& taken) {
+  std::string name = "d_" + input;
+  return taken.count(name) ? grad->name : name;
 }
 
 }  // namespace
@@ -119,23 +136,28 @@ std::vector<std::string> resolve_wrt(const ir::Function& fn, const GradRequest& 
 
 std::vector<std::string> resolve_outputs(const ir::Function& fn, const GradRequest& req,
                                          const SourceFile* file) {
-  return names(output_values(fn, req, file));
+  std::vector<std::string> out;
+  for (size_t i : output_positions(fn, req, file)) out.push_back(fn.output_names[i]);
+  return out;
 }
 
-ir::Function differentiate(const ir::Function& fn, const GradRequest& req,
-                           const SourceFile* file) {
+ir::Function differentiate(const ir::Function& fn, const GradRequest& req, const SourceFile* file) {
   ir::verify(fn, "the checker (before reverse-mode AD)");
   std::vector<ValuePtr> wrt = wrt_values(fn, req, file);
-  std::vector<ValuePtr> differentiated = output_values(fn, req, file);
+  std::vector<size_t> differentiated = output_positions(fn, req, file);
 
   ir::FunctionBuilder fb(fn.name + "_grad", fn.span);
   for (const std::string& s : fn.size_params) fb.size_param(s);
   std::map<const ir::Value*, ValuePtr> inputs;
-  for (const ValuePtr& v : fn.inputs) inputs[v.get()] = fb.input(v->name, v->type, v->shape, v->span);
+  for (const ValuePtr& v : fn.inputs)
+    inputs[v.get()] = fb.input(v->name, v->type, v->shape, v->span);
   std::vector<std::pair<ValuePtr, ValuePtr>> cotangents;  // original output, cotangent input
-  if (req.vjp)
-    for (const ValuePtr& o : differentiated)
-      cotangents.emplace_back(o, fb.input("d_" + stem(o->name), o->type, o->shape, o->span));
+  if (req.vjp) {
+    for (size_t i : differentiated) {
+      const ValuePtr& o = fn.outputs[i];
+      cotangents.emplace_back(o, fb.input("d_" + fn.output_names[i], o->type, o->shape, o->span));
+    }
+  }
 
   FailAt fail = [file](Span span, const std::string& message) { report(file, span, message); };
   ForwardCopy fwd = copy_forward(fn, fb, inputs, fail);
@@ -146,27 +168,38 @@ ir::Function differentiate(const ir::Function& fn, const GradRequest& req,
   if (req.vjp) {
     for (const auto& [o, cot] : cotangents) seeds.push_back({fwd.values.at(o.get()), cot});
   } else {
-    seeds.push_back({fwd.values.at(differentiated[0].get()), nullptr});
+    seeds.push_back({fwd.values.at(fn.outputs[differentiated[0]].get()), nullptr});
   }
   std::set<std::string> taken;
   for (const auto& [old, v] : fwd.values) taken.insert(v->name);
 
   std::vector<ValuePtr> grads = emit_backward(fb, fwd, new_wrt, seeds, taken);
-  for (const ValuePtr& o : fn.outputs) fb.output(fwd.values.at(o.get()));
-  for (const ValuePtr& g : grads) fb.output(g);
+  std::set<std::string> output_taken;
+  for (const ValuePtr& v : fn.inputs) output_taken.insert(v->name);
+  for (const auto& [o, cot] : cotangents) output_taken.insert(cot->name);
+  for (size_t i = 0; i < fn.outputs.size(); ++i) {
+    fb.output(fwd.values.at(fn.outputs[i].get()), fn.output_names[i]);
+    output_taken.insert(fn.output_names[i]);
+  }
+  for (size_t k = 0; k < grads.size(); ++k) {
+    std::string name = gradient_name(grads[k], wrt[k]->name, output_taken);
+    fb.output(grads[k], name);
+    output_taken.insert(name);
+  }
   ir::Function out = fb.finish();
   ir::verify(out, "reverse-mode AD");
   return out;
 }
 
-ir::Function differentiate(const ir::Module& m, const std::string& function,
-                           const GradRequest& req, const SourceFile* file) {
+ir::Function differentiate(const ir::Module& m, const std::string& function, const GradRequest& req,
+                           const SourceFile* file) {
   const ir::Function* fn = m.find(function);
   if (!fn) {
     std::string known;
     for (const ir::Function& f : m.functions) known += (known.empty() ? "" : ", ") + f.name;
-    report(file, Span{}, "no function named '" + function + "' to differentiate" +
-                             (known.empty() ? "" : " (functions: " + known + ")"));
+    report(file, Span{},
+           "no function named '" + function + "' to differentiate" +
+               (known.empty() ? "" : " (functions: " + known + ")"));
   }
   return differentiate(*fn, req, file);
 }

@@ -52,7 +52,7 @@ std::vector<std::string> resolve_outputs(const ir::Function& fn, const GradReque
 ir::Function differentiate(const ir::Function& fn, const GradRequest& req,
                            const SourceFile* file = nullptr);
 /// Looks the function up by name first ("no function named ..." otherwise).
-ir::Function differentiate(const ir::Module& m, const std::string& function,
-                           const GradRequest& req, const SourceFile* file = nullptr);
+ir::Function differentiate(const ir::Module& m, const std::string& function, const GradRequest& req,
+                           const SourceFile* file = nullptr);
 
 }  // namespace tenet::ad

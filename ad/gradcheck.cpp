@@ -30,11 +30,14 @@ ir::Function promote_to_float64(const ir::Function& fn) {
   }
   FailAt fail = [](Span, const std::string& message) { throw CompileError("error: " + message); };
   ForwardCopy copy = copy_forward(fn, fb, inputs, fail, ElemType::F64);
-  for (const ValuePtr& o : fn.outputs) fb.output(copy.values.at(o.get()));
+  for (size_t i = 0; i < fn.outputs.size(); ++i)
+    fb.output(copy.values.at(fn.outputs[i].get()), fn.output_names[i]);
   return fb.finish();
 }
 
-Tensor to_f64(const Tensor& t) { return is_float(t.type()) ? t.cast(ElemType::F64) : t; }
+Tensor to_f64(const Tensor& t) {
+  return is_float(t.type()) ? t.cast(ElemType::F64) : t;
+}
 
 size_t position_of(const std::vector<ValuePtr>& values, const std::string& name) {
   for (size_t i = 0; i < values.size(); ++i)
@@ -105,7 +108,8 @@ InputCheck judge(const std::string& name, const Tensor& x, const std::vector<Ent
     ++check.checked;
     double denom = std::max({std::abs(e.central), std::abs(e.ad), floor});
     double gap = std::abs(e.forward - e.backward);
-    bool kink = gap > opt.kink_tolerance * std::max({std::abs(e.forward), std::abs(e.backward), floor});
+    bool kink =
+        gap > opt.kink_tolerance * std::max({std::abs(e.forward), std::abs(e.backward), floor});
     double reference = e.central, err = std::abs(e.ad - e.central);
     if (kink) {  // compare with the nearer end of [one-sided, other one-sided]
       ++check.kinks;
@@ -146,8 +150,8 @@ GradcheckReport gradcheck(const ir::Function& fn, const GradcheckOptions& opt) {
       opt.gradient ? promote_to_float64(*opt.gradient) : differentiate(fn64, opt.request);
 
   std::vector<Tensor> inputs;
-  std::vector<Tensor> given = opt.inputs.empty() ? ir::random_inputs(fn, opt.sizes, opt.seed)
-                                                 : opt.inputs;
+  std::vector<Tensor> given =
+      opt.inputs.empty() ? ir::random_inputs(fn, opt.sizes, opt.seed) : opt.inputs;
   TENET_ASSERT(given.size() == fn.inputs.size(), "gradcheck: wrong number of inputs");
   for (const Tensor& t : given) inputs.push_back(to_f64(t));
   ir::SizeBindings sizes = ir::bind_sizes(fn64, inputs, {});
@@ -156,10 +160,12 @@ GradcheckReport gradcheck(const ir::Function& fn, const GradcheckOptions& opt) {
   std::vector<size_t> out_positions;
   std::vector<Tensor> cotangents;
   for (size_t k = 0; k < outs.size(); ++k) {
-    size_t pos = position_of(fn.outputs, outs[k]);
+    size_t pos = size_t(std::find(fn.output_names.begin(), fn.output_names.end(), outs[k]) -
+                        fn.output_names.begin());
     out_positions.push_back(pos);
     if (opt.request.vjp)
-      cotangents.push_back(random_tensor(ElemType::F64, ir::concrete_shape(*fn64.outputs[pos], sizes),
+      cotangents.push_back(random_tensor(ElemType::F64,
+                                         ir::concrete_shape(*fn64.outputs[pos], sizes),
                                          opt.seed * 7919 + 1000 + k));
   }
   std::vector<Tensor> grad_inputs = inputs;
@@ -187,8 +193,8 @@ GradcheckReport gradcheck(const ir::Function& fn, const GradcheckOptions& opt) {
       x.set(flat, x0 - h);
       double down = loss(probe);
       x.set(flat, x0);
-      entries.push_back({flat, ad.get(flat), (up - down) / (2 * h), (up - base) / h,
-                         (base - down) / h});
+      entries.push_back(
+          {flat, ad.get(flat), (up - down) / (2 * h), (up - base) / h, (base - down) / h});
     }
     InputCheck check = judge(wrt[k], x, entries, opt, report.warnings);
     report.pass = report.pass && check.pass;

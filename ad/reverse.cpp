@@ -25,7 +25,9 @@ std::vector<Affine> plain_indices(const std::vector<Dim>& dims) {
   return out;
 }
 
-Expr i64(int64_t v) { return constant(double(v), ElemType::I64); }
+Expr i64(int64_t v) {
+  return constant(double(v), ElemType::I64);
+}
 Expr i64(const ir::SizeExpr& s) {
   if (auto k = s.constant()) return i64(*k);
   return ir::make_size(s);
@@ -71,10 +73,10 @@ std::vector<Dim> index_dims(const ir::Value& v) {
 }
 
 struct Adjoint {
-  ValuePtr tensor;    // the partial adjoint so far (null: none yet)
-  bool one = false;   // a scalar output's seed: the constant 1
-  int expected = 0;   // contributions the plan found
-  int emitted = 0;    // contributions emitted so far
+  ValuePtr tensor;           // the partial adjoint so far (null: none yet)
+  bool one = false;          // a scalar output's seed: the constant 1
+  int expected = 0;          // contributions the plan found
+  int emitted = 0;           // contributions emitted so far
   bool final_named = false;  // `tensor` is the last contribution's d_<name> statement
 };
 
@@ -123,7 +125,7 @@ class Reverse {
         a.one = true;
       else if (!a.tensor)
         a.tensor = seed.cotangent;
-      else  // an output listed twice: both cotangents apply
+      else  // one value returned as two outputs: both cotangents apply
         a.tensor = sum_of(a.tensor, seed.cotangent);
     }
     for (auto it = fwd_.stmts.rbegin(); it != fwd_.stmts.rend(); ++it) {
@@ -152,14 +154,18 @@ class Reverse {
     Expr body_seed = d_result, init_seed = d_result, root_value = c.body;
     if (c.op == ReduceOp::None) root_value = result;  // reuse the stored value
     if (c.op == ReduceOp::Max || c.op == ReduceOp::Min) {
-      ValuePtr arg = emit_argmax(s);
-      Expr chosen = ir::make_binary(BinOp::Eq, linear_position(c.reduce), ir::make_read(arg, at_out));
+      Expr init_wins, zero = constant(0, d_result->type);
       if (c.init) {
-        Expr init_wins = ir::make_binary(BinOp::Eq, ir::make_read(c.init, at_out), result);
-        chosen = both(ir::make_unary(ir::UnOp::Not, init_wins), chosen);
-        init_seed = select(init_wins, d_result, constant(0, d_result->type));
+        init_wins = ir::make_binary(BinOp::Eq, ir::make_read(c.init, at_out), result);
+        init_seed = select(init_wins, d_result, zero);
       }
-      body_seed = select(chosen, d_result, constant(0, d_result->type));
+      if (!differentiable_reads(c.body, wants()).empty()) {
+        ValuePtr arg = emit_argmax(s);
+        Expr chosen =
+            ir::make_binary(BinOp::Eq, linear_position(c.reduce), ir::make_read(arg, at_out));
+        if (init_wins) chosen = both(ir::make_unary(ir::UnOp::Not, init_wins), chosen);
+        body_seed = select(chosen, d_result, zero);
+      }
     }
 
     std::vector<Dim> domain = c.out;
@@ -172,15 +178,14 @@ class Reverse {
   ValuePtr emit_argmax(const ForwardStmt& s) {
     const ir::Compute& c = s.compute;
     const bool is_max = c.op == ReduceOp::Max;
-    Expr at_result = ir::make_binary(BinOp::Eq, c.body,
-                                     ir::make_read(c.result, plain_indices(c.out)));
-    Expr body = ir::make_select(at_result, linear_position(c.reduce),
-                                i64(domain_size(c.reduce)));
+    Expr at_result =
+        ir::make_binary(BinOp::Eq, c.body, ir::make_read(c.result, plain_indices(c.out)));
+    Expr body = ir::make_select(at_result, linear_position(c.reduce), i64(domain_size(c.reduce)));
     std::string name = stem(c.result->name) + (is_max ? "_argmax" : "_argmin");
     ValuePtr arg = fb_.compute_auto(name, c.out, c.reduce, ReduceOp::Min, body, nullptr, s.span,
                                     backward_source(s));
-    fb_.annotate("ad", std::string(is_max ? "argmax" : "argmin") +
-                           " of " + c.result->name + ": the first in domain order wins ties");
+    fb_.annotate("ad", std::string(is_max ? "argmax" : "argmin") + " of " + c.result->name +
+                           ": the first in domain order wins ties");
     return arg;
   }
 
@@ -221,7 +226,8 @@ class Reverse {
         (wrt_.count(&target) && a.emitted == a.expected))
       return none;
     for (size_t m = 0; m < gather.out.size(); ++m)
-      if (!body->indices[m].is_plain_var() || body->indices[m].terms[0].first != gather.out[m].index)
+      if (!body->indices[m].is_plain_var() ||
+          body->indices[m].terms[0].first != gather.out[m].index)
         return none;
     return body->tensor;
   }
@@ -261,8 +267,8 @@ class Reverse {
       value = ir::make_read(it->second.tensor, plain_indices(dims));
       note = "copy of " + it->second.tensor->name;
     }
-    ValuePtr g = fb_.compute("d_" + x->name, dims, {}, ReduceOp::None, value, nullptr, x->type,
-                             x->span);
+    ValuePtr g =
+        fb_.compute("d_" + x->name, dims, {}, ReduceOp::None, value, nullptr, x->type, x->span);
     fb_.annotate("ad", note);
     return g;
   }

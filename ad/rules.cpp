@@ -20,32 +20,48 @@ using ir::UnOp;
 bool carries_gradient(const Expr& n, size_t i) {
   if (!is_float(n->type) || i >= n->args.size() || !is_float(n->args[i]->type)) return false;
   switch (n->kind) {
-    case ExprKind::Unary: return n->unop != UnOp::Not;
-    case ExprKind::Binary: return !is_comparison(n->binop) && !is_logical(n->binop);
-    case ExprKind::Select: return i > 0;  // never through the condition
-    case ExprKind::Cast: return true;     // float to float
-    default: return false;                // leaves
+    case ExprKind::Unary:
+      return n->unop != UnOp::Not;
+    case ExprKind::Binary:
+      return !is_comparison(n->binop) && !is_logical(n->binop);
+    case ExprKind::Select:
+      return i > 0;  // never through the condition
+    case ExprKind::Cast:
+      return true;  // float to float
+    default:
+      return false;  // leaves
   }
 }
 
 namespace {
 
-Expr zero(const Expr& like) { return constant(0, like->type); }
-Expr one(const Expr& like) { return constant(1, like->type); }
+Expr zero(const Expr& like) {
+  return constant(0, like->type);
+}
+Expr one(const Expr& like) {
+  return constant(1, like->type);
+}
 
 // d(n)/d(operand) for unary operations, times d.
 Expr unary_rule(UnOp op, const Expr& a, const Expr& self, const Expr& d) {
   switch (op) {
-    case UnOp::Neg: return neg(d);                                        // -a
-    case UnOp::Exp: return mul(d, self);                                  // exp(a)
-    case UnOp::Log: return div(d, a);                                     // 1/a
-    case UnOp::Sqrt: return div(d, mul(constant(2, a->type), self));      // 1/(2 sqrt a)
-    case UnOp::Tanh: return mul(d, sub(one(a), mul(self, self)));         // 1 - tanh^2
-    case UnOp::Sigmoid: return mul(d, mul(self, sub(one(a), self)));      // s (1 - s)
-    case UnOp::Abs:                                                       // sgn(a), 0 at 0
+    case UnOp::Neg:
+      return neg(d);  // -a
+    case UnOp::Exp:
+      return mul(d, self);  // exp(a)
+    case UnOp::Log:
+      return div(d, a);  // 1/a
+    case UnOp::Sqrt:
+      return div(d, mul(constant(2, a->type), self));  // 1/(2 sqrt a)
+    case UnOp::Tanh:
+      return mul(d, sub(one(a), mul(self, self)));  // 1 - tanh^2
+    case UnOp::Sigmoid:
+      return mul(d, mul(self, sub(one(a), self)));  // s (1 - s)
+    case UnOp::Abs:                                 // sgn(a), 0 at 0
       return select(ir::make_binary(BinOp::Gt, a, zero(a)), d,
                     select(ir::make_binary(BinOp::Lt, a, zero(a)), neg(d), zero(a)));
-    case UnOp::Not: break;
+    case UnOp::Not:
+      break;
   }
   TENET_UNREACHABLE("no derivative for this unary operation");
 }
@@ -54,11 +70,15 @@ Expr unary_rule(UnOp op, const Expr& a, const Expr& self, const Expr& d) {
 std::vector<Expr> binary_rule(BinOp op, const Expr& a, const Expr& b, const Expr& self,
                               const Expr& d) {
   switch (op) {
-    case BinOp::Add: return {d, d};
-    case BinOp::Sub: return {d, neg(d)};
-    case BinOp::Mul: return {mul(d, b), mul(d, a)};
-    case BinOp::Div: return {div(d, b), neg(div(mul(d, self), b))};  // a/b: 1/b, -(a/b)/b
-    case BinOp::Pow:                                                // b a^(b-1), a^b log a
+    case BinOp::Add:
+      return {d, d};
+    case BinOp::Sub:
+      return {d, neg(d)};
+    case BinOp::Mul:
+      return {mul(d, b), mul(d, a)};
+    case BinOp::Div:
+      return {div(d, b), neg(div(mul(d, self), b))};  // a/b: 1/b, -(a/b)/b
+    case BinOp::Pow:                                  // b a^(b-1), a^b log a
       return {mul(d, mul(b, pow(a, sub(b, one(b))))),
               mul(d, mul(self, ir::make_unary(UnOp::Log, a)))};
     case BinOp::Max: {  // a tie goes to a
@@ -69,7 +89,8 @@ std::vector<Expr> binary_rule(BinOp op, const Expr& a, const Expr& b, const Expr
       Expr a_wins = ir::make_binary(BinOp::Le, a, b);
       return {select(a_wins, d, zero(d)), select(a_wins, zero(d), d)};
     }
-    default: break;  // comparisons and logic carry no gradient
+    default:
+      break;  // comparisons and logic carry no gradient
   }
   TENET_UNREACHABLE("no derivative for this binary operation");
 }
@@ -82,13 +103,20 @@ std::vector<Expr> operand_adjoints(const Expr& n, const Expr& self, const Expr& 
   for (size_t i = 0; i < n->args.size(); ++i) any = any || carries_gradient(n, i);
   if (!any) return out;
   switch (n->kind) {
-    case ExprKind::Unary: out[0] = unary_rule(n->unop, n->args[0], self, d); break;
-    case ExprKind::Binary: out = binary_rule(n->binop, n->args[0], n->args[1], self, d); break;
+    case ExprKind::Unary:
+      out[0] = unary_rule(n->unop, n->args[0], self, d);
+      break;
+    case ExprKind::Binary:
+      out = binary_rule(n->binop, n->args[0], n->args[1], self, d);
+      break;
     case ExprKind::Select:  // select(c, a, b): the taken branch gets d
       out = {nullptr, select(n->args[0], d, zero(d)), select(n->args[0], zero(d), d)};
       break;
-    case ExprKind::Cast: out[0] = ir::make_cast(d, n->args[0]->type); break;
-    default: TENET_UNREACHABLE("a leaf has no operands");
+    case ExprKind::Cast:
+      out[0] = ir::make_cast(d, n->args[0]->type);
+      break;
+    default:
+      TENET_UNREACHABLE("a leaf has no operands");
   }
   for (size_t i = 0; i < out.size(); ++i)
     if (!carries_gradient(n, i)) out[i] = nullptr;

@@ -23,7 +23,6 @@ namespace tenet::ad {
 bool carries_gradient(const ir::Expr& n, size_t i);
 
 /// The adjoints of `n`'s operands (see the file comment).
-std::vector<ir::Expr> operand_adjoints(const ir::Expr& n, const ir::Expr& self,
-                                       const ir::Expr& d);
+std::vector<ir::Expr> operand_adjoints(const ir::Expr& n, const ir::Expr& self, const ir::Expr& d);
 
 }  // namespace tenet::ad

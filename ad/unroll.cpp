@@ -53,7 +53,8 @@ class Copier {
     for (const auto& [key, value] : s.attrs) fb_.annotate(key, value);
     if (!note.empty()) fb_.annotate("ad", "unrolled " + note);
     rw.values[c.result.get()] = result;
-    out_.stmts.push_back({ir::Compute{result, c.out, c.reduce, c.op, init, body}, s.span, s.source});
+    out_.stmts.push_back(
+        {ir::Compute{result, c.out, c.reduce, c.op, init, body}, s.span, s.source});
   }
 
   void loop(const Stmt& s, Rewrite& rw, const std::string& suffix, const std::string& note) {

@@ -48,7 +48,7 @@ constexpr size_t kMaxUnrolledStatements = 20000;
 /// at the loop's span. With `float_type`, every float value, constant and
 /// cast becomes that type (gradcheck's float64 copy of a function).
 ForwardCopy copy_forward(const ir::Function& fn, ir::FunctionBuilder& fb,
-                         const std::map<const ir::Value*, ir::ValuePtr>& inputs,
-                         const FailAt& fail, std::optional<ElemType> float_type = std::nullopt);
+                         const std::map<const ir::Value*, ir::ValuePtr>& inputs, const FailAt& fail,
+                         std::optional<ElemType> float_type = std::nullopt);
 
 }  // namespace tenet::ad

@@ -1,8 +1,12 @@
 # Project-wide compile options, applied through the tenet_options interface target.
 add_library(tenet_options INTERFACE)
 target_include_directories(tenet_options INTERFACE ${PROJECT_SOURCE_DIR})
-target_compile_options(tenet_options INTERFACE -Wall -Wextra -Wpedantic -Wshadow=local
-                                               -Wno-unused-parameter)
+target_compile_options(tenet_options INTERFACE -Wall -Wextra -Wpedantic -Wno-unused-parameter)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  target_compile_options(tenet_options INTERFACE -Wshadow=local)
+else()
+  target_compile_options(tenet_options INTERFACE -Wshadow-uncaptured-local)
+endif()
 if(TENET_WERROR)
   target_compile_options(tenet_options INTERFACE -Werror)
 endif()

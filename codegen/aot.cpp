@@ -96,8 +96,9 @@ std::string example_call(const ir::Function& fn, const std::string& header_name)
   for (const auto& s : fn.size_params) args += (args.empty() ? "" : ", ") + s;
   for (const auto& v : fn.inputs)
     args += (args.empty() ? "" : ", ") + detail::sanitize_identifier(v->name);
-  for (const auto& v : fn.outputs) {
-    const std::string name = detail::sanitize_identifier(v->name);
+  for (size_t i = 0; i < fn.outputs.size(); ++i) {
+    const ir::Value* v = fn.outputs[i].get();
+    const std::string name = detail::sanitize_identifier(detail::output_name(fn, i));
     std::string count;
     for (const auto& d : v->shape)
       count += " * " + (d.is_constant() || d.as_symbol() ? d.str() : "(" + d.str() + ")");

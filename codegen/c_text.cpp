@@ -116,6 +116,11 @@ bool is_reserved_identifier(const std::string& name) {
   return name.size() >= 2 && name[0] == '_' && std::isupper(static_cast<unsigned char>(name[1]));
 }
 
+std::string output_name(const ir::Function& fn, size_t i) {
+  return i < fn.output_names.size() && !fn.output_names[i].empty() ? fn.output_names[i]
+                                                                   : fn.outputs[i]->name;
+}
+
 std::string sanitize_identifier(const std::string& name) {
   std::string out;
   for (char c : name) {

@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 
+#include "ir/ir.h"
 #include "ir/size_expr.h"
 #include "support/types.h"
 
@@ -73,6 +74,9 @@ class Namer {
  private:
   std::set<std::string> used_;
 };
+
+/// The name users know output i of `fn` by (Function::output_names).
+std::string output_name(const ir::Function& fn, size_t i);
 
 /// `name` made into a valid C identifier (letters, digits, '_'; no leading digit).
 std::string sanitize_identifier(const std::string& name);

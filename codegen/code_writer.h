@@ -21,6 +21,8 @@ class Code {
   void line(const std::string& text);
   /// "// text" for each line of text (never broken: source text stays intact).
   void comment(const std::string& text);
+  /// A comment of the generator's own, wrapped at spaces to fit the limit.
+  void note(const std::string& text);
   /// Appends text that is already indented (ends with a newline).
   void raw(const std::string& text) { out_ << text; }
   void open(const std::string& head) {  // "for (...) {", or "{" for an empty head

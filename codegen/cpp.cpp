@@ -25,8 +25,8 @@ bool clashes_with_c_library(const std::string& name) {
   return names.count(name) != 0;
 }
 
-std::string shape_text(const ir::Value& v) {
-  std::string out = std::string(type_name(v.type)) + " " + v.name + "[";
+std::string shape_text(const std::string& name, const ir::Value& v) {
+  std::string out = std::string(type_name(v.type)) + " " + name + "[";
   for (size_t d = 0; d < v.shape.size(); ++d) out += (d ? ", " : "") + v.shape[d].str();
   return out + "]";
 }
@@ -44,9 +44,10 @@ std::string abi_signature(const ir::Function& fn) {
   std::string out = "tenet-abi-1 " + c_symbol(fn) + "(sizes";
   for (size_t i = 0; i < fn.size_params.size(); ++i) out += (i ? ", " : " ") + fn.size_params[i];
   out += ";";
-  for (const auto& v : fn.inputs) out += " in " + shape_text(*v) + ";";
+  for (const auto& v : fn.inputs) out += " in " + shape_text(v->name, *v) + ";";
   for (size_t i = 0; i < fn.outputs.size(); ++i)
-    out += " out " + shape_text(*fn.outputs[i]) + (i + 1 < fn.outputs.size() ? ";" : "");
+    out += " out " + shape_text(detail::output_name(fn, i), *fn.outputs[i]) +
+           (i + 1 < fn.outputs.size() ? ";" : "");
   return out + ")";
 }
 

@@ -63,9 +63,10 @@ void FunctionEmitter::name_parameters() {
   std::set<const ir::Value*> top_level_results;
   for (const ir::Stmt& s : fn_.body)
     if (s.kind == ir::StmtKind::Compute) top_level_results.insert(s.compute.result.get());
-  for (const auto& v : fn_.outputs) {
+  for (size_t i = 0; i < fn_.outputs.size(); ++i) {
+    const ir::ValuePtr& v = fn_.outputs[i];
     outputs_.insert(v.get());
-    output_params_.push_back(names_.take(v->name));
+    output_params_.push_back(names_.take(output_name(fn_, i)));
     // A statement writes its result straight into the caller's buffer; an
     // output that is an input, a loop result or a repeat is copied at the end.
     if (top_level_results.count(v.get()) && !tensors_.count(v.get()))
@@ -90,7 +91,7 @@ void FunctionEmitter::plan_block(const std::vector<ir::Stmt>& body, const ir::Lo
       add_tensor(result, pointer);
       slots_.push_back({in_place->second, result->type, count_text(*result), 2});
     } else {
-      add_temporary(result, 1);
+      add_temporary(result);
     }
   }
 }
@@ -138,10 +139,10 @@ void FunctionEmitter::plan_loop(const ir::Loop& loop) {
   }
 }
 
-void FunctionEmitter::add_temporary(const ir::ValuePtr& v, int copies) {
+void FunctionEmitter::add_temporary(const ir::ValuePtr& v) {
   std::string pointer = names_.take(v->name);
   add_tensor(v, pointer);
-  slots_.push_back({pointer, v->type, count_text(*v), copies});
+  slots_.push_back({pointer, v->type, count_text(*v), 1});
 }
 
 void FunctionEmitter::add_tensor(const ir::ValuePtr& v, const std::string& pointer) {
@@ -228,15 +229,16 @@ std::string FunctionEmitter::declarations() const {
   for (size_t i = 0; i < fn_.inputs.size(); ++i) signature += (i ? ", " : "") + fn_.inputs[i]->name;
   signature += ") -> (";
   for (size_t i = 0; i < fn_.outputs.size(); ++i)
-    signature += (i ? ", " : "") + fn_.outputs[i]->name;
+    signature += (i ? ", " : "") + output_name(fn_, i);
   code.line("/// " + signature + ")");
-  auto describe = [](const ir::Value& v, const char* role) {
+  auto describe = [](const std::string& name, const ir::Value& v, const char* role) {
     std::string shape;
     for (size_t d = 0; d < v.shape.size(); ++d) shape += (d ? ", " : "") + v.shape[d].str();
-    return "///   " + v.name + ": " + std::string(type_name(v.type)) + "[" + shape + "], " + role;
+    return "///   " + name + ": " + std::string(type_name(v.type)) + "[" + shape + "], " + role;
   };
-  for (const auto& v : fn_.inputs) code.line(describe(*v, "input"));
-  for (const auto& v : fn_.outputs) code.line(describe(*v, "output"));
+  for (const auto& v : fn_.inputs) code.line(describe(v->name, *v, "input"));
+  for (size_t i = 0; i < fn_.outputs.size(); ++i)
+    code.line(describe(output_name(fn_, i), *fn_.outputs[i], "output"));
   code.line("/// Buffers are dense and row-major and must not overlap.");
   std::string sizes;
   for (const auto& s : size_params_)
@@ -307,23 +309,29 @@ void FunctionEmitter::emit_body(Code& code) {
   for (const auto& [param, value] : output_copies_) {
     const TensorAccess& from = access(value);
     statements.line("std::copy_n(" + from.pointer + ", " + count_text(*value) + ", " + param +
-                    ");  // output " + value->name);
+                    ");  // the output is " + value->name);
   }
   const std::string body = statements.str();
 
   Code setup(1);
   Code strides(1);
   for (const auto& tensor : strides_) {
-    // One declaration per tensor, with the strides the statements use.
-    std::string decl;
+    // One declaration per tensor, with the strides the statements use; one
+    // per stride when that does not fit on a line.
+    std::vector<std::string> used;
     for (const auto& [name, expr] : tensor)
-      if (mentions(body, name))
-        decl += (decl.empty() ? "const int64_t " : ", ") + name + " = " + expr;
-    if (!decl.empty()) strides.line(decl + ";");
+      if (mentions(body, name)) used.push_back(name + " = " + expr);
+    std::string decl;
+    for (const auto& u : used) decl += (decl.empty() ? "const int64_t " : ", ") + u;
+    if (used.empty()) continue;
+    if (decl.size() + 3 <= size_t(Code::kColumnLimit))
+      strides.line(decl + ";");
+    else
+      for (const auto& u : used) strides.line("const int64_t " + u + ";");
   }
   if (!slots_.empty()) {
-    setup.comment("Temporaries, carved from the workspace in the order " + symbol_ +
-                  "__workspace_bytes counts them.");
+    setup.note("Temporaries, carved from the workspace in the order " + symbol_ +
+               "__workspace_bytes counts them.");
     setup.line("int64_t " + offset_name_ + " = 0;");
     for (const WorkspaceSlot& slot : slots_) {
       const std::string carve = "tenet::carve<" + c_type(slot.type) + ">(workspace, " +
@@ -331,9 +339,9 @@ void FunctionEmitter::emit_body(Code& code) {
       if (slot.copies == 1) {
         setup.line(c_type(slot.type) + "* __restrict__ " + slot.name + " = " + carve + ";");
       } else {
-        setup.line(c_type(slot.type) + "* const " + slot.name + "[2] = {" + carve + ",");
-        setup.line(std::string(c_type(slot.type).size() + slot.name.size() + 15, ' ') + carve +
-                   "};");
+        setup.line(c_type(slot.type) + "* const " + slot.name + "[2] = {");
+        setup.line("    " + carve + ",");
+        setup.line("    " + carve + "};");
       }
     }
   }

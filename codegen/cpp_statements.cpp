@@ -94,11 +94,35 @@ std::string FunctionEmitter::parallel_pragma(const ir::Compute& c) const {
   return "#pragma omp parallel for if (" + factors + " >= " + threshold + ")";
 }
 
+Namer FunctionEmitter::statement_namer(const ir::Compute& c, const Scope& scope) const {
+  // Index names may shadow function-level names the statement does not use
+  // (a tensor e elsewhere must not rename the index e here).
+  Namer local;
+  for (const auto& [ir_name, name] : size_names_) local.reserve(name);
+  for (const auto& [ir_name, index] : scope.indices) local.reserve(index.name);
+  std::vector<const ir::Value*> tensors = {c.result.get(), c.init.get()};
+  std::vector<const ir::ExprNode*> pending = {c.body.get()};
+  while (!pending.empty()) {
+    const ir::ExprNode* e = pending.back();
+    pending.pop_back();
+    if (e->kind == ir::ExprKind::Read) tensors.push_back(e->tensor.get());
+    for (const auto& a : e->args) pending.push_back(a.get());
+  }
+  for (const ir::Value* v : tensors) {
+    if (!v) continue;
+    const TensorAccess& t = tensors_.at(v);
+    local.reserve(t.pointer);
+    for (const auto& s : t.strides) local.reserve(s);
+    for (const auto& d : t.dims) local.reserve(d);
+  }
+  return local;
+}
+
 void FunctionEmitter::emit_compute(Code& code, const ir::Stmt& s, const Scope& scope) {
   const ir::Compute& c = s.compute;
   code.comment(comment_text(s));
   Scope inner = scope;
-  Namer local = names_;  // index names live in this statement only
+  Namer local = statement_namer(c, scope);
   std::vector<std::string> out_vars, reduce_vars;
   for (const ir::Dim& d : c.out) {
     out_vars.push_back(local.take(d.index));
@@ -122,7 +146,11 @@ void FunctionEmitter::emit_compute(Code& code, const ir::Stmt& s, const Scope& s
   if (!reduces) {
     code.line(target + " = " + emit_expr(c.body, inner).text + ";");
   } else {
-    const std::string acc = local.take("acc");
+    // Unlike indices, the accumulator never shadows a function-level name:
+    // "acc" reading as a tensor elsewhere would mislead.
+    std::string acc = "acc";
+    for (int n = 1; names_.taken(acc) || local.taken(acc); ++n) acc = "acc_" + std::to_string(n);
+    local.reserve(acc);
     std::string start = reduce_identity(c.op, c.result->type);
     if (c.init) {
       const TensorAccess& init = access(c.init);
@@ -166,13 +194,16 @@ void FunctionEmitter::emit_loop(Code& code, const ir::Stmt& s, const Scope& scop
     if (c.param && liveness_.live(c))
       code.line("const " + c_type(c.param->type) + "* __restrict__ " + access(c.param).pointer +
                 " = " + access(c.result).pointer + ";");
+  bool first_in_place = true;
   for (const ir::Stmt& b : l.body) {
     if (b.kind != ir::StmtKind::Compute || !liveness_.live(b.compute)) continue;
     auto it = in_place_buffers_.find(b.compute.result.get());
     if (it == in_place_buffers_.end()) continue;
+    if (first_in_place)
+      code.note("Alternating buffers: a new state never overwrites the one being read.");
+    first_in_place = false;
     code.line(c_type(b.compute.result->type) + "* __restrict__ " +
-              access(b.compute.result).pointer + " = " + it->second + "[" + var +
-              " % 2];  // alternates: never the buffer a parameter reads");
+              access(b.compute.result).pointer + " = " + it->second + "[" + var + " % 2];");
   }
   code.line("");
   emit_block(code, l.body, inner);

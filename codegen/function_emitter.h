@@ -50,7 +50,7 @@ class FunctionEmitter {
   void plan_block(const std::vector<ir::Stmt>& body, const ir::Loop* enclosing);
   void plan_loop(const ir::Loop& loop);
   void add_tensor(const ir::ValuePtr& v, const std::string& pointer);
-  void add_temporary(const ir::ValuePtr& v, int copies);
+  void add_temporary(const ir::ValuePtr& v);
   std::string dim_text(const ir::Value& v, int d);
   std::string count_text(const ir::Value& v);
   const TensorAccess& access(const ir::ValuePtr& v) const;
@@ -67,6 +67,7 @@ class FunctionEmitter {
   void emit_compute(Code& code, const ir::Stmt& s, const Scope& scope);
   void emit_loop(Code& code, const ir::Stmt& s, const Scope& scope);
   std::string parallel_pragma(const ir::Compute& c) const;
+  Namer statement_namer(const ir::Compute& c, const Scope& scope) const;
   static std::string comment_text(const ir::Stmt& s);
 
   const ir::Function& fn_;

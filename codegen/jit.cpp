@@ -119,13 +119,13 @@ T lookup(void* handle, const std::string& symbol, const std::string& path) {
 
 }  // namespace
 
-std::vector<CompiledFunction> jit_compile(const ir::Module& m,
-                                          const std::vector<std::string>& functions,
-                                          const JitOptions& options) {
-  TENET_ASSERT(!functions.empty(), "jit_compile: no function named");
+std::vector<CompiledFunction> jit_compile_together(const ir::Module& m,
+                                                   const std::vector<std::string>& functions,
+                                                   const JitOptions& options) {
+  TENET_ASSERT(!functions.empty(), "jit_compile_together: no function named");
   for (const auto& name : functions) {
     const ir::Function* f = m.find(name);
-    TENET_ASSERT(f != nullptr, "jit_compile: no function named '" << name << "'");
+    TENET_ASSERT(f != nullptr, "jit_compile: no function named '" << name << "' in the module");
     check_layouts(*f);
   }
   const CppUnit unit = emit_cpp(m, functions, options.cpp);
@@ -190,7 +190,7 @@ std::vector<CompiledFunction> jit_compile(const ir::Module& m,
 
 CompiledFunction jit_compile(const ir::Module& m, const std::string& function,
                              const JitOptions& options) {
-  return jit_compile(m, std::vector<std::string>{function}, options).front();
+  return jit_compile_together(m, {function}, options).front();
 }
 
 bool CompiledFunction::cache_hit() const {

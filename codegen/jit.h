@@ -70,9 +70,9 @@ class CompiledFunction {
   const ir::Function& function() const { return *fn_; }
 
  private:
-  friend std::vector<CompiledFunction> jit_compile(const ir::Module&,
-                                                   const std::vector<std::string>&,
-                                                   const JitOptions&);
+  friend std::vector<CompiledFunction> jit_compile_together(const ir::Module&,
+                                                            const std::vector<std::string>&,
+                                                            const JitOptions&);
   using Packed = int (*)(const int64_t* sizes, void* const* buffers);
 
   std::shared_ptr<const LoadedLibrary> library_;
@@ -83,9 +83,9 @@ class CompiledFunction {
 /// Compiles (or finds in the cache) one library holding all the named
 /// functions, and returns them in the same order. Sharing one library keeps
 /// compile time down when several functions are needed.
-std::vector<CompiledFunction> jit_compile(const ir::Module& m,
-                                          const std::vector<std::string>& functions,
-                                          const JitOptions& options = {});
+std::vector<CompiledFunction> jit_compile_together(const ir::Module& m,
+                                                   const std::vector<std::string>& functions,
+                                                   const JitOptions& options = {});
 
 /// One function in a library of its own.
 CompiledFunction jit_compile(const ir::Module& m, const std::string& function,

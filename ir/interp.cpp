@@ -1,3 +1,15 @@
+// The reference interpreter's driver: statements, loops and reductions. The
+// numeric semantics it defines, which compiled code must reproduce:
+//  - float32 values are computed in float, rounded after every operation, and
+//    float64 in double; InterpOptions::float_type replaces both.
+//  - max and min, binary and reductions, are fmax/fmin: a NaN operand is ignored.
+//  - integers wrap to their width (two's complement); division truncates toward
+//    zero and a zero divisor is a BindError.
+//  - float -> integer casts truncate toward zero; NaN gives 0 and values beyond
+//    int64 saturate (then wrap to the target width).
+//  - reductions accumulate in domain order: out indices outer, reduce indices
+//    inner, each in declaration order.
+
 #include "ir/interp.h"
 
 #include <algorithm>

@@ -87,16 +87,7 @@ class Parser : ExprParser {
       expect("{", "to open the function body");
       block(f.body, {});
       expect_word("return", "to end the function body");
-      if (peek().kind == TokKind::Value) {
-        do {
-          if (peek().kind != TokKind::Value) fail_here("an output value");
-          const Token& out = next();
-          auto it = scopes_[0].find(out.text);
-          if (it == scopes_[0].end())
-            fail(out.span, "output %" + out.text + " is not defined at the function's top level");
-          f.outputs.push_back(it->second);
-        } while (accept(","));
-      }
+      outputs(f);
       expect("}", "to close the function");
       verify(f, "parsing " + file_.path());
     } catch (const InternalError& e) {
@@ -104,6 +95,32 @@ class Parser : ExprParser {
     }
     minter_ = nullptr;
     return f;
+  }
+
+  // return [%value [as NAME] {, %value [as NAME]}]: outputs and their user-facing names.
+  void outputs(Function& f) {
+    if (peek().kind != TokKind::Value) return;
+    do {
+      if (peek().kind != TokKind::Value) fail_here("an output value");
+      const Token& out = next();
+      auto it = scopes_[0].find(out.text);
+      if (it == scopes_[0].end())
+        fail(out.span, "output %" + out.text + " is not defined at the function's top level");
+      const Token* name = &out;
+      if (is_word("as")) {
+        next();
+        name = &next();
+        if (name->kind != TokKind::Ident && name->kind != TokKind::String)
+          fail(name->span, "expected the output's name after 'as', found " + describe(*name));
+      }
+      for (const std::string& taken : f.output_names)
+        if (taken == name->text) fail(name->span, "output name " + taken + " is used twice");
+      for (const ValuePtr& in : f.inputs)
+        if (in->name == name->text && in != it->second)
+          fail(name->span, "output name " + in->name + " is the name of an input");
+      f.outputs.push_back(it->second);
+      f.output_names.push_back(name->text);
+    } while (accept(","));
   }
 
   void block(std::vector<Stmt>& body, const std::set<std::string>& loop_vars) {

@@ -24,7 +24,8 @@ const BinOp all_binops[] = {BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Div, BinO
 
 }  // namespace
 
-// ---- sizes and affine indices
+// ---- sizes and affine indices ----------------------------------------------
+
 // Integer expressions over names: `sum := ['-'] term {('+'|'-') term}`,
 // `term := factor {'*' factor | '/' INT}`, `factor := INT | NAME | '(' sum ')'
 // | min(sum, sum) | max(sum, sum)`. Names become SizeExpr symbols; `names`
@@ -50,9 +51,9 @@ SizeExpr ExprParser::int_term(std::vector<std::string>& names, int depth) {
   int64_t scale = 1;
   std::optional<SizeExpr> product;
   auto multiply = [&](const SizeExpr& f) {
-    if (auto c = f.constant())
-      scale *= *c;
-    else
+    if (auto c = f.constant()) {
+      if (__builtin_mul_overflow(scale, *c, &scale)) fail(peek().span, "size overflows 64 bits");
+    } else
       product = product ? *product * f : f;
   };
   multiply(int_factor(names, depth));
@@ -149,7 +150,8 @@ Affine ExprParser::affine(const std::set<std::string>& indices) {
   return a;
 }
 
-// ---- expressions
+// ---- expressions -----------------------------------------------------------
+
 Expr ExprParser::expr(const std::set<std::string>& indices, int depth) {
   if (depth > kMaxNesting) fail(peek().span, "expression nested too deeply");
   const Token& t = peek();
@@ -273,7 +275,8 @@ Expr ExprParser::read(const std::set<std::string>& indices) {
   return make_read(v, std::move(idx), guarded);
 }
 
-// ---- values and types
+// ---- values and types -------------------------------------------------------
+
 ElemType ExprParser::type_name_token() {
   const Token& t = expect_ident("a type name (float32, int64, ...)");
   // The source language has no bool tensors, the IR may (comparison results).

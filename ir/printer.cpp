@@ -157,8 +157,14 @@ class FunctionPrinter {
     os_ << ") {\n";
     block(fn.body, 1);
     os_ << "  return";
-    for (size_t i = 0; i < fn.outputs.size(); ++i)
+    for (size_t i = 0; i < fn.outputs.size(); ++i) {
       os_ << (i ? ", " : " ") << value_ref(fn.outputs[i]);
+      // The user-facing name, when it is not the value's own ("%v.1 as v").
+      if (i < fn.output_names.size() && fn.outputs[i] && fn.output_names[i] != fn.outputs[i]->name)
+        os_ << " as "
+            << (is_identifier(fn.output_names[i]) ? fn.output_names[i]
+                                                  : quoted(fn.output_names[i]));
+    }
     os_ << "\n}\n";
   }
 

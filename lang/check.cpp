@@ -78,12 +78,13 @@ const ast::Function* ModuleChecker::find(const std::string& name) const {
 }
 
 bool ModuleChecker::spend_inline_budget(int64_t n) {
+  if (n > inline_budget_) return false;
   inline_budget_ -= n;
-  return inline_budget_ > 0;
+  return true;
 }
 
-const ir::Function* ModuleChecker::checked(const std::string& name, const ast::Ident& call,
-                                           Diagnostics& sink) {
+const ModuleChecker::Entry* ModuleChecker::checked(const std::string& name, const ast::Ident& call,
+                                                   Diagnostics& sink) {
   auto it = entries_.find(name);
   if (it == entries_.end()) return nullptr;
   Entry& e = it->second;
@@ -99,13 +100,13 @@ const ir::Function* ModuleChecker::checked(const std::string& name, const ast::I
   }
   if (e.state == Entry::State::Unchecked) {
     if (stack_.size() >= size_t(kMaxCallDepth)) {
-      sink.error(call.span, "calls nest too deeply (more than " + std::to_string(kMaxCallDepth) +
-                                " levels)");
+      sink.error(call.span,
+                 "calls nest too deeply (more than " + std::to_string(kMaxCallDepth) + " levels)");
       return nullptr;
     }
     check_function(*e.fn);
   }
-  return e.state == Entry::State::Ok ? &e.ir : nullptr;
+  return e.state == Entry::State::Ok ? &e : nullptr;
 }
 
 void ModuleChecker::check_function(const ast::Function& fn) {
@@ -141,29 +142,48 @@ void ModuleChecker::check_function(const ast::Function& fn) {
   };
   for (const ast::Param& p : fn.params) declare_dims(p.dims);
   for (const ast::Output& o : fn.outputs) declare_dims(o.dims);
+  // Names that appear only in where bounds: sizes given at run time. Found up
+  // front so that every statement sees them as sizes, not just later ones.
+  std::set<std::string> not_sizes;
+  for (const ast::Param& p : fn.params) not_sizes.insert(p.name.name);
+  std::vector<std::string> assigned;
+  collect_assigned(fn.body, assigned);
+  not_sizes.insert(assigned.begin(), assigned.end());
+  collect_loop_vars(fn.body, not_sizes);
+  for (const auto& [name, other] : entries_) not_sizes.insert(name);
+  for (const auto& [name, value] : env.sizes) not_sizes.insert(name);
+  std::vector<ast::Ident> where_sizes;
+  collect_where_sizes(fn.body, not_sizes, where_sizes);
+  for (const ast::Ident& id : where_sizes) {
+    env.sizes[id.name] = ir::SizeExpr::sym(id.name);
+    env.size_decl[id.name] = id.span;
+    fb.size_param(id.name);
+  }
 
   auto tensor_name_ok = [&](const ast::Ident& name, Span previous, const char* what) {
     if (previous.valid) {
-      Diagnostic& d = fail(name.span, std::string("redefinition of ") + what + " " +
-                                          quote(name.name));
+      Diagnostic& d =
+          fail(name.span, std::string("redefinition of ") + what + " " + quote(name.name));
       d.notes.push_back({previous, "previous definition is here"});
       return false;
     }
-    std::string clash;
+    std::string clash, note_text;
     Span note;
     if (env.sizes.count(name.name)) {
       clash = "a size parameter";
       note = env.size_decl[name.name];
+      note_text = quote(name.name) + " is a size parameter here";
     } else if (const ast::Function* f = find(name.name)) {
       clash = "a function";
       note = f->name.span;
+      note_text = "the function is defined here";
     } else if (ast::is_builtin(name.name)) {
       clash = "a builtin function";
     }
     if (clash.empty()) return true;
     Diagnostic& d = fail(name.span, "redefinition of " + quote(name.name) + ": " + what +
                                         " cannot have the name of " + clash);
-    if (note.valid) d.notes.push_back({note, quote(name.name) + " is defined here"});
+    if (note.valid) d.notes.push_back({note, note_text});
     return false;
   };
 
@@ -202,6 +222,8 @@ void ModuleChecker::check_function(const ast::Function& fn) {
     for (size_t i = 0; i < outputs.size(); ++i)
       fb.output(outputs[i], i < fn.outputs.size() ? fn.outputs[i].name.name : "");
     entry.ir = fb.finish();
+    entry.statements = lowerer.statements();
+    entry.call_height = lowerer.call_height();
   }
   entry.state = ok ? Entry::State::Ok : Entry::State::Failed;
   stack_.pop_back();
@@ -212,8 +234,7 @@ ir::Module ModuleChecker::run() {
   for (const ast::Function& fn : program_.functions) {
     auto it = entries_.find(fn.name.name);
     if (it != entries_.end()) {
-      Diagnostic& d = diags_.error(fn.name.span, "redefinition of function " +
-                                                     quote(fn.name.name));
+      Diagnostic& d = diags_.error(fn.name.span, "redefinition of function " + quote(fn.name.name));
       d.notes.push_back({it->second.fn->name.span, "previous definition is here"});
       continue;
     }
@@ -254,6 +275,8 @@ ir::Module check(const ast::Program& program, const SourceFile& file) {
   return detail::ModuleChecker(program, file).run();
 }
 
-ir::Module compile_source(const SourceFile& file) { return check(parse(file), file); }
+ir::Module compile_source(const SourceFile& file) {
+  return check(parse(file), file);
+}
 
 }  // namespace tenet::lang

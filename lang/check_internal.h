@@ -106,7 +106,7 @@ struct NodeInfo {
   Name name = Name::None;
   std::string index;  // Index and Loop: the IR name
   int64_t loop_lo = 0;
-  ir::SizeExpr size;   // Size
+  ir::SizeExpr size;    // Size
   ir::ValuePtr tensor;  // Tensor (a rank-0 read) and Access
   int read = -1;        // Access: into StmtInfo::reads
 };
@@ -114,10 +114,9 @@ struct NodeInfo {
 /// Everything known about one assignment while it is checked.
 struct StmtInfo {
   const ast::Stmt* stmt = nullptr;
-  std::vector<RangeIndex> indices;     // left side first, then right-only, then where-only
+  std::vector<RangeIndex> indices;      // left side first, then right-only, then where-only
   std::map<std::string, int> index_of;  // source name -> position in indices
-  std::vector<RangeRead> reads;        // unguarded and guarded reads, in order
-  std::vector<std::vector<ir::Affine>> read_dims;  // per read (copies of reads[i].dims)
+  std::vector<RangeRead> reads;         // unguarded and guarded reads, in order
   std::unordered_map<const ast::Expr*, NodeInfo> nodes;
   bool poisoned = false;  // an error was reported, or a poisoned tensor was read
 };
@@ -139,7 +138,7 @@ struct FunctionEnv {
   std::map<std::string, std::string> rename;
   /// IR loop variables of enclosing loops in the caller (inlining).
   std::set<std::string> reserved;
-  int call_depth = 0;
+  int call_depth = 0;  // how many calls deep this body is inlined
 };
 
 /// Lowers one function body into env.fb. The rules are in check.cpp.
@@ -154,8 +153,10 @@ class Lowerer {
   std::vector<ir::ValuePtr> run();
   /// True once any error was reported or a poisoned tensor was used.
   bool failed() const { return failed_; }
-  /// Statements produced so far (counted against the inlining budget).
+  /// Statements produced so far, inlined ones included.
   int64_t statements() const { return statements_; }
+  /// The deepest inlining below this body so far (0 without calls).
+  int call_height() const { return call_height_; }
 
  private:
   // lower.cpp
@@ -174,16 +175,15 @@ class Lowerer {
   // scope.cpp: what a statement's target (or a call's result) is
   struct Target {
     enum Kind { Fresh, Update, Invalid } kind = Invalid;
-    Binding existing;                        // Update
+    Binding existing;                       // Update
     const ast::Output* declared = nullptr;  // Fresh: a declared output of this function
   };
   Target resolve_target(const ast::Ident& name, bool accumulate);
   bool name_clashes(const ast::Ident& name, const char* what);
-  void bind_result(const ast::Ident& name, const Target& t, const ir::ValuePtr& value,
-                   int rank, bool accumulate);
+  void bind_result(const ast::Ident& name, const Target& t, const ir::ValuePtr& value, int rank,
+                   bool accumulate);
   const LoopVar* find_loop(const std::string& name) const;
   const ast::Function* find_function(const std::string& name) const;
-  Span decl_of(const std::string& name) const;
 
   // inline.cpp
   void call(const ast::Stmt& s);
@@ -217,6 +217,7 @@ class Lowerer {
   std::set<std::string> ir_loop_vars_;  // every IR loop variable enclosing the current point
   bool failed_ = false;
   int64_t statements_ = 0;
+  int call_height_ = 0;
 };
 
 /// Checks the functions of a program, each once, callees first.
@@ -226,21 +227,26 @@ class ModuleChecker {
   ir::Module run();
 
   const ast::Function* find(const std::string& name) const;
-  /// Checks `name` standalone if not done yet. Returns its IR if it is free of
-  /// errors; null otherwise, after reporting a recursive call at `call` if
+
+  /// A function checked on its own.
+  struct Entry {
+    const ast::Function* fn = nullptr;
+    enum class State { Unchecked, Checking, Ok, Failed } state = State::Unchecked;
+    ir::Function ir;
+    int64_t statements = 0;  // statements its body lowers to, calls inlined
+    int call_height = 0;     // levels of inlining inside it (0: it calls nothing)
+  };
+  /// Checks `name` standalone if not done yet. Returns its entry if it is free
+  /// of errors; null otherwise, after reporting a recursive call at `call` if
   /// that is the reason.
-  const ir::Function* checked(const std::string& name, const ast::Ident& call, Diagnostics& sink);
-  /// Takes `n` inlined statements from the budget; false when it is spent.
+  const Entry* checked(const std::string& name, const ast::Ident& call, Diagnostics& sink);
+  /// Takes `n` inlined statements from the budget; false (taking nothing)
+  /// when fewer are left.
   bool spend_inline_budget(int64_t n);
 
  private:
   void check_function(const ast::Function& fn);
 
-  struct Entry {
-    const ast::Function* fn = nullptr;
-    enum class State { Unchecked, Checking, Ok, Failed } state = State::Unchecked;
-    ir::Function ir;
-  };
   const ast::Program& program_;
   Diagnostics diags_;
   std::map<std::string, Entry> entries_;
@@ -254,6 +260,15 @@ void collect_mentions(const ast::Stmt& s, std::set<std::string>& out);
 /// Every tensor name the statements assign (targets and call results), nested loops included.
 /// In order of first assignment, without repeats.
 void collect_assigned(const std::vector<ast::StmtPtr>& stmts, std::vector<std::string>& out);
+
+/// Every Name inside the index expressions of the reads of `e`, in order.
+void index_names(const ast::Expr& e, bool in_index, std::vector<const ast::Expr*>& out);
+/// Every loop variable name, nested loops included.
+void collect_loop_vars(const std::vector<ast::StmtPtr>& stmts, std::set<std::string>& out);
+/// Names in where-clause bounds that are not in `not_sizes` nor indices of
+/// their statement: the size parameters given only at run time.
+void collect_where_sizes(const std::vector<ast::StmtPtr>& stmts,
+                         const std::set<std::string>& not_sizes, std::vector<ast::Ident>& out);
 
 /// "float32(B, N)"-style text of a type and shape, for messages.
 std::string shape_text(ElemType type, const std::vector<ir::SizeExpr>& shape);

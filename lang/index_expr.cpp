@@ -41,9 +41,9 @@ struct Failure {
 
 struct NameMeaning {
   enum Kind { Index, Loop, Size, Invalid, Silent } kind = Invalid;
-  std::string ir;  // Index, Loop
-  int64_t lo = 0;  // Loop: the source value is ir + lo
-  SizeExpr size;   // Size
+  std::string ir;   // Index, Loop
+  int64_t lo = 0;   // Loop: the source value is ir + lo
+  SizeExpr size;    // Size
   std::string why;  // Invalid
 };
 using Resolver = std::function<NameMeaning(const ast::Expr&)>;
@@ -54,8 +54,10 @@ class Evaluator {
 
   std::optional<Lin> eval(const ast::Expr& e) {
     switch (e.kind) {
-      case ast::ExprKind::Number: return number(e);
-      case ast::ExprKind::Name: return name(e);
+      case ast::ExprKind::Number:
+        return number(e);
+      case ast::ExprKind::Name:
+        return name(e);
       case ast::ExprKind::Unary:
         if (e.op == "-" && e.args.size() == 1) {
           auto a = eval(*e.args[0]);
@@ -71,7 +73,8 @@ class Evaluator {
         break;
       case ast::ExprKind::Access:
         return fail(e, "reads the tensor " + quote(e.name));
-      default: break;
+      default:
+        break;
     }
     return fail(e, "is not a sum of integer multiples of indices and sizes");
   }
@@ -104,15 +107,24 @@ class Evaluator {
     NameMeaning m = resolve_(e);
     Lin r;
     switch (m.kind) {
-      case NameMeaning::Index: r.add_term(m.ir, 1); r.mag = 1; return r;
+      case NameMeaning::Index:
+        r.add_term(m.ir, 1);
+        r.mag = 1;
+        return r;
       case NameMeaning::Loop:
         r.add_term(m.ir, 1);
         r.offset = SizeExpr(m.lo);
         r.mag = 1 + std::fabs(double(m.lo));
         return r;
-      case NameMeaning::Size: r.offset = m.size; r.mag = 1; return checked(e, r);
-      case NameMeaning::Silent: failure = Failure{e.span, "", true}; return std::nullopt;
-      case NameMeaning::Invalid: return fail(e, m.why);
+      case NameMeaning::Size:
+        r.offset = m.size;
+        r.mag = 1;
+        return checked(e, r);
+      case NameMeaning::Silent:
+        failure = Failure{e.span, "", true};
+        return std::nullopt;
+      case NameMeaning::Invalid:
+        return fail(e, m.why);
     }
     return std::nullopt;
   }

@@ -6,6 +6,8 @@
 // in the caller's terms. Problems that only the call's sizes reveal (a range
 // that becomes empty, a read that becomes provably out of bounds) are
 // reported at the call, with the callee's diagnostic as notes.
+#include <algorithm>
+
 #include "lang/check_internal.h"
 
 namespace tenet::lang::detail {
@@ -31,10 +33,10 @@ bool Lowerer::bind_call_sizes(const ast::Stmt& s, const ast::Function& callee,
     Span param_span = Span::join(p.type_span, p.name.span);
     size_t rank = p.scalar ? 0 : p.dims.size();
     if (size_t(arg->rank()) != rank) {
-      Diagnostic& d = error(a.span, "rank mismatch: argument " + quote(a.name) + " has rank " +
-                                        std::to_string(arg->rank()) + " but parameter " +
-                                        quote(p.name.name) + " of " + quote(callee.name.name) +
-                                        " has rank " + std::to_string(rank));
+      Diagnostic& d =
+          error(a.span, "rank mismatch: argument " + quote(a.name) + " has rank " +
+                            std::to_string(arg->rank()) + " but parameter " + quote(p.name.name) +
+                            " of " + quote(callee.name.name) + " has rank " + std::to_string(rank));
       d.notes.push_back({param_span, quote(p.name.name) + " is declared here"});
       ok = false;
       continue;
@@ -62,12 +64,12 @@ bool Lowerer::bind_call_sizes(const ast::Stmt& s, const ast::Function& callee,
         bound_by[dim.name] = where;
       } else if (it->second != size) {
         problem = where + " has size " + size.str() + " but " + quote(callee.name.name) +
-                  " needs its size parameter " + quote(dim.name) + ", which " +
-                  bound_by[dim.name] + " set to " + it->second.str();
+                  " needs its size parameter " + quote(dim.name) + ", which " + bound_by[dim.name] +
+                  " set to " + it->second.str();
       }
       if (problem.empty()) continue;
-      Diagnostic& d = error(a.span, "size mismatch in the call to " + quote(callee.name.name) +
-                                        ": " + problem);
+      Diagnostic& d =
+          error(a.span, "size mismatch in the call to " + quote(callee.name.name) + ": " + problem);
       d.notes.push_back({dim.span, "parameter " + quote(p.name.name) + " of " +
                                        quote(callee.name.name) + " is declared here"});
       ok = false;
@@ -85,8 +87,8 @@ void Lowerer::call(const ast::Stmt& s) {
     bool repeated = false;
     for (size_t j = 0; j < i; ++j) repeated |= s.results[j].name == s.results[i].name;
     if (repeated) {
-      error(s.results[i].span, "redefinition of " + quote(s.results[i].name) +
-                                   ": it appears twice among the results");
+      error(s.results[i].span,
+            "redefinition of " + quote(s.results[i].name) + ": it appears twice among the results");
       targets.emplace_back();
       ok = false;
       continue;
@@ -119,9 +121,10 @@ void Lowerer::call(const ast::Stmt& s) {
   }
   Span def = callee->name.span;
   if (s.args.size() != callee->params.size()) {
-    Diagnostic& d = error(s.callee.span, quote(callee->name.name) + " takes " +
-                                             plural(callee->params.size(), "argument", "arguments") +
-                                             ", " + std::to_string(s.args.size()) + " given");
+    Diagnostic& d =
+        error(s.callee.span, quote(callee->name.name) + " takes " +
+                                 plural(callee->params.size(), "argument", "arguments") + ", " +
+                                 std::to_string(s.args.size()) + " given");
     d.notes.push_back({def, quote(callee->name.name) + " is defined here"});
     return give_up();
   }
@@ -132,13 +135,24 @@ void Lowerer::call(const ast::Stmt& s) {
     d.notes.push_back({def, quote(callee->name.name) + " is defined here"});
     return give_up();
   }
-  if (env_.call_depth + 1 > kMaxCallDepth) {
+  const ModuleChecker::Entry* standalone =
+      module_.checked(callee->name.name, s.callee, *env_.diags);
+  if (!ok || !standalone) return give_up();
+  // Limits, checked before inlining so that the work stays bounded. The
+  // callee's own inlining was checked when it was checked on its own, so
+  // these never fail inside inlined code (where they would be reported once
+  // per enclosing call).
+  if (env_.call_depth + 1 + standalone->call_height > kMaxCallDepth) {
     error(s.callee.span, "calls nest too deeply (more than " + std::to_string(kMaxCallDepth) +
-                             " levels)");
+                             " levels of calls inside calls)");
     return give_up();
   }
-  const ir::Function* standalone = module_.checked(callee->name.name, s.callee, *env_.diags);
-  if (!ok || !standalone) return give_up();
+  if (env_.call_depth == 0 && !module_.spend_inline_budget(standalone->statements)) {
+    error(s.span, "inlining " + quote(callee->name.name) + " here makes the program too large (" +
+                      std::to_string(kMaxInlinedStatements) +
+                      " inlined statements at most, for all calls together)");
+    return give_up();
+  }
 
   FunctionEnv inner_env;
   inner_env.fn = callee;
@@ -146,23 +160,19 @@ void Lowerer::call(const ast::Stmt& s) {
   inner_env.reserved = ir_loop_vars_;
   inner_env.call_depth = env_.call_depth + 1;
   if (!bind_call_sizes(s, *callee, args, inner_env)) return give_up();
-  for (const std::string& size : standalone->size_params) {
+  for (const std::string& size : standalone->ir.size_params) {
     if (inner_env.sizes.count(size)) continue;
-    Diagnostic& d = error(s.callee.span, "size parameter " + quote(size) + " of " +
-                                             quote(callee->name.name) +
-                                             " is not bound by any argument");
+    Diagnostic& d =
+        error(s.callee.span, "size parameter " + quote(size) + " of " + quote(callee->name.name) +
+                                 " is not bound by any argument");
     d.notes.push_back({def, quote(callee->name.name) + " is defined here"});
     ok = false;
   }
   if (!ok) return give_up();
-  if (!module_.spend_inline_budget(0)) {
-    error(s.span, "inlining " + quote(callee->name.name) +
-                      " here makes the program too large (calls are inlined)");
-    return give_up();
-  }
   for (size_t i = 0; i < s.results.size(); ++i) {
     bool is_param = false;
-    for (const ast::Param& p : callee->params) is_param |= p.name.name == callee->outputs[i].name.name;
+    for (const ast::Param& p : callee->params)
+      is_param |= p.name.name == callee->outputs[i].name.name;
     if (!is_param) inner_env.rename[callee->outputs[i].name.name] = s.results[i].name;
   }
   Diagnostics inner_diags(file());
@@ -173,12 +183,12 @@ void Lowerer::call(const ast::Stmt& s) {
                      Span::join(callee->params[i].type_span, callee->params[i].name.span));
   std::vector<ir::ValuePtr> outs = inner.run();
   statements_ += inner.statements();
-  module_.spend_inline_budget(inner.statements());
+  call_height_ = std::max(call_height_, 1 + inner.call_height());
 
   if (inner_diags.has_errors()) {
     for (const Diagnostic& d : inner_diags.all()) {
-      Diagnostic& wrapped = error(s.span, "in this call to " + quote(callee->name.name) + ": " +
-                                              d.message);
+      Diagnostic& wrapped =
+          error(s.span, "in this call to " + quote(callee->name.name) + ": " + d.message);
       wrapped.notes.push_back({d.span, "the problem is here, with the sizes of this call"});
       wrapped.notes.insert(wrapped.notes.end(), d.notes.begin(), d.notes.end());
     }

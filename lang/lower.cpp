@@ -11,21 +11,17 @@ namespace {
 
 ir::ReduceOp reduce_op(ast::AssignOp op) {
   switch (op) {
-    case ast::AssignOp::Assign: return ir::ReduceOp::None;
+    case ast::AssignOp::Assign:
+      return ir::ReduceOp::None;
     case ast::AssignOp::SumReduce:
-    case ast::AssignOp::Accumulate: return ir::ReduceOp::Sum;
-    case ast::AssignOp::MaxReduce: return ir::ReduceOp::Max;
-    case ast::AssignOp::MinReduce: return ir::ReduceOp::Min;
+    case ast::AssignOp::Accumulate:
+      return ir::ReduceOp::Sum;
+    case ast::AssignOp::MaxReduce:
+      return ir::ReduceOp::Max;
+    case ast::AssignOp::MinReduce:
+      return ir::ReduceOp::Min;
   }
   return ir::ReduceOp::None;
-}
-
-// Every Name inside the index expressions of the reads of `e`, in order.
-void index_names(const ast::Expr& e, bool in_index, std::vector<const ast::Expr*>& out) {
-  if (in_index && e.kind == ast::ExprKind::Name) out.push_back(&e);
-  bool args_are_indices = in_index || e.kind == ast::ExprKind::Access;
-  for (const auto& a : e.args)
-    if (a) index_names(*a, args_are_indices, out);
 }
 
 }  // namespace
@@ -40,7 +36,9 @@ Diagnostic& Lowerer::error(Span span, std::string message) {
   return env_.diags->error(span, std::move(message));
 }
 
-std::string Lowerer::text(Span span) const { return std::string(file().slice(span)); }
+std::string Lowerer::text(Span span) const {
+  return std::string(file().slice(span));
+}
 
 void Lowerer::bind_input(const std::string& name, const ir::ValuePtr& value, Span decl) {
   scopes_.bind(name, Binding{value, value ? value->rank() : -1, decl, true}, true, decl);
@@ -69,9 +67,15 @@ void Lowerer::block(const std::vector<ast::StmtPtr>& stmts, const std::set<std::
 
 void Lowerer::statement(const ast::Stmt& s, const std::set<std::string>& later) {
   switch (s.kind) {
-    case ast::StmtKind::Assign: assign(s); break;
-    case ast::StmtKind::Call: call(s); break;
-    case ast::StmtKind::For: for_loop(s, later); break;
+    case ast::StmtKind::Assign:
+      assign(s);
+      break;
+    case ast::StmtKind::Call:
+      call(s);
+      break;
+    case ast::StmtKind::For:
+      for_loop(s, later);
+      break;
   }
 }
 
@@ -97,6 +101,7 @@ bool Lowerer::collect_indices(StmtInfo& st) {
     st.indices.push_back(std::move(ix));
     return true;
   };
+  std::set<std::string> rejected;  // reported once, then ignored
   for (const ast::Ident& id : s.indices) {
     if (auto it = st.index_of.find(id.name); it != st.index_of.end()) {
       Diagnostic& d = error(id.span, "index " + quote(id.name) + " appears twice on the left of " +
@@ -105,11 +110,13 @@ bool Lowerer::collect_indices(StmtInfo& st) {
       ok = false;
       continue;
     }
-    ok &= add(id, true);
+    if (rejected.count(id.name) || !add(id, true)) {
+      rejected.insert(id.name);
+      ok = false;
+    }
   }
   std::vector<const ast::Expr*> names;
   if (s.value) index_names(*s.value, false, names);
-  std::set<std::string> rejected;
   for (const ast::Expr* n : names) {
     if (st.index_of.count(n->name) || env_.sizes.count(n->name) || find_loop(n->name) ||
         rejected.count(n->name))
@@ -175,19 +182,18 @@ void Lowerer::assign(const ast::Stmt& s) {
   bool ok = t.kind != Target::Invalid;
   const Binding* existing = t.kind == Target::Update ? &t.existing : nullptr;
   if (existing && existing->rank >= 0 && existing->rank != rank) {
-    Diagnostic& d = error(s.target.span, "rank mismatch: " + quote(s.target.name) + " has rank " +
-                                             std::to_string(existing->rank) +
-                                             " but is indexed with " + std::to_string(rank) +
-                                             " indices");
+    Diagnostic& d =
+        error(s.target.span, "rank mismatch: " + quote(s.target.name) + " has rank " +
+                                 std::to_string(existing->rank) + " but is indexed with " +
+                                 std::to_string(rank) + " indices");
     d.notes.push_back({existing->decl, quote(s.target.name) + " is defined here"});
     ok = false;
   }
   if (t.declared && t.declared->dims.size() != size_t(rank)) {
-    Diagnostic& d = error(s.target.span, "rank mismatch: output " + quote(s.target.name) +
-                                             " is declared with rank " +
-                                             std::to_string(t.declared->dims.size()) +
-                                             " but is indexed with " + std::to_string(rank) +
-                                             " indices");
+    Diagnostic& d = error(
+        s.target.span, "rank mismatch: output " + quote(s.target.name) + " is declared with rank " +
+                           std::to_string(t.declared->dims.size()) + " but is indexed with " +
+                           std::to_string(rank) + " indices");
     d.notes.push_back({t.declared->name.span, "the output is declared here"});
     ok = false;
   }
@@ -223,10 +229,12 @@ void Lowerer::assign(const ast::Stmt& s) {
   bool reduction = s.op == ast::AssignOp::SumReduce || s.op == ast::AssignOp::MaxReduce ||
                    s.op == ast::AssignOp::MinReduce;
   if (reduction && !right_only) {
-    Diagnostic& d = error(s.op_span, quote(op_text) + " reduces no index: every index on the "
-                                                      "right also appears on the left");
-    d.notes.push_back({s.target.span, "an index is reduced when it appears only on the right; "
-                                      "use '=' to assign element-wise"});
+    Diagnostic& d = error(s.op_span, quote(op_text) +
+                                         " reduces no index: every index on the "
+                                         "right also appears on the left");
+    d.notes.push_back({s.target.span,
+                       "an index is reduced when it appears only on the right; "
+                       "use '=' to assign element-wise"});
     ok = false;
   }
 
@@ -270,11 +278,10 @@ std::optional<ElemType> Lowerer::result_type(const StmtInfo& st, const Binding* 
   if (!target || *target == ty.type) return ty.type;
   if (existing && is_int(*target) && is_int(ty.type) && byte_size(*target) > byte_size(ty.type))
     return *target;  // an integer update widens to the tensor's type
-  Diagnostic& d = error(s.value->span, "type mismatch: " + std::string(declared ? "output " : "") +
-                                           quote(s.target.name) + " is " +
-                                           std::string(type_name(*target)) +
-                                           " but the right side is " +
-                                           std::string(type_name(ty.type)));
+  Diagnostic& d =
+      error(s.value->span, "type mismatch: " + std::string(declared ? "output " : "") +
+                               quote(s.target.name) + " is " + std::string(type_name(*target)) +
+                               " but the right side is " + std::string(type_name(ty.type)));
   d.notes.push_back({declared ? declared->name.span : existing->decl,
                      quote(s.target.name) + (declared ? " is declared here" : " is defined here")});
   return std::nullopt;
@@ -340,8 +347,8 @@ void Lowerer::for_loop(const ast::Stmt& s, const std::set<std::string>& later) {
   scopes_.push();
   for (Carried& c : carried) {
     auto renamed = env_.rename.find(c.name);
-    c.param = env_.fb->carry(c.outer.value,
-                             renamed == env_.rename.end() ? c.name : renamed->second);
+    c.param =
+        env_.fb->carry(c.outer.value, renamed == env_.rename.end() ? c.name : renamed->second);
     scopes_.bind(c.name, Binding{c.param, c.outer.rank, c.outer.decl, false}, false, {});
   }
   for (const auto& [name, b] : poisoned_carried) scopes_.bind(name, b, false, {});

@@ -16,7 +16,9 @@ namespace {
 
 using ir::SizeExpr;
 
-std::string q(const std::string& s) { return "'" + s + "'"; }
+std::string q(const std::string& s) {
+  return "'" + s + "'";
+}
 
 std::string range_text(const SizeExpr& lo, const SizeExpr& hi) {
   return "[" + lo.str() + ", " + hi.str() + ")";
@@ -97,9 +99,9 @@ class Inference {
         ix.origin_what = "the where clause";
         if (ix.target_dim && ix.hi != *ix.target_dim) {
           Diagnostic& d = diags_.error(
-              ix.where_span, "size mismatch: the where clause gives " + q(ix.name) +
-                                 " the range " + range_text(ix.lo, ix.hi) + " but it indexes " +
-                                 ix.target_what + ", of size " + ix.target_dim->str());
+              ix.where_span, "size mismatch: the where clause gives " + q(ix.name) + " the range " +
+                                 range_text(ix.lo, ix.hi) + " but it indexes " + ix.target_what +
+                                 ", of size " + ix.target_dim->str());
           d.notes.push_back({ix.target_span, ix.target_what + " is indexed here"});
           ok_ = false;
         }
@@ -135,10 +137,10 @@ class Inference {
         if (ix->hi == size || reported.count(ix->ir_name)) continue;
         reported.insert(ix->ir_name);
         ok_ = false;
-        Diagnostic& e = diags_.error(
-            r.spans[d], "size mismatch for index " + q(ix->name) + ": " + ix->origin_what +
-                            " has size " + ix->hi.str() + " but " + dim_what(r, d) +
-                            " has size " + size.str());
+        Diagnostic& e =
+            diags_.error(r.spans[d], "size mismatch for index " + q(ix->name) + ": " +
+                                         ix->origin_what + " has size " + ix->hi.str() + " but " +
+                                         dim_what(r, d) + " has size " + size.str());
         e.notes.push_back({ix->origin, q(ix->name) + " indexes " + ix->origin_what + " here"});
         e.notes.push_back({r.spans[d], "and " + dim_what(r, d) + " here"});
       }
@@ -237,9 +239,9 @@ class Inference {
                          ix.name + " in lo:hi'");
         e.notes.push_back({with_others->spans[dim], q(ix.name) + " is read here with " + others});
       } else {
-        Diagnostic& e = diags_.error(
-            ix.span, "cannot infer the range of index " + q(ix.name) +
-                         ": no unguarded read uses it; add 'where " + ix.name + " in lo:hi'");
+        Diagnostic& e = diags_.error(ix.span, "cannot infer the range of index " + q(ix.name) +
+                                                  ": no unguarded read uses it; add 'where " +
+                                                  ix.name + " in lo:hi'");
         for (Span s : guarded)
           e.notes.push_back({s, "a guarded read like this one does not constrain ranges"});
       }
@@ -253,16 +255,17 @@ class Inference {
         Diagnostic& e = diags_.error(
             ix.where ? ix.where_span : ix.span,
             "the range of output index " + q(ix.name) + " must start at 0, not " + ix.lo.str());
-        e.notes.push_back({ix.span, "left-side indices always count from 0; shift the reads "
-                                    "instead, e.g. x(" +
-                                        ix.name + " + 1)"});
+        e.notes.push_back({ix.span,
+                           "left-side indices always count from 0; shift the reads "
+                           "instead, e.g. x(" +
+                               ix.name + " + 1)"});
         continue;
       }
       if (!provably_le(ix.hi, ix.lo)) continue;
       ok_ = false;
-      Diagnostic& e = diags_.error(ix.where ? ix.where_span : ix.span,
-                                   "empty range for index " + q(ix.name) + ": " +
-                                       range_text(ix.lo, ix.hi));
+      Diagnostic& e =
+          diags_.error(ix.where ? ix.where_span : ix.span,
+                       "empty range for index " + q(ix.name) + ": " + range_text(ix.lo, ix.hi));
       if (!ix.where && ix.origin.valid)
         e.notes.push_back({ix.origin, "the range of " + q(ix.name) + " is inferred from " +
                                           ix.origin_what + " here"});
@@ -300,8 +303,8 @@ class Inference {
                                                 ix->origin_what});
         }
         std::string fix = names.empty() ? "" : "restrict " + names + " with a where clause, or ";
-        e->notes.push_back({r.span, fix + "read " + q(r.tensor + "?(...)") +
-                                        " to get 0 outside the bounds"});
+        e->notes.push_back(
+            {r.span, fix + "read " + q(r.tensor + "?(...)") + " to get 0 outside the bounds"});
       }
     }
   }

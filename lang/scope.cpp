@@ -9,7 +9,9 @@
 
 namespace tenet::lang::detail {
 
-std::string quote(const std::string& s) { return "'" + s + "'"; }
+std::string quote(const std::string& s) {
+  return "'" + s + "'";
+}
 
 std::string shape_text(ElemType type, const std::vector<ir::SizeExpr>& shape) {
   std::ostringstream os;
@@ -80,11 +82,67 @@ void collect_assigned(const std::vector<ast::StmtPtr>& stmts, std::vector<std::s
   for (const auto& s : stmts) {
     if (!s) continue;
     switch (s->kind) {
-      case ast::StmtKind::Assign: add(s->target.name); break;
+      case ast::StmtKind::Assign:
+        add(s->target.name);
+        break;
       case ast::StmtKind::Call:
         for (const auto& r : s->results) add(r.name);
         break;
-      case ast::StmtKind::For: collect_assigned(s->body, out); break;
+      case ast::StmtKind::For:
+        collect_assigned(s->body, out);
+        break;
+    }
+  }
+}
+
+void index_names(const ast::Expr& e, bool in_index, std::vector<const ast::Expr*>& out) {
+  if (in_index && e.kind == ast::ExprKind::Name) out.push_back(&e);
+  bool args_are_indices = in_index || e.kind == ast::ExprKind::Access;
+  for (const auto& a : e.args)
+    if (a) index_names(*a, args_are_indices, out);
+}
+
+void collect_loop_vars(const std::vector<ast::StmtPtr>& stmts, std::set<std::string>& out) {
+  for (const auto& s : stmts) {
+    if (!s || s->kind != ast::StmtKind::For) continue;
+    out.insert(s->var.name);
+    collect_loop_vars(s->body, out);
+  }
+}
+
+namespace {
+
+void bound_names(const ast::Expr* e, std::vector<const ast::Expr*>& out) {
+  if (!e) return;
+  if (e->kind == ast::ExprKind::Name) out.push_back(e);
+  for (const auto& a : e->args) bound_names(a.get(), out);
+}
+
+}  // namespace
+
+void collect_where_sizes(const std::vector<ast::StmtPtr>& stmts,
+                         const std::set<std::string>& not_sizes, std::vector<ast::Ident>& out) {
+  for (const auto& s : stmts) {
+    if (!s) continue;
+    if (s->kind == ast::StmtKind::For) collect_where_sizes(s->body, not_sizes, out);
+    if (s->kind != ast::StmtKind::Assign || s->where.empty()) continue;
+    // The statement's own indices are not sizes ('where k in 0:i' is an error later).
+    std::set<std::string> own;
+    for (const ast::Ident& i : s->indices) own.insert(i.name);
+    for (const ast::RangeClause& w : s->where) own.insert(w.index.name);
+    std::vector<const ast::Expr*> names;
+    if (s->value) index_names(*s->value, false, names);
+    for (const ast::Expr* n : names) own.insert(n->name);
+    names.clear();
+    for (const ast::RangeClause& w : s->where) {
+      bound_names(w.lo.get(), names);
+      bound_names(w.hi.get(), names);
+    }
+    for (const ast::Expr* n : names) {
+      if (own.count(n->name) || not_sizes.count(n->name) || ast::is_builtin(n->name)) continue;
+      bool seen = false;
+      for (const ast::Ident& o : out) seen |= o.name == n->name;
+      if (!seen) out.push_back(ast::Ident{n->name, n->span});
     }
   }
 }
@@ -99,11 +157,6 @@ const LoopVar* Lowerer::find_loop(const std::string& name) const {
 
 const ast::Function* Lowerer::find_function(const std::string& name) const {
   return module_.find(name);
-}
-
-Span Lowerer::decl_of(const std::string& name) const {
-  if (const Binding* b = scopes_.find(name)) return b->decl;
-  return {};
 }
 
 // A tensor (or index or loop variable: `what`) may not be named like a size
@@ -121,11 +174,11 @@ bool Lowerer::name_clashes(const ast::Ident& name, const char* what) {
                         quote(name.name) + " is a size parameter here");
   }
   if (const LoopVar* l = find_loop(name.name))
-    return redefinition("a loop variable", l->span, "the loop over " + quote(name.name) + " is here");
+    return redefinition("a loop variable", l->span,
+                        "the loop over " + quote(name.name) + " is here");
   if (const ast::Function* f = find_function(name.name))
     return redefinition("a function", f->name.span, "the function is defined here");
-  if (ast::is_builtin(name.name))
-    return redefinition("a builtin function", {}, "");
+  if (ast::is_builtin(name.name)) return redefinition("a builtin function", {}, "");
   return false;
 }
 
@@ -136,7 +189,8 @@ Lowerer::Target Lowerer::resolve_target(const ast::Ident& name, bool accumulate)
   if (existing && existing->is_input) {
     Diagnostic& d = error(name.span, "cannot assign to input " + quote(name.name));
     d.notes.push_back({existing->decl, quote(name.name) + " is an input of " +
-                                           quote(env_.fn->name.name) + "; give the result "
+                                           quote(env_.fn->name.name) +
+                                           "; give the result "
                                            "another name"});
     return t;
   }

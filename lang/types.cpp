@@ -13,7 +13,9 @@ namespace tenet::lang::detail {
 
 namespace {
 
-bool is_signed_int(ElemType t) { return is_int(t) && t != ElemType::U8; }
+bool is_signed_int(ElemType t) {
+  return is_int(t) && t != ElemType::U8;
+}
 
 // The integer type that holds both (int32 and int64 give int64; uint8 and int8 int16).
 ElemType wider_int(ElemType a, ElemType b) {
@@ -40,10 +42,10 @@ std::optional<ir::UnOp> unary_builtin(const std::string& name) {
 
 std::optional<ir::BinOp> binary_op(const std::string& op) {
   static const std::map<std::string, ir::BinOp> ops = {
-      {"+", ir::BinOp::Add},  {"-", ir::BinOp::Sub},  {"*", ir::BinOp::Mul},
-      {"/", ir::BinOp::Div},  {"<", ir::BinOp::Lt},   {"<=", ir::BinOp::Le},
-      {">", ir::BinOp::Gt},   {">=", ir::BinOp::Ge},  {"==", ir::BinOp::Eq},
-      {"!=", ir::BinOp::Ne},  {"&&", ir::BinOp::And}, {"||", ir::BinOp::Or},
+      {"+", ir::BinOp::Add},   {"-", ir::BinOp::Sub},    {"*", ir::BinOp::Mul},
+      {"/", ir::BinOp::Div},   {"<", ir::BinOp::Lt},     {"<=", ir::BinOp::Le},
+      {">", ir::BinOp::Gt},    {">=", ir::BinOp::Ge},    {"==", ir::BinOp::Eq},
+      {"!=", ir::BinOp::Ne},   {"&&", ir::BinOp::And},   {"||", ir::BinOp::Or},
       {"pow", ir::BinOp::Pow}, {"fmax", ir::BinOp::Max}, {"fmin", ir::BinOp::Min}};
   auto it = ops.find(op);
   if (it == ops.end()) return std::nullopt;
@@ -62,10 +64,18 @@ Ty Lowerer::infer(const ast::Expr& e, StmtInfo& st) {
       t = Ty::literal(e.is_integer && e.number == std::floor(e.number) &&
                       std::fabs(e.number) <= kMaxExactInteger);
       break;
-    case ast::ExprKind::Name: t = infer_name(e, st, info); break;
-    case ast::ExprKind::Access: t = infer_access(e, st, info); break;
-    case ast::ExprKind::Builtin: t = infer_builtin(e, st, info); break;
-    case ast::ExprKind::Binary: t = infer_binary(e, st, info); break;
+    case ast::ExprKind::Name:
+      t = infer_name(e, st, info);
+      break;
+    case ast::ExprKind::Access:
+      t = infer_access(e, st, info);
+      break;
+    case ast::ExprKind::Builtin:
+      t = infer_builtin(e, st, info);
+      break;
+    case ast::ExprKind::Binary:
+      t = infer_binary(e, st, info);
+      break;
     case ast::ExprKind::Unary: {
       if (e.args.size() != 1) break;
       Ty a = infer(*e.args[0], st);
@@ -114,7 +124,8 @@ Ty Lowerer::infer_name(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
     if (b->rank > 0) {
       Diagnostic& d = error(e.span, "rank mismatch: " + quote(e.name) + " has rank " +
                                         std::to_string(b->rank) + " but is indexed with 0 indices");
-      d.notes.push_back({b->decl, quote(e.name) + (b->is_input ? " is declared here" : " is defined here")});
+      d.notes.push_back(
+          {b->decl, quote(e.name) + (b->is_input ? " is declared here" : " is defined here")});
       return Ty::poison();
     }
     if (!b->ok()) return Ty::poison();
@@ -143,17 +154,18 @@ Ty Lowerer::infer_access(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
     if (st.index_of.count(e.name) || find_loop(e.name) || env_.sizes.count(e.name))
       error(name_span, quote(e.name) + " is not a tensor; it cannot be indexed");
     else if (find_function(e.name))
-      error(e.span, "a call of " + quote(e.name) + " must be a statement of its own: 'r = " +
-                        e.name + "(...)'");
+      error(e.span, "a call of " + quote(e.name) +
+                        " must be a statement of its own: 'r = " + e.name + "(...)'");
     else
       error(name_span, "unknown name " + quote(e.name));
     return Ty::poison();
   }
   if (b->rank >= 0 && size_t(b->rank) != e.args.size()) {
-    Diagnostic& d = error(e.span, "rank mismatch: " + quote(e.name) + " has rank " +
-                                      std::to_string(b->rank) + " but is indexed with " +
-                                      std::to_string(e.args.size()) + " indices");
-    d.notes.push_back({b->decl, quote(e.name) + (b->is_input ? " is declared here" : " is defined here")});
+    Diagnostic& d =
+        error(e.span, "rank mismatch: " + quote(e.name) + " has rank " + std::to_string(b->rank) +
+                          " but is indexed with " + std::to_string(e.args.size()) + " indices");
+    d.notes.push_back(
+        {b->decl, quote(e.name) + (b->is_input ? " is declared here" : " is defined here")});
     return Ty::poison();
   }
   RangeRead read;
@@ -204,17 +216,17 @@ Ty Lowerer::infer_builtin(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
     return poisoned ? Ty::poison() : t;
   }
   if (poisoned) return Ty::poison();
-  if (arity == 2) return unify(e, *e.args[0], args[0], *e.args[1], args[1], true,
-                               e.name == "pow", nullptr);
+  if (arity == 2)
+    return unify(e, *e.args[0], args[0], *e.args[1], args[1], true, e.name == "pow", nullptr);
   Ty a = args[0];
   bool any_number = e.name == "abs";
   if (a.is(ElemType::Bool) || (!any_number && a.kind == Ty::Concrete && !is_float(a.type))) {
-    Diagnostic& d = error(e.args[0]->span, quote(e.name) + " needs a " +
-                                               (any_number ? "number" : "float") + ", but " +
-                                               quote(text(e.args[0]->span)) + " is " + type_word(a));
+    Diagnostic& d =
+        error(e.args[0]->span, quote(e.name) + " needs a " + (any_number ? "number" : "float") +
+                                   ", but " + quote(text(e.args[0]->span)) + " is " + type_word(a));
     if (!a.is(ElemType::Bool))
-      d.notes.push_back({e.args[0]->span, "convert it with a cast: 'float32(" +
-                                              text(e.args[0]->span) + ")'"});
+      d.notes.push_back(
+          {e.args[0]->span, "convert it with a cast: 'float32(" + text(e.args[0]->span) + ")'"});
     return Ty::poison();
   }
   if (a.kind == Ty::Literal && !any_number) return Ty::literal(false);
@@ -236,8 +248,8 @@ Ty Lowerer::infer_binary(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
     if (a.kind == Ty::Poison || b.kind == Ty::Poison) return Ty::poison();
     for (auto [ex, t] : {std::pair{&ea, a}, std::pair{&eb, b}}) {
       if (t.is(ElemType::Bool)) continue;
-      error(ex->span, quote(e.op) + " needs bool operands, but " + quote(text(ex->span)) +
-                          " is " + type_word(t));
+      error(ex->span, quote(e.op) + " needs bool operands, but " + quote(text(ex->span)) + " is " +
+                          type_word(t));
       return Ty::poison();
     }
     return Ty::concrete(ElemType::Bool);
@@ -262,8 +274,8 @@ Ty Lowerer::unify(const ast::Expr& whole, const ast::Expr& a, Ty ta, const ast::
   if (ta.kind == Ty::Poison || tb.kind == Ty::Poison) return Ty::poison();
   std::string op = whole.kind == ast::ExprKind::Builtin ? whole.name : whole.op;
   auto mismatch = [&](const ast::Expr* note_at, const std::string& note) {
-    Diagnostic& d = error(whole.span, "type mismatch: " + type_word(ta) + " and " +
-                                          type_word(tb) + " operands of " + quote(op));
+    Diagnostic& d = error(whole.span, "type mismatch: " + type_word(ta) + " and " + type_word(tb) +
+                                          " operands of " + quote(op));
     if (note_at) d.notes.push_back({note_at->span, note});
     return Ty::poison();
   };
@@ -285,8 +297,8 @@ Ty Lowerer::unify(const ast::Expr& whole, const ast::Expr& a, Ty ta, const ast::
     } else if (is_int(ta.type) && is_int(tb.type)) {
       result = Ty::concrete(wider_int(ta.type, tb.type));
     } else if (is_float(ta.type) && is_float(tb.type)) {
-      return mismatch(&b, "convert one side with a cast, e.g. '" +
-                              std::string(type_name(ta.type)) + "(" + text(b.span) + ")'");
+      return mismatch(&b, "convert one side with a cast, e.g. '" + std::string(type_name(ta.type)) +
+                              "(" + text(b.span) + ")'");
     } else {
       bool a_int = is_int(ta.type);
       return mismatch(a_int ? &a : &b, cast_note(a_int ? a : b, a_int ? tb.type : ta.type));
@@ -304,8 +316,7 @@ Ty Lowerer::unify(const ast::Expr& whole, const ast::Expr& a, Ty ta, const ast::
   if (floats_only && result.kind == Ty::Concrete && !is_float(result.type)) {
     const ast::Expr& int_side = ta.kind == Ty::Concrete ? a : b;
     Diagnostic& d = error(whole.span, quote(op) + " needs float operands, but " +
-                                          quote(text(int_side.span)) + " is " +
-                                          type_word(result));
+                                          quote(text(int_side.span)) + " is " + type_word(result));
     d.notes.push_back({int_side.span, cast_note(int_side, ElemType::F32)});
     return Ty::poison();
   }
@@ -320,19 +331,28 @@ ir::Expr Lowerer::emit(const ast::Expr& e, const StmtInfo& st, ElemType want) co
   ElemType own = info.ty.kind == Ty::Concrete ? info.ty.type : want;
   ir::Expr r;
   switch (e.kind) {
-    case ast::ExprKind::Number: r = ir::make_const(e.number, own); break;
+    case ast::ExprKind::Number:
+      r = ir::make_const(e.number, own);
+      break;
     case ast::ExprKind::Name:
       switch (info.name) {
-        case NodeInfo::Name::Index: r = ir::make_index(info.index); break;
+        case NodeInfo::Name::Index:
+          r = ir::make_index(info.index);
+          break;
         case NodeInfo::Name::Loop:
           r = ir::make_index(info.index);
           if (info.loop_lo != 0)
             r = ir::make_binary(ir::BinOp::Add, r,
                                 ir::make_const(double(info.loop_lo), ElemType::I64));
           break;
-        case NodeInfo::Name::Size: r = ir::make_size(info.size); break;
-        case NodeInfo::Name::Tensor: r = ir::make_read(info.tensor, {}); break;
-        case NodeInfo::Name::None: TENET_UNREACHABLE("unresolved name " + e.name);
+        case NodeInfo::Name::Size:
+          r = ir::make_size(info.size);
+          break;
+        case NodeInfo::Name::Tensor:
+          r = ir::make_read(info.tensor, {});
+          break;
+        case NodeInfo::Name::None:
+          TENET_UNREACHABLE("unresolved name " + e.name);
       }
       break;
     case ast::ExprKind::Access: {

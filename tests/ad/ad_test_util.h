@@ -15,7 +15,8 @@ namespace tenet::ad::testing {
 ir::Function compile_fn(const std::string& source, const std::string& name);
 
 /// The printed IR of the gradient of `name` in `source`.
-std::string grad_ir(const std::string& source, const std::string& name, const GradRequest& req = {});
+std::string grad_ir(const std::string& source, const std::string& name,
+                    const GradRequest& req = {});
 
 /// Gradchecks `name` in `source`; EXPECTs it to pass and prints the table on failure.
 GradcheckReport expect_gradcheck(const std::string& source, const std::string& name,

@@ -80,9 +80,9 @@ TEST(AffineGrad, ConvStride2InputGradientIsAGather) {
 TEST(AffineGrad, ConvGradcheck) {
   GradcheckOptions opt;
   opt.request.vjp = true;
-  opt.sizes = {{"B", 2}, {"C", 2}, {"H", 5}, {"W", 6}, {"O", 2}};
+  opt.sizes = {{"B", 2}, {"C", 2}, {"H", 4}, {"W", 5}, {"O", 2}};
   expect_gradcheck(kConv1, "conv", opt);
-  opt.sizes["H"] = 7;  // output 3 x 2
+  opt.sizes = {{"B", 1}, {"C", 2}, {"H", 7}, {"W", 6}, {"O", 2}};  // output 3 x 2
   expect_gradcheck(kConv2, "conv_stride2", opt);
 }
 
@@ -94,7 +94,7 @@ def conv_pad(float(B, C, H, W) x, float(O, C, 3, 3) w) -> (y) {
 )";
   GradcheckOptions opt;
   opt.request.vjp = true;
-  opt.sizes = {{"B", 1}, {"C", 2}, {"H", 4}, {"W", 5}, {"O", 2}};
+  opt.sizes = {{"B", 1}, {"C", 2}, {"H", 4}, {"W", 3}, {"O", 2}};
   expect_gradcheck(src, "conv_pad", opt);
   expect_plain_gather(differentiate(compile_fn(src, "conv_pad"), opt.request), {"o", "ki", "kj"});
 }
@@ -211,12 +211,14 @@ def inner(float(N) x) -> (t) {
   expect_gradcheck(src, "inner", opt);
 }
 
-// Reads at a solved index return 0 out of range; 0 / 0 there would be NaN, so
-// a quotient keeps an explicit guard instead of relying on the guarded read.
+// Reads at a solved index return 0 out of range; 0 * (1 / 0) there would be
+// NaN, so a quotient keeps an explicit guard instead of relying on the
+// guarded read dy?(h - k).
 TEST(AffineGrad, GuardedReadsNeverMakeNaN) {
   const char* src = R"(
-def f(float(N) x, float(M) z) -> (y) {
+def f(float(N) x, float(M) z) -> (y, y2) {
   y(i) +=! x(i + k) / z(i) where k in 0:N - M + 1
+  y2(i) +=! x(i + k) * (1 / z(i)) where k in 0:N - M + 1
 }
 )";
   GradcheckOptions opt;

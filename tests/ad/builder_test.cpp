@@ -16,7 +16,9 @@ using ir::Affine;
 using ir::ReduceOp;
 using ir::SizeExpr;
 
-Affine v(const char* name) { return Affine::var(name); }
+Affine v(const char* name) {
+  return Affine::var(name);
+}
 
 GradcheckOptions vjp_options(ir::SizeBindings sizes) {
   GradcheckOptions opt;
@@ -60,6 +62,9 @@ TEST(BuilderGrad, MaxAndMinWithInit) {
     for (int k = 0; k < 6; ++k) EXPECT_EQ(out[1].get(k), dx[k]) << k;
     EXPECT_EQ(out[2].get(0), 10);  // the init won (a tie with x counts for the init)
     EXPECT_EQ(out[2].get(1), 0);
+    // Only the init needs a gradient: no argmax is computed.
+    std::string only_init = ir::print(differentiate(fn, {{"a"}, "", true}));
+    EXPECT_EQ(only_init.find("argm"), std::string::npos) << only_init;
   }
 }
 
@@ -68,10 +73,11 @@ TEST(BuilderGrad, DeclaredFloat64AndCasts) {
   SizeExpr N = SizeExpr::sym("N");
   auto x = fb.input("x", ElemType::F64, {N});
   auto y = fb.input("y", ElemType::F32, {N});
-  auto prod = ir::make_binary(ir::BinOp::Mul, ir::make_read(x, {v("i")}),
-                              ir::make_cast(ir::make_unary(ir::UnOp::Exp, ir::make_read(y, {v("i")})),
-                                            ElemType::F64));
-  fb.output(fb.compute("out", {{"i", 0, N}}, {}, ReduceOp::None, ir::make_cast(prod, ElemType::F32)));
+  auto prod = ir::make_binary(
+      ir::BinOp::Mul, ir::make_read(x, {v("i")}),
+      ir::make_cast(ir::make_unary(ir::UnOp::Exp, ir::make_read(y, {v("i")})), ElemType::F64));
+  fb.output(
+      fb.compute("out", {{"i", 0, N}}, {}, ReduceOp::None, ir::make_cast(prod, ElemType::F32)));
   ir::Function fn = fb.finish();
   expect_pass(fn, vjp_options({{"N", 4}}));
   ir::Function g = differentiate(fn, {{}, "", true});
@@ -79,7 +85,9 @@ TEST(BuilderGrad, DeclaredFloat64AndCasts) {
   EXPECT_EQ(g.outputs.at(2)->type, ElemType::F32);
 }
 
-// Outputs (x, y, y): x is an input, y is listed twice; each gets a cotangent.
+// Outputs (x, y, y2): x is an input, y and y2 are one value; each output gets
+// a cotangent. The cotangent of output x is the input d_x, so x's gradient
+// output takes its value's unique name.
 TEST(BuilderGrad, OutputsThatAreInputsOrRepeated) {
   ir::FunctionBuilder fb("f");
   SizeExpr N = SizeExpr::sym("N");
@@ -88,11 +96,13 @@ TEST(BuilderGrad, OutputsThatAreInputsOrRepeated) {
                       ir::make_unary(ir::UnOp::Tanh, ir::make_read(x, {v("i")})));
   fb.output(x);
   fb.output(y);
-  fb.output(y);
+  fb.output(y, "y2");
   ir::Function fn = fb.finish();
   expect_pass(fn, vjp_options({{"N", 3}}));
   ir::Function g = differentiate(fn, {{}, "", true});
   ASSERT_EQ(g.inputs.size(), 4u);  // x and three cotangents
+  EXPECT_EQ(g.inputs[3]->name, "d_y2");
+  EXPECT_EQ(g.output_names, (std::vector<std::string>{"x", "y", "y2", "d_x.1"}));
   Tensor xs(ElemType::F32, {1}), c1(ElemType::F32, {1}), c2(ElemType::F32, {1}),
       c3(ElemType::F32, {1});
   c1.set(0, 1);
@@ -116,9 +126,9 @@ TEST(BuilderGrad, LoopWithAnUnchangedCarriedTensor) {
   fb.begin_loop("it", 3);
   auto h = fb.carry(x, "h");
   auto k = fb.carry(w, "k");
-  auto next = fb.compute("h", {{"i", 0, N}}, {}, ReduceOp::None,
-                         ir::make_unary(ir::UnOp::Sigmoid,
-                                        ir::make_binary(ir::BinOp::Mul, ir::make_read(h, {v("i")}),
+  auto next = fb.compute(
+      "h", {{"i", 0, N}}, {}, ReduceOp::None,
+      ir::make_unary(ir::UnOp::Sigmoid, ir::make_binary(ir::BinOp::Mul, ir::make_read(h, {v("i")}),
                                                         ir::make_read(k, {v("i")}))));
   auto results = fb.end_loop({next, k}, {});
   fb.output(results[0]);

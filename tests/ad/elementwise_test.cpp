@@ -45,8 +45,8 @@ class ElementwiseGrad : public ::testing::TestWithParam<OpCase> {};
 
 TEST_P(ElementwiseGrad, MatchesFiniteDifferences) {
   const OpCase& op = GetParam();
-  std::string src = std::string("def f(float(N) x, float(N) y) -> (out) {\n  out(i) = ") +
-                    op.expr + "\n}\n";
+  std::string src =
+      std::string("def f(float(N) x, float(N) y) -> (out) {\n  out(i) = ") + op.expr + "\n}\n";
   GradcheckOptions opt;
   opt.request.vjp = true;
   opt.sizes = {{"N", 7}};
@@ -58,8 +58,11 @@ TEST_P(ElementwiseGrad, MatchesFiniteDifferences) {
   EXPECT_TRUE(r.warnings.empty()) << r.warnings[0];
 }
 
-INSTANTIATE_TEST_SUITE_P(Ops, ElementwiseGrad, ::testing::ValuesIn(kOps),
-                         [](const auto& info) { return std::string(info.param.name); });
+std::string op_name(const ::testing::TestParamInfo<OpCase>& op) {
+  return op.param.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, ElementwiseGrad, ::testing::ValuesIn(kOps), op_name);
 
 TEST(ElementwiseGrad, ScalarInputsAndScalarOutput) {
   const char* src = R"(

@@ -24,8 +24,9 @@ ir::Function square_gradient(double factor) {
   auto xi = ir::make_read(x, {Affine::var("i")});
   fb.output(fb.compute("out", {{"i", 0, N}}, {}, ir::ReduceOp::None,
                        ir::make_binary(ir::BinOp::Mul, xi, xi)));
-  auto g = ir::make_binary(ir::BinOp::Mul, ir::make_const(factor, ElemType::F32),
-                           ir::make_binary(ir::BinOp::Mul, ir::make_read(d_out, {Affine::var("i")}), xi));
+  auto g = ir::make_binary(
+      ir::BinOp::Mul, ir::make_const(factor, ElemType::F32),
+      ir::make_binary(ir::BinOp::Mul, ir::make_read(d_out, {Affine::var("i")}), xi));
   fb.output(fb.compute("d_x", {{"i", 0, N}}, {}, ir::ReduceOp::None, g));
   return fb.finish();
 }

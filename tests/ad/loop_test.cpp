@@ -47,6 +47,7 @@ TEST(LoopGrad, UnrolledStatementsSayWhichIteration) {
   }
   for (int k = 0; k < 3; ++k) EXPECT_EQ(unrolled[k], 8) << "iteration " << k;
   EXPECT_EQ(g.outputs.at(0)->name, "v_it2");
+  EXPECT_EQ(g.output_names, (std::vector<std::string>{"v", "d_u"}));
   EXPECT_EQ(g.inputs.at(1)->name, "d_v");  // the cotangent of the live-out v
 }
 
@@ -91,8 +92,9 @@ def nested(float(N) x, float(R, N) w) -> (loss) {
 // The checker rejects a loop whose trip count is not a constant, so AD never
 // sees one (IR loops carry a constant trip count by construction).
 TEST(LoopGrad, NonConstantTripCountIsRejectedBeforeAD) {
-  const char* src = "def f(float(N) x) -> (y) {\n  y(i) = x(i)\n  for it in 0:N {\n"
-                    "    y(i) = y(i) * 2\n  }\n}\n";
+  const char* src =
+      "def f(float(N) x) -> (y) {\n  y(i) = x(i)\n  for it in 0:N {\n"
+      "    y(i) = y(i) * 2\n  }\n}\n";
   try {
     compile_fn(src, "f");
     FAIL() << "expected a CompileError";

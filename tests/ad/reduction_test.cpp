@@ -23,8 +23,7 @@ std::vector<double> values(const Tensor& t) {
 
 // d_x of `m(i) op=! x(i, k)` for cotangent d_m = (10, 20, 30).
 std::vector<double> reduce_gradient(const char* op, const Tensor& x) {
-  std::string src = std::string("def f(float(N, K) x) -> (m) {\n  m(i) ") + op +
-                    " x(i, k)\n}\n";
+  std::string src = std::string("def f(float(N, K) x) -> (m) {\n  m(i) ") + op + " x(i, k)\n}\n";
   ir::Function g = differentiate(compile_fn(src, "f"), {{}, "", true});
   std::vector<Tensor> out = ir::interpret(g, {x, tensor({3}, {10, 20, 30})});
   return values(out.at(1));
@@ -90,8 +89,9 @@ TEST(ReductionGrad, GradcheckAtATieWarns) {
 }
 
 TEST(ReductionGrad, Matmul) {
-  const char* src = "def mm(float(M, K) a, float(K, N) b) -> (c) {\n"
-                    "  c(i, j) +=! a(i, k) * b(k, j)\n}\n";
+  const char* src =
+      "def mm(float(M, K) a, float(K, N) b) -> (c) {\n"
+      "  c(i, j) +=! a(i, k) * b(k, j)\n}\n";
   GradcheckOptions opt;
   opt.request.vjp = true;
   opt.sizes = {{"M", 3}, {"K", 4}, {"N", 2}};

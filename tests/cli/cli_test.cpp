@@ -17,7 +17,7 @@ using tenet::testing::tenet_binary;
 
 namespace {
 
-std::string tenet(const std::string& args) { return tenet_binary() + " " + args; }
+std::string tenet_cmd(const std::string& args) { return tenet_binary() + " " + args; }
 
 /// A scratch directory per test, removed afterwards.
 class Cli : public ::testing::Test {
@@ -36,7 +36,7 @@ class Cli : public ::testing::Test {
   }
   /// The path relative to the scratch dir, so goldens do not contain temp names.
   CommandResult run_in_dir(const std::string& args) {
-    return run_command("cd " + dir_.string() + " && " + tenet(args));
+    return run_command("cd " + dir_.string() + " && " + tenet_cmd(args));
   }
   fs::path dir_;
 };
@@ -61,11 +61,11 @@ std::string checksum_lines(const std::string& out) {
 
 TEST_F(Cli, HelpForEveryCommand) {
   for (const char* cmd : {"check", "print", "run", "emit"}) {
-    CommandResult r = run_command(tenet(std::string(cmd) + " --help"));
+    CommandResult r = run_command(tenet_cmd(std::string(cmd) + " --help"));
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_NE(r.out.find(std::string("usage: tenet ") + cmd), std::string::npos) << r.out;
   }
-  CommandResult r = run_command(tenet("--help"));
+  CommandResult r = run_command(tenet_cmd("--help"));
   EXPECT_EQ(r.exit_code, 0);
   expect_golden("cli/help.txt", r.out);
 }
@@ -87,7 +87,7 @@ TEST_F(Cli, ErrorsGoToStderrWithNonZeroExit) {
 }
 
 TEST_F(Cli, MissingFileAndBadOptions) {
-  CommandResult r = run_command(tenet("check /nonexistent/x.tn"));
+  CommandResult r = run_command(tenet_cmd("check /nonexistent/x.tn"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("cannot open '/nonexistent/x.tn'"), std::string::npos) << r.err;
   write("squash.tn", kSquash);

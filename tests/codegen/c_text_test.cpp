@@ -38,7 +38,7 @@ TEST(CText, SizesUseFloorDivision) {
   EXPECT_EQ(size_to_c(SizeExpr::floordiv(H - 9, 2) + 1, {}).text,
             "tenet::floordiv<int64_t>(H - 9, 2) + 1");
   EXPECT_EQ(size_to_c(SizeExpr::min(N, W) * 2, {}).text, "2 * std::min<int64_t>(N, W)");
-  EXPECT_EQ(size_to_c(N * W - H, {}).text, "-H + N * W");
+  EXPECT_EQ(size_to_c(N * W - H, {}).text, "N * W - H");
   EXPECT_EQ(size_to_c(SizeExpr(-3), {}).text, "-3");
   EXPECT_EQ(size_to_c(H + 1, {{"H", "H_1"}}).text, "H_1 + 1");
   EXPECT_EQ(size_to_c(N * SizeExpr::floordiv(H, 2), {}).text, "tenet::floordiv<int64_t>(H, 2) * N");
@@ -66,17 +66,25 @@ TEST(CText, LongLinesBreakLikeClangFormat) {
       break_line("y = first_function_name(argument_one, argument_two, argument_three);", 0, 60),
       "y = first_function_name(argument_one, argument_two,\n"
       "                        argument_three);\n");
-  // Aligning with a '(' far to the right would leave no room: indent instead.
   EXPECT_EQ(
       break_line("y = first_function_name(argument_one, argument_two, argument_three);", 0, 40),
       "y = first_function_name(argument_one,\n"
-      "    argument_two, argument_three);\n");
+      "                        argument_two,\n"
+      "                        argument_three);\n");
+  // Aligning with a '(' far to the right would leave no room: indent instead.
+  EXPECT_EQ(break_line("y = a_very_long_function_name_here(one, two);", 0, 40),
+            "y = a_very_long_function_name_here(one,\n"
+            "    two);\n");
   EXPECT_EQ(
       break_line("acc += aaaaaaaaaaaaaaaa[i + 1] * bbbbbbbbbbbbbbbbbb[j];  // a, b, c", 2, 40),
       "  acc += aaaaaaaaaaaaaaaa[i + 1] *\n"
       "      bbbbbbbbbbbbbbbbbb[j];  // a, b, c\n");
   // No break inside a string literal.
-  EXPECT_EQ(break_line("s = \"a, b, c, d, e, f, g\";", 0, 10), "s = \"a, b, c, d, e, f, g\";\n");
+  EXPECT_EQ(break_line("s = \"a, b, c, d, e, f, g\";", 0, 10),
+            "s =\n    \"a, b, c, d, e, f, g\";\n");
+  // After an assignment only when the right side then fits on one line.
+  EXPECT_EQ(break_line("target[i] = aaaaaaaaaa[i] + bbbbbbbbbb[i];", 0, 40),
+            "target[i] =\n    aaaaaaaaaa[i] + bbbbbbbbbb[i];\n");
 }
 
 }  // namespace

@@ -90,7 +90,7 @@ ir::Function outputs() {
   fb.compute("unused", {{"i", 0, N}}, {}, ReduceOp::None, add(at(x, "i"), f32(1)));
   fb.output(x);
   fb.output(y);
-  fb.output(y);
+  fb.output(y, "y_again");
   return fb.finish();
 }
 
@@ -135,9 +135,9 @@ class JitBuilder : public ::testing::Test {
     module_ = new ir::Module();
     module_->functions = {loop_kinds(), init_reductions(), outputs(), awkward_names(),
                           transposed_temporary()};
-    auto compiled =
-        jit_compile(*module_, {"loop_kinds", "init_reductions", "outputs", "int", "transposed"},
-                    test_jit_options());
+    auto compiled = jit_compile_together(
+        *module_, {"loop_kinds", "init_reductions", "outputs", "int", "transposed"},
+        test_jit_options());
     functions_ = new std::vector<CompiledFunction>(compiled);
   }
   static void TearDownTestSuite() {

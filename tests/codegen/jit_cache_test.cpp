@@ -25,6 +25,9 @@ def scale(float(N) x) -> (y) {
 }
 )";
 
+/// Flags for quick compiles of the tiny kernel these tests build.
+const std::vector<std::string> kQuickFlags = {"-O0", "-fopenmp", "-fPIC", "-shared", "-std=c++17"};
+
 /// A compiler wrapper that logs every compile (not `--version`) to `log`.
 std::string logging_compiler(const std::string& dir, const std::string& log) {
   const std::string path = dir + "/logging-c++";
@@ -48,7 +51,7 @@ TEST(JitCache, SecondCompileHitsTheCacheAndAnyChangeMisses) {
   JitOptions options;
   options.cache_dir = dir + "/cache";
   options.cxx = logging_compiler(dir, log);
-  options.flags = {"-O0", "-fopenmp", "-fPIC", "-shared", "-std=c++17"};  // quick compiles
+  options.flags = kQuickFlags;
   ir::Module m = compile_tn(kScale);
 
   CompiledFunction first = jit_compile(m, "scale", options);
@@ -94,6 +97,7 @@ TEST(JitCacheChild, HitsTheCache) {
   JitOptions options;
   options.cache_dir = cache;
   options.cxx = std::getenv("TENET_TEST_CHILD_CXX");
+  options.flags = kQuickFlags;
   CompiledFunction f = jit_compile(compile_tn(kScale), "scale", options);
   EXPECT_TRUE(f.cache_hit());
   expect_matches_interpreter(f, {{"N", 4}}, 3);

@@ -76,7 +76,7 @@ class JitNumeric : public ::testing::Test {
     module_ = new ir::Module(compile_tn(kSource));
     std::vector<std::string> names;
     for (const auto& f : module_->functions) names.push_back(f.name);
-    auto compiled = jit_compile(*module_, names, test_jit_options());
+    auto compiled = jit_compile_together(*module_, names, test_jit_options());
     functions_ = new std::map<std::string, CompiledFunction>();
     for (size_t i = 0; i < names.size(); ++i) functions_->emplace(names[i], compiled[i]);
   }

@@ -199,6 +199,7 @@ TEST(InterpErrors, IntegerDivisionByZero) {
   // Without y, the guarded division runs fine.
   Function only_z = f;
   only_z.outputs = {only_z.outputs[0]};
+  only_z.output_names = {only_z.output_names[0]};
   only_z.body.pop_back();
   EXPECT_EQ(values_of(interpret(only_z, {ta, tb})[0]), (std::vector<double>{3, -1}));
 }

@@ -36,6 +36,7 @@ TEST(DcePass, RemovesEverythingWithoutOutputs) {
   Module m = samples::all();
   Function f = m.functions[0].clone();
   f.outputs.clear();
+  f.output_names.clear();
   passes::dce(f);
   EXPECT_TRUE(f.body.empty());
   EXPECT_EQ(f.inputs.size(), 1u);

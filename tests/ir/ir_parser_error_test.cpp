@@ -101,6 +101,14 @@ TEST(IrParserErrors, FunctionLevelProblems) {
   EXPECT_NE(error_of("func f[N](%x: float32[N]) {\n  return %y\n}\n")
                 .find("output %y is not defined at the function's top level"),
             std::string::npos);
+  EXPECT_NE(error_of("func f[N](%x: float32[N]) {\n  %y[i]: float32[N] = %x[i]\n  return %y as v, "
+                     "%x as v\n}\n")
+                .find("bad.ir:3:25: error: output name v is used twice"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of("func f[N](%x: float32[N]) {\n  %y[i]: float32[N] = %x[i]\n  return %y as x\n}\n")
+          .find("bad.ir:3:16: error: output name x is the name of an input"),
+      std::string::npos);
   EXPECT_NE(error_of("fun f() {}").find("bad.ir:1:1: error: expected 'func'"), std::string::npos);
   std::string deep = "func f(%x: float32[]) {\n  %y[]: float32[] = ";
   for (int i = 0; i < 5000; ++i) deep += "neg(";

@@ -102,7 +102,7 @@ Function stencil() {
                        make_read(x, {Affine{{{"k", 1}}, SizeExpr(0)}}), smooth, ElemType::F64);
   auto hi = fb.compute("hi", {}, {dim("i", SizeExpr::min(N, 4))}, ReduceOp::Max, at(x, {"i"}),
                        nullptr, ElemType::F64);
-  fb.output(summed);
+  fb.output(summed, "window");  // a user-facing name other than the value's ("acc.1")
   fb.output(lo);
   fb.output(hi);
   return fb.finish();
@@ -181,6 +181,7 @@ Function routing() {
                       bin(BinOp::Add, at(after[0], {"i", "j"}),
                           bin(BinOp::Add, at(after[2], {"i", "j"}), at(after[1], {"j"}))));
   fb.output(v);
+  fb.output(after[0], "b");  // the final logits %b.3, known to users as b
   return fb.finish();
 }
 
@@ -202,6 +203,7 @@ Function annotated() {
   with_layout->layout = {1, 0};
   f.body.back().compute.result = with_layout;
   f.outputs = {with_layout};
+  f.output_names = {"the output"};
   return f;
 }
 

@@ -14,7 +14,9 @@ namespace {
 
 using ir::SizeExpr;
 
-SizeExpr S(const char* name) { return SizeExpr::sym(name); }
+SizeExpr S(const char* name) {
+  return SizeExpr::sym(name);
+}
 
 ir::Affine affine(std::vector<std::pair<std::string, int64_t>> terms, SizeExpr offset = 0) {
   return ir::Affine{std::move(terms), offset};
@@ -28,8 +30,8 @@ RangeIndex index(const std::string& name, bool lhs) {
   return ix;
 }
 
-RangeRead read(const std::string& tensor, std::vector<SizeExpr> shape,
-               std::vector<ir::Affine> dims, bool guarded = false) {
+RangeRead read(const std::string& tensor, std::vector<SizeExpr> shape, std::vector<ir::Affine> dims,
+               bool guarded = false) {
   RangeRead r;
   r.tensor = tensor;
   r.shape = std::move(shape);
@@ -103,8 +105,7 @@ TEST(Ranges, ChannelSplitNeedsOneKnownIndex) {
   q.indices = {index("t", true), index("d", true)};
   q.reads = {read("c", {SizeExpr(256)}, {affine({{"t", 8}, {"d", 1}})})};
   EXPECT_FALSE(q.solve());
-  EXPECT_NE(q.messages().find("ambiguous range for index 't'"), std::string::npos)
-      << q.messages();
+  EXPECT_NE(q.messages().find("ambiguous range for index 't'"), std::string::npos) << q.messages();
 }
 
 TEST(Ranges, NegativeCoefficients) {
@@ -148,7 +149,8 @@ TEST(Ranges, LoopVariablesAreKnown) {
   Problem p;
   p.indices = {index("i", true)};
   p.loops["it"] = 3;
-  p.reads = {read("hist", {SizeExpr(3), S("N")}, {affine({{"it", 1}}), affine({{"i", 1}, {"it", 1}})})};
+  p.reads = {
+      read("hist", {SizeExpr(3), S("N")}, {affine({{"it", 1}}), affine({{"i", 1}, {"it", 1}})})};
   ASSERT_TRUE(p.solve()) << p.messages();
   EXPECT_EQ(p.at("i").hi, S("N") - SizeExpr(2));
 }
@@ -223,7 +225,7 @@ TEST(RangesFromSource, OutputShapes) {
             "N - 1");
   EXPECT_EQ(output_shape("def f(float(N) x, float(K) w) -> (y) {\n"
                          "  y(i) +=! x(i + k) * w(k)\n}"),
-            "-K + N + 1");
+            "N - K + 1");
   EXPECT_EQ(output_shape("def f(float(H) x) -> (y) {\n"
                          "  y(i) = x(i) where i in 0:(H - 9) / 2 + 1\n}"),
             "(H - 9) / 2 + 1");

@@ -2,7 +2,8 @@
 // programs from models/ and the check samples are mutated token by token
 // (deleted, repeated, swapped, renamed, numbers replaced) and compiled; every
 // outcome must be a module or a CompileError. TENET_CHECK_FUZZ_ITERATIONS
-// runs more iterations (the default keeps the suite fast).
+// runs more iterations (the default keeps the suite fast), TENET_CHECK_FUZZ_SEED
+// another sequence.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -30,7 +31,9 @@ struct Rng {
   size_t below(size_t n) { return n ? size_t(next() % n) : 0; }
 };
 
-bool is_word(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
+bool is_word(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+}
 
 // Words, single punctuation characters and whitespace runs.
 std::vector<std::string> tokens(const std::string& text) {
@@ -48,28 +51,41 @@ std::vector<std::string> tokens(const std::string& text) {
 }
 
 std::string mutate(const std::vector<std::string>& base, Rng& rng) {
-  static const char* kNumbers[] = {"0", "1", "-1", "2", "9", "1.5", "1e9", "2147483648",
-                                   "99999999999999999999", "1e400", "3"};
-  static const char* kInserts[] = {"(", ")", ",", "+", "*", "/", "-", "?", "=", "+=!", "+=",
-                                   "max=!", "where", "for", "in", ":", "{", "}", "i", "N",
-                                   "x", "exp", "select", "float64", "int32", "<", "&&", "!"};
+  static const char* kNumbers[] = {
+      "0", "1", "-1", "2", "9", "1.5", "1e9", "2147483648", "99999999999999999999", "1e400", "3"};
+  static const char* kInserts[] = {"(",   ")",      ",",       "+",     "*",     "/",     "-",
+                                   "?",   "=",      "+=!",     "+=",    "max=!", "where", "for",
+                                   "in",  ":",      "{",       "}",     "i",     "N",     "x",
+                                   "exp", "select", "float64", "int32", "<",     "&&",    "!"};
   std::vector<std::string> t = base;
   int edits = 1 + int(rng.below(4));
   for (int e = 0; e < edits && !t.empty(); ++e) {
     size_t at = rng.below(t.size());
     switch (rng.below(7)) {
-      case 0: t.erase(t.begin() + long(at)); break;
-      case 1: t.insert(t.begin() + long(at), t[rng.below(t.size())]); break;
-      case 2: std::swap(t[at], t[rng.below(t.size())]); break;
-      case 3: t[at] = t[rng.below(t.size())]; break;
+      case 0:
+        t.erase(t.begin() + long(at));
+        break;
+      case 1:
+        t.insert(t.begin() + long(at), t[rng.below(t.size())]);
+        break;
+      case 2:
+        std::swap(t[at], t[rng.below(t.size())]);
+        break;
+      case 3:
+        t[at] = t[rng.below(t.size())];
+        break;
       case 4:
         if (!t[at].empty() && std::isdigit(static_cast<unsigned char>(t[at][0])))
           t[at] = kNumbers[rng.below(std::size(kNumbers))];
         else
           t[at] = kInserts[rng.below(std::size(kInserts))];
         break;
-      case 5: t.insert(t.begin() + long(at), kInserts[rng.below(std::size(kInserts))]); break;
-      default: t.insert(t.begin() + long(at), " "); break;
+      case 5:
+        t.insert(t.begin() + long(at), kInserts[rng.below(std::size(kInserts))]);
+        break;
+      default:
+        t.insert(t.begin() + long(at), " ");
+        break;
     }
   }
   std::string out;
@@ -99,6 +115,8 @@ TEST(CheckRobustness, MutatedProgramsGiveModulesOrCompileErrors) {
   long iterations = 1500;
   if (const char* n = std::getenv("TENET_CHECK_FUZZ_ITERATIONS")) iterations = std::atol(n);
   Rng rng{12345};
+  if (const char* seed = std::getenv("TENET_CHECK_FUZZ_SEED"))
+    rng.state = std::strtoull(seed, nullptr, 10);
   int compiled = 0, rejected = 0;
   for (long it = 0; it < iterations; ++it) {
     std::string text = mutate(bases[rng.below(bases.size())], rng);

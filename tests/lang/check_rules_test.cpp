@@ -14,10 +14,10 @@ namespace {
 using tenet::testing::check_error;
 using tenet::testing::check_ok;
 
-#define EXPECT_ERROR(source, message)                                          \
-  do {                                                                         \
-    std::string text_ = check_error(source);                                   \
-    EXPECT_NE(text_.find(message), std::string::npos) << "in:\n" << text_;     \
+#define EXPECT_ERROR(source, message)                                      \
+  do {                                                                     \
+    std::string text_ = check_error(source);                               \
+    EXPECT_NE(text_.find(message), std::string::npos) << "in:\n" << text_; \
   } while (0)
 
 TEST(CheckNames, BareNamesResolveInOrder) {
@@ -54,9 +54,10 @@ TEST(CheckNames, Redefinitions) {
                "a parameter cannot have the name of a size parameter");
   EXPECT_ERROR("def f(float(N) x) -> (N) {\n  N(i) = x(i)\n}",
                "a tensor cannot have the name of a size parameter");
-  EXPECT_ERROR("def g(float(N) x) -> (y) {\n  y(i) = x(i)\n}\n"
-               "def f(float(N) x) -> (g) {\n  g(i) = x(i)\n}",
-               "a tensor cannot have the name of a function");
+  EXPECT_ERROR(
+      "def g(float(N) x) -> (y) {\n  y(i) = x(i)\n}\n"
+      "def f(float(N) x) -> (g) {\n  g(i) = x(i)\n}",
+      "a tensor cannot have the name of a function");
   EXPECT_ERROR("def f(float(N) x) -> (exp) {\n  exp(i) = x(i)\n}", "'exp' is a builtin function");
   EXPECT_ERROR("def f(float(N) x) -> (y) {\n  t(i) = x(i)\n  y(t) = x(t)\n}",
                "redefinition of 't': an index cannot have the name of a tensor");
@@ -64,33 +65,39 @@ TEST(CheckNames, Redefinitions) {
                "an index cannot have the name of a size parameter");
   EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = x(i)\n  for y in 0:2 {\n  }\n}",
                "a loop variable cannot have the name of a tensor");
-  EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = x(i)\n  for it in 0:2 {\n"
-               "    for it in 0:2 {\n    }\n  }\n}",
-               "a loop variable cannot have the name of a loop variable");
-  EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = x(i)\n}\ndef f(float(N) x) -> (y) {\n"
-               "  y(i) = x(i)\n}",
-               "redefinition of function 'f'");
+  EXPECT_ERROR(
+      "def f(float(N) x) -> (y) {\n  y(i) = x(i)\n  for it in 0:2 {\n"
+      "    for it in 0:2 {\n    }\n  }\n}",
+      "a loop variable cannot have the name of a loop variable");
+  EXPECT_ERROR(
+      "def f(float(N) x) -> (y) {\n  y(i) = x(i)\n}\ndef f(float(N) x) -> (y) {\n"
+      "  y(i) = x(i)\n}",
+      "redefinition of function 'f'");
 }
 
 TEST(CheckNames, SsaDefinitions) {
-  EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) +=! x(k) where i in 0:N\n  y(i) max=! x(k) "
-               "where i in 0:N\n}",
-               "redefinition of 'y'");
+  EXPECT_ERROR(
+      "def f(float(N) x) -> (y) {\n  y(i) +=! x(k) where i in 0:N\n  y(i) max=! x(k) "
+      "where i in 0:N\n}",
+      "redefinition of 'y'");
   EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) += x(i)\n}",
                "'+=' accumulates onto an existing tensor, but 'y' is not defined");
   EXPECT_ERROR("def f(float(N) x) -> (y) {\n  x(i) += x(i)\n  y(i) = x(i)\n}",
                "cannot assign to input 'x'");
-  EXPECT_ERROR("def f(float(N) x) -> (y) {\n  for it in 0:2 {\n    x(i) = x(i) * 2\n  }\n"
-               "  y(i) = x(i)\n}",
-               "cannot assign to input 'x'");
+  EXPECT_ERROR(
+      "def f(float(N) x) -> (y) {\n  for it in 0:2 {\n    x(i) = x(i) * 2\n  }\n"
+      "  y(i) = x(i)\n}",
+      "cannot assign to input 'x'");
   // A definition in a loop body is visible after the loop; redefining it is an error.
-  EXPECT_ERROR("def f(float(N) x) -> (y) {\n  for it in 0:2 {\n    t(i) = x(i)\n  }\n"
-               "  t(i) = x(i) * 2\n  y(i) = t(i)\n}",
-               "redefinition of 't'");
+  EXPECT_ERROR(
+      "def f(float(N) x) -> (y) {\n  for it in 0:2 {\n    t(i) = x(i)\n  }\n"
+      "  t(i) = x(i) * 2\n  y(i) = t(i)\n}",
+      "redefinition of 't'");
   // Two definitions of one name in one loop body.
-  EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = x(i)\n  for it in 0:2 {\n"
-               "    y(i) = y(i) * 2\n    y(i) = y(i) + 1\n  }\n}",
-               "redefinition of 'y'");
+  EXPECT_ERROR(
+      "def f(float(N) x) -> (y) {\n  y(i) = x(i)\n  for it in 0:2 {\n"
+      "    y(i) = y(i) * 2\n    y(i) = y(i) + 1\n  }\n}",
+      "redefinition of 'y'");
 }
 
 TEST(CheckOutputs, MustBeDefinedAndMatchTheirDeclaration) {
@@ -102,13 +109,15 @@ TEST(CheckOutputs, MustBeDefinedAndMatchTheirDeclaration) {
   EXPECT_ERROR("def f(float(N) x) -> (float(M) y) {\n  y(i) = x(i)\n}",
                "size mismatch for index 'i': dimension 0 of 'y' has size M but dimension 0 of "
                "'x' has size N");
-  EXPECT_ERROR("def g(float(N) x) -> (y) {\n  y(i) = x(i)\n}\n"
-               "def f(float(N) x) -> (float(N, 1) y) {\n  y = g(x)\n}",
-               "rank mismatch: output 'y' is declared with rank 2 but has rank 1");
-  EXPECT_ERROR("def g(float(N) x) -> (y) {\n  y(i) = x(i + 1) where i in 0:N - 1\n}\n"
-               "def f(float(N) x) -> (float(N) y) {\n  y = g(x)\n}",
-               "size mismatch: output 'y' is declared with size N in dimension 0 but has size "
-               "N - 1");
+  EXPECT_ERROR(
+      "def g(float(N) x) -> (y) {\n  y(i) = x(i)\n}\n"
+      "def f(float(N) x) -> (float(N, 1) y) {\n  y = g(x)\n}",
+      "rank mismatch: output 'y' is declared with rank 2 but has rank 1");
+  EXPECT_ERROR(
+      "def g(float(N) x) -> (y) {\n  y(i) = x(i + 1) where i in 0:N - 1\n}\n"
+      "def f(float(N) x) -> (float(N) y) {\n  y = g(x)\n}",
+      "size mismatch: output 'y' is declared with size N in dimension 0 but has size "
+      "N - 1");
 }
 
 TEST(CheckRanks, UpdatesKeepRankTypeAndShape) {
@@ -116,14 +125,16 @@ TEST(CheckRanks, UpdatesKeepRankTypeAndShape) {
                "rank mismatch: 's' has rank 1 but is indexed with 2 indices");
   EXPECT_ERROR("def f(float(N) x, float64(N) w) -> (s) {\n  s(i) = x(i)\n  s(i) += w(i)\n}",
                "type mismatch: 's' is float32 but the right side is float64");
-  EXPECT_ERROR("def f(float(N) x, float(M) w) -> (s) {\n  s(i) = x(i)\n  for it in 0:2 {\n"
-               "    s(i) = w(i)\n  }\n}",
-               "size mismatch for index 'i': dimension 0 of 's' has size N but dimension 0 of "
-               "'w' has size M");
-  EXPECT_ERROR("def g(float(M) w) -> (y) {\n  y(i) = w(i)\n}\n"
-               "def f(float(N) x, float(M) w) -> (s) {\n  s(i) = x(i)\n  for it in 0:2 {\n"
-               "    s = g(w)\n  }\n}",
-               "size mismatch: 's' is float32(N) but result 0 of 'g' is float32(M)");
+  EXPECT_ERROR(
+      "def f(float(N) x, float(M) w) -> (s) {\n  s(i) = x(i)\n  for it in 0:2 {\n"
+      "    s(i) = w(i)\n  }\n}",
+      "size mismatch for index 'i': dimension 0 of 's' has size N but dimension 0 of "
+      "'w' has size M");
+  EXPECT_ERROR(
+      "def g(float(M) w) -> (y) {\n  y(i) = w(i)\n}\n"
+      "def f(float(N) x, float(M) w) -> (s) {\n  s(i) = x(i)\n  for it in 0:2 {\n"
+      "    s = g(w)\n  }\n}",
+      "size mismatch: 's' is float32(N) but result 0 of 'g' is float32(M)");
 }
 
 TEST(CheckTypes, Errors) {
@@ -195,12 +206,14 @@ TEST(CheckCalls, Errors) {
                "unknown name 'q'");
   EXPECT_ERROR(std::string(add) + "def f(float(N) x) -> (y) {\n  y = add(x, N)\n}",
                "argument 'N' of 'add' must be a tensor");
-  EXPECT_ERROR("def g(float(3) a) -> (b) {\n  b(i) = a(i)\n}\n"
-               "def f(float(N) x) -> (y) {\n  y = g(x)\n}",
-               "dimension 0 of 'x' has size N but 'g' needs 3");
-  EXPECT_ERROR("def g(float(N) a) -> (b) {\n  b(i, j) = a(i) where j in 0:M\n}\n"
-               "def f(float(N) x) -> (y) {\n  y = g(x)\n}",
-               "size parameter 'M' of 'g' is not bound by any argument");
+  EXPECT_ERROR(
+      "def g(float(3) a) -> (b) {\n  b(i) = a(i)\n}\n"
+      "def f(float(N) x) -> (y) {\n  y = g(x)\n}",
+      "dimension 0 of 'x' has size N but 'g' needs 3");
+  EXPECT_ERROR(
+      "def g(float(N) a) -> (b) {\n  b(i, j) = a(i) where j in 0:M\n}\n"
+      "def f(float(N) x) -> (y) {\n  y = g(x)\n}",
+      "size parameter 'M' of 'g' is not bound by any argument");
   EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y = f(x)\n}", "recursive call of 'f'");
   EXPECT_ERROR(std::string(add) + "def f(float(N) x) -> (y) {\n  y(i) = add(x, x)\n}",
                "must be a statement of its own");
@@ -239,6 +252,19 @@ def f(float(B, 16) x, float(16) w) -> (u, v) {
   EXPECT_EQ(f.size_params, (std::vector<std::string>{"B"}));
 }
 
+TEST(CheckCalls, DeepCallChainsAreErrors) {
+  std::string text = "def g0(float(N) x) -> (y) {\n  y(i) = x(i) * 2\n}\n";
+  for (int k = 1; k < 70; ++k)
+    text += "def g" + std::to_string(k) + "(float(N) x) -> (y) {\n  y = g" +
+            std::to_string(k - 1) + "(x)\n}\n";
+  std::string errors = check_error(text);
+  // Reported once, at the call that would exceed the limit (not inside inlined code).
+  EXPECT_NE(errors.find(":197:7: error: calls nest too deeply (more than 64 levels"),
+            std::string::npos)
+      << errors;
+  EXPECT_EQ(errors.find("error", errors.find("error") + 1), std::string::npos) << errors;
+}
+
 TEST(CheckLoops, Structure) {
   ir::Module m = check_ok(R"(def f(float(N) x) -> (y, t) {
   y(i) = x(i)
@@ -272,12 +298,14 @@ TEST(CheckLoops, Errors) {
                "empty range for loop variable 'it': [3, 3)");
   EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = x(i)\n  for it in 0:1.5 {\n  }\n}",
                "'1.5' is not an integer");
-  EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = x(i)\n  for it in 0:3 {\n"
-               "    for jt in 0:it {\n    }\n  }\n}",
-               "'it' is a loop variable");
-  EXPECT_ERROR("def f(float(N) x) -> (y) {\n  for it in 0:3 {\n    t(i) = x(i)\n  }\n"
-               "  y(i) = x(i) + tmp(i)\n}",
-               "unknown name 'tmp'");
+  EXPECT_ERROR(
+      "def f(float(N) x) -> (y) {\n  y(i) = x(i)\n  for it in 0:3 {\n"
+      "    for jt in 0:it {\n    }\n  }\n}",
+      "'it' is a loop variable");
+  EXPECT_ERROR(
+      "def f(float(N) x) -> (y) {\n  for it in 0:3 {\n    t(i) = x(i)\n  }\n"
+      "  y(i) = x(i) + tmp(i)\n}",
+      "unknown name 'tmp'");
 }
 
 TEST(CheckLoops, LoopVariablesInIndices) {
