@@ -129,6 +129,11 @@ void Code::line(const std::string& text) {
     out_ << '\n';
     return;
   }
+  // A preprocessor line (#pragma omp ...) ends at its newline: never break it.
+  if (text[0] == '#') {
+    out_ << std::string(size_t(2 * depth_), ' ') << text << '\n';
+    return;
+  }
   out_ << break_line(text, 2 * depth_, kColumnLimit);
 }
 

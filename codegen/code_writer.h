@@ -33,6 +33,12 @@ class Code {
     --depth_;
     line(tail);
   }
+  /// Closes a block and opens the next at the same depth: "} else {".
+  void reopen(const std::string& text) {
+    --depth_;
+    line(text);
+    ++depth_;
+  }
   std::string str() const { return out_.str(); }
 
  private:

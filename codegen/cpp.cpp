@@ -81,6 +81,7 @@ CppUnit emit_cpp(const ir::Module& m, const std::vector<std::string>& functions,
     detail::FunctionEmitter emitter(*f, symbol, options);
     declarations += (declarations.empty() ? "" : "\n") + emitter.declarations();
     definitions += "\n" + emitter.definitions();
+    out.uses_gemm = out.uses_gemm || emitter.uses_gemm();
     for (const auto& v : f->inputs) uses_bool |= v->type == ElemType::Bool;
     for (const auto& v : f->outputs) uses_bool |= v->type == ElemType::Bool;
   }
@@ -94,8 +95,9 @@ CppUnit emit_cpp(const ir::Module& m, const std::vector<std::string>& functions,
                "\n#ifdef __cplusplus\n}  // extern \"C\"\n#endif\n";
   out.source = "// " + out.source_name + "\n" + banner + "#include \"" + out.header_name +
                "\"\n\n#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include "
-               "<limits>\n#include <new>\n\n#include \"tenet_runtime.h\"\n" +
-               definitions;
+               "<limits>\n#include <new>\n\n" +
+               (out.uses_gemm ? "#include \"tenet_gemm.h\"\n" : "") +
+               "#include \"tenet_runtime.h\"\n" + definitions;
   return out;
 }
 

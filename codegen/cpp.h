@@ -47,6 +47,10 @@ struct CppUnit {
   std::string header;
   std::string source_name;  // "softmax.cpp"; includes header_name and "tenet_runtime.h"
   std::string source;
+  /// Some statement calls tenet::gemm (runtime/tenet_gemm.h): the source
+  /// includes tenet_gemm.h and must be built with a BLAS backend macro and
+  /// linked with that BLAS, or it uses the header's plain loops.
+  bool uses_gemm = false;
 };
 
 /// Emits the named functions of `m` (every function when `functions` is empty).

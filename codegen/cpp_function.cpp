@@ -83,6 +83,7 @@ void FunctionEmitter::plan_block(const std::vector<ir::Stmt>& body, const ir::Lo
       continue;
     }
     const ir::ValuePtr& result = s.compute.result;
+    if (liveness_.live(s.compute) && passes::is_lowered_to_gemm(s)) plan_gemm(s);
     if (!liveness_.live(s.compute) || tensors_.count(result.get())) continue;
     auto in_place = in_place_buffers_.find(result.get());
     if (enclosing && in_place != in_place_buffers_.end()) {

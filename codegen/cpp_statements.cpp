@@ -119,6 +119,13 @@ Namer FunctionEmitter::statement_namer(const ir::Compute& c, const Scope& scope)
 }
 
 void FunctionEmitter::emit_compute(Code& code, const ir::Stmt& s, const Scope& scope) {
+  if (gemms_.count(&s))
+    emit_gemm(code, s, scope);
+  else
+    emit_loop_nest(code, s, scope);
+}
+
+void FunctionEmitter::emit_loop_nest(Code& code, const ir::Stmt& s, const Scope& scope) {
   const ir::Compute& c = s.compute;
   code.comment(comment_text(s));
   Scope inner = scope;

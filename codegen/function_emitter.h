@@ -15,6 +15,7 @@
 #include "codegen/code_writer.h"
 #include "codegen/cpp.h"
 #include "codegen/cpp_expr.h"
+#include "codegen/cpp_gemm.h"
 #include "codegen/liveness.h"
 #include "ir/ir.h"
 
@@ -43,6 +44,8 @@ class FunctionEmitter {
 
   std::string declarations() const;
   std::string definitions();
+  /// Whether some statement calls tenet::gemm (the unit includes tenet_gemm.h).
+  bool uses_gemm() const { return !gemms_.empty(); }
 
  private:
   // Planning (cpp_function.cpp).
@@ -65,10 +68,15 @@ class FunctionEmitter {
   // Statements (cpp_statements.cpp).
   void emit_block(Code& code, const std::vector<ir::Stmt>& body, const Scope& scope);
   void emit_compute(Code& code, const ir::Stmt& s, const Scope& scope);
+  void emit_loop_nest(Code& code, const ir::Stmt& s, const Scope& scope);
   void emit_loop(Code& code, const ir::Stmt& s, const Scope& scope);
   std::string parallel_pragma(const ir::Compute& c) const;
   Namer statement_namer(const ir::Compute& c, const Scope& scope) const;
   static std::string comment_text(const ir::Stmt& s);
+
+  // Contractions lowered to GEMM calls (cpp_gemm.cpp).
+  void plan_gemm(const ir::Stmt& s);
+  void emit_gemm(Code& code, const ir::Stmt& s, const Scope& scope);
 
   const ir::Function& fn_;
   std::string symbol_;
@@ -92,6 +100,8 @@ class FunctionEmitter {
   std::map<const ir::Loop::Carried*, std::string> carry_buffers_;  // Copy: its two buffers
   std::map<const ir::Value*, std::string> in_place_buffers_;       // InPlace next values
   std::map<const ir::Loop*, std::string> loop_vars_;
+
+  std::map<const ir::Stmt*, GemmLowering> gemms_;  // statements marked lower = "gemm"
 
   // Outputs not written in place: copied at the end from their value.
   std::vector<std::pair<std::string, ir::ValuePtr>> output_copies_;

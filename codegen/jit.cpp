@@ -19,6 +19,9 @@
 #ifndef TENET_CXX_COMPILER_DEFAULT
 #define TENET_CXX_COMPILER_DEFAULT "c++"
 #endif
+#ifndef TENET_BLAS_LIBRARY_DEFAULT
+#define TENET_BLAS_LIBRARY_DEFAULT "/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0"
+#endif
 
 namespace tenet::codegen {
 
@@ -54,6 +57,11 @@ std::string default_jit_compiler() {
   return env && *env ? env : TENET_CXX_COMPILER_DEFAULT;
 }
 
+std::string blas_library() {
+  const char* env = std::getenv("TENET_BLAS_LIBRARY");
+  return env && *env ? env : TENET_BLAS_LIBRARY_DEFAULT;
+}
+
 namespace {
 
 void check_layouts(const ir::Function& fn) {
@@ -71,7 +79,8 @@ void check_layouts(const ir::Function& fn) {
 /// Compiles `source_path` into `library_path` unless the cache has it already.
 /// Returns true on a cache hit.
 bool build_library(const std::string& dir, const CppUnit& unit, const std::string& library_path,
-                   const std::vector<std::string>& command_prefix, const JitOptions& options) {
+                   const std::vector<std::string>& command_prefix,
+                   const std::vector<std::string>& link_flags, const JitOptions& options) {
   const std::string source_path = dir + "/" + unit.source_name;
   std::error_code ec;
   // A library is only ever renamed into place complete; its source beside it
@@ -90,6 +99,7 @@ bool build_library(const std::string& dir, const CppUnit& unit, const std::strin
   const std::string temporary = detail::temporary_name(library_path);
   std::vector<std::string> argv = command_prefix;
   argv.insert(argv.end(), {"-o", temporary, source_path});
+  argv.insert(argv.end(), link_flags.begin(), link_flags.end());
   const auto start = std::chrono::steady_clock::now();
   detail::ProcessResult r = run_process(argv);
   const double seconds =
@@ -108,6 +118,26 @@ bool build_library(const std::string& dir, const CppUnit& unit, const std::strin
   fs::rename(temporary, library_path, ec);
   if (ec) throw InternalError("cannot move the compiled library to '" + library_path + "'");
   return false;
+}
+
+/// What a unit calling tenet::gemm needs: the backend macro before the
+/// source, the library (and where to find it at run time) after it.
+struct GemmBuild {
+  std::vector<std::string> compile_flags, link_flags;
+};
+
+GemmBuild gemm_build(const CppUnit& unit) {
+  if (!unit.uses_gemm) return {};
+  const std::string library = blas_library();
+  if (library == "none") return {};  // tenet_gemm.h's own loops
+  std::error_code ec;
+  if (!fs::is_regular_file(library, ec))
+    throw BindError("the generated code calls a GEMM library, but '" + library +
+                    "' does not exist. Install OpenBLAS (Debian: libopenblas0-openmp; "
+                    "bash scripts/setup.sh does), set TENET_BLAS_LIBRARY to another CBLAS "
+                    "shared library, or set TENET_BLAS_LIBRARY=none to use plain loops");
+  const std::string dir = fs::path(library).parent_path().string();
+  return {{"-DTENET_GEMM_CBLAS"}, {library, "-Wl,-rpath," + dir}};
 }
 
 template <typename T>
@@ -138,6 +168,9 @@ std::vector<CompiledFunction> jit_compile_together(const ir::Module& m,
   key.add(unit.source);
   key.add(unit.header);
   key.add(detail::folder_contents(runtime));
+  const GemmBuild gemm = gemm_build(unit);
+  for (const auto& f : gemm.compile_flags) key.add(f);
+  for (const auto& f : gemm.link_flags) key.add(f);
   key.add(cxx);
   key.add(detail::compiler_version(cxx));
   bool native = false;
@@ -157,8 +190,10 @@ std::vector<CompiledFunction> jit_compile_together(const ir::Module& m,
 
   std::vector<std::string> command{cxx};
   command.insert(command.end(), flags.begin(), flags.end());
+  command.insert(command.end(), gemm.compile_flags.begin(), gemm.compile_flags.end());
   command.push_back("-I" + runtime);
-  library->cache_hit = build_library(dir, unit, library->library_path, command, options);
+  library->cache_hit =
+      build_library(dir, unit, library->library_path, command, gemm.link_flags, options);
 
   // RTLD_NODELETE: unloading the library could unload libgomp with it while
   // OpenMP's idle worker threads still run inside it (a crash at exit).

@@ -48,6 +48,13 @@ std::vector<std::string> default_jit_flags();
 /// compiler that built Tenet.
 std::string default_jit_compiler();
 
+/// The CBLAS shared library that generated code calling tenet::gemm links:
+/// $TENET_BLAS_LIBRARY, else OpenBLAS with OpenMP threads (Debian's
+/// libopenblas0-openmp, found where Tenet was configured). "none" builds such
+/// code with the plain loops of runtime/tenet_gemm.h instead. When the library
+/// is missing, compiling such code is a BindError saying what to install.
+std::string blas_library();
+
 /// The directory the runtime headers are read from: $TENET_RUNTIME_DIR, else
 /// the runtime/ folder of the source tree Tenet was built from.
 std::string runtime_dir();

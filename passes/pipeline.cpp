@@ -6,6 +6,7 @@
 
 #include "ir/printer.h"
 #include "ir/verify.h"
+#include "passes/contraction.h"
 #include "passes/dce.h"
 #include "passes/simplify.h"
 #include "support/diagnostics.h"
@@ -17,6 +18,7 @@ const std::vector<Pass>& pipeline() {
       // Passes are registered here, in order (see passes/README.md).
       {"simplify", "fold constants and exact algebraic identities", simplify},
       {"dce", "remove statements no output needs", dce},
+      {"contraction", "mark large A * B contractions for the GEMM library", contraction},
   };
   return passes;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is needed, then builds and runs every test:
 #   1. g++ build (warnings are errors), all CTest suites
-#   2. the same suites under AddressSanitizer + UndefinedBehaviorSanitizer
+#   2. clang build (warnings are errors) of the same suites under
+#      AddressSanitizer + UndefinedBehaviorSanitizer
 #   3. clang build of the front end with libFuzzer, a bounded fuzz run
 #   4. clang-format check
 # Set TENET_FUZZ_SECONDS (default 60) to change the fuzz budget.
@@ -14,8 +15,9 @@ echo "== [1/4] build and test (g++)"
 bash scripts/build.sh
 (cd build && ctest -j"$jobs" --output-on-failure)
 
-echo "== [2/4] build and test under ASan + UBSan"
-BUILD_DIR=build-asan bash scripts/build.sh -DTENET_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+echo "== [2/4] build (clang) and test under ASan + UBSan"
+BUILD_DIR=build-asan bash scripts/build.sh -DTENET_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest -j"$jobs" --output-on-failure)
 

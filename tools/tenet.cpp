@@ -1,4 +1,4 @@
-// The `tenet` command-line driver: check, print, run, emit.
+// The `tenet` command-line driver: check, print, run, gradcheck, emit.
 //
 // Every user error (bad program, bad input, bad flag) prints a diagnostic on
 // stderr and exits with status 1; an internal compiler error exits with 2.
@@ -11,6 +11,7 @@
 #include "support/error.h"
 #include "tools/args.h"
 #include "tools/commands.h"
+#include "tools/grad_commands.h"
 
 namespace {
 
@@ -20,8 +21,12 @@ Tenet compiles tensor programs written in index notation.
 
 commands:
   check FILE             check a program and report its errors
-  print FILE             print a program at a stage of the pipeline (source, IR, C++)
-  run FILE               run a function on random or given inputs (interpreter or compiled)
+  print FILE             print a program at a stage of the pipeline (source, IR, C++);
+                         with --grad FN, the gradient program of FN
+  run FILE               run a function on random or given inputs (interpreter or compiled);
+                         with --grad, forward and backward
+  gradcheck FILE         check a function's gradients against finite differences, and
+                         the compiled gradients against the interpreter
   emit FILE              write standalone C++ sources and a CMakeLists.txt
 
 Run 'tenet <command> --help' for a command's options.
@@ -45,6 +50,7 @@ int main(int argc, char** argv) {
     if (command == "check") return tenet::cli::cmd_check(args);
     if (command == "print") return tenet::cli::cmd_print(args);
     if (command == "run") return tenet::cli::cmd_run(args);
+    if (command == "gradcheck") return tenet::cli::cmd_gradcheck(args);
     if (command == "emit") return tenet::cli::cmd_emit(args);
     std::cerr << "error: unknown command '" << command << "'\n\n" << kUsage;
     return 1;

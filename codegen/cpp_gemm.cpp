@@ -1,0 +1,318 @@
+// Contractions as GEMM calls: the pack statements around them (lower_gemm)
+// and the emitted code (FunctionEmitter::plan_gemm, emit_gemm).
+#include "codegen/cpp_gemm.h"
+
+#include <map>
+
+#include "codegen/function_emitter.h"
+#include "ir/builder.h"
+#include "support/error.h"
+
+namespace tenet::codegen::detail {
+
+namespace {
+
+using passes::ContractionPlan;
+using passes::GemmMatrix;
+
+/// `a` with each index in `values` replaced by that value plus the index
+/// itself when `keep` (a shift: v -> v + lo), or by the value alone.
+ir::Affine substitute(const ir::Affine& a, const std::map<std::string, ir::SizeExpr>& values,
+                      bool keep) {
+  ir::Affine out;
+  out.offset = a.offset;
+  for (const auto& [index, coef] : a.terms) {
+    auto it = values.find(index);
+    if (it != values.end()) out.offset = out.offset + ir::SizeExpr(coef) * it->second;
+    if (it == values.end() || keep) out.terms.push_back({index, coef});
+  }
+  return out;
+}
+
+std::vector<ir::Affine> substitute(const std::vector<ir::Affine>& indices,
+                                   const std::map<std::string, ir::SizeExpr>& values, bool keep) {
+  std::vector<ir::Affine> out;
+  for (const ir::Affine& a : indices) out.push_back(substitute(a, values, keep));
+  return out;
+}
+
+bool reads_index(const ir::ExprNode& read, const std::string& index) {
+  for (const ir::Affine& a : read.indices)
+    if (a.coef(index) != 0) return true;
+  return false;
+}
+
+/// Dims starting at 0: a pack buffer's index v stands for v + lo of the statement.
+std::vector<ir::Dim> from_zero(const std::vector<ir::Dim>& dims) {
+  std::vector<ir::Dim> out;
+  for (const ir::Dim& d : dims) out.push_back({d.index, 0, d.extent()});
+  return out;
+}
+
+template <typename... Groups>
+std::vector<ir::Dim> concat(const Groups&... groups) {
+  std::vector<ir::Dim> out;
+  (out.insert(out.end(), groups.begin(), groups.end()), ...);
+  return out;
+}
+
+ir::ValuePtr make_buffer(const std::string& name, ElemType type, const std::vector<ir::Dim>& dims) {
+  auto v = std::make_shared<ir::Value>();
+  v->name = name;
+  v->type = type;
+  for (const ir::Dim& d : dims) v->shape.push_back(d.extent());
+  return v;
+}
+
+std::string index_list(const std::vector<ir::Dim>& dims) {
+  std::string out;
+  for (const ir::Dim& d : dims) out += (out.empty() ? "" : ", ") + d.index;
+  return out;
+}
+
+std::string read_text(const ir::ExprNode& read) {
+  std::string out = read.tensor->name + (read.guarded ? "?(" : "(");
+  for (size_t i = 0; i < read.indices.size(); ++i) out += (i ? ", " : "") + read.indices[i].str();
+  return out + ")";
+}
+
+ir::Stmt assignment(const ir::ValuePtr& result, std::vector<ir::Dim> out, ir::Expr body,
+                    std::string comment) {
+  ir::Stmt s;
+  s.kind = ir::StmtKind::Compute;
+  s.compute.result = result;
+  s.compute.out = std::move(out);
+  s.compute.op = ir::ReduceOp::None;
+  s.compute.body = std::move(body);
+  s.source = std::move(comment);
+  return s;
+}
+
+/// The statement packing `read` into `buffer`, indexed by `dims` (from zero).
+ir::Stmt pack_statement(const ir::ExprNode& read, const ir::ValuePtr& buffer,
+                        const std::vector<ir::Dim>& dims, const char* role) {
+  std::map<std::string, ir::SizeExpr> shift;
+  for (const ir::Dim& d : dims)
+    if (d.lo != ir::SizeExpr(0)) shift[d.index] = d.lo;
+  ir::Expr body = ir::make_read(read.tensor, substitute(read.indices, shift, true), read.guarded);
+  std::string comment = "pack " + read.tensor->name + " as GEMM matrix " + role + ": " +
+                        buffer->name + "(" + index_list(dims) + ") = " + read_text(*body);
+  if (!shift.empty()) comment += " (indices from 0)";
+  return assignment(buffer, from_zero(dims), body, comment);
+}
+
+std::vector<ir::Dim> loops_read_by(const ContractionPlan& p, const ir::ExprNode& read) {
+  std::vector<ir::Dim> out;
+  for (const ir::Dim& d : p.loops)
+    if (reads_index(read, d.index)) out.push_back(d);
+  return out;
+}
+
+std::vector<ir::Affine> plain(const std::vector<ir::Dim>& dims) {
+  std::vector<ir::Affine> out;
+  for (const ir::Dim& d : dims) out.push_back(ir::Affine::var(d.index));
+  return out;
+}
+
+}  // namespace
+
+GemmLowering lower_gemm(const ir::Stmt& s, ContractionPlan plan) {
+  const ir::Compute& c = s.compute;
+  const ElemType type = c.result->type;
+  GemmLowering g;
+  g.plan = std::move(plan);
+  const ContractionPlan& p = g.plan;
+  if (p.a.packed) {
+    g.a_loops = loops_read_by(p, *p.a.read);
+    const std::vector<ir::Dim> dims = concat(g.a_loops, p.m, p.k);
+    g.a_buffer = make_buffer(p.a.read->tensor->name + "_packed", type, from_zero(dims));
+    g.before.push_back(pack_statement(*p.a.read, g.a_buffer, dims, "A"));
+  }
+  if (p.b.packed) {
+    g.b_loops = loops_read_by(p, *p.b.read);
+    const std::vector<ir::Dim> dims = concat(g.b_loops, p.k, p.n);
+    g.b_buffer = make_buffer(p.b.read->tensor->name + "_packed", type, from_zero(dims));
+    g.before.push_back(pack_statement(*p.b.read, g.b_buffer, dims, "B"));
+  }
+  const std::vector<ir::Affine> out_position = plain(c.out);
+  if (p.c.packed) {
+    const std::vector<ir::Dim> dims = concat(p.loops, p.m, p.n);
+    g.c_buffer = make_buffer(c.result->name + "_product", type, dims);
+    ir::Expr body = ir::make_read(g.c_buffer, plain(dims));
+    std::string comment = c.result->name + "(" + index_list(c.out) + ") = " + read_text(*body);
+    if (c.init) {
+      ir::Expr init = ir::make_read(c.init, out_position);
+      comment = c.result->name + "(" + index_list(c.out) + ") = " + read_text(*init) + " + " +
+                read_text(*body);
+      body = ir::make_binary(ir::BinOp::Add, init, body);
+    }
+    g.after.push_back(
+        assignment(c.result, c.out, body, "the GEMM's result into place: " + comment));
+  } else if (c.init) {
+    ir::Expr init = ir::make_read(c.init, out_position);
+    g.before.push_back(assignment(c.result, c.out, init,
+                                  "start from the init (the GEMM adds to it): " + c.result->name +
+                                      "(" + index_list(c.out) + ") = " + read_text(*init)));
+  }
+  return g;
+}
+
+// ---- FunctionEmitter -------------------------------------------------------
+
+void FunctionEmitter::plan_gemm(const ir::Stmt& s) {
+  std::optional<ContractionPlan> plan = passes::plan_contraction(s.compute);
+  TENET_ASSERT(plan.has_value(), "statement of " << s.compute.result->name
+                                                 << " is marked lower=gemm but is no contraction");
+  const std::string expected = passes::describe(*plan, s.compute);
+  TENET_ASSERT(s.attrs.count("gemm") && s.attrs.at("gemm") == expected,
+               "stale GEMM plan on " << s.compute.result->name << ": the statement now plans as '"
+                                     << expected << "'");
+  GemmLowering g = lower_gemm(s, std::move(*plan));
+  for (const ir::ValuePtr& buffer : {g.a_buffer, g.b_buffer, g.c_buffer})
+    if (buffer) add_temporary(buffer);
+  gemms_.emplace(&s, std::move(g));
+}
+
+namespace {
+
+/// The product of the extents of `dims` as C++, constants folded ("C * 81").
+std::string extent_text(const std::vector<ir::Dim>& dims, const NameMap& size_names) {
+  int64_t constant = 1;
+  std::string product;
+  for (const ir::Dim& d : dims) {
+    const ir::SizeExpr extent = d.extent();
+    if (auto k = extent.constant()) {
+      constant *= *k;
+      continue;
+    }
+    product +=
+        (product.empty() ? "" : " * ") + wrap(size_to_c(extent, size_names), kPrecMultiplicative);
+  }
+  if (product.empty()) return std::to_string(constant);
+  return constant == 1 ? product : product + " * " + std::to_string(constant);
+}
+
+std::string plus_offset(const std::string& pointer, const std::string& offset) {
+  return offset == "0" ? pointer : pointer + " + " + offset;
+}
+
+std::string bool_text(bool b) {
+  return b ? "true" : "false";
+}
+
+}  // namespace
+
+void FunctionEmitter::emit_gemm(Code& code, const ir::Stmt& s, const Scope& scope) {
+  const GemmLowering& g = gemms_.at(&s);
+  const ContractionPlan& p = g.plan;
+  const ir::Compute& c = s.compute;
+  code.comment(comment_text(s));
+  const std::string& lower = s.attrs.at("lower");
+  const bool decided_per_call = lower != "gemm";
+  const std::string work = extent_text(concat(p.m, p.n, p.k), size_names_);
+  if (decided_per_call) {
+    code.note("A GEMM when it is large enough (M*N*K >= " + std::to_string(passes::kGemmMinWork) +
+              "), else loops.");
+    code.open("if (" + work + " >= " + std::to_string(passes::kGemmMinWork) + ")");
+  }
+  code.note("As a GEMM: " + s.attrs.at("gemm") + ".");
+  for (const ir::Stmt& before : g.before) {
+    emit_loop_nest(code, before, scope);
+    code.line("");
+  }
+
+  // The calls: one per value of the loop indices.
+  Namer local = statement_namer(c, scope);
+  Scope inner = scope;
+  std::vector<std::string> loop_vars;
+  for (const ir::Dim& d : p.loops) {
+    loop_vars.push_back(local.take(d.index));
+    inner.indices[d.index] = IndexInfo{loop_vars.back(), d.lo, d.hi};
+  }
+  const std::string m = local.take("gemm_m"), n = local.take("gemm_n"), k = local.take("gemm_k");
+  code.open("");
+  code.line("const int64_t " + m + " = " + extent_text(p.m, size_names_) + ", " + n + " = " +
+            extent_text(p.n, size_names_) + ", " + k + " = " + extent_text(p.k, size_names_) + ";");
+
+  // Each matrix: its pointer at the current loop position, and its leading dimension.
+  struct Operand {
+    std::string pointer, ld;
+    bool transposed = false;
+  };
+  auto at_first_element = [&](const ir::ExprNode& read, const std::vector<ir::Dim>& rows,
+                              const std::vector<ir::Dim>& cols) {
+    std::map<std::string, ir::SizeExpr> first;
+    for (const auto* group : {&rows, &cols})
+      for (const ir::Dim& d : *group) first[d.index] = d.lo;
+    return substitute(read.indices, first, false);
+  };
+  auto operand = [&](const GemmMatrix& mat, const ir::ValuePtr& buffer,
+                     const std::vector<ir::Dim>& buffer_loops, const std::vector<ir::Dim>& rows,
+                     const std::vector<ir::Dim>& cols, const std::string& rows_text,
+                     const std::string& cols_text) {
+    Operand o;
+    if (buffer) {
+      std::vector<ir::Affine> position = plain(buffer_loops);
+      position.resize(size_t(buffer->rank()), ir::Affine{{}, 0});
+      o.pointer = plus_offset(access(buffer).pointer, flat_offset(access(buffer), position, inner));
+      o.ld = cols_text;
+      return o;
+    }
+    const TensorAccess& t = access(mat.read->tensor);
+    o.pointer =
+        plus_offset(t.pointer, flat_offset(t, at_first_element(*mat.read, rows, cols), inner));
+    o.transposed = mat.transposed;
+    o.ld = mat.ld_dim >= 0 ? t.strides[size_t(mat.ld_dim)] : mat.transposed ? rows_text : cols_text;
+    return o;
+  };
+  const Operand a = operand(p.a, g.a_buffer, g.a_loops, p.m, p.k, m, k);
+  const Operand b = operand(p.b, g.b_buffer, g.b_loops, p.k, p.n, k, n);
+  Operand result;
+  if (g.c_buffer) {
+    result = operand(p.c, g.c_buffer, p.loops, p.m, p.n, m, n);
+  } else {
+    const TensorAccess& t = access(c.result);
+    std::map<std::string, ir::SizeExpr> first;
+    for (const auto* group : {&p.m, &p.n})
+      for (const ir::Dim& d : *group) first[d.index] = 0;
+    result.pointer =
+        plus_offset(t.pointer, flat_offset(t, substitute(plain(c.out), first, false), inner));
+    result.ld = p.c.ld_dim >= 0 ? t.strides[size_t(p.c.ld_dim)] : n;
+  }
+  const ElemType type = c.result->type;
+  const std::string beta = literal(c.init && !g.c_buffer ? 1 : 0, type).text;
+  const std::string call =
+      "tenet::gemm(" + bool_text(a.transposed) + ", " + bool_text(b.transposed) + ", " + m + ", " +
+      n + ", " + k + ", " + literal(1, type).text + ", " + a.pointer + ", " + a.ld + ", " +
+      b.pointer + ", " + b.ld + ", " + beta + ", " + result.pointer + ", " + result.ld + ");";
+  if (!p.loops.empty()) {
+    // Small GEMMs run one per thread (the library runs single-threaded inside
+    // a parallel region); large ones one after the other, each threaded by
+    // the library.
+    code.note("One GEMM per " + [&] {
+      std::string names;
+      for (const ir::Dim& d : p.loops) names += (names.empty() ? "" : ", ") + d.index;
+      return names;
+    }() + "; small ones in parallel, large ones threaded by the library.");
+    code.line("#pragma omp parallel for if (" + m + " * " + n + " * " + k + " < " +
+              std::to_string(kThreadedGemmWork) + ")");
+  }
+  for (size_t i = 0; i < p.loops.size(); ++i)
+    code.open("for (int64_t " + loop_vars[i] + " = 0; " + loop_vars[i] + " < " +
+              extent_text({p.loops[i]}, size_names_) + "; ++" + loop_vars[i] + ")");
+  code.line(call);
+  for (size_t i = 0; i < p.loops.size(); ++i) code.close();
+  code.close();
+
+  for (const ir::Stmt& after : g.after) {
+    code.line("");
+    emit_loop_nest(code, after, scope);
+  }
+  if (decided_per_call) {
+    code.reopen("} else {");
+    emit_loop_nest(code, s, scope);
+    code.close();
+  }
+}
+
+}  // namespace tenet::codegen::detail

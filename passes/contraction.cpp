@@ -1,0 +1,307 @@
+// The `contraction` pass: recognises A * B contractions, plans them as GEMMs
+// (which index is a row, a column, a batch loop or the sum; which matrix is
+// used in place and which is packed) and marks the large ones.
+#include "passes/contraction.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "support/error.h"
+
+namespace tenet::passes {
+
+namespace {
+
+const char* const kLowerKey = "lower";
+const char* const kPlanKey = "gemm";
+
+/// A tensor as a matrix candidate: its value and the affine index of each dimension.
+struct Access {
+  const ir::Value* tensor = nullptr;
+  const std::vector<ir::Affine>* indices = nullptr;
+  bool guarded = false;
+};
+
+Access access_of(const ir::ExprNode& read) {
+  return {read.tensor.get(), &read.indices, read.guarded};
+}
+
+bool mentions(const Access& t, const std::string& index) {
+  for (const ir::Affine& a : *t.indices)
+    if (a.coef(index) != 0) return true;
+  return false;
+}
+
+/// Storage position of each dimension (0 = outermost).
+std::vector<int> storage_positions(const ir::Value& v) {
+  std::vector<int> pos(size_t(v.rank()));
+  for (int d = 0; d < v.rank(); ++d) pos[size_t(d)] = d;
+  for (size_t p = 0; p < v.layout.size(); ++p) pos[size_t(v.layout[p])] = int(p);
+  return pos;
+}
+
+/// `dims` sorted by where `t` first reads each (outermost first); dims it
+/// does not read keep their order, after the others.
+std::vector<ir::Dim> storage_order(const std::vector<ir::Dim>& dims, const Access& t) {
+  const std::vector<int> pos = storage_positions(*t.tensor);
+  auto first_position = [&](const ir::Dim& d) {
+    int best = int(pos.size());
+    for (size_t i = 0; i < t.indices->size(); ++i)
+      if ((*t.indices)[i].coef(d.index) != 0) best = std::min(best, pos[i]);
+    return best;
+  };
+  std::vector<ir::Dim> out = dims;
+  std::stable_sort(out.begin(), out.end(), [&](const ir::Dim& x, const ir::Dim& y) {
+    return first_position(x) < first_position(y);
+  });
+  return out;
+}
+
+/// The dimension of `t` indexed by exactly `index`, or -1.
+int plain_dim(const Access& t, const std::string& index) {
+  for (size_t d = 0; d < t.indices->size(); ++d) {
+    const ir::Affine& a = (*t.indices)[d];
+    if (a.is_plain_var() && a.terms[0].first == index) return int(d);
+  }
+  return -1;
+}
+
+/// `t` viewed in place as a (rows x cols) matrix, or nullopt when it has to
+/// be packed: every dimension that mentions a row or column index must be
+/// exactly that index; each group must occupy adjacent storage positions in
+/// group order, all but its first dimension over their full extent; and one
+/// group must be innermost (or empty).
+std::optional<GemmMatrix> view_in_place(const Access& t, const std::vector<ir::Dim>& rows,
+                                        const std::vector<ir::Dim>& cols) {
+  if (t.guarded) return std::nullopt;
+  std::set<std::string> group;
+  for (const auto* g : {&rows, &cols})
+    for (const ir::Dim& d : *g) group.insert(d.index);
+  for (const ir::Affine& a : *t.indices) {
+    int group_terms = 0;
+    for (const auto& term : a.terms) group_terms += group.count(term.first) ? 1 : 0;
+    if (group_terms > 0 && !a.is_plain_var()) return std::nullopt;
+  }
+  const std::vector<int> pos = storage_positions(*t.tensor);
+  // Each group index in exactly one (plain) dimension, groups contiguous.
+  auto dims_of = [&](const std::vector<ir::Dim>& g) -> std::optional<std::vector<int>> {
+    std::vector<int> dims;
+    for (size_t i = 0; i < g.size(); ++i) {
+      const int d = plain_dim(t, g[i].index);
+      if (d < 0) return std::nullopt;
+      int uses = 0;
+      for (const ir::Affine& a : *t.indices) uses += a.coef(g[i].index) != 0 ? 1 : 0;
+      if (uses != 1) return std::nullopt;
+      if (i > 0) {
+        const bool adjacent = pos[size_t(d)] == pos[size_t(dims.back())] + 1;
+        const bool full = g[i].lo == ir::SizeExpr(0) && g[i].hi == t.tensor->shape[size_t(d)];
+        if (!adjacent || !full) return std::nullopt;
+      }
+      dims.push_back(d);
+    }
+    return dims;
+  };
+  const auto row_dims = dims_of(rows), col_dims = dims_of(cols);
+  if (!row_dims || !col_dims) return std::nullopt;
+  const int innermost = t.tensor->rank() - 1;
+  auto innermost_group = [&](const std::vector<int>& dims) {
+    return !dims.empty() && pos[size_t(dims.back())] == innermost;
+  };
+  GemmMatrix m;
+  if (innermost_group(*col_dims) || col_dims->empty()) {
+    m.transposed = false;
+    m.ld_dim = row_dims->empty() ? -1 : row_dims->back();
+  } else if (innermost_group(*row_dims) || row_dims->empty()) {
+    m.transposed = true;
+    m.ld_dim = col_dims->back();
+  } else {
+    return std::nullopt;
+  }
+  return m;
+}
+
+/// A conservative size for choosing between plans: a symbolic extent counts
+/// as large (batch sizes, image sizes).
+int64_t estimate(const ir::SizeExpr& e) {
+  if (auto k = e.constant()) return *k;
+  return int64_t(1) << 30;
+}
+
+ir::SizeExpr extent_product(const std::vector<ir::Dim>& dims) {
+  ir::SizeExpr p = 1;
+  for (const ir::Dim& d : dims) p = p * d.extent();
+  return p;
+}
+
+enum class Owner { X, Y, Both };
+
+/// The plan for a statement, once the roles are chosen: `a_read` gives the
+/// rows, `b_read` the columns.
+ContractionPlan make_plan(const ir::Compute& c, const ir::ExprNode& a_read,
+                          const ir::ExprNode& b_read, std::vector<ir::Dim> loops,
+                          std::vector<ir::Dim> m, std::vector<ir::Dim> n, GemmMatrix c_view) {
+  ContractionPlan p;
+  p.loops = std::move(loops);
+  p.m = std::move(m);
+  p.n = std::move(n);
+  p.c = c_view;
+  const Access a = access_of(a_read), b = access_of(b_read);
+  // The sum's order: as A stores it when A can then be used in place, else as B does.
+  p.k = storage_order(c.reduce, a);
+  std::optional<GemmMatrix> a_view = view_in_place(a, p.m, p.k);
+  if (!a_view) {
+    p.k = storage_order(c.reduce, b);
+    a_view = view_in_place(a, p.m, p.k);
+  }
+  std::optional<GemmMatrix> b_view = view_in_place(b, p.k, p.n);
+  p.a = a_view ? *a_view : GemmMatrix{};
+  p.a.packed = !a_view;
+  p.b = b_view ? *b_view : GemmMatrix{};
+  p.b.packed = !b_view;
+  p.a.read = &a_read;
+  p.b.read = &b_read;
+  p.work = extent_product(p.m) * extent_product(p.n) * extent_product(p.k);
+  return p;
+}
+
+std::string join(const std::vector<ir::Dim>& dims) {
+  if (dims.empty()) return "-";
+  std::string out;
+  for (const ir::Dim& d : dims) out += (out.empty() ? "" : ", ") + d.index;
+  return out;
+}
+
+std::string matrix_name(const GemmMatrix& m, const std::string& tensor) {
+  if (m.packed) return "pack(" + tensor + ")";
+  return tensor + (m.transposed ? "^T" : "");
+}
+
+}  // namespace
+
+std::optional<ContractionPlan> plan_contraction(const ir::Compute& c) {
+  if (c.op != ir::ReduceOp::Sum || !is_float(c.result->type) || c.reduce.empty()) return {};
+  const ir::ExprNode& body = *c.body;
+  if (body.kind != ir::ExprKind::Binary || body.binop != ir::BinOp::Mul) return {};
+  const ir::ExprNode& x = *body.args[0];
+  const ir::ExprNode& y = *body.args[1];
+  for (const ir::ExprNode* r : {&x, &y})
+    if (r->kind != ir::ExprKind::Read || r->type != c.result->type) return {};
+  const Access xa = access_of(x), ya = access_of(y);
+
+  // Out indices in the result's storage order, each with its owner.
+  std::vector<ir::Dim> out_order;
+  const std::vector<int> pos = storage_positions(*c.result);
+  std::vector<int> by_position(c.out.size());
+  for (size_t d = 0; d < c.out.size(); ++d) by_position[size_t(pos[d])] = int(d);
+  std::map<std::string, Owner> owner;
+  std::vector<ir::Dim> xs, ys, both;
+  for (int d : by_position) {
+    const ir::Dim& dim = c.out[size_t(d)];
+    const bool in_x = mentions(xa, dim.index), in_y = mentions(ya, dim.index);
+    if (!in_x && !in_y) return {};
+    owner[dim.index] = in_x && in_y ? Owner::Both : in_x ? Owner::X : Owner::Y;
+    (in_x && in_y ? both : in_x ? xs : ys).push_back(dim);
+    out_order.push_back(dim);
+  }
+  for (const ir::Dim& d : c.reduce)
+    if (!mentions(xa, d.index) && !mentions(ya, d.index)) return {};
+  if (xs.empty() && ys.empty()) return {};  // dot products: loops do them well
+
+  std::vector<ir::Affine> out_indices;
+  for (const ir::Dim& d : c.out) out_indices.push_back(ir::Affine::var(d.index));
+  const Access result{c.result.get(), &out_indices, false};
+  const Owner inner = owner.at(out_order.back().index);
+
+  if (inner != Owner::Both) {
+    // C's innermost index decides which factor gives the columns.
+    const ir::ExprNode& col_read = inner == Owner::X ? x : y;
+    const ir::ExprNode& row_read = inner == Owner::X ? y : x;
+    const std::vector<ir::Dim>& cols = inner == Owner::X ? xs : ys;
+    const std::vector<ir::Dim>& rows = inner == Owner::X ? ys : xs;
+    // 1. One GEMM per batch index, C in place.
+    if (auto c_view = view_in_place(result, rows, cols); c_view && !c_view->transposed)
+      return make_plan(c, row_read, col_read, both, rows, cols, *c_view);
+    // 2. Loops also over the outer indices of the factors: the innermost run
+    // of columns, the run of rows just outside it.
+    std::vector<ir::Dim> run_cols, run_rows, loops;
+    size_t i = out_order.size();
+    while (i > 0 && owner.at(out_order[i - 1].index) == inner)
+      run_cols.insert(run_cols.begin(), out_order[--i]);
+    const Owner row_owner = inner == Owner::X ? Owner::Y : Owner::X;
+    while (i > 0 && owner.at(out_order[i - 1].index) == row_owner)
+      run_rows.insert(run_rows.begin(), out_order[--i]);
+    for (size_t j = 0; j < i; ++j) loops.push_back(out_order[j]);
+    const bool wide = estimate(extent_product(run_rows)) >= kMinLoopedGemmSide &&
+                      estimate(extent_product(run_cols)) >= kMinLoopedGemmSide;
+    if (wide) {
+      if (auto c_view = view_in_place(result, run_rows, run_cols); c_view && !c_view->transposed)
+        return make_plan(c, row_read, col_read, loops, run_rows, run_cols, *c_view);
+    }
+  }
+  // 3. One GEMM per batch index into a packed C, copied into the result after.
+  GemmMatrix packed_c;
+  packed_c.packed = true;
+  return make_plan(c, x, y, both, storage_order(xs, xa), storage_order(ys, ya), packed_c);
+}
+
+std::string describe(const ContractionPlan& p, const ir::Compute& c) {
+  std::string loops;
+  for (const ir::Dim& d : p.loops) loops += (loops.empty() ? "for " : ", ") + d.index;
+  return (loops.empty() ? "" : loops + ": ") + matrix_name(p.c, c.result->name) + "[" + join(p.m) +
+         " | " + join(p.n) + "] = " + matrix_name(p.a, p.a.read->tensor->name) + "[" + join(p.m) +
+         " | " + join(p.k) + "] * " + matrix_name(p.b, p.b.read->tensor->name) + "[" + join(p.k) +
+         " | " + join(p.n) + "]";
+}
+
+bool is_lowered_to_gemm(const ir::Stmt& s) {
+  auto it = s.attrs.find(kLowerKey);
+  return s.kind == ir::StmtKind::Compute && it != s.attrs.end() && it->second.rfind("gemm", 0) == 0;
+}
+
+namespace {
+
+/// The least M * N * K can be when every extent is a constant or a single
+/// size parameter (which is at least 1 when the GEMM does anything), else nullopt.
+std::optional<int64_t> minimum_work(const ContractionPlan& p) {
+  int64_t work = 1;
+  for (const auto* group : {&p.m, &p.n, &p.k}) {
+    for (const ir::Dim& d : *group) {
+      const ir::SizeExpr extent = d.extent();
+      if (auto k = extent.constant())
+        work *= *k;
+      else if (!extent.as_symbol())
+        return std::nullopt;
+    }
+  }
+  return work;
+}
+
+void annotate(std::vector<ir::Stmt>& body) {
+  for (ir::Stmt& s : body) {
+    if (s.kind == ir::StmtKind::Loop) {
+      annotate(s.loop->body);
+      continue;
+    }
+    s.attrs.erase(kLowerKey);
+    s.attrs.erase(kPlanKey);
+    const std::optional<ContractionPlan> plan = plan_contraction(s.compute);
+    if (!plan) continue;
+    if (auto work = minimum_work(*plan); work && *work < kGemmMinWork && plan->work.is_constant()) {
+      continue;
+    } else if (work && *work >= kGemmMinWork) {
+      s.attrs[kLowerKey] = "gemm";
+    } else {
+      s.attrs[kLowerKey] = "gemm if " + plan->work.str() + " >= " + std::to_string(kGemmMinWork);
+    }
+    s.attrs[kPlanKey] = describe(*plan, s.compute);
+  }
+}
+
+}  // namespace
+
+void contraction(ir::Function& fn) {
+  annotate(fn.body);
+}
+
+}  // namespace tenet::passes

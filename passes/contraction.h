@@ -1,0 +1,88 @@
+/// \file
+/// `contraction`: finds the statements that are matrix products in disguise
+/// and marks the large ones to be computed by the GEMM library
+/// (runtime/tenet_gemm.h), with the plan the code generator follows.
+///
+/// A contraction is a Compute statement
+///
+///     C(out) +=! A(...) * B(...)        (or += onto an init)
+///
+/// whose body is exactly the product of two float reads of the result's type.
+/// Its indices fall into four groups: an out index read by A only is a row of
+/// the GEMM (M), one read by B only a column (N), one read by both a batch
+/// index (one GEMM per value: `loops`), and the reduce indices are the sum (K).
+/// (A and B are the reads in whichever order makes C's columns its innermost
+/// dimension.) Rejected: an out or reduce index read by neither factor, no
+/// M and no N index (batched dot products), no K index (outer products).
+///
+/// Each operand is used in place when its indices are plain (`x(i, k)`) and
+/// each group lies in adjacent dimensions of its storage order, in group order,
+/// with one group innermost (transposed when it is the row group); otherwise
+/// generated loops pack it into a dense [loops][rows][cols] buffer: im2col for
+/// affine reads like `x(b, c, 2*y + ky, 2*x + kx)`, zeros for guarded reads
+/// outside the tensor. C is written in place, or computed into a dense buffer
+/// and copied (plus init) into the result. When the whole of C cannot be one
+/// matrix, out indices of one factor may become loops instead (conv over NCHW:
+/// one GEMM per image), provided each GEMM keeps at least kMinLoopedGemmSide
+/// rows and columns; otherwise C is packed.
+///
+/// Lowered when one GEMM does at least kGemmMinWork multiply-adds (M*N*K); when
+/// that depends on size parameters, the generated code decides per call.
+///
+/// Expects: a verified function (after simplify and dce). Guarantees: the IR
+/// is unchanged except for attributes on lowered statements:
+///   lower = "gemm"                 (or "gemm if <M*N*K> >= 65536")
+///   gemm  = "for b: acc[o | y, z] = w[o | c, ky, kz] * pack(x)[c, ky, kz | y, z]"
+/// (rows | columns of each matrix; pack(x) is a packed copy, x^T a transposed
+/// view), so the interpreter, which ignores attributes, stays the oracle.
+/// Attributes of statements that are no longer lowered are removed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace tenet::passes {
+
+/// One GEMM must do at least this many multiply-adds to be worth a library
+/// call (measured: docs/performance.md).
+constexpr int64_t kGemmMinWork = 65536;
+/// Looping over an M or N index is chosen only if each GEMM keeps this many
+/// rows and columns; thinner GEMMs make the library re-pack the other operand
+/// once per call, so one large GEMM with a packed result is faster then.
+constexpr int64_t kMinLoopedGemmSide = 128;
+
+/// How the GEMM reaches one matrix: A (M x K), B (K x N) or C (M x N).
+struct GemmMatrix {
+  const ir::ExprNode* read = nullptr;  // A, B: the read in the statement's body; C: none
+  bool packed = false;                 // copied into (or out of) a dense buffer
+  /// In place only: stored with the rows innermost (op(X) = X^T for BLAS).
+  bool transposed = false;
+  /// In place only: the tensor dimension whose stride is the leading
+  /// dimension, or -1 when the matrix has at most one row (as stored).
+  int ld_dim = -1;
+};
+
+struct ContractionPlan {
+  std::vector<ir::Dim> loops;  // one GEMM per value of these out indices
+  std::vector<ir::Dim> m, n, k;
+  GemmMatrix a, b, c;
+  ir::SizeExpr work;  // M * N * K of one GEMM
+};
+
+/// The plan for a statement, whatever its size, or nullopt when it is not a
+/// contraction of the form above.
+std::optional<ContractionPlan> plan_contraction(const ir::Compute& c);
+
+/// The `gemm` attribute's text for a plan of statement `c`.
+std::string describe(const ContractionPlan& plan, const ir::Compute& c);
+
+/// Whether statement `s` carries lower = "gemm..." (set by this pass).
+bool is_lowered_to_gemm(const ir::Stmt& s);
+
+void contraction(ir::Function& fn);
+
+}  // namespace tenet::passes

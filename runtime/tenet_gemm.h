@@ -1,0 +1,157 @@
+/// \file
+/// The one matrix-multiply interface generated code calls for contractions
+/// that the `contraction` pass lowered (see docs/performance.md):
+///
+///   tenet::gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)
+///
+/// computes C = alpha * op(A) . op(B) + beta * C for row-major matrices, where
+/// op(A) is M x K (A stored K x M when trans_a), op(B) is K x N (B stored
+/// N x K when trans_b) and C is M x N; a leading dimension is the distance
+/// between consecutive rows as stored. Overloads for float and double.
+///
+/// The backend is chosen when the including file is compiled:
+///   TENET_GEMM_CBLAS  the CBLAS entry points cblas_sgemm / cblas_dgemm, from
+///                     OpenBLAS (what the JIT links) or any other CBLAS
+///                     (BLIS, the reference BLAS); no BLAS header is needed;
+///   (neither)         plain loops in this header, so that generated code
+///                     still builds and runs correctly without a BLAS.
+///
+/// Expects: M, N, K >= 0; C does not overlap A or B. Guarantees, for every
+/// backend: M or N of 0 touches nothing; K of 0 gives beta * C, and beta == 0
+/// overwrites C without reading it (C may hold NaN or garbage), as BLAS
+/// specifies; leading dimensions of matrices with at most one row are raised
+/// to what BLAS requires (any value is meaningful then). Matrices with a
+/// dimension or leading dimension beyond INT_MAX (CBLAS takes int) use the
+/// loops. The sum over K may run in any order, so results can differ from a
+/// sequential sum in the last bits, and differ between backends.
+#pragma once
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+
+#ifdef TENET_GEMM_CBLAS
+// The CBLAS ABI (row-major = 101, no transpose = 111, transpose = 112),
+// declared here so that generated code needs no BLAS header to compile.
+extern "C" {
+void cblas_sgemm(int layout, int trans_a, int trans_b, int m, int n, int k, float alpha,
+                 const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc);
+void cblas_dgemm(int layout, int trans_a, int trans_b, int m, int n, int k, double alpha,
+                 const double* a, int lda, const double* b, int ldb, double beta, double* c,
+                 int ldc);
+}
+#endif
+
+namespace tenet {
+
+/// The name of the backend compiled in, for diagnostics and benchmarks.
+inline const char* gemm_backend() {
+#ifdef TENET_GEMM_CBLAS
+  return "cblas";
+#else
+  return "loops";
+#endif
+}
+
+namespace gemm_detail {
+
+/// The reference: C = alpha * op(A) . op(B) + beta * C, one row of C per
+/// iteration of the parallel loop (rows are independent, so the result does
+/// not depend on the number of threads).
+template <typename T>
+void gemm_loops(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha,
+                const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+#pragma omp parallel for if (m * n * k >= 32768)
+  for (int64_t i = 0; i < m; ++i) {
+    T* c_row = c + i * ldc;
+    for (int64_t j = 0; j < n; ++j) c_row[j] = beta == T(0) ? T(0) : beta * c_row[j];
+    for (int64_t p = 0; p < k; ++p) {
+      const T a_ip = alpha * (trans_a ? a[p * lda + i] : a[i * lda + p]);
+      if (trans_b) {
+        for (int64_t j = 0; j < n; ++j) c_row[j] += a_ip * b[j * ldb + p];
+      } else {
+        const T* b_row = b + p * ldb;
+        for (int64_t j = 0; j < n; ++j) c_row[j] += a_ip * b_row[j];
+      }
+    }
+  }
+}
+
+/// The leading dimension BLAS requires of a row-major matrix with `cols`
+/// columns: at least max(1, cols). A matrix of at most one row never reads
+/// its leading dimension, so any value given for it is replaced.
+inline int64_t leading_dimension(int64_t given, int64_t rows, int64_t cols) {
+  const int64_t required = std::max<int64_t>(1, cols);
+  return rows <= 1 ? std::max(given, required) : given;
+}
+
+inline bool fits_int(int64_t v) {
+  return v <= int64_t(INT_MAX);
+}
+
+/// The library call; false when no BLAS is compiled in (the loops run then).
+inline bool blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                      const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                      float* c, int64_t ldc) {
+#ifdef TENET_GEMM_CBLAS
+  cblas_sgemm(101, ta ? 112 : 111, tb ? 112 : 111, int(m), int(n), int(k), alpha, a, int(lda), b,
+              int(ldb), beta, c, int(ldc));
+  return true;
+#else
+  (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda, (void)b;
+  (void)ldb, (void)beta, (void)c, (void)ldc;
+  return false;
+#endif
+}
+
+inline bool blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha,
+                      const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
+                      double* c, int64_t ldc) {
+#ifdef TENET_GEMM_CBLAS
+  cblas_dgemm(101, ta ? 112 : 111, tb ? 112 : 111, int(m), int(n), int(k), alpha, a, int(lda), b,
+              int(ldb), beta, c, int(ldc));
+  return true;
+#else
+  (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda, (void)b;
+  (void)ldb, (void)beta, (void)c, (void)ldc;
+  return false;
+#endif
+}
+
+/// Both overloads: degenerate shapes, leading dimensions, then the backend.
+template <typename T>
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+          int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {  // beta * C; beta == 0 never reads C
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+    return;
+  }
+  lda = trans_a ? leading_dimension(lda, k, m) : leading_dimension(lda, m, k);
+  ldb = trans_b ? leading_dimension(ldb, n, k) : leading_dimension(ldb, k, n);
+  ldc = leading_dimension(ldc, m, n);
+  const bool fits = fits_int(m) && fits_int(n) && fits_int(k) && fits_int(lda) &&
+                    fits_int(ldb) && fits_int(ldc);
+  if (!fits || !blas_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
+    gemm_loops(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+}  // namespace gemm_detail
+
+/// C = alpha * op(A) . op(B) + beta * C in float32 (see the file comment).
+inline void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                 const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                 int64_t ldc) {
+  gemm_detail::gemm<float>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+/// The float64 version.
+inline void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+                 const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
+                 double* c, int64_t ldc) {
+  gemm_detail::gemm<double>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+}  // namespace tenet

@@ -1,0 +1,248 @@
+#include "tools/grad_commands.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "ad/grad.h"
+#include "ad/gradcheck.h"
+#include "codegen/cpp.h"
+#include "codegen/jit.h"
+#include "ir/bind.h"
+#include "ir/interp.h"
+#include "ir/printer.h"
+#include "lang/unparse.h"
+#include "support/npy.h"
+#include "tools/program.h"
+
+namespace tenet::cli {
+
+namespace {
+
+/// Compiled float32 gradients must agree with the interpreter's float32 ones
+/// to this fraction of the tensor's largest magnitude. Both evaluate the same
+/// IR in float32 and reduce in the same order (codegen/cpp.h), so they differ
+/// only where the C++ math library rounds exp/log/tanh/pow differently from
+/// the interpreter's (an ulp, ~6e-8 relative) and that difference travels
+/// through the backward statements; 1e-4 leaves three orders of magnitude for
+/// that, while a wrong index, a lost term or a race shows up at 1e-2 or more.
+constexpr double kCompiledTolerance = 1e-4;
+/// Tensors smaller than this in magnitude are compared to it instead, so that
+/// gradients that are zero up to rounding (e.g. of a sum of a softmax) do not
+/// turn one ulp of noise into a relative error of 1.
+constexpr double kMagnitudeFloor = 1e-6;
+
+struct Gradient {
+  Program program;  // checked, not optimised: AD expects the checker's IR
+  const ir::Function* forward = nullptr;
+  ir::Module module;  // the gradient function alone, after the pipeline
+  const ir::Function& fn() const { return module.functions.at(0); }
+};
+
+ad::GradRequest grad_request(const Args& a) {
+  ad::GradRequest req;
+  req.wrt = parse_list(a.get("wrt"));
+  req.output = a.get("output");
+  req.vjp = a.is_set("vjp");
+  return req;
+}
+
+Gradient load_gradient(const std::string& path, const std::string& fn_name,
+                       const ad::GradRequest& req, const std::string& dump_after) {
+  Gradient g;
+  g.program = load(path, "", "check");
+  g.forward = &select_function(g.program, fn_name);
+  g.module.functions.push_back(ad::differentiate(*g.forward, req, g.program.file.get()));
+  optimise(g.module, dump_after);
+  return g;
+}
+
+std::vector<Tensor> gradient_inputs(const Args& a, const ir::Function& grad,
+                                    const ir::SizeBindings& given) {
+  std::vector<Tensor> inputs;
+  if (a.is_set("inputs")) {
+    for (const auto& in : grad.inputs)
+      inputs.push_back(read_npy(a.get("inputs") + "/" + in->name + ".npy"));
+    return inputs;
+  }
+  require_sizes(grad, given);
+  // Input i (cotangents last) is random_tensor(seed + i): the forward inputs
+  // are the ones plain `run` draws for the same seed.
+  return ir::random_inputs(grad, given, parse_seed(a.get("seed")));
+}
+
+struct Comparison {
+  std::string name;
+  double max_abs = 0;
+  double rel = 0;  // max_abs over the reference's largest magnitude (floored)
+  bool pass = true;
+};
+
+Comparison compare_tensors(const std::string& name, const Tensor& got, const Tensor& want) {
+  Comparison c;
+  c.name = name;
+  double magnitude = 0;
+  bool nan = false;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    double w = want.get(i), x = got.get(i);
+    nan |= std::isnan(w) != std::isnan(x);
+    if (!std::isnan(w) && !std::isnan(x)) c.max_abs = std::max(c.max_abs, std::fabs(x - w));
+    magnitude = std::max(magnitude, std::fabs(w));
+  }
+  c.rel = c.max_abs / std::max(magnitude, kMagnitudeFloor);
+  c.pass = !nan && got.shape() == want.shape() && c.rel <= kCompiledTolerance;
+  return c;
+}
+
+/// One row of the compiled-versus-interpreter table, laid out like
+/// ad::format_report's rows.
+std::string row(const std::string& name, const std::string& abs, const std::string& rel,
+                const std::string& pass) {
+  char line[200];
+  std::snprintf(line, sizeof line, "%-16s %12s %12s  %s\n", name.c_str(), abs.c_str(), rel.c_str(),
+                pass.c_str());
+  return line;
+}
+
+std::string sci(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+}  // namespace
+
+void add_grad_request_options(Args& a) {
+  a.option("wrt", "A,B", "differentiate with respect to these inputs (default: every float input)");
+  a.option("output", "NAME", "the output to differentiate (default: the only output)");
+  a.flag("vjp", "vector-Jacobian products: take a cotangent d_<output> per output instead of "
+                "requiring a scalar output");
+}
+
+int print_gradient(const Args& a) {
+  std::string stage = a.is_set("stage") ? a.get("stage") : "source";
+  if (stage != "source" && stage != "ir" && stage != "cpp")
+    throw UsageError("with --grad, --stage must be source, ir or cpp, not '" + stage + "'");
+  Gradient g = load_gradient(require_file(a), a.get("grad"), grad_request(a), a.get("dump-after"));
+  if (stage == "source") {
+    std::cout << lang::unparse(g.fn());
+  } else if (stage == "ir") {
+    std::cout << ir::print(g.fn());
+  } else {
+    codegen::CppOptions options;
+    options.origin = g.program.file->path();
+    codegen::CppUnit unit = codegen::emit_cpp(g.module, {g.fn().name}, options);
+    std::cout << "// ----- " << unit.header_name << " -----\n"
+              << unit.header << "// ----- " << unit.source_name << " -----\n"
+              << unit.source;
+  }
+  return 0;
+}
+
+int run_gradient(const Args& a) {
+  Gradient g = load_gradient(require_file(a), a.get("fn"), grad_request(a), a.get("dump-after"));
+  const ir::Function& grad = g.fn();
+  ir::SizeBindings given = parse_sizes(a.get("sizes"));
+  std::vector<Tensor> inputs = gradient_inputs(a, grad, given);
+
+  std::string backend = a.get("backend");
+  std::vector<Tensor> outputs;
+  if (backend == "interp") {
+    ir::InterpOptions options;
+    if (a.is_set("float64")) options.float_type = ElemType::F64;
+    outputs = ir::interpret(grad, inputs, given, options);
+  } else if (backend == "cpp") {
+    if (a.is_set("float64")) throw UsageError("--float64 applies to --backend interp only");
+    codegen::JitOptions options;
+    options.verbose = a.is_set("verbose");
+    outputs = codegen::jit_compile(g.module, grad.name, options).run(inputs, given);
+  } else {
+    throw UsageError("--backend must be 'interp' or 'cpp', not '" + backend + "'");
+  }
+
+  size_t n_forward_inputs = g.forward->inputs.size();
+  size_t n_forward_outputs = g.forward->outputs.size();
+  std::cout << "function " << grad.name << " (backend " << backend << ")\n";
+  for (size_t i = 0; i < grad.inputs.size(); ++i)
+    std::cout << (i < n_forward_inputs ? "input " : "cotangent ") << grad.inputs[i]->name << ": "
+              << inputs[i].describe() << "\n";
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string& name = grad.output_names[i];
+    print_tensor_summary(std::cout, i < n_forward_outputs ? "output" : "gradient", name,
+                         outputs[i]);
+    if (a.is_set("save")) {
+      std::filesystem::create_directories(a.get("save"));
+      write_npy(a.get("save") + "/" + name + ".npy", outputs[i]);
+    }
+  }
+  return 0;
+}
+
+int cmd_gradcheck(const std::vector<std::string>& argv) {
+  Args a("gradcheck", "FILE [options]",
+         "Checks the gradients of a function on random inputs (from --seed):\n"
+         "  1. the interpreter's gradients in float64 against central finite\n"
+         "     differences (entries at kinks and ties are warned about, and pass\n"
+         "     when they lie between the one-sided derivatives);\n"
+         "  2. the compiled float32 program (C++ JIT) against the interpreter in\n"
+         "     float32: every output and gradient within 1e-4 of its largest value.\n"
+         "Prints a table for each; the exit status is 1 if anything fails.");
+  a.option("fn", "NAME", "the function (needed when FILE has several entry functions)");
+  a.option("sizes", "N=V,...", "size parameters, e.g. B=2,N=3");
+  a.option("seed", "S", "seed of the random inputs (and cotangents)", "1");
+  add_grad_request_options(a);
+  a.option("max-entries", "N", "check at most N entries per input, evenly spread (0: all)", "0");
+  a.option("tolerance", "T", "largest relative error against finite differences", "1e-4");
+  a.flag("verbose", "print compiler commands and cache hits");
+  add_common_options(a);
+  if (!a.parse(argv)) return 0;
+
+  ad::GradRequest req = grad_request(a);
+  // Differentiating first reports a bad request (integer input, non-scalar
+  // output, unknown name) with its source location before anything runs.
+  Gradient g = load_gradient(require_file(a), a.get("fn"), req, a.get("dump-after"));
+  const ir::Function& fn = *g.forward;
+  ir::SizeBindings sizes = parse_sizes(a.get("sizes"));
+  require_sizes(g.fn(), sizes);
+
+  ad::GradcheckOptions options;
+  options.request = req;
+  options.sizes = sizes;
+  options.seed = parse_seed(a.get("seed"));
+  char* end = nullptr;
+  std::string max_entries = a.get("max-entries");
+  options.max_entries = std::strtoll(max_entries.c_str(), &end, 10);
+  if (max_entries.empty() || *end != '\0' || options.max_entries < 0)
+    throw UsageError("--max-entries expects a non-negative integer");
+  std::string tolerance = a.get("tolerance");
+  options.tolerance = std::strtod(tolerance.c_str(), &end);
+  if (tolerance.empty() || *end != '\0' || !(options.tolerance > 0))
+    throw UsageError("--tolerance expects a positive number");
+
+  ad::GradcheckReport report = ad::gradcheck(fn, options);
+  std::cout << "gradcheck " << fn.name
+            << ": interpreter (float64) against central differences\n"
+            << ad::format_report(report);
+
+  // The compiled float32 program against the interpreter's float32 run.
+  const ir::Function& grad = g.fn();
+  std::vector<Tensor> inputs = ir::random_inputs(grad, sizes, options.seed);
+  std::vector<Tensor> want = ir::interpret(grad, inputs, sizes);
+  codegen::JitOptions jit;
+  jit.verbose = a.is_set("verbose");
+  std::vector<Tensor> got = codegen::jit_compile(g.module, grad.name, jit).run(inputs, sizes);
+  std::cout << "\ncompiled (C++, float32) against the interpreter (float32)\n"
+            << row("output/gradient", "max abs err", "rel to max", "pass");
+  bool compiled_pass = true;
+  for (size_t i = 0; i < want.size(); ++i) {
+    Comparison c = compare_tensors(grad.output_names[i], got[i], want[i]);
+    compiled_pass &= c.pass;
+    std::cout << row(c.name, sci(c.max_abs), sci(c.rel), c.pass ? "yes" : "NO");
+  }
+  bool pass = report.pass && compiled_pass;
+  std::cout << "\ngradcheck " << fn.name << ": " << (pass ? "ok" : "FAILED") << "\n";
+  return pass ? 0 : 1;
+}
+
+}  // namespace tenet::cli

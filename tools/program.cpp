@@ -1,0 +1,143 @@
+#include "tools/program.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+#include "lang/check.h"
+#include "lang/parser.h"
+#include "passes/pipeline.h"
+
+namespace tenet::cli {
+
+std::string require_file(const Args& a) {
+  if (a.positional().size() != 1) throw UsageError("expected one FILE argument (see --help)");
+  return a.positional()[0];
+}
+
+Program load(const std::string& path, const std::string& dump_after,
+             const std::string& stop_after) {
+  Program p;
+  p.file = std::make_unique<SourceFile>(SourceFile::read(path));
+  p.ast = lang::parse(*p.file);
+  p.module = lang::check(p.ast, *p.file);
+  optimise(p.module, dump_after, stop_after);
+  return p;
+}
+
+void optimise(ir::Module& m, const std::string& dump_after, const std::string& stop_after) {
+  passes::PipelineOptions options;
+  options.dump_after = passes::parse_dump_after(dump_after);
+  options.stop_after = stop_after;
+  passes::run_pipeline(m, options);
+}
+
+namespace {
+
+void collect_calls(const std::vector<ast::StmtPtr>& body, std::set<std::string>& called) {
+  for (const auto& s : body) {
+    if (s->kind == ast::StmtKind::Call) called.insert(s->callee.name);
+    if (s->kind == ast::StmtKind::For) collect_calls(s->body, called);
+  }
+}
+
+}  // namespace
+
+const ir::Function& select_function(const Program& p, const std::string& name) {
+  std::string names;
+  for (const auto& f : p.module.functions) names += (names.empty() ? "" : ", ") + f.name;
+  if (!name.empty()) {
+    if (const ir::Function* f = p.module.find(name)) return *f;
+    throw UsageError("no function '" + name + "' in " + p.file->path() + " (functions: " + names +
+                     ")");
+  }
+  std::set<std::string> called;
+  for (const auto& f : p.ast.functions) collect_calls(f.body, called);
+  std::vector<const ir::Function*> entries;
+  for (const auto& f : p.module.functions)
+    if (!called.count(f.name)) entries.push_back(&f);
+  if (entries.size() == 1) return *entries[0];
+  if (p.module.functions.empty()) throw UsageError(p.file->path() + " defines no function");
+  std::string entry_names;
+  for (auto* f : entries) entry_names += (entry_names.empty() ? "" : ", ") + f->name;
+  throw UsageError(p.file->path() + " has several entry functions (" + entry_names +
+                   "); choose one with --fn NAME");
+}
+
+ir::SizeBindings parse_sizes(const std::string& spec) {
+  ir::SizeBindings sizes;
+  std::stringstream ss(spec);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError("--sizes expects NAME=VALUE[,NAME=VALUE...], got '" + item + "'");
+    std::string name = item.substr(0, eq), value = item.substr(eq + 1);
+    char* end = nullptr;
+    long long v = std::strtoll(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0' || v < 0)
+      throw UsageError("--sizes: '" + value + "' is not a non-negative integer (for " + name +
+                       ")");
+    sizes[name] = v;
+  }
+  return sizes;
+}
+
+uint64_t parse_seed(const std::string& text) {
+  char* end = nullptr;
+  unsigned long long seed = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0') throw UsageError("--seed expects an integer");
+  return seed;
+}
+
+std::vector<std::string> parse_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+void require_sizes(const ir::Function& fn, const ir::SizeBindings& given) {
+  for (const auto& in : fn.inputs)
+    for (const auto& d : in->shape)
+      for (const auto& sym : d.symbols())
+        if (!given.count(sym))
+          throw UsageError("size parameter '" + sym + "' of input '" + in->name +
+                           "' is not bound; give it with --sizes " + sym +
+                           "=... (or pass --inputs DIR)");
+}
+
+void add_common_options(Args& a) {
+  a.option("dump-after", "PASS[,PASS]|all",
+           "print the IR after the named passes to stderr (also TENET_DUMP_AFTER)");
+}
+
+std::string fmt(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+void print_tensor_summary(std::ostream& os, const std::string& label, const std::string& name,
+                          const Tensor& t) {
+  double sum = 0, sum_sq = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    double v = t.get(i);
+    sum += v;
+    sum_sq += v * v;
+  }
+  os << label << " " << name << ": " << t.describe() << "\n";
+  os << "  checksum: " << fmt(sum) << " " << fmt(sum_sq) << "\n";
+  os << "  values:";
+  int64_t shown = std::min<int64_t>(t.numel(), 8);
+  for (int64_t i = 0; i < shown; ++i) os << " " << fmt(t.get(i));
+  if (t.numel() > shown) os << " ...";
+  os << "\n";
+}
+
+}  // namespace tenet::cli
