@@ -21,7 +21,39 @@ void write_file(const fs::path& path, const std::string& text) {
   if (!out) throw BindError("cannot write '" + path.string() + "'");
 }
 
-std::string cmake_lists(const std::string& unit) {
+/// The CMake lines that link a CBLAS into the targets when the unit calls
+/// tenet::gemm, or leave tenet_gemm.h's plain loops when none is found.
+std::string blas_lines(const std::string& unit) {
+  return "\n"
+         "# Contractions call tenet::gemm (tenet_gemm.h). With a CBLAS library it is\n"
+         "# a library call (OpenBLAS is searched for; set TENET_BLAS to another\n"
+         "# CBLAS shared library, or to NONE), without one plain loops.\n"
+         "set(TENET_BLAS \"\" CACHE STRING \"CBLAS library for tenet_gemm.h (empty: search for "
+         "OpenBLAS; NONE: plain loops)\")\n"
+         "set(tenet_blas_library \"${TENET_BLAS}\")\n"
+         "if(NOT tenet_blas_library)\n"
+         "  find_library(TENET_OPENBLAS_LIBRARY NAMES openblas libopenblas.so.0\n"
+         "    PATHS /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-openmp\n"
+         "          /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-pthread)\n"
+         "  set(tenet_blas_library \"${TENET_OPENBLAS_LIBRARY}\")\n"
+         "endif()\n"
+         "if(tenet_blas_library AND NOT tenet_blas_library STREQUAL \"NONE\")\n"
+         "  target_compile_definitions(" +
+         unit +
+         "_objects PUBLIC TENET_GEMM_CBLAS)\n"
+         "  foreach(target " +
+         unit + " " + unit +
+         "_shared)\n"
+         "    target_link_libraries(${target} PUBLIC ${tenet_blas_library})\n"
+         "  endforeach()\n"
+         "else()\n"
+         "  message(STATUS \"" +
+         unit +
+         ": no CBLAS library: contractions use the plain loops of tenet_gemm.h\")\n"
+         "endif()\n";
+}
+
+std::string cmake_lists(const std::string& unit, bool uses_gemm) {
   const std::string option = [&] {
     std::string upper;
     for (char c : unit) upper += char(std::toupper(static_cast<unsigned char>(c)));
@@ -86,7 +118,8 @@ std::string cmake_lists(const std::string& unit) {
          "  if(OpenMP_CXX_FOUND)\n"
          "    target_link_libraries(${target} PUBLIC OpenMP::OpenMP_CXX)\n"
          "  endif()\n"
-         "endforeach()\n";
+         "endforeach()\n" +
+         (uses_gemm ? blas_lines(unit) : "");
 }
 
 /// A call of `fn` with its outputs allocated, for the README.
@@ -191,7 +224,7 @@ void emit_project(const ir::Module& m, const std::vector<std::string>& functions
     write_file(root / entry.path().filename(), detail::read_text_file(entry.path().string()));
   }
   if (ec) throw InternalError("cannot read the runtime headers in '" + runtime_dir() + "'");
-  write_file(root / "CMakeLists.txt", cmake_lists(unit));
+  write_file(root / "CMakeLists.txt", cmake_lists(unit, code.uses_gemm));
   const ir::Function* first = functions.empty() ? &m.functions.front() : m.find(functions.front());
   write_file(root / "README.md", readme(unit, code, *first));
 }

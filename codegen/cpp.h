@@ -7,7 +7,9 @@
 /// standard library, OpenMP pragmas and runtime/tenet_runtime.h; it computes
 /// what ir::interpret computes, reducing in the interpreter's order (out
 /// indices outer, reduce indices inner, in declaration order; one thread per
-/// out element, so results do not depend on the thread count). For each
+/// out element, so results do not depend on the thread count); except that
+/// statements marked lower = "gemm" (passes/contraction.h) call tenet::gemm
+/// of runtime/tenet_gemm.h, which sums in the GEMM library's order. For each
 /// function `f` with size parameters S..., inputs I... and outputs O... it
 /// defines, with C linkage:
 ///

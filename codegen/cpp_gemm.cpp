@@ -117,10 +117,10 @@ std::vector<ir::Affine> plain(const std::vector<ir::Dim>& dims) {
 }  // namespace
 
 GemmLowering lower_gemm(const ir::Stmt& s, ContractionPlan plan) {
-  const ir::Compute& c = s.compute;
-  const ElemType type = c.result->type;
   GemmLowering g;
   g.plan = std::move(plan);
+  const ir::Compute& c = g.product(s);
+  const ElemType type = c.result->type;
   const ContractionPlan& p = g.plan;
   if (p.a.packed) {
     g.a_loops = loops_read_by(p, *p.a.read);
@@ -154,6 +154,18 @@ GemmLowering lower_gemm(const ir::Stmt& s, ContractionPlan plan) {
                                   "start from the init (the GEMM adds to it): " + c.result->name +
                                       "(" + index_list(c.out) + ") = " + read_text(*init)));
   }
+  if (g.plan.split) {
+    // col2im: the statement's result as a guarded sum over the columns.
+    ir::Stmt gather;
+    gather.compute = g.plan.split->gather;
+    gather.source = "gather the result from the columns: " + s.compute.result->name + "(" +
+                    index_list(s.compute.out) + ") " + (s.compute.init ? "+= " : "+=! ") +
+                    read_text(*gather.compute.body);
+    g.after.push_back(gather);
+  }
+  for (const ir::ValuePtr& buffer : {g.a_buffer, g.b_buffer, g.c_buffer})
+    if (buffer) g.buffers.push_back(buffer);
+  if (g.plan.split) g.buffers.push_back(c.result);
   return g;
 }
 
@@ -168,8 +180,7 @@ void FunctionEmitter::plan_gemm(const ir::Stmt& s) {
                "stale GEMM plan on " << s.compute.result->name << ": the statement now plans as '"
                                      << expected << "'");
   GemmLowering g = lower_gemm(s, std::move(*plan));
-  for (const ir::ValuePtr& buffer : {g.a_buffer, g.b_buffer, g.c_buffer})
-    if (buffer) add_temporary(buffer);
+  for (const ir::ValuePtr& buffer : g.buffers) add_temporary(buffer);
   gemms_.emplace(&s, std::move(g));
 }
 
@@ -205,7 +216,7 @@ std::string bool_text(bool b) {
 void FunctionEmitter::emit_gemm(Code& code, const ir::Stmt& s, const Scope& scope) {
   const GemmLowering& g = gemms_.at(&s);
   const ContractionPlan& p = g.plan;
-  const ir::Compute& c = s.compute;
+  const ir::Compute& c = g.product(s);
   code.comment(comment_text(s));
   const std::string& lower = s.attrs.at("lower");
   const bool decided_per_call = lower != "gemm";

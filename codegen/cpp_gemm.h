@@ -30,11 +30,20 @@ struct GemmLowering {
   /// [loops][m][n].
   ir::ValuePtr a_buffer, b_buffer, c_buffer;
   std::vector<ir::Dim> a_loops, b_loops;  // the loop indices each buffer has
+  /// Every buffer above that exists, and the split's columns: the workspace
+  /// temporaries, in carving order.
+  std::vector<ir::ValuePtr> buffers;
   /// Statements run before the GEMM calls: the packs, and (C in place with an
   /// init) the copy of the init into the result, after which the GEMM adds.
   std::vector<ir::Stmt> before;
-  /// C packed: result(out) = [init(out) +] c_buffer(loops, m, n).
+  /// C packed: result(out) = [init(out) +] c_buffer(loops, m, n); for a
+  /// split statement, then the gather of the result from the columns.
   std::vector<ir::Stmt> after;
+
+  /// The statement the GEMM computes: the split's product, or the statement.
+  const ir::Compute& product(const ir::Stmt& s) const {
+    return plan.split ? plan.split->product : s.compute;
+  }
 };
 
 /// The buffers and statements for a lowered statement `s` of plan `plan`.

@@ -13,6 +13,9 @@
 ///     temporary name, then renamed), so concurrent processes are safe;
 ///   - a compiler failure is an InternalError carrying the compiler's output
 ///     and the path of the generated source (valid IR must always compile);
+///   - a unit that calls tenet::gemm is built with -DTENET_GEMM_CBLAS and
+///     linked with blas_library() (a BindError names the package when that
+///     library is missing);
 ///   - run() binds inputs with ir::bind_sizes, so wrong shapes or types are a
 ///     BindError before any generated code runs, and allocates the outputs.
 #pragma once

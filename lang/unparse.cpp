@@ -93,15 +93,12 @@ class Printer {
     return s + where;
   }
 
-  void comments(const Line& l, const std::string& printed, const std::string& indent,
-                bool first) {
+  void comments(const Line& l, const std::string& printed, const std::string& indent, bool first) {
     if (!options_.comments) return;
     std::vector<std::string> text;
-    if (!l.source.empty() && normalised(l.source) != normalised(printed)) {
-      std::istringstream in(l.source);
-      for (std::string line; std::getline(in, line);)
-        if (!normalised(line).empty()) text.push_back(normalised(line));
-    }
+    // A statement written over several lines is one comment line.
+    if (!l.source.empty() && normalised(l.source) != normalised(printed))
+      text.push_back(normalised(l.source));
     for (const std::string& a : l.attrs) text.push_back(a);
     if (text.empty()) return;
     if (!first) os_ << "\n";
@@ -117,8 +114,7 @@ class Printer {
         os_ << indent << printed << "\n";
         continue;
       }
-      std::string head =
-          "for " + names_.of_index(l.var) + " in 0:" + std::to_string(l.trip);
+      std::string head = "for " + names_.of_index(l.var) + " in 0:" + std::to_string(l.trip);
       comments(l, head, indent, i == 0);
       os_ << indent << head << " {\n";
       lines(l.body_lines, indent + "  ");
@@ -162,8 +158,7 @@ std::string unparse(const ir::Function& fn, const UnparseOptions& options) {
       }
     }
     if (!refused_one)
-      throw InternalError("unparse of '" + fn.name + "': " + v->why + " (" + v->value->name +
-                          ")");
+      throw InternalError("unparse of '" + fn.name + "': " + v->why + " (" + v->value->name + ")");
   }
 }
 

@@ -151,11 +151,13 @@ std::string ExprText::body(const ir::Expr& e, ElemType statement_type) const {
   return expr(e, e->type != statement_type).s;
 }
 
+// A positive symbolic offset, positive terms, a negative symbolic offset,
+// negative terms, a constant offset: `2*i + ki`, `S + s`, `j - S`,
+// `N - 1 - i`, `h - 2*y`. Index expressions are exact integer arithmetic, so
+// the grouping is free.
 std::string ExprText::affine(const ir::Affine& a) const {
   std::string s;
-  bool offset_first = !a.offset.is_constant();
-  if (offset_first) s = size_text(a.offset, names_.function);
-  for (const auto& [name, c] : a.terms) {
+  auto term = [&](const std::string& name, int64_t c) {
     int64_t mag = c < 0 ? -c : c;
     if (s.empty())
       s += c < 0 ? "-" : "";
@@ -163,8 +165,21 @@ std::string ExprText::affine(const ir::Affine& a) const {
       s += c < 0 ? " - " : " + ";
     if (mag != 1) s += std::to_string(mag) + "*";
     s += names_.of_index(name);
+  };
+  std::string offset = a.offset.is_constant() ? "" : size_text(a.offset, names_.function);
+  if (!offset.empty() && offset[0] != '-') s = offset;  // `S + s`, `N - 1 - i`
+  for (const auto& [name, c] : a.terms)
+    if (c > 0) term(name, c);
+  if (!offset.empty() && offset[0] == '-') {  // `j - S`
+    std::string negated = size_text(-a.offset, names_.function);
+    if (s.empty())
+      s = offset;
+    else
+      s += " - " + (negated.find(' ') == std::string::npos ? negated : "(" + negated + ")");
   }
-  if (!offset_first) {
+  for (const auto& [name, c] : a.terms)
+    if (c < 0) term(name, c);
+  if (a.offset.is_constant()) {
     int64_t k = *a.offset.constant();
     if (s.empty())
       s = std::to_string(k);
@@ -200,14 +215,17 @@ ExprText::Text ExprText::expr(const ir::Expr& e, bool anchor) const {
         return {s, s[0] == '-' ? 6 : 7};
       }
       if (e->size.as_symbol()) return {*e->size.as_symbol(), 7};
-      return {"(" + size_text(e->size, names_.function) + ")", 7};
+      // A size expression reads as arithmetic of int64 values: `N - 1`, `2*S`.
+      std::string text = size_text(e->size, names_.function);
+      bool sum = text.find(" + ") != std::string::npos || text.find(" - ") != std::string::npos;
+      bool product = text.find('*') != std::string::npos || text.find(" / ") != std::string::npos;
+      return {text, sum ? 4 : product ? 5 : text[0] == '-' ? 6 : 7};
     }
     case ir::ExprKind::Read: {
       std::string s = names_.of(e->tensor);
       if (e->indices.empty()) return {s, 7};
       s += e->guarded || guard_.count(e.get()) ? "?(" : "(";
-      for (size_t i = 0; i < e->indices.size(); ++i)
-        s += (i ? ", " : "") + affine(e->indices[i]);
+      for (size_t i = 0; i < e->indices.size(); ++i) s += (i ? ", " : "") + affine(e->indices[i]);
       return {s + ")", 7};
     }
     case ir::ExprKind::Unary: {
@@ -237,7 +255,9 @@ ExprText::Text ExprText::binary(const ir::ExprNode& e) const {
   const ir::Expr& a = e.args[0];
   const ir::Expr& b = e.args[1];
   if (e.binop == ir::BinOp::Pow || e.binop == ir::BinOp::Max || e.binop == ir::BinOp::Min) {
-    const char* name = e.binop == ir::BinOp::Pow ? "pow" : e.binop == ir::BinOp::Max ? "fmax" : "fmin";
+    const char* name = e.binop == ir::BinOp::Pow   ? "pow"
+                       : e.binop == ir::BinOp::Max ? "fmax"
+                                                   : "fmin";
     return {std::string(name) + "(" + expr(a, false).s + ", " + expr(b, false).s + ")", 7};
   }
   InfixOp op = infix(e.binop);

@@ -110,7 +110,7 @@ Names assign_names(const ir::Function& fn, const Lowered& lowered);
 
 /// Choices that survive from one round to the next.
 struct Decisions {
-  std::set<const ir::ExprNode*> guard;  // unguarded IR reads printed guarded
+  std::set<const ir::ExprNode*> guard;                     // unguarded IR reads printed guarded
   std::set<std::pair<ValueKey, std::string>> force_where;  // (target, IR index)
 };
 

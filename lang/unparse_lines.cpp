@@ -208,14 +208,13 @@ class Lowering {
         // A copy, then `+=`: the same order of additions as the IR.
         ir::ValuePtr start = make_value(c.result, c.result->name);
         out_.groups.join(start.get(), c.result.get());
-        Line first = copy(start, c.init);
-        first.source = line.source;
-        first.attrs = line.attrs;
-        line.source.clear();
-        line.attrs.clear();
-        first.out = c.out;
+        Line first = line;  // with the statement's comments
+        first.target = start;
+        first.op = "=";
         first.body = read_at(c.init, c.out);
         lines.push_back(std::move(first));
+        line.source.clear();
+        line.attrs.clear();
         line.op = "+=";
         line.init = start;
         line.reduce = c.reduce;
@@ -231,8 +230,8 @@ class Lowering {
       lines.push_back(std::move(line));
       return;
     }
-    ir::ValuePtr partial = make_value(
-        c.result, c.result->name + (c.op == ir::ReduceOp::Max ? "_max" : "_min"));
+    ir::ValuePtr partial =
+        make_value(c.result, c.result->name + (c.op == ir::ReduceOp::Max ? "_max" : "_min"));
     Line reduce = line;
     reduce.target = partial;
     reduce.op = reduce_text(c.op);
@@ -316,7 +315,8 @@ class Lowering {
 Lowered lower_lines(const ir::Function& fn, const std::set<ValueKey>& refused) {
   Lowered out;
   Lowering(fn, refused, out).run();
-  for (const OutputSlot& o : out.outputs) out.claimed.emplace(out.groups.find(o.value.get()), o.name);
+  for (const OutputSlot& o : out.outputs)
+    out.claimed.emplace(out.groups.find(o.value.get()), o.name);
   return out;
 }
 

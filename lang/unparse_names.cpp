@@ -29,7 +29,8 @@ const std::set<std::string>& reserved_words() {
 std::string sanitize(const std::string& name) {
   std::string out;
   for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
     out += ok ? c : '_';
   }
   if (out.empty() || (out[0] >= '0' && out[0] <= '9')) out = "t_" + out;

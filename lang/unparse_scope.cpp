@@ -110,8 +110,8 @@ class Replay {
       return fail(line.target.get(), "'" + name + "' += updates another version");
     if (!update && blocks_.back().defined.count(name))
       return fail(line.target.get(), "redefinition of '" + name + "'");
-    if (existing && (existing->rank() != line.target->rank() ||
-                     existing->type != line.target->type))
+    if (existing &&
+        (existing->rank() != line.target->rank() || existing->type != line.target->type))
       return fail(line.target.get(), "'" + name + "' changes its type or rank");
     const std::vector<SizeExpr>* target_dims = existing ? &shape_.at(existing) : nullptr;
     line.statement_type = existing ? existing->type : ElemType::F32;
@@ -263,7 +263,8 @@ class Replay {
     auto is_target = [&](size_t k) { return target_dims && k < n_out; };
     line.where.assign(dims.size(), false);
     for (size_t k = 0; k < dims.size(); ++k)
-      line.where[k] = !is_target(k) && decisions_.force_where.count({line.target.get(), dims[k].index});
+      line.where[k] =
+          !is_target(k) && decisions_.force_where.count({line.target.get(), dims[k].index});
     // Plain uses of one index with different sizes: the checker would refuse.
     {
       std::map<std::string, std::vector<SizeExpr>> sizes;
@@ -327,8 +328,8 @@ class Replay {
       if (all) {
         std::string why;
         for (const auto& d : diags.all()) why += "; " + d.message;
-        throw InternalError("unparse: the checker would reject a statement of '" + fn_.name +
-                            "'" + why);
+        throw InternalError("unparse: the checker would reject a statement of '" + fn_.name + "'" +
+                            why);
       }
     }
     throw InternalError("unparse: range inference did not settle in '" + fn_.name + "'");

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "passes/contraction_split.h"
 #include "support/error.h"
 
 namespace tenet::passes {
@@ -181,6 +182,14 @@ std::string matrix_name(const GemmMatrix& m, const std::string& tensor) {
 
 std::optional<ContractionPlan> plan_contraction(const ir::Compute& c) {
   if (c.op != ir::ReduceOp::Sum || !is_float(c.result->type) || c.reduce.empty()) return {};
+  if (std::optional<SplitGather> split = detail::split_strided_gather(c)) {
+    // The product has no strided guarded dimension left, so this recursion ends.
+    std::optional<ContractionPlan> plan = plan_contraction(split->product);
+    if (plan) {
+      plan->split = std::make_shared<const SplitGather>(std::move(*split));
+      return plan;
+    }
+  }
   const ir::ExprNode& body = *c.body;
   if (body.kind != ir::ExprKind::Binary || body.binop != ir::BinOp::Mul) return {};
   const ir::ExprNode& x = *body.args[0];
@@ -246,6 +255,19 @@ std::optional<ContractionPlan> plan_contraction(const ir::Compute& c) {
 }
 
 std::string describe(const ContractionPlan& p, const ir::Compute& c) {
+  if (p.split) {
+    // "dx(b, c, h, w) = sum over i, j of dx_cols?(...); dx_cols[...] = ..."
+    const ir::Compute& gather = p.split->gather;
+    const ir::ExprNode& read = *gather.body;
+    std::string at;
+    for (const ir::Affine& a : read.indices) at += (at.empty() ? "" : ", ") + a.str();
+    std::string out;
+    for (const ir::Dim& d : c.out) out += (out.empty() ? "" : ", ") + d.index;
+    ContractionPlan gemm = p;
+    gemm.split = nullptr;
+    return c.result->name + "(" + out + ") = sum over " + join(gather.reduce) + " of " +
+           read.tensor->name + "?(" + at + "); " + describe(gemm, p.split->product);
+  }
   std::string loops;
   for (const ir::Dim& d : p.loops) loops += (loops.empty() ? "for " : ", ") + d.index;
   return (loops.empty() ? "" : loops + ": ") + matrix_name(p.c, c.result->name) + "[" + join(p.m) +

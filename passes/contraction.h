@@ -26,6 +26,12 @@
 /// one GEMM per image), provided each GEMM keeps at least kMinLoopedGemmSide
 /// rows and columns; otherwise C is packed.
 ///
+/// A guarded factor whose index mixes an out index with a strided reduce
+/// index (the input gradient of a strided convolution, `w?(o, c, h - 2*i,
+/// ...)`) would pack mostly zeros; such a statement is split instead: a GEMM
+/// into a fresh tensor of columns, then a guarded gather (col2im) of the
+/// result from it (contraction_split.h).
+///
 /// Lowered when one GEMM does at least kGemmMinWork multiply-adds (M*N*K); when
 /// that depends on size parameters, the generated code decides per call.
 ///
@@ -39,6 +45,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,11 +73,23 @@ struct GemmMatrix {
   int ld_dim = -1;
 };
 
+/// A statement computed in two steps (the input gradient of a strided
+/// convolution, see contraction_split.h): `product`, a contraction into a
+/// fresh tensor of columns (the one the plan's GEMM computes), then `gather`,
+/// the statement's own result (and init) as a guarded sum over those columns.
+struct SplitGather {
+  ir::Compute product;
+  ir::Compute gather;
+};
+
 struct ContractionPlan {
   std::vector<ir::Dim> loops;  // one GEMM per value of these out indices
   std::vector<ir::Dim> m, n, k;
   GemmMatrix a, b, c;
   ir::SizeExpr work;  // M * N * K of one GEMM
+  /// Set when the GEMM computes split->product (the plan's reads and C
+  /// belong to it), followed by split->gather.
+  std::shared_ptr<const SplitGather> split;
 };
 
 /// The plan for a statement, whatever its size, or nullopt when it is not a

@@ -7,6 +7,7 @@ packages=(
   build-essential g++ cmake ninja-build pkg-config
   clang libclang-rt-dev libomp-dev   # clang build, libFuzzer, OpenMP for clang
   libgtest-dev libgmock-dev          # tests
+  libopenblas0-openmp                # the GEMM library generated code links (runtime/tenet_gemm.h)
   clang-format                       # format check
   python3
 )

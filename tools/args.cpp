@@ -67,7 +67,9 @@ std::string Args::get(const std::string& name) const {
   return specs_.at(name).default_value;
 }
 
-bool Args::is_set(const std::string& name) const { return values_.count(name) > 0; }
+bool Args::is_set(const std::string& name) const {
+  return values_.count(name) > 0;
+}
 
 std::string Args::help() const {
   std::ostringstream os;

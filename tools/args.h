@@ -1,7 +1,8 @@
 /// \file
 /// A small command-line parser for the `tenet` subcommands: `--name value`,
-/// `--name=value` (`-x value` for one-letter names), boolean flags and positional arguments, with generated
-/// --help text. Unknown options are user errors (UsageError), never ignored.
+/// `--name=value` (`-x value` for one-letter names), boolean flags and
+/// positional arguments, with generated --help text. Unknown options are user
+/// errors (UsageError), never ignored.
 #pragma once
 
 #include <map>

@@ -1,3 +1,4 @@
+// The subcommands check, print, run and emit (commands.h).
 #include "tools/commands.h"
 
 #include <filesystem>
@@ -55,8 +56,9 @@ int cmd_print(const std::vector<std::string>& argv) {
          "  ir      the IR after the whole pipeline\n"
          "  source  the IR after the whole pipeline, printed back as source\n"
          "  cpp     the generated C++\n"
-         "With --grad FN, prints the gradient program of FN (made by automatic\n"
-         "differentiation, then the pipeline) at stage source (the default), ir or cpp.");
+         "With --grad FN, prints the gradient program of FN: at stage source (the\n"
+         "default) as automatic differentiation derived it, at stages ir and cpp\n"
+         "after the pipeline.");
   a.option("stage", "STAGE", "parse | check | PASS | ir | source | cpp", "ir");
   a.option("fn", "NAME", "print only this function (IR, source and C++ stages)");
   a.option("grad", "FN", "print the gradient program of function FN");
@@ -111,7 +113,9 @@ int cmd_run(const std::vector<std::string>& argv) {
   a.option("fn", "NAME", "the function to run (needed when FILE has several entry functions)");
   a.option("sizes", "N=V,...", "size parameters, e.g. B=2,N=3");
   a.option("seed", "S", "seed of the random inputs", "0");
-  a.option("inputs", "DIR", "read inputs from DIR/<input>.npy instead of random values");
+  a.option("inputs", "DIR",
+           "read inputs from DIR/<input>.npy instead of random values (with --grad --vjp, "
+           "also the cotangents DIR/d_<output>.npy)");
   a.option("backend", "interp|cpp", "the reference interpreter or JIT-compiled C++", "interp");
   a.option("save", "DIR", "also write each output (and gradient) to DIR/<name>.npy");
   a.flag("float64", "interpreter: compute every float in float64");
@@ -133,7 +137,7 @@ int cmd_run(const std::vector<std::string>& argv) {
     for (const auto& in : fn.inputs)
       inputs.push_back(read_npy(a.get("inputs") + "/" + in->name + ".npy"));
   } else {
-    require_sizes(fn, given);
+    require_sizes(fn, given, true);
     inputs = ir::random_inputs(fn, given, seed);
   }
 

@@ -1,7 +1,8 @@
 /// \file
 /// The `tenet` subcommands. Each takes the arguments after its name and
 /// returns the process exit status; user errors are thrown (CompileError,
-/// BindError, UsageError) and reported by main().
+/// BindError, UsageError) and reported by main(). The gradient commands
+/// (`print --grad`, `run --grad`, `gradcheck`) are in grad_commands.h.
 #pragma once
 
 #include <string>

@@ -1,3 +1,6 @@
+// The gradient commands (grad_commands.h): `print --grad`, `run --grad`,
+// `gradcheck`. AD runs on the checker's IR of the chosen function; the
+// gradient is then optimised like any function before it runs.
 #include "tools/grad_commands.h"
 
 #include <cmath>
@@ -21,11 +24,12 @@ namespace tenet::cli {
 namespace {
 
 /// Compiled float32 gradients must agree with the interpreter's float32 ones
-/// to this fraction of the tensor's largest magnitude. Both evaluate the same
-/// IR in float32 and reduce in the same order (codegen/cpp.h), so they differ
-/// only where the C++ math library rounds exp/log/tanh/pow differently from
-/// the interpreter's (an ulp, ~6e-8 relative) and that difference travels
-/// through the backward statements; 1e-4 leaves three orders of magnitude for
+/// to this fraction of the tensor's largest magnitude. Both run the same
+/// program in float32; they differ where the C++ math library rounds
+/// exp/log/tanh/pow differently from the interpreter's (an ulp, ~6e-8
+/// relative) and where the optimiser gives a contraction to a blocked GEMM
+/// that sums in another order (an error growing like sqrt(n) ulps for n
+/// terms: ~1e-6 for the sums of these tests). 1e-4 leaves a wide margin for
 /// that, while a wrong index, a lost term or a race shows up at 1e-2 or more.
 constexpr double kCompiledTolerance = 1e-4;
 /// Tensors smaller than this in magnitude are compared to it instead, so that
@@ -36,7 +40,8 @@ constexpr double kMagnitudeFloor = 1e-6;
 struct Gradient {
   Program program;  // checked, not optimised: AD expects the checker's IR
   const ir::Function* forward = nullptr;
-  ir::Module module;  // the gradient function alone, after the pipeline
+  ir::Function derived;  // the gradient function as AD made it
+  ir::Module module;     // the same after the pipeline: what runs
   const ir::Function& fn() const { return module.functions.at(0); }
 };
 
@@ -48,12 +53,26 @@ ad::GradRequest grad_request(const Args& a) {
   return req;
 }
 
-Gradient load_gradient(const std::string& path, const std::string& fn_name,
-                       const ad::GradRequest& req, const std::string& dump_after) {
+/// Without --output or --vjp, a function with several outputs of which one
+/// is a float scalar (a model returning its predictions and its loss) is
+/// differentiated through that scalar.
+void default_output(const ir::Function& fn, ad::GradRequest& req) {
+  if (req.vjp || !req.output.empty() || fn.outputs.size() < 2) return;
+  std::vector<std::string> scalars;
+  for (size_t i = 0; i < fn.outputs.size(); ++i)
+    if (fn.outputs[i]->rank() == 0 && is_float(fn.outputs[i]->type))
+      scalars.push_back(fn.output_names[i]);
+  if (scalars.size() == 1) req.output = scalars[0];
+}
+
+Gradient load_gradient(const std::string& path, const std::string& fn_name, ad::GradRequest& req,
+                       const std::string& dump_after) {
   Gradient g;
   g.program = load(path, "", "check");
   g.forward = &select_function(g.program, fn_name);
-  g.module.functions.push_back(ad::differentiate(*g.forward, req, g.program.file.get()));
+  default_output(*g.forward, req);
+  g.derived = ad::differentiate(*g.forward, req, g.program.file.get());
+  g.module.functions.push_back(g.derived.clone());
   optimise(g.module, dump_after);
   return g;
 }
@@ -66,7 +85,7 @@ std::vector<Tensor> gradient_inputs(const Args& a, const ir::Function& grad,
       inputs.push_back(read_npy(a.get("inputs") + "/" + in->name + ".npy"));
     return inputs;
   }
-  require_sizes(grad, given);
+  require_sizes(grad, given, true);
   // Input i (cotangents last) is random_tensor(seed + i): the forward inputs
   // are the ones plain `run` draws for the same seed.
   return ir::random_inputs(grad, given, parse_seed(a.get("seed")));
@@ -115,18 +134,21 @@ std::string sci(double v) {
 
 void add_grad_request_options(Args& a) {
   a.option("wrt", "A,B", "differentiate with respect to these inputs (default: every float input)");
-  a.option("output", "NAME", "the output to differentiate (default: the only output)");
-  a.flag("vjp", "vector-Jacobian products: take a cotangent d_<output> per output instead of "
-                "requiring a scalar output");
+  a.option("output", "NAME",
+           "the output to differentiate (default: the only output, or the only float scalar "
+           "output)");
+  a.flag("vjp", "vector-Jacobian products: one cotangent input d_<output> per output");
 }
 
 int print_gradient(const Args& a) {
   std::string stage = a.is_set("stage") ? a.get("stage") : "source";
   if (stage != "source" && stage != "ir" && stage != "cpp")
     throw UsageError("with --grad, --stage must be source, ir or cpp, not '" + stage + "'");
-  Gradient g = load_gradient(require_file(a), a.get("grad"), grad_request(a), a.get("dump-after"));
+  ad::GradRequest req = grad_request(a);
+  Gradient g = load_gradient(require_file(a), a.get("grad"), req, a.get("dump-after"));
   if (stage == "source") {
-    std::cout << lang::unparse(g.fn());
+    // What AD derived, before the optimiser annotates or rewrites it.
+    std::cout << lang::unparse(g.derived);
   } else if (stage == "ir") {
     std::cout << ir::print(g.fn());
   } else {
@@ -141,7 +163,8 @@ int print_gradient(const Args& a) {
 }
 
 int run_gradient(const Args& a) {
-  Gradient g = load_gradient(require_file(a), a.get("fn"), grad_request(a), a.get("dump-after"));
+  ad::GradRequest req = grad_request(a);
+  Gradient g = load_gradient(require_file(a), a.get("fn"), req, a.get("dump-after"));
   const ir::Function& grad = g.fn();
   ir::SizeBindings given = parse_sizes(a.get("sizes"));
   std::vector<Tensor> inputs = gradient_inputs(a, grad, given);
@@ -204,7 +227,7 @@ int cmd_gradcheck(const std::vector<std::string>& argv) {
   Gradient g = load_gradient(require_file(a), a.get("fn"), req, a.get("dump-after"));
   const ir::Function& fn = *g.forward;
   ir::SizeBindings sizes = parse_sizes(a.get("sizes"));
-  require_sizes(g.fn(), sizes);
+  require_sizes(g.fn(), sizes, false);
 
   ad::GradcheckOptions options;
   options.request = req;
@@ -221,8 +244,7 @@ int cmd_gradcheck(const std::vector<std::string>& argv) {
     throw UsageError("--tolerance expects a positive number");
 
   ad::GradcheckReport report = ad::gradcheck(fn, options);
-  std::cout << "gradcheck " << fn.name
-            << ": interpreter (float64) against central differences\n"
+  std::cout << "gradcheck " << fn.name << ": interpreter (float64) against central differences\n"
             << ad::format_report(report);
 
   // The compiled float32 program against the interpreter's float32 run.

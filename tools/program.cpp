@@ -1,3 +1,4 @@
+// Loading, choosing and parsing for the subcommands (program.h).
 #include "tools/program.h"
 
 #include <cstdio>
@@ -79,8 +80,7 @@ ir::SizeBindings parse_sizes(const std::string& spec) {
     char* end = nullptr;
     long long v = std::strtoll(value.c_str(), &end, 10);
     if (value.empty() || *end != '\0' || v < 0)
-      throw UsageError("--sizes: '" + value + "' is not a non-negative integer (for " + name +
-                       ")");
+      throw UsageError("--sizes: '" + value + "' is not a non-negative integer (for " + name + ")");
     sizes[name] = v;
   }
   return sizes;
@@ -102,14 +102,14 @@ std::vector<std::string> parse_list(const std::string& text) {
   return out;
 }
 
-void require_sizes(const ir::Function& fn, const ir::SizeBindings& given) {
+void require_sizes(const ir::Function& fn, const ir::SizeBindings& given, bool inputs_option) {
   for (const auto& in : fn.inputs)
     for (const auto& d : in->shape)
       for (const auto& sym : d.symbols())
         if (!given.count(sym))
           throw UsageError("size parameter '" + sym + "' of input '" + in->name +
-                           "' is not bound; give it with --sizes " + sym +
-                           "=... (or pass --inputs DIR)");
+                           "' is not bound; give it with --sizes " + sym + "=..." +
+                           (inputs_option ? " (or pass --inputs DIR)" : ""));
 }
 
 void add_common_options(Args& a) {

@@ -46,8 +46,9 @@ uint64_t parse_seed(const std::string& text);
 std::vector<std::string> parse_list(const std::string& text);
 
 /// Throws UsageError naming the first size parameter of an input of `fn`
-/// that `given` leaves unbound (random inputs need every size).
-void require_sizes(const ir::Function& fn, const ir::SizeBindings& given);
+/// that `given` leaves unbound (random inputs need every size);
+/// `inputs_option`: the command also takes --inputs DIR (the message says so).
+void require_sizes(const ir::Function& fn, const ir::SizeBindings& given, bool inputs_option);
 
 void add_common_options(Args& a);
 

@@ -13,6 +13,7 @@
 // Prints one line per shape: name, M, N, K, transposes, best and median
 // seconds over the repetitions after one warm-up call, GFLOP/s of the best.
 #include <dlfcn.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -35,10 +36,10 @@ struct Shape {
 // B = 100 throughout; "per image" shapes are what a loop of GEMMs over the
 // batch would call instead of one large GEMM.
 const Shape kShapes[] = {
-    {"primarycaps_fwd", 3600, 256, 20736, false, true},      // im2col(x) . w^T
+    {"primarycaps_fwd", 3600, 256, 20736, false, true},           // im2col(x) . w^T
     {"primarycaps_fwd_per_image", 256, 36, 20736, false, false},  // w . im2col(x_b)
-    {"primarycaps_dw", 256, 20736, 3600, true, false},       // dy^T . im2col(x)
-    {"primarycaps_dx_cols", 3600, 20736, 256, false, false}, // dy . w, then col2im
+    {"primarycaps_dw", 256, 20736, 3600, true, false},            // dy^T . im2col(x)
+    {"primarycaps_dx_cols", 3600, 20736, 256, false, false},      // dy . w, then col2im
     {"conv1_fwd", 40000, 256, 81, false, true},
     {"conv1_fwd_per_image", 256, 400, 81, false, false},
     {"conv1_dw", 256, 81, 40000, true, false},
@@ -70,6 +71,14 @@ void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, in
   }
 }
 
+/// CPU seconds of the whole process (every thread): unlike wall time, not
+/// inflated when other processes take turns on the same cores.
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -96,7 +105,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   const bool split = std::strcmp(argv[3], "split") == 0;
-  const double budget = std::getenv("GEMM_BENCH_SECONDS") ? std::atof(std::getenv("GEMM_BENCH_SECONDS")) : 1.0;
+  const double budget =
+      std::getenv("GEMM_BENCH_SECONDS") ? std::atof(std::getenv("GEMM_BENCH_SECONDS")) : 1.0;
 
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -121,19 +131,25 @@ int main(int argc, char** argv) {
       }
     };
     run();  // warm-up: thread pools, page faults, the library's buffers
-    std::vector<double> times;
+    std::vector<double> times, cpu_times;
     const auto start = std::chrono::steady_clock::now();
     while (times.size() < 3 || (seconds_since(start) < budget && times.size() < 200)) {
       const auto t0 = std::chrono::steady_clock::now();
+      const double c0 = process_cpu_seconds();
       run();
+      cpu_times.push_back(process_cpu_seconds() - c0);
       times.push_back(seconds_since(t0));
     }
     std::sort(times.begin(), times.end());
+    std::sort(cpu_times.begin(), cpu_times.end());
     const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
-    std::printf("%-26s %6lld %6lld %6lld %c%c best %9.5f s median %9.5f s %7.1f GFLOP/s\n", s.name,
-                (long long)s.m, (long long)s.n, (long long)s.k, s.trans_a ? 'T' : 'N',
-                s.trans_b ? 'T' : 'N', times.front(), times[times.size() / 2],
-                flops / times.front() * 1e-9);
+    // GFLOP/s of the best wall time, and GFLOP per CPU-second (per core busy).
+    std::printf(
+        "%-26s %6lld %6lld %6lld %c%c best %9.5f s median %9.5f s %7.1f GFLOP/s %7.1f "
+        "GFLOP/cpu-s\n",
+        s.name, (long long)s.m, (long long)s.n, (long long)s.k, s.trans_a ? 'T' : 'N',
+        s.trans_b ? 'T' : 'N', times.front(), times[times.size() / 2], flops / times.front() * 1e-9,
+        flops / cpu_times.front() * 1e-9);
     std::fflush(stdout);
   }
   return 0;

@@ -8,6 +8,9 @@
 # GEMM_BENCH_SECONDS (default 1) is the time budget per shape and configuration.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+# OpenBLAS picks its kernels for the CPU it finds unless OPENBLAS_CORETYPE
+# forces one; some environments force Haswell (AVX2), which costs 40% here.
+unset OPENBLAS_CORETYPE
 out="${1:-$here/results.txt}"
 
 packages=(libopenblas0-openmp libopenblas0-pthread libblis4-openmp libblis4-pthread libdnnl2)

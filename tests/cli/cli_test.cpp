@@ -3,43 +3,18 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <regex>
 
-#include "tests/support/golden.h"
+#include "tests/cli/cli_util.h"
 
 namespace fs = std::filesystem;
+using tenet::testing::checksum_lines;
+using tenet::testing::Cli;
 using tenet::testing::CommandResult;
 using tenet::testing::expect_golden;
 using tenet::testing::run_command;
-using tenet::testing::source_path;
-using tenet::testing::tenet_binary;
+using tenet::testing::tenet_cmd;
 
 namespace {
-
-std::string tenet_cmd(const std::string& args) { return tenet_binary() + " " + args; }
-
-/// A scratch directory per test, removed afterwards.
-class Cli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("tenet-cli-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string write(const std::string& name, const std::string& text) {
-    fs::path p = dir_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
-  /// The path relative to the scratch dir, so goldens do not contain temp names.
-  CommandResult run_in_dir(const std::string& args) {
-    return run_command("cd " + dir_.string() + " && " + tenet_cmd(args));
-  }
-  fs::path dir_;
-};
 
 const char* kSquash = R"(# squash: scale each capsule vector to length < 1
 def squash(float(B, N, D) s) -> (v) {
@@ -48,19 +23,10 @@ def squash(float(B, N, D) s) -> (v) {
 }
 )";
 
-std::string checksum_lines(const std::string& out) {
-  std::string lines;
-  std::regex re("checksum: .*");
-  for (auto it = std::sregex_iterator(out.begin(), out.end(), re); it != std::sregex_iterator();
-       ++it)
-    lines += it->str() + "\n";
-  return lines;
-}
-
 }  // namespace
 
 TEST_F(Cli, HelpForEveryCommand) {
-  for (const char* cmd : {"check", "print", "run", "emit"}) {
+  for (const char* cmd : {"check", "print", "run", "gradcheck", "emit"}) {
     CommandResult r = run_command(tenet_cmd(std::string(cmd) + " --help"));
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_NE(r.out.find(std::string("usage: tenet ") + cmd), std::string::npos) << r.out;
@@ -144,8 +110,8 @@ TEST_F(Cli, EmitBuildsStandalone) {
   CommandResult r = run_in_dir("emit squash.tn --target cpp -o out");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(fs::exists(dir_ / "out" / "CMakeLists.txt"));
-  CommandResult build = run_command("cmake -S " + (dir_ / "out").string() + " -B " +
-                                    (dir_ / "out-build").string() + " >/dev/null && cmake --build " +
-                                    (dir_ / "out-build").string() + " >/dev/null");
+  CommandResult build =
+      run_command("cmake -S " + (dir_ / "out").string() + " -B " + (dir_ / "out-build").string() +
+                  " >/dev/null && cmake --build " + (dir_ / "out-build").string() + " >/dev/null");
   EXPECT_EQ(build.exit_code, 0) << build.out << build.err;
 }

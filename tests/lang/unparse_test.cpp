@@ -26,36 +26,12 @@ using ir::Dim;
 using ir::ReduceOp;
 using ir::SizeExpr;
 using tenet::testing::expect_unparse_roundtrip;
+using tenet::testing::model_sizes;
 
 ir::Module compile_model(const std::string& file) {
   std::string relative = "models/" + file;
   return compile_source(
       SourceFile(relative, tenet::testing::read_file(tenet::testing::source_path(relative))));
-}
-
-// Small sizes for every function of models/ (a new model needs a line here).
-const std::map<std::string, ir::SizeBindings>& model_sizes() {
-  static const std::map<std::string, ir::SizeBindings> sizes = {
-      {"capsnet.tn:squash_primary", {{"B", 2}, {"T", 2}, {"Y", 2}, {"X", 1}, {"D", 3}}},
-      {"capsnet.tn:squash_digit", {{"B", 2}, {"K", 3}, {"E", 4}}},
-      {"capsnet.tn:softmax_digits", {{"B", 2}, {"T", 2}, {"Y", 1}, {"X", 2}, {"K", 3}}},
-      {"capsnet.tn:routing", {{"B", 2}, {"T", 2}, {"Y", 1}, {"X", 2}, {"K", 3}, {"E", 4}}},
-      {"capsnet.tn:capsnet", {{"B", 1}}},
-      {"capsule_transform.tn:capsule_transform",
-       {{"B", 2}, {"T", 2}, {"Y", 1}, {"X", 2}, {"D", 3}, {"K", 2}, {"E", 3}}},
-      {"conv2d.tn:conv2d", {{"B", 2}, {"C", 2}, {"H", 6}, {"W", 5}, {"O", 3}, {"KH", 3}, {"KW", 2}}},
-      {"conv2d.tn:conv2d_stride2", {{"B", 1}, {"C", 2}, {"H", 12}, {"W", 11}, {"O", 2}}},
-      {"layernorm.tn:layernorm", {{"N", 3}, {"D", 4}}},
-      {"linear.tn:linear", {{"B", 2}, {"I", 3}, {"O", 4}}},
-      {"matmul.tn:matmul", {{"M", 2}, {"K", 3}, {"N", 4}}},
-      {"maxpool.tn:maxpool2x2", {{"B", 1}, {"C", 2}, {"H", 6}, {"W", 5}}},
-      {"routing.tn:softmax", {{"B", 2}, {"I", 3}, {"J", 4}}},
-      {"routing.tn:squash", {{"B", 2}, {"J", 3}, {"E", 4}}},
-      {"routing.tn:routing", {{"B", 2}, {"I", 3}, {"J", 4}, {"E", 5}}},
-      {"softmax.tn:softmax", {{"N", 3}, {"K", 4}}},
-      {"squash.tn:squash", {{"B", 2}, {"N", 3}, {"D", 4}}},
-  };
-  return sizes;
 }
 
 TEST(Unparse, EveryModelRoundTrips) {
@@ -106,15 +82,15 @@ TEST(Unparse, NamesLiteralsAndTypes) {
   auto x = fb.input("for", ElemType::F64, {N});  // a keyword
   auto label = fb.input("label", ElemType::I32, {N});
   // An index named like a tensor defined later, and one named like a size.
-  auto d = fb.compute("d_x.1", {{"y", 0, N}}, {}, ReduceOp::None,
-                      ir::make_binary(ir::BinOp::Add, read(x, {"y"}),
-                                      ir::make_const(0.5, ElemType::F64)),
-                      nullptr, ElemType::F64);
-  auto y = fb.compute(
-      "y", {{"N", 0, N}}, {}, ReduceOp::None,
-      ir::make_binary(ir::BinOp::Mul, ir::make_cast(ir::make_index("N"), ElemType::F64),
-                      read(d, {"N"})),
-      nullptr, ElemType::F64);
+  auto d = fb.compute(
+      "d_x.1", {{"y", 0, N}}, {}, ReduceOp::None,
+      ir::make_binary(ir::BinOp::Add, read(x, {"y"}), ir::make_const(0.5, ElemType::F64)), nullptr,
+      ElemType::F64);
+  auto y =
+      fb.compute("y", {{"N", 0, N}}, {}, ReduceOp::None,
+                 ir::make_binary(ir::BinOp::Mul, ir::make_cast(ir::make_index("N"), ElemType::F64),
+                                 read(d, {"N"})),
+                 nullptr, ElemType::F64);
   // A right side of literals only, in float64: the checker would make float32.
   auto c = fb.compute("c", {{"i", 0, N}}, {}, ReduceOp::None,
                       ir::make_binary(ir::BinOp::Add, ir::make_const(0.1, ElemType::F64),
@@ -124,22 +100,21 @@ TEST(Unparse, NamesLiteralsAndTypes) {
   // an int32 label against an int64 index, a size as a value.
   auto two_lits = ir::make_binary(ir::BinOp::Lt, ir::make_const(1, ElemType::I64),
                                   ir::make_const(2, ElemType::I64));
-  auto cond = ir::make_binary(
-      ir::BinOp::And, two_lits,
-      ir::make_binary(ir::BinOp::Or, ir::make_const(0, ElemType::Bool),
-                      ir::make_cast(read(label, {"i"}), ElemType::Bool)));
+  auto cond = ir::make_binary(ir::BinOp::And, two_lits,
+                              ir::make_binary(ir::BinOp::Or, ir::make_const(0, ElemType::Bool),
+                                              ir::make_cast(read(label, {"i"}), ElemType::Bool)));
   auto hit = fb.compute(
       "hit", {{"i", 0, N}}, {}, ReduceOp::None,
       ir::make_select(
-          ir::make_binary(ir::BinOp::And, cond,
-                          ir::make_binary(ir::BinOp::Eq,
-                                          ir::make_cast(read(label, {"i"}), ElemType::I64),
-                                          ir::make_binary(ir::BinOp::Sub, ir::make_size(N),
-                                                          ir::make_index("i")))),
+          ir::make_binary(
+              ir::BinOp::And, cond,
+              ir::make_binary(
+                  ir::BinOp::Eq, ir::make_cast(read(label, {"i"}), ElemType::I64),
+                  ir::make_binary(ir::BinOp::Sub, ir::make_size(N), ir::make_index("i")))),
           ir::make_const(-2, ElemType::F64),
-          ir::make_unary(ir::UnOp::Neg, ir::make_binary(ir::BinOp::Sub, read(y, {"i"}),
-                                                        ir::make_unary(ir::UnOp::Neg,
-                                                                       read(c, {"i"}))))),
+          ir::make_unary(ir::UnOp::Neg,
+                         ir::make_binary(ir::BinOp::Sub, read(y, {"i"}),
+                                         ir::make_unary(ir::UnOp::Neg, read(c, {"i"}))))),
       nullptr, ElemType::F64);
   // Right-nested sums keep their parentheses (float addition is not associative).
   auto sum = fb.compute(
@@ -194,9 +169,8 @@ TEST(Unparse, Loops) {
   auto h = fb.carry(h0, "h");
   auto g = fb.compute(
       "g", {{"i", 0, N}}, {}, ReduceOp::None,
-      ir::make_binary(
-          ir::BinOp::Mul, ir::make_unary(ir::UnOp::Tanh, read(h, {"i"})),
-          ir::make_read(w, {Affine{{{"it", 1}}, SizeExpr(0)}, Affine::var("i")})));
+      ir::make_binary(ir::BinOp::Mul, ir::make_unary(ir::UnOp::Tanh, read(h, {"i"})),
+                      ir::make_read(w, {Affine{{{"it", 1}}, SizeExpr(0)}, Affine::var("i")})));
   fb.begin_loop("r", 2);
   auto gi = fb.carry(g, "g");
   auto g2 = fb.compute("g", {{"i", 0, N}}, {}, ReduceOp::Sum,
@@ -226,11 +200,10 @@ TEST(Unparse, CompositeInputSizesAndGuards) {
   auto cond = ir::make_binary(ir::BinOp::Ge, ir::make_index("i"), ir::make_const(1, ElemType::I64));
   auto y = fb.compute(
       "y", {{"i", 0, N - SizeExpr(2)}}, {}, ReduceOp::None,
-      ir::make_binary(
-          ir::BinOp::Mul,
-          ir::make_select(cond, ir::make_read(x, {Affine{{{"i", 1}}, SizeExpr(-1)}}),
-                          ir::make_const(0, ElemType::F32)),
-          read(d, {"i"})));
+      ir::make_binary(ir::BinOp::Mul,
+                      ir::make_select(cond, ir::make_read(x, {Affine{{{"i", 1}}, SizeExpr(-1)}}),
+                                      ir::make_const(0, ElemType::F32)),
+                      read(d, {"i"})));
   fb.output(y);
   ir::Function fn = fb.finish();
   std::string text = expect_unparse_roundtrip(fn, {{"N", 6}});

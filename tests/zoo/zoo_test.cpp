@@ -50,11 +50,6 @@ codegen::JitOptions jit_options() {
   codegen::JitOptions options;
   const char* dir = std::getenv("TENET_CACHE_DIR");  // CTest: a cache in the build folder
   options.cache_dir = dir && *dir ? dir : std::string(TENET_BINARY_DIR) + "/tenet-cache";
-  // Workaround: codegen breaks a `#pragma omp parallel for if (...)` longer
-  // than its column limit over two lines without a backslash, which does not
-  // compile (most zoo gradients have such a statement). Until that is fixed
-  // the zoo checks the serial code; set this back to true then.
-  options.cpp.openmp = false;
   return options;
 }
 
@@ -141,7 +136,6 @@ TEST_P(ZooGrad, MatchesFiniteDifferencesAndCompiled) {
   options.inputs = inputs;
   options.seed = kSeed;
   options.max_entries = c.max_entries;
-  options.step = c.step;
   ad::GradcheckReport report = ad::gradcheck(*fn, options);
   EXPECT_TRUE(report.pass) << c.file << ".tn, " << c.fn << ":\n" << ad::format_report(report);
   ASSERT_FALSE(report.inputs.empty());

@@ -34,7 +34,6 @@ struct ZooCase {
   std::vector<InputRange> ranges;  // default [-1, 1) for every float input
   int64_t int_hi = 10;             // integer inputs (labels) in [0, int_hi)
   int64_t max_entries = 0;         // finite-difference entries per input (0: all)
-  double step = 1e-6;              // finite-difference step, relative (ad::GradcheckOptions)
 };
 
 /// GoogleTest prints a parameter with this: "models/zoo/<file>.tn, <fn>".

@@ -1,0 +1,166 @@
+// The split of a strided gather (the input gradient of a strided
+// convolution) into a GEMM into columns and a guarded gather (col2im).
+#include "passes/contraction_split.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "ir/builder.h"
+
+namespace tenet::passes::detail {
+
+namespace {
+
+bool mentions(const std::vector<ir::Affine>& indices, const std::string& index) {
+  for (const ir::Affine& a : indices)
+    if (a.coef(index) != 0) return true;
+  return false;
+}
+
+/// `dims` sorted by the storage position of the first dimension of `tensor`
+/// (read at `indices`) that mentions each.
+void sort_by_storage(std::vector<ir::Dim>& dims, const ir::Value& tensor,
+                     const std::vector<ir::Affine>& indices) {
+  std::vector<int> pos(size_t(tensor.rank()));
+  for (int d = 0; d < tensor.rank(); ++d) pos[size_t(d)] = d;
+  for (size_t p = 0; p < tensor.layout.size(); ++p) pos[size_t(tensor.layout[p])] = int(p);
+  auto first = [&](const ir::Dim& d) {
+    int best = tensor.rank();
+    for (size_t i = 0; i < indices.size(); ++i)
+      if (indices[i].coef(d.index) != 0) best = std::min(best, pos[i]);
+    return best;
+  };
+  std::stable_sort(dims.begin(), dims.end(),
+                   [&](const ir::Dim& x, const ir::Dim& y) { return first(x) < first(y); });
+}
+
+/// Whether `a` provably stays in [0, extent) over `ranges` (a constant, or
+/// a plain index whose range fits).
+bool provably_in_range(const ir::Affine& a, const std::map<std::string, ir::Dim>& ranges,
+                       const ir::SizeExpr& extent) {
+  if (a.terms.empty()) return ir::provably_le(0, a.offset) && ir::provably_le(a.offset + 1, extent);
+  if (!a.is_plain_var()) return false;
+  const ir::Dim& d = ranges.at(a.terms[0].first);
+  return ir::provably_le(0, d.lo) && ir::provably_le(d.hi, extent);
+}
+
+}  // namespace
+
+std::optional<SplitGather> split_strided_gather(const ir::Compute& c) {
+  if (c.op != ir::ReduceOp::Sum || c.reduce.empty()) return std::nullopt;
+  const ir::ExprNode& body = *c.body;
+  if (body.kind != ir::ExprKind::Binary || body.binop != ir::BinOp::Mul) return std::nullopt;
+  for (const ir::Expr& arg : body.args)
+    if (arg->kind != ir::ExprKind::Read || arg->type != c.result->type) return std::nullopt;
+  std::map<std::string, ir::Dim> ranges;
+  std::set<std::string> out_names;
+  for (const ir::Dim& d : c.out) ranges[d.index] = d, out_names.insert(d.index);
+  for (const ir::Dim& d : c.reduce) ranges[d.index] = d;
+
+  for (int f_at : {0, 1}) {
+    const ir::ExprNode& f = *body.args[size_t(f_at)];
+    const ir::ExprNode& g = *body.args[size_t(1 - f_at)];
+    if (!f.guarded) continue;
+    // The dimensions of f whose index mixes out and reduce indices.
+    std::vector<int> mixed;
+    std::set<std::string> mixed_out, mixed_reduce;
+    bool strided = false;
+    for (size_t d = 0; d < f.indices.size(); ++d) {
+      bool has_out = false, has_reduce = false;
+      for (const auto& [index, coef] : f.indices[d].terms)
+        (out_names.count(index) ? has_out : has_reduce) = true;
+      if (!has_out || !has_reduce) continue;
+      mixed.push_back(int(d));
+      for (const auto& [index, coef] : f.indices[d].terms) {
+        (out_names.count(index) ? mixed_out : mixed_reduce).insert(index);
+        strided = strided || (!out_names.count(index) && (coef >= 2 || coef <= -2));
+      }
+    }
+    if (!strided) continue;
+    // The mixed out indices must vanish from the product: read nowhere else.
+    bool applies = true;
+    for (const std::string& index : mixed_out) {
+      applies = applies && !mentions(g.indices, index);
+      for (size_t d = 0; d < f.indices.size(); ++d)
+        if (std::find(mixed.begin(), mixed.end(), int(d)) == mixed.end())
+          applies = applies && f.indices[d].coef(index) == 0;
+    }
+    for (const std::string& index : mixed_reduce)
+      applies = applies && ranges.at(index).lo == ir::SizeExpr(0);
+    if (!applies) continue;
+
+    // kappa: one fresh index per mixed dimension, over the whole dimension.
+    std::set<std::string> taken;
+    for (const auto& [index, d] : ranges) taken.insert(index);
+    std::vector<ir::Affine> f_indices = f.indices;
+    std::vector<ir::Dim> kappas;
+    std::map<std::string, int> kappa_dim;
+    bool unguarded = true;
+    for (size_t d = 0; d < f.indices.size(); ++d) {
+      if (std::find(mixed.begin(), mixed.end(), int(d)) == mixed.end()) {
+        unguarded = unguarded && provably_in_range(f.indices[d], ranges, f.tensor->shape[d]);
+        continue;
+      }
+      std::string name = "k_" + f.indices[d].terms[0].first;
+      for (const auto& [index, coef] : f.indices[d].terms)
+        if (out_names.count(index)) name = "k_" + index;
+      for (int n = 1; taken.count(name); ++n) name += std::to_string(n);
+      taken.insert(name);
+      kappas.push_back({name, 0, f.tensor->shape[d]});
+      kappa_dim[name] = int(d);
+      f_indices[d] = ir::Affine::var(name);
+    }
+    ir::Expr f_read = ir::make_read(f.tensor, f_indices, !unguarded);
+
+    // The columns: indices read by both factors, by g only, by f only.
+    std::vector<ir::Dim> candidates;
+    for (const ir::Dim& d : c.out)
+      if (!mixed_out.count(d.index)) candidates.push_back(d);
+    for (const ir::Dim& d : c.reduce)
+      if (mixed_reduce.count(d.index)) candidates.push_back(d);
+    candidates.insert(candidates.end(), kappas.begin(), kappas.end());
+    std::vector<ir::Dim> both, g_only, f_only;
+    for (const ir::Dim& d : candidates) {
+      const bool in_g = mentions(g.indices, d.index), in_f = mentions(f_indices, d.index);
+      (in_g && in_f ? both : in_g ? g_only : f_only).push_back(d);
+    }
+    sort_by_storage(g_only, *g.tensor, g.indices);
+    sort_by_storage(f_only, *f.tensor, f_indices);
+    std::vector<ir::Dim> cols_dims = both;
+    cols_dims.insert(cols_dims.end(), g_only.begin(), g_only.end());
+    cols_dims.insert(cols_dims.end(), f_only.begin(), f_only.end());
+
+    auto cols = std::make_shared<ir::Value>();
+    cols->name = c.result->name + "_cols";
+    cols->type = c.result->type;
+    for (const ir::Dim& d : cols_dims) cols->shape.push_back(d.extent());
+
+    SplitGather split;
+    split.product.result = cols;
+    split.product.out = cols_dims;
+    for (const ir::Dim& d : c.reduce)
+      if (!mixed_reduce.count(d.index)) split.product.reduce.push_back(d);
+    if (split.product.reduce.empty()) return std::nullopt;
+    split.product.op = ir::ReduceOp::Sum;
+    split.product.body = f_at == 0 ? ir::make_binary(ir::BinOp::Mul, f_read, body.args[1])
+                                   : ir::make_binary(ir::BinOp::Mul, body.args[0], f_read);
+
+    std::vector<ir::Affine> at;
+    for (const ir::Dim& d : cols_dims) {
+      auto k = kappa_dim.find(d.index);
+      at.push_back(k == kappa_dim.end() ? ir::Affine::var(d.index) : f.indices[size_t(k->second)]);
+    }
+    split.gather.result = c.result;
+    split.gather.out = c.out;
+    for (const ir::Dim& d : c.reduce)
+      if (mixed_reduce.count(d.index)) split.gather.reduce.push_back(d);
+    split.gather.op = ir::ReduceOp::Sum;
+    split.gather.init = c.init;
+    split.gather.body = ir::make_read(cols, at, true);
+    return split;
+  }
+  return std::nullopt;
+}
+
+}  // namespace tenet::passes::detail
