@@ -296,7 +296,7 @@ void FunctionEmitter::emit_gemm(Code& code, const ir::Stmt& s, const Scope& scop
       "tenet::gemm(" + bool_text(a.transposed) + ", " + bool_text(b.transposed) + ", " + m + ", " +
       n + ", " + k + ", " + literal(1, type).text + ", " + a.pointer + ", " + a.ld + ", " +
       b.pointer + ", " + b.ld + ", " + beta + ", " + result.pointer + ", " + result.ld + ");";
-  if (!p.loops.empty()) {
+  if (!p.loops.empty() && options_.openmp) {
     // Small GEMMs run one per thread (the library runs single-threaded inside
     // a parallel region); large ones one after the other, each threaded by
     // the library.

@@ -59,8 +59,8 @@ Expr make_unary(UnOp op, Expr a) {
 
 Expr make_binary(BinOp op, Expr a, Expr b) {
   TENET_ASSERT(a && b, "binary of null");
-  TENET_ASSERT(a->type == b->type, op_name(op) << " of " << type_name(a->type) << " and "
-                                               << type_name(b->type));
+  TENET_ASSERT(a->type == b->type,
+               op_name(op) << " of " << type_name(a->type) << " and " << type_name(b->type));
   ElemType t = a->type;
   if (is_comparison(op)) {
     t = ElemType::Bool;
@@ -78,9 +78,9 @@ Expr make_binary(BinOp op, Expr a, Expr b) {
 Expr make_select(Expr cond, Expr then_value, Expr else_value) {
   TENET_ASSERT(cond && then_value && else_value, "select of null");
   TENET_ASSERT(cond->type == ElemType::Bool, "select condition is not bool");
-  TENET_ASSERT(then_value->type == else_value->type,
-               "select of " << type_name(then_value->type) << " and "
-                            << type_name(else_value->type));
+  TENET_ASSERT(then_value->type == else_value->type, "select of " << type_name(then_value->type)
+                                                                  << " and "
+                                                                  << type_name(else_value->type));
   auto n = node(ExprKind::Select, then_value->type);
   n->args = {std::move(cond), std::move(then_value), std::move(else_value)};
   return n;
@@ -133,8 +133,8 @@ ValuePtr FunctionBuilder::new_value(const std::string& name, ElemType type,
   return v;
 }
 
-ValuePtr FunctionBuilder::input(const std::string& name, ElemType type,
-                                std::vector<SizeExpr> shape, Span span) {
+ValuePtr FunctionBuilder::input(const std::string& name, ElemType type, std::vector<SizeExpr> shape,
+                                Span span) {
   for (const auto& dim : shape)
     for (const auto& sym : dim.symbols()) size_param(sym);
   auto v = new_value(name, type, std::move(shape), span);
@@ -154,8 +154,8 @@ ValuePtr FunctionBuilder::compute(const std::string& name, std::vector<Dim> out,
   auto result = new_value(name, type, std::move(shape), span);
   Stmt s;
   s.kind = StmtKind::Compute;
-  s.compute = Compute{result, std::move(out), std::move(reduce), op, std::move(init),
-                      std::move(body)};
+  s.compute =
+      Compute{result, std::move(out), std::move(reduce), op, std::move(init), std::move(body)};
   s.span = span;
   s.source = std::move(source);
   block().push_back(std::move(s));

@@ -35,51 +35,82 @@ std::string Affine::str() const {
 
 const char* op_name(UnOp op) {
   switch (op) {
-    case UnOp::Neg: return "neg";
-    case UnOp::Not: return "not";
-    case UnOp::Exp: return "exp";
-    case UnOp::Log: return "log";
-    case UnOp::Sqrt: return "sqrt";
-    case UnOp::Tanh: return "tanh";
-    case UnOp::Sigmoid: return "sigmoid";
-    case UnOp::Abs: return "abs";
+    case UnOp::Neg:
+      return "neg";
+    case UnOp::Not:
+      return "not";
+    case UnOp::Exp:
+      return "exp";
+    case UnOp::Log:
+      return "log";
+    case UnOp::Sqrt:
+      return "sqrt";
+    case UnOp::Tanh:
+      return "tanh";
+    case UnOp::Sigmoid:
+      return "sigmoid";
+    case UnOp::Abs:
+      return "abs";
   }
   return "?";
 }
 
 const char* op_name(BinOp op) {
   switch (op) {
-    case BinOp::Add: return "add";
-    case BinOp::Sub: return "sub";
-    case BinOp::Mul: return "mul";
-    case BinOp::Div: return "div";
-    case BinOp::Pow: return "pow";
-    case BinOp::Max: return "max";
-    case BinOp::Min: return "min";
-    case BinOp::Lt: return "lt";
-    case BinOp::Le: return "le";
-    case BinOp::Gt: return "gt";
-    case BinOp::Ge: return "ge";
-    case BinOp::Eq: return "eq";
-    case BinOp::Ne: return "ne";
-    case BinOp::And: return "and";
-    case BinOp::Or: return "or";
+    case BinOp::Add:
+      return "add";
+    case BinOp::Sub:
+      return "sub";
+    case BinOp::Mul:
+      return "mul";
+    case BinOp::Div:
+      return "div";
+    case BinOp::Pow:
+      return "pow";
+    case BinOp::Max:
+      return "max";
+    case BinOp::Min:
+      return "min";
+    case BinOp::Lt:
+      return "lt";
+    case BinOp::Le:
+      return "le";
+    case BinOp::Gt:
+      return "gt";
+    case BinOp::Ge:
+      return "ge";
+    case BinOp::Eq:
+      return "eq";
+    case BinOp::Ne:
+      return "ne";
+    case BinOp::And:
+      return "and";
+    case BinOp::Or:
+      return "or";
   }
   return "?";
 }
 
 const char* op_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::None: return "assign";
-    case ReduceOp::Sum: return "sum";
-    case ReduceOp::Max: return "max";
-    case ReduceOp::Min: return "min";
+    case ReduceOp::None:
+      return "assign";
+    case ReduceOp::Sum:
+      return "sum";
+    case ReduceOp::Max:
+      return "max";
+    case ReduceOp::Min:
+      return "min";
   }
   return "?";
 }
 
-bool is_comparison(BinOp op) { return op >= BinOp::Lt && op <= BinOp::Ne; }
-bool is_logical(BinOp op) { return op == BinOp::And || op == BinOp::Or; }
+bool is_comparison(BinOp op) {
+  return op >= BinOp::Lt && op <= BinOp::Ne;
+}
+bool is_logical(BinOp op) {
+  return op == BinOp::And || op == BinOp::Or;
+}
 
 namespace {
 void deep_copy_loops(std::vector<Stmt>& body) {

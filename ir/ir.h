@@ -41,8 +41,8 @@ namespace tenet::ir {
 
 /// A tensor in SSA form. Rank 0 is a scalar.
 struct Value {
-  int id = -1;        // unique within a function
-  std::string name;   // unique within a function: the source name, "name.1" for later versions
+  int id = -1;       // unique within a function
+  std::string name;  // unique within a function: the source name, "name.1" for later versions
   ElemType type = ElemType::F32;
   std::vector<SizeExpr> shape;
   /// Storage order of dimensions, outermost first; empty means row-major.
@@ -90,7 +90,7 @@ struct ExprNode {
   bool guarded = false;         // Read: out-of-bounds positions read as 0
   UnOp unop = UnOp::Neg;
   BinOp binop = BinOp::Add;
-  std::vector<Expr> args;       // Unary: 1, Binary: 2, Select: 3 (cond, then, else), Cast: 1
+  std::vector<Expr> args;  // Unary: 1, Binary: 2, Select: 3 (cond, then, else), Cast: 1
 };
 
 /// One index of an iteration domain: index in [lo, hi).
@@ -109,7 +109,7 @@ struct Compute {
   std::vector<Dim> out;     // one per result dimension: [0, result->shape[i])
   std::vector<Dim> reduce;  // empty unless op != None
   ReduceOp op = ReduceOp::None;
-  ValuePtr init;            // optional; same type and shape as result; op != None
+  ValuePtr init;  // optional; same type and shape as result; op != None
   Expr body;
 };
 
@@ -150,7 +150,7 @@ struct Function {
   std::string name;
   std::vector<std::string> size_params;  // every symbol that can occur in shapes and ranges
   std::vector<ValuePtr> inputs;
-  std::vector<ValuePtr> outputs;         // each an input or a value defined at top level
+  std::vector<ValuePtr> outputs;  // each an input or a value defined at top level
   /// The name each output has for users (the source name; ABI parameter,
   /// .npy file and CLI report names). An SSA value may be "v.1" while its
   /// output name is "v". Same length as outputs; unique; not an input's name.

@@ -10,22 +10,28 @@ namespace tenet::ir {
 /// A non-constant building block of a SizeExpr. `key` is its canonical text.
 struct SizeAtom {
   enum Kind { Sym, FloorDiv, Min, Max, Mul } kind;
-  std::string name;             // Sym
-  std::vector<SizeExpr> args;   // FloorDiv: {a}; Min/Max/Mul: {a, b} in key order
-  int64_t divisor = 1;          // FloorDiv
+  std::string name;            // Sym
+  std::vector<SizeExpr> args;  // FloorDiv: {a}; Min/Max/Mul: {a, b} in key order
+  int64_t divisor = 1;         // FloorDiv
   std::string key;
 
   void make_key() {
     switch (kind) {
-      case Sym: key = name; break;
+      case Sym:
+        key = name;
+        break;
       case FloorDiv: {
         const SizeExpr& a = args[0];
         bool simple = a.terms_.size() == 1 && a.constant_ == 0 && a.terms_[0].second == 1;
         key = (simple ? a.str() : "(" + a.str() + ")") + " / " + std::to_string(divisor);
         break;
       }
-      case Min: key = "min(" + args[0].str() + ", " + args[1].str() + ")"; break;
-      case Max: key = "max(" + args[0].str() + ", " + args[1].str() + ")"; break;
+      case Min:
+        key = "min(" + args[0].str() + ", " + args[1].str() + ")";
+        break;
+      case Max:
+        key = "max(" + args[0].str() + ", " + args[1].str() + ")";
+        break;
       case Mul: {
         // A floor division is parenthesised: "M*N / 2" would read as (M*N) / 2.
         auto part = [](const SizeExpr& e) {
@@ -76,9 +82,9 @@ void SizeExpr::normalise() {
     else
       merged.push_back(t);
   }
-  merged.erase(std::remove_if(merged.begin(), merged.end(),
-                              [](const Term& t) { return t.second == 0; }),
-               merged.end());
+  merged.erase(
+      std::remove_if(merged.begin(), merged.end(), [](const Term& t) { return t.second == 0; }),
+      merged.end());
   terms_ = std::move(merged);
   key_.reset();
 }
@@ -170,10 +176,18 @@ int64_t SizeExpr::eval(const SizeBindings& sizes) const {
         x = it->second;
         break;
       }
-      case SizeAtom::FloorDiv: x = floor_div(atom->args[0].eval(sizes), atom->divisor); break;
-      case SizeAtom::Min: x = std::min(atom->args[0].eval(sizes), atom->args[1].eval(sizes)); break;
-      case SizeAtom::Max: x = std::max(atom->args[0].eval(sizes), atom->args[1].eval(sizes)); break;
-      case SizeAtom::Mul: x = atom->args[0].eval(sizes) * atom->args[1].eval(sizes); break;
+      case SizeAtom::FloorDiv:
+        x = floor_div(atom->args[0].eval(sizes), atom->divisor);
+        break;
+      case SizeAtom::Min:
+        x = std::min(atom->args[0].eval(sizes), atom->args[1].eval(sizes));
+        break;
+      case SizeAtom::Max:
+        x = std::max(atom->args[0].eval(sizes), atom->args[1].eval(sizes));
+        break;
+      case SizeAtom::Mul:
+        x = atom->args[0].eval(sizes) * atom->args[1].eval(sizes);
+        break;
     }
     v += coef * x;
   }
@@ -190,10 +204,18 @@ SizeExpr SizeExpr::substitute(const std::map<std::string, SizeExpr>& repl) const
         x = it == repl.end() ? SizeExpr::sym(atom->name) : it->second;
         break;
       }
-      case SizeAtom::FloorDiv: x = floordiv(atom->args[0].substitute(repl), atom->divisor); break;
-      case SizeAtom::Min: x = min(atom->args[0].substitute(repl), atom->args[1].substitute(repl)); break;
-      case SizeAtom::Max: x = max(atom->args[0].substitute(repl), atom->args[1].substitute(repl)); break;
-      case SizeAtom::Mul: x = atom->args[0].substitute(repl) * atom->args[1].substitute(repl); break;
+      case SizeAtom::FloorDiv:
+        x = floordiv(atom->args[0].substitute(repl), atom->divisor);
+        break;
+      case SizeAtom::Min:
+        x = min(atom->args[0].substitute(repl), atom->args[1].substitute(repl));
+        break;
+      case SizeAtom::Max:
+        x = max(atom->args[0].substitute(repl), atom->args[1].substitute(repl));
+        break;
+      case SizeAtom::Mul:
+        x = atom->args[0].substitute(repl) * atom->args[1].substitute(repl);
+        break;
     }
     r = r + x * SizeExpr(coef);
   }

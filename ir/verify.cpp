@@ -18,7 +18,8 @@ class Verifier {
     std::vector<std::set<const Value*>> scopes(1);
     for (const auto& v : fn_.inputs) scopes[0].insert(v.get());
     block(fn_.body, scopes, {});
-    check(fn_.output_names.size() == fn_.outputs.size(), "output_names and outputs differ in length");
+    check(fn_.output_names.size() == fn_.outputs.size(),
+          "output_names and outputs differ in length");
     std::set<std::string> out_names;
     for (size_t i = 0; i < fn_.output_names.size(); ++i) {
       const std::string& n = fn_.output_names[i];
@@ -46,8 +47,8 @@ class Verifier {
 
   void define(const ValuePtr& v, const char* how) {
     check(v != nullptr, std::string("null value defined as ") + how);
-    check(ids_.insert(v->id).second, "value id " + std::to_string(v->id) + " (" + v->name +
-                                         ") defined twice");
+    check(ids_.insert(v->id).second,
+          "value id " + std::to_string(v->id) + " (" + v->name + ") defined twice");
     check(names_.insert(v->name).second, "value name " + v->name + " defined twice");
     for (const auto& d : v->shape)
       for (const auto& s : d.symbols()) check(is_size(s), "unknown size " + s + " in " + v->name);
@@ -79,12 +80,15 @@ class Verifier {
             const std::vector<std::set<const Value*>>& scopes, const std::string& where) {
     check(e != nullptr, "null expression in " + where);
     switch (e->kind) {
-      case ExprKind::Const: break;
+      case ExprKind::Const:
+        break;
       case ExprKind::Index:
         check(indices.count(e->index), "index " + e->index + " is not in the domain of " + where);
         check(e->type == ElemType::I64, "index expression is not int64");
         break;
-      case ExprKind::Size: size_ok(e->size, where); break;
+      case ExprKind::Size:
+        size_ok(e->size, where);
+        break;
       case ExprKind::Read: {
         check(e->tensor != nullptr, "read of null tensor in " + where);
         check(in_scope(scopes, e->tensor.get()),
@@ -134,8 +138,8 @@ class Verifier {
                const std::set<std::string>& loop_vars) {
     check(c.result != nullptr, "compute without a result");
     const std::string where = "the statement defining " + c.result->name;
-    check(int(c.out.size()) == c.result->rank(), "out ranges do not match the rank of " +
-                                                     c.result->name);
+    check(int(c.out.size()) == c.result->rank(),
+          "out ranges do not match the rank of " + c.result->name);
     std::set<std::string> indices = loop_vars;
     for (size_t i = 0; i < c.out.size(); ++i) {
       const Dim& d = c.out[i];
@@ -161,9 +165,9 @@ class Verifier {
             "init " + c.init->name + " differs in type or shape from " + c.result->name);
     }
     expr(c.body, indices, scopes, where);
-    check(c.body->type == c.result->type,
-          "body type " + std::string(type_name(c.body->type)) + " differs from " +
-              c.result->name + "'s " + std::string(type_name(c.result->type)));
+    check(c.body->type == c.result->type, "body type " + std::string(type_name(c.body->type)) +
+                                              " differs from " + c.result->name + "'s " +
+                                              std::string(type_name(c.result->type)));
     define(c.result, "compute result");
     scopes.back().insert(c.result.get());
   }
@@ -175,7 +179,8 @@ class Verifier {
     scopes.emplace_back();
     for (const auto& c : l.carried) {
       check(c.next && c.result, "carried tensor without next/result in loop " + l.var);
-      check((c.init == nullptr) == (c.param == nullptr), "carried tensor with only one of init/param");
+      check((c.init == nullptr) == (c.param == nullptr),
+            "carried tensor with only one of init/param");
       if (c.init) {
         check(in_scope(scopes, c.init.get()), "loop init " + c.init->name + " out of scope");
         check(c.param->type == c.init->type && c.param->shape == c.init->shape,
@@ -226,7 +231,9 @@ class Verifier {
 
 }  // namespace
 
-void verify(const Function& fn, const std::string& context) { Verifier(fn, context).run(); }
+void verify(const Function& fn, const std::string& context) {
+  Verifier(fn, context).run();
+}
 
 void verify(const Module& m, const std::string& context) {
   for (const auto& f : m.functions) verify(f, context);

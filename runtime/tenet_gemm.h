@@ -59,8 +59,8 @@ namespace gemm_detail {
 /// iteration of the parallel loop (rows are independent, so the result does
 /// not depend on the number of threads).
 template <typename T>
-void gemm_loops(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha,
-                const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+void gemm_loops(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+                int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
 #pragma omp parallel for if (m * n * k >= 32768)
   for (int64_t i = 0; i < m; ++i) {
     T* c_row = c + i * ldc;
@@ -125,15 +125,14 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, 
   if (m <= 0 || n <= 0) return;
   if (k <= 0) {  // beta * C; beta == 0 never reads C
     for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j)
-        c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
     return;
   }
   lda = trans_a ? leading_dimension(lda, k, m) : leading_dimension(lda, m, k);
   ldb = trans_b ? leading_dimension(ldb, n, k) : leading_dimension(ldb, k, n);
   ldc = leading_dimension(ldc, m, n);
-  const bool fits = fits_int(m) && fits_int(n) && fits_int(k) && fits_int(lda) &&
-                    fits_int(ldb) && fits_int(ldc);
+  const bool fits =
+      fits_int(m) && fits_int(n) && fits_int(k) && fits_int(lda) && fits_int(ldb) && fits_int(ldc);
   if (!fits || !blas_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
     gemm_loops(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
@@ -149,8 +148,8 @@ inline void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, fl
 
 /// The float64 version.
 inline void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
-                 const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
-                 double* c, int64_t ldc) {
+                 const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
+                 int64_t ldc) {
   gemm_detail::gemm<double>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 

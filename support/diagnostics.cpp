@@ -55,9 +55,12 @@ namespace {
 
 const char* severity_name(Severity s) {
   switch (s) {
-    case Severity::Error: return "error";
-    case Severity::Warning: return "warning";
-    case Severity::Note: return "note";
+    case Severity::Error:
+      return "error";
+    case Severity::Warning:
+      return "warning";
+    case Severity::Note:
+      return "note";
   }
   return "error";
 }
@@ -129,8 +132,7 @@ void fail_at(const SourceFile& file, Span span, const std::string& message,
 }
 
 void internal_error(const char* file, int line, const std::string& msg) {
-  throw InternalError("internal error: " + msg + " (at " + file + ":" + std::to_string(line) +
-                      ")");
+  throw InternalError("internal error: " + msg + " (at " + file + ":" + std::to_string(line) + ")");
 }
 
 }  // namespace tenet

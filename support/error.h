@@ -28,13 +28,13 @@ class BindError : public std::runtime_error {
 
 }  // namespace tenet
 
-#define TENET_ASSERT(cond, msg)                                           \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
-      std::ostringstream tenet_assert_os_;                                \
-      tenet_assert_os_ << "assertion '" #cond "' failed: " << msg;        \
+#define TENET_ASSERT(cond, msg)                                            \
+  do {                                                                     \
+    if (!(cond)) {                                                         \
+      std::ostringstream tenet_assert_os_;                                 \
+      tenet_assert_os_ << "assertion '" #cond "' failed: " << msg;         \
       ::tenet::internal_error(__FILE__, __LINE__, tenet_assert_os_.str()); \
-    }                                                                     \
+    }                                                                      \
   } while (0)
 
 #define TENET_UNREACHABLE(msg) ::tenet::internal_error(__FILE__, __LINE__, msg)

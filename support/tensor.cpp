@@ -9,7 +9,9 @@
 
 namespace tenet {
 
-void Tensor::FreeDeleter::operator()(void* p) const { std::free(p); }
+void Tensor::FreeDeleter::operator()(void* p) const {
+  std::free(p);
+}
 
 Tensor::Tensor(ElemType type, std::vector<int64_t> shape) : type_(type), shape_(std::move(shape)) {
   numel_ = 1;
@@ -27,28 +29,52 @@ Tensor::Tensor(ElemType type, std::vector<int64_t> shape) : type_(type), shape_(
 
 double Tensor::get(int64_t i) const {
   switch (type_) {
-    case ElemType::Bool: return data<bool>()[i] ? 1.0 : 0.0;
-    case ElemType::I8: return data<int8_t>()[i];
-    case ElemType::U8: return data<uint8_t>()[i];
-    case ElemType::I16: return data<int16_t>()[i];
-    case ElemType::I32: return data<int32_t>()[i];
-    case ElemType::I64: return double(data<int64_t>()[i]);
-    case ElemType::F32: return data<float>()[i];
-    case ElemType::F64: return data<double>()[i];
+    case ElemType::Bool:
+      return data<bool>()[i] ? 1.0 : 0.0;
+    case ElemType::I8:
+      return data<int8_t>()[i];
+    case ElemType::U8:
+      return data<uint8_t>()[i];
+    case ElemType::I16:
+      return data<int16_t>()[i];
+    case ElemType::I32:
+      return data<int32_t>()[i];
+    case ElemType::I64:
+      return double(data<int64_t>()[i]);
+    case ElemType::F32:
+      return data<float>()[i];
+    case ElemType::F64:
+      return data<double>()[i];
   }
   return 0;
 }
 
 void Tensor::set(int64_t i, double v) {
   switch (type_) {
-    case ElemType::Bool: data<bool>()[i] = v != 0; break;
-    case ElemType::I8: data<int8_t>()[i] = int8_t(v); break;
-    case ElemType::U8: data<uint8_t>()[i] = uint8_t(v); break;
-    case ElemType::I16: data<int16_t>()[i] = int16_t(v); break;
-    case ElemType::I32: data<int32_t>()[i] = int32_t(v); break;
-    case ElemType::I64: data<int64_t>()[i] = int64_t(v); break;
-    case ElemType::F32: data<float>()[i] = float(v); break;
-    case ElemType::F64: data<double>()[i] = v; break;
+    case ElemType::Bool:
+      data<bool>()[i] = v != 0;
+      break;
+    case ElemType::I8:
+      data<int8_t>()[i] = int8_t(v);
+      break;
+    case ElemType::U8:
+      data<uint8_t>()[i] = uint8_t(v);
+      break;
+    case ElemType::I16:
+      data<int16_t>()[i] = int16_t(v);
+      break;
+    case ElemType::I32:
+      data<int32_t>()[i] = int32_t(v);
+      break;
+    case ElemType::I64:
+      data<int64_t>()[i] = int64_t(v);
+      break;
+    case ElemType::F32:
+      data<float>()[i] = float(v);
+      break;
+    case ElemType::F64:
+      data<double>()[i] = v;
+      break;
   }
 }
 
@@ -92,8 +118,8 @@ Tensor random_tensor(ElemType type, std::vector<int64_t> shape, uint64_t seed, d
 }
 
 Diff compare(const Tensor& a, const Tensor& b, double rel_floor) {
-  TENET_ASSERT(a.shape() == b.shape(), "compare: shapes differ " << a.describe() << " vs "
-                                                                 << b.describe());
+  TENET_ASSERT(a.shape() == b.shape(),
+               "compare: shapes differ " << a.describe() << " vs " << b.describe());
   Diff d;
   for (int64_t i = 0; i < a.numel(); ++i) {
     double x = a.get(i), y = b.get(i);

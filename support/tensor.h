@@ -26,8 +26,14 @@ class Tensor {
 
   void* raw() { return data_.get(); }
   const void* raw() const { return data_.get(); }
-  template <typename T> T* data() { return static_cast<T*>(raw()); }
-  template <typename T> const T* data() const { return static_cast<const T*>(raw()); }
+  template <typename T>
+  T* data() {
+    return static_cast<T*>(raw());
+  }
+  template <typename T>
+  const T* data() const {
+    return static_cast<const T*>(raw());
+  }
 
   /// Element at a flat row-major offset, converted to/from double.
   double get(int64_t flat) const;

@@ -4,38 +4,62 @@ namespace tenet {
 
 int byte_size(ElemType t) {
   switch (t) {
-    case ElemType::Bool: case ElemType::I8: case ElemType::U8: return 1;
-    case ElemType::I16: return 2;
-    case ElemType::I32: case ElemType::F32: return 4;
-    case ElemType::I64: case ElemType::F64: return 8;
+    case ElemType::Bool:
+    case ElemType::I8:
+    case ElemType::U8:
+      return 1;
+    case ElemType::I16:
+      return 2;
+    case ElemType::I32:
+    case ElemType::F32:
+      return 4;
+    case ElemType::I64:
+    case ElemType::F64:
+      return 8;
   }
   return 0;
 }
 
 std::string_view type_name(ElemType t) {
   switch (t) {
-    case ElemType::Bool: return "bool";
-    case ElemType::I8: return "int8";
-    case ElemType::U8: return "uint8";
-    case ElemType::I16: return "int16";
-    case ElemType::I32: return "int32";
-    case ElemType::I64: return "int64";
-    case ElemType::F32: return "float32";
-    case ElemType::F64: return "float64";
+    case ElemType::Bool:
+      return "bool";
+    case ElemType::I8:
+      return "int8";
+    case ElemType::U8:
+      return "uint8";
+    case ElemType::I16:
+      return "int16";
+    case ElemType::I32:
+      return "int32";
+    case ElemType::I64:
+      return "int64";
+    case ElemType::F32:
+      return "float32";
+    case ElemType::F64:
+      return "float64";
   }
   return "?";
 }
 
 std::string_view c_type_name(ElemType t) {
   switch (t) {
-    case ElemType::Bool: return "bool";
-    case ElemType::I8: return "int8_t";
-    case ElemType::U8: return "uint8_t";
-    case ElemType::I16: return "int16_t";
-    case ElemType::I32: return "int32_t";
-    case ElemType::I64: return "int64_t";
-    case ElemType::F32: return "float";
-    case ElemType::F64: return "double";
+    case ElemType::Bool:
+      return "bool";
+    case ElemType::I8:
+      return "int8_t";
+    case ElemType::U8:
+      return "uint8_t";
+    case ElemType::I16:
+      return "int16_t";
+    case ElemType::I32:
+      return "int32_t";
+    case ElemType::I64:
+      return "int64_t";
+    case ElemType::F32:
+      return "float";
+    case ElemType::F64:
+      return "double";
   }
   return "?";
 }

@@ -12,8 +12,12 @@ namespace tenet {
 /// Bool is the type of comparisons; tensors are never declared Bool.
 enum class ElemType : uint8_t { Bool, I8, U8, I16, I32, I64, F32, F64 };
 
-inline bool is_float(ElemType t) { return t == ElemType::F32 || t == ElemType::F64; }
-inline bool is_int(ElemType t) { return !is_float(t) && t != ElemType::Bool; }
+inline bool is_float(ElemType t) {
+  return t == ElemType::F32 || t == ElemType::F64;
+}
+inline bool is_int(ElemType t) {
+  return !is_float(t) && t != ElemType::Bool;
+}
 int byte_size(ElemType t);
 
 /// "float32", "int64", ... as written in source and in the IR text form.

@@ -255,8 +255,8 @@ def f(float(B, 16) x, float(16) w) -> (u, v) {
 TEST(CheckCalls, DeepCallChainsAreErrors) {
   std::string text = "def g0(float(N) x) -> (y) {\n  y(i) = x(i) * 2\n}\n";
   for (int k = 1; k < 70; ++k)
-    text += "def g" + std::to_string(k) + "(float(N) x) -> (y) {\n  y = g" +
-            std::to_string(k - 1) + "(x)\n}\n";
+    text += "def g" + std::to_string(k) + "(float(N) x) -> (y) {\n  y = g" + std::to_string(k - 1) +
+            "(x)\n}\n";
   std::string errors = check_error(text);
   // Reported once, at the call that would exceed the limit (not inside inlined code).
   EXPECT_NE(errors.find(":197:7: error: calls nest too deeply (more than 64 levels"),

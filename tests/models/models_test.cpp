@@ -40,19 +40,38 @@ struct ModelCase {
 const ModelCase kCases[] = {
     {"models/matmul.tn", "matmul", {{"M", 5}, {"K", 7}, {"N", 3}}, {}},
     {"models/linear.tn", "linear", {{"B", 4}, {"I", 6}, {"O", 3}}, {}},
-    {"models/conv2d.tn", "conv2d", {{"B", 2}, {"C", 3}, {"H", 7}, {"W", 6}, {"O", 4}, {"KH", 3}, {"KW", 2}}, {}},
-    {"models/conv2d.tn", "conv2d_stride2", {{"B", 2}, {"C", 2}, {"H", 20}, {"W", 13}, {"O", 3}}, {}},
+    {"models/conv2d.tn",
+     "conv2d",
+     {{"B", 2}, {"C", 3}, {"H", 7}, {"W", 6}, {"O", 4}, {"KH", 3}, {"KW", 2}},
+     {}},
+    {"models/conv2d.tn",
+     "conv2d_stride2",
+     {{"B", 2}, {"C", 2}, {"H", 20}, {"W", 13}, {"O", 3}},
+     {}},
     {"models/maxpool.tn", "maxpool2x2", {{"B", 2}, {"C", 3}, {"H", 6}, {"W", 7}}, {}},
     {"models/softmax.tn", "softmax", {{"N", 4}, {"K", 10}}, {}},
     {"models/layernorm.tn", "layernorm", {{"N", 3}, {"D", 16}}, {}},
     {"models/squash.tn", "squash", {{"B", 2}, {"N", 5}, {"D", 8}}, {}},
-    {"models/capsule_transform.tn", "capsule_transform",
-     {{"B", 2}, {"T", 3}, {"Y", 2}, {"X", 2}, {"D", 8}, {"K", 10}, {"E", 16}}, {}},
+    {"models/capsule_transform.tn",
+     "capsule_transform",
+     {{"B", 2}, {"T", 3}, {"Y", 2}, {"X", 2}, {"D", 8}, {"K", 10}, {"E", 16}},
+     {}},
     {"models/routing.tn", "routing", {{"B", 2}, {"I", 12}, {"J", 10}, {"E", 16}}, {}},
-    {"models/capsnet.tn", "capsnet", {{"B", 2}},
-     {{"image", 1.0}, {"conv1_w", 0.11}, {"conv1_b", 0.1}, {"primary_w", 0.007},
-      {"primary_b", 0.1}, {"W", 0.35}, {"dec1_w", 0.08}, {"dec1_b", 0.1}, {"dec2_w", 0.044},
-      {"dec2_b", 0.1}, {"dec3_w", 0.031}, {"dec3_b", 0.1}}},
+    {"models/capsnet.tn",
+     "capsnet",
+     {{"B", 2}},
+     {{"image", 1.0},
+      {"conv1_w", 0.11},
+      {"conv1_b", 0.1},
+      {"primary_w", 0.007},
+      {"primary_b", 0.1},
+      {"W", 0.35},
+      {"dec1_w", 0.08},
+      {"dec1_b", 0.1},
+      {"dec2_w", 0.044},
+      {"dec2_b", 0.1},
+      {"dec3_w", 0.031},
+      {"dec3_b", 0.1}}},
 };
 
 class Models : public ::testing::TestWithParam<ModelCase> {};
@@ -69,8 +88,7 @@ TEST_P(Models, CompiledMatchesInterpreter) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     auto it = c.scales.find(fn->inputs[i]->name);
     if (it == c.scales.end() || !tenet::is_float(inputs[i].type())) continue;
-    for (int64_t k = 0; k < inputs[i].numel(); ++k)
-      inputs[i].set(k, inputs[i].get(k) * it->second);
+    for (int64_t k = 0; k < inputs[i].numel(); ++k) inputs[i].set(k, inputs[i].get(k) * it->second);
   }
 
   std::vector<tenet::Tensor> expected = tenet::ir::interpret(*fn, inputs, c.sizes);
@@ -94,7 +112,9 @@ TEST_P(Models, CompiledMatchesInterpreter) {
   }
 }
 
-std::string case_name(const ::testing::TestParamInfo<ModelCase>& info) { return info.param.fn; }
+std::string case_name(const ::testing::TestParamInfo<ModelCase>& info) {
+  return info.param.fn;
+}
 
 INSTANTIATE_TEST_SUITE_P(All, Models, ::testing::ValuesIn(kCases), case_name);
 

@@ -47,7 +47,8 @@ void expect_golden(const std::string& name, const std::string& actual) {
   if (expected == actual) return;
   fs::path tmp = fs::temp_directory_path() / ("tenet-golden-" + std::to_string(::getpid()));
   { std::ofstream(tmp, std::ios::binary) << actual; }
-  CommandResult diff = run_command("diff -u " + shell_quote(path) + " " + shell_quote(tmp.string()));
+  CommandResult diff =
+      run_command("diff -u " + shell_quote(path) + " " + shell_quote(tmp.string()));
   fs::remove(tmp);
   ADD_FAILURE() << "output differs from golden " << name
                 << " (rerun with TENET_UPDATE_GOLDENS=1 to accept):\n"
