@@ -26,21 +26,19 @@ int cmd_check(const std::vector<std::string>& argv) {
   add_common_options(a);
   if (!a.parse(argv)) return 0;
   Program p = load(require_file(a), a.get("dump-after"), "check");
+  // "name: float32[B, N]" for a value shown under a user-facing name.
+  auto describe = [](const std::string& name, const ir::Value& v) {
+    std::string text = name + ": " + std::string(type_name(v.type)) + "[";
+    for (size_t d = 0; d < v.shape.size(); ++d) text += (d ? ", " : "") + v.shape[d].str();
+    return text + "]";
+  };
   for (const auto& f : p.module.functions) {
     std::cout << f.name << "(";
-    for (size_t i = 0; i < f.inputs.size(); ++i) {
-      const auto& v = *f.inputs[i];
-      std::cout << (i ? ", " : "") << v.name << ": " << type_name(v.type) << "[";
-      for (size_t d = 0; d < v.shape.size(); ++d) std::cout << (d ? ", " : "") << v.shape[d].str();
-      std::cout << "]";
-    }
+    for (size_t i = 0; i < f.inputs.size(); ++i)
+      std::cout << (i ? ", " : "") << describe(f.inputs[i]->name, *f.inputs[i]);
     std::cout << ") -> (";
-    for (size_t i = 0; i < f.outputs.size(); ++i) {
-      const auto& v = *f.outputs[i];
-      std::cout << (i ? ", " : "") << v.name << ": " << type_name(v.type) << "[";
-      for (size_t d = 0; d < v.shape.size(); ++d) std::cout << (d ? ", " : "") << v.shape[d].str();
-      std::cout << "]";
-    }
+    for (size_t i = 0; i < f.outputs.size(); ++i)
+      std::cout << (i ? ", " : "") << describe(f.output_names[i], *f.outputs[i]);
     std::cout << ")\n";
   }
   std::cout << p.file->path() << ": ok\n";

@@ -41,6 +41,11 @@ TEST_F(Cli, CheckPrintsSignatures) {
   CommandResult r = run_in_dir("check squash.tn");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "squash(s: float32[B, N, D]) -> (v: float32[B, N, D])\nsquash.tn: ok\n");
+  // An output defined in a loop is an SSA value "x.1" but is shown by its source name.
+  write("loop.tn", "def f(float(N) x) -> (y) {\n  for it in 0:2 {\n    y(i) = x(i) * 2\n  }\n}\n");
+  r = run_in_dir("check loop.tn");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "f(x: float32[N]) -> (y: float32[N])\nloop.tn: ok\n");
 }
 
 TEST_F(Cli, ErrorsGoToStderrWithNonZeroExit) {
