@@ -41,7 +41,7 @@ std::string c_symbol(const ir::Function& fn) {
 }
 
 std::string abi_signature(const ir::Function& fn) {
-  std::string out = "tenet-abi-1 " + c_symbol(fn) + "(sizes";
+  std::string out = "tenet-abi-2 " + c_symbol(fn) + "(sizes";
   for (size_t i = 0; i < fn.size_params.size(); ++i) out += (i ? ", " : " ") + fn.size_params[i];
   out += ";";
   for (const auto& v : fn.inputs) out += " in " + shape_text(v->name, *v) + ";";

@@ -17,10 +17,19 @@
 ///   int64_t f__workspace_bytes(int64_t S...);                  // scratch memory f needs
 ///   void    f__with_workspace(int64_t S..., const T* I..., T* O..., void* workspace);
 ///   int     f__packed(const int64_t* sizes, void* const* buffers);  // for loaders; 0 = ok
+///   int64_t f__packed_workspace_bytes(const int64_t* sizes);   // -1 for a negative size
+///   int     f__packed_with_workspace(const int64_t* sizes, void* const* buffers,
+///                                    void* workspace);         // allocates nothing; 0 = ok
 ///   const char* f__signature(void);                            // see abi_signature()
 ///
 /// Buffers are dense and row-major, must not overlap, and the workspace is
 /// 64-byte aligned. Tensors of rank 0 are passed as pointers to one element.
+///
+/// The workspace is planned (codegen/memory_plan.h): temporaries that are
+/// never live at the same time share memory, and the buffers of a statement
+/// lowered to GEMM calls hold at most CppOptions::pack_budget_bytes (the
+/// statement runs in chunks, codegen/gemm_chunks.h), so f__workspace_bytes
+/// is what the largest set of simultaneously live temporaries needs.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +51,12 @@ struct CppOptions {
   std::string unit_name;
   /// Where the IR came from (e.g. the .tn path), for the banner comment.
   std::string origin;
+  /// A statement lowered to GEMM calls whose pack buffers (im2col matrices,
+  /// packed results, a split's columns) would take more bytes than this runs
+  /// in chunks along one of its out indices, each within this budget (as far
+  /// as one slice of the index allows); 0 turns chunking off. The default
+  /// keeps GEMMs large: see docs/performance.md, "Memory".
+  int64_t pack_budget_bytes = int64_t(32) << 20;
 };
 
 struct CppUnit {
@@ -67,7 +82,7 @@ std::string c_symbol(const ir::Function& fn);
 
 /// The string f__signature() returns, describing the ABI so a loader can check
 /// that a library matches the IR it was built from, e.g.
-///   "tenet-abi-1 softmax(sizes N, K; in float32 z[N, K]; out float32 p[N, K])"
+///   "tenet-abi-2 softmax(sizes N, K; in float32 z[N, K]; out float32 p[N, K])"
 std::string abi_signature(const ir::Function& fn);
 
 }  // namespace tenet::codegen

@@ -1,5 +1,6 @@
 // Planning one function: C++ names, where each value lives, sizes, strides and
-// the workspace; then the ABI wrappers around the body.
+// the workspace slots (their lifetimes: memory_plan.cpp); then the memory
+// plan's table, the body and the ABI wrappers around it.
 #include <algorithm>
 #include <cctype>
 
@@ -47,7 +48,7 @@ FunctionEmitter::FunctionEmitter(const ir::Function& fn, std::string symbol,
   names_.reserve(symbol_);
   name_parameters();
   plan_block(fn_.body, nullptr);
-  if (!slots_.empty()) offset_name_ = names_.take("workspace_offset");
+  plan_memory();
 }
 
 void FunctionEmitter::name_parameters() {
@@ -83,17 +84,19 @@ void FunctionEmitter::plan_block(const std::vector<ir::Stmt>& body, const ir::Lo
       continue;
     }
     const ir::ValuePtr& result = s.compute.result;
-    if (liveness_.live(s.compute) && passes::is_lowered_to_gemm(s)) plan_gemm(s);
-    if (!liveness_.live(s.compute) || tensors_.count(result.get())) continue;
+    if (!liveness_.live(s.compute)) continue;
     auto in_place = in_place_buffers_.find(result.get());
-    if (enclosing && in_place != in_place_buffers_.end()) {
+    if (tensors_.count(result.get())) {
+      // An output, written in place.
+    } else if (enclosing && in_place != in_place_buffers_.end()) {
       std::string pointer = names_.take(result->name);
       in_place->second = names_.take(pointer + "_buffers");
       add_tensor(result, pointer);
-      slots_.push_back({in_place->second, result->type, count_text(*result), 2});
+      slot_of_[result.get()] = add_slot(in_place->second, result->type, count_text(*result), 2);
     } else {
       add_temporary(result);
     }
+    if (passes::is_lowered_to_gemm(s)) plan_gemm(s);
   }
 }
 
@@ -135,22 +138,50 @@ void FunctionEmitter::plan_loop(const ir::Loop& loop) {
     if (c.param && carry_kind_.at(&c) == CarryKind::Copy) {
       std::string buffers = names_.take(c.param->name + "_buffers");
       carry_buffers_[&c] = buffers;
-      slots_.push_back({buffers, c.param->type, count_text(*c.param), 2});
+      carry_slot_[&c] = add_slot(buffers, c.param->type, count_text(*c.param), 2);
     }
   }
 }
 
 void FunctionEmitter::add_temporary(const ir::ValuePtr& v) {
+  add_temporary(v, v->shape);
+}
+
+void FunctionEmitter::add_temporary(const ir::ValuePtr& v,
+                                    const std::vector<ir::SizeExpr>& capacity) {
   std::string pointer = names_.take(v->name);
-  add_tensor(v, pointer);
-  slots_.push_back({pointer, v->type, count_text(*v), 1});
+  add_tensor(v, pointer, capacity);
+  std::string count;
+  for (size_t d = 0; d < capacity.size(); ++d)
+    count += (d ? " * " : "") + extent_text(capacity[d], v->name, int(d));
+  slot_of_[v.get()] = add_slot(pointer, v->type, count.empty() ? "1" : count, 1);
+}
+
+size_t FunctionEmitter::add_slot(const std::string& name, ElemType type, const std::string& count,
+                                 int copies) {
+  WorkspaceSlot slot;
+  slot.name = name;
+  slot.type = type;
+  slot.count = count;
+  slot.copies = copies;
+  slots_.push_back(std::move(slot));
+  return slots_.size() - 1;
 }
 
 void FunctionEmitter::add_tensor(const ir::ValuePtr& v, const std::string& pointer) {
+  add_tensor(v, pointer, v->shape);
+}
+
+void FunctionEmitter::add_tensor(const ir::ValuePtr& v, const std::string& pointer,
+                                 const std::vector<ir::SizeExpr>& storage) {
   TensorAccess t;
   t.pointer = pointer;
   const int rank = v->rank();
-  for (int d = 0; d < rank; ++d) t.dims.push_back(dim_text(*v, d));
+  std::vector<std::string> storage_dims;
+  for (int d = 0; d < rank; ++d) {
+    t.dims.push_back(dim_text(*v, d));
+    storage_dims.push_back(extent_text(storage[size_t(d)], v->name, d));
+  }
   // Storage order, outermost first; the innermost dimension has stride 1.
   std::vector<int> order = v->layout;
   if (order.empty())
@@ -162,11 +193,11 @@ void FunctionEmitter::add_tensor(const ir::ValuePtr& v, const std::string& point
     int64_t constant = 1;
     std::string product;
     for (int q = p + 1; q < rank; ++q) {
-      const ir::SizeExpr& extent = v->shape[size_t(order[size_t(q)])];
-      if (auto k = extent.constant())
+      const size_t dim = size_t(order[size_t(q)]);
+      if (auto k = storage[dim].constant())
         constant *= *k;
       else
-        product += (product.empty() ? "" : " * ") + t.dims[size_t(order[size_t(q)])];
+        product += (product.empty() ? "" : " * ") + storage_dims[dim];
     }
     if (constant != 1 || product.empty())
       product += (product.empty() ? "" : " * ") + std::to_string(constant);
@@ -180,11 +211,15 @@ void FunctionEmitter::add_tensor(const ir::ValuePtr& v, const std::string& point
 }
 
 std::string FunctionEmitter::dim_text(const ir::Value& v, int d) {
-  const ir::SizeExpr& size = v.shape[size_t(d)];
+  return extent_text(v.shape[size_t(d)], v.name, d);
+}
+
+std::string FunctionEmitter::extent_text(const ir::SizeExpr& size, const std::string& owner,
+                                         int d) {
   if (is_simple_size(size)) return size_to_c(size, size_names_).text;
   auto it = size_local_by_key_.find(size.key());
   if (it != size_local_by_key_.end()) return it->second;
-  std::string name = names_.take(sanitize_identifier(v.name) + "_dim" + std::to_string(d));
+  std::string name = names_.take(sanitize_identifier(owner) + "_dim" + std::to_string(d));
   size_locals_.push_back({name, size_to_c(size, size_names_).text});
   size_local_by_key_[size.key()] = name;
   return name;
@@ -224,6 +259,19 @@ std::string FunctionEmitter::argument_list() const {
   return out;
 }
 
+std::string FunctionEmitter::size_parameter_list() const {
+  std::string sizes;
+  for (const auto& s : size_params_)
+    sizes += (sizes.empty() ? "" : ", ") + std::string("int64_t ") + s;
+  return sizes;
+}
+
+std::string FunctionEmitter::size_argument_list() const {
+  std::string sizes;
+  for (const auto& s : size_params_) sizes += (sizes.empty() ? "" : ", ") + s;
+  return sizes;
+}
+
 std::string FunctionEmitter::declarations() const {
   Code code;
   std::string signature = fn_.name + "(";
@@ -241,9 +289,7 @@ std::string FunctionEmitter::declarations() const {
   for (size_t i = 0; i < fn_.outputs.size(); ++i)
     code.line(describe(output_name(fn_, i), *fn_.outputs[i], "output"));
   code.line("/// Buffers are dense and row-major and must not overlap.");
-  std::string sizes;
-  for (const auto& s : size_params_)
-    sizes += (sizes.empty() ? "" : ", ") + std::string("int64_t ") + s;
+  const std::string sizes = size_parameter_list();
   const std::string params = parameter_list(false);
   code.line("void " + symbol_ + "(" + params + ");");
   code.line("/// Bytes of scratch memory " + symbol_ + "__with_workspace needs.");
@@ -254,37 +300,65 @@ std::string FunctionEmitter::declarations() const {
   code.line("/// sizes: the size parameters in order; buffers: inputs, then outputs.");
   code.line("/// Returns 0, 1 for a negative size, 2 when scratch memory cannot be allocated.");
   code.line("int " + symbol_ + "__packed(const int64_t* sizes, void* const* buffers);");
+  code.line("/// " + symbol_ + "__workspace_bytes with packed sizes; -1 for a negative size.");
+  code.line("int64_t " + symbol_ + "__packed_workspace_bytes(const int64_t* sizes);");
+  code.line("/// " + symbol_ + "__with_workspace with packed arguments: allocates nothing.");
+  code.line("/// Returns 0, or 1 for a negative size.");
+  code.line("int " + symbol_ +
+            "__packed_with_workspace(const int64_t* sizes, void* const* buffers, void* workspace);");
   code.line("/// The ABI of " + symbol_ + ", for loaders to check.");
   code.line("const char* " + symbol_ + "__signature(void);");
   return code.str();
 }
 
-void FunctionEmitter::emit_workspace_bytes(Code& code) const {
-  std::string sizes;
-  for (const auto& s : size_params_)
-    sizes += (sizes.empty() ? "" : ", ") + std::string("int64_t ") + s;
-  code.open("extern \"C\" int64_t " + symbol_ + "__workspace_bytes(" + sizes + ")");
+void FunctionEmitter::emit_workspace_plan(Code& code) const {
+  const std::string sizes = size_parameter_list();
   if (slots_.empty()) {
+    code.open("extern \"C\" int64_t " + symbol_ + "__workspace_bytes(" + sizes + ")");
     code.line("return 0;  // no temporaries");
     code.close();
     return;
   }
-  Code counts(1);
-  counts.line("int64_t bytes = 0;");
+  const std::string n = std::to_string(slots_.size());
+  code.line("/// The memory plan of " + symbol_ +
+            ": each temporary's bytes and the statements it is live");
+  code.line("/// across, numbered in the order they run. Temporaries that are never live");
+  code.line("/// together share memory. Returns the bytes of the workspace.");
+  code.open("static int64_t " + symbol_ + "__plan_workspace(" + sizes +
+            (sizes.empty() ? "" : ", ") + "int64_t (&offsets)[" + n + "])");
+  Code tenants(1);
+  tenants.line("const tenet::WorkspaceTenant tenants[" + n + "] = {");
   for (const WorkspaceSlot& slot : slots_) {
-    std::string term = "tenet::workspace_bytes<" + c_type(slot.type) + ">(" + slot.count + ")";
-    if (slot.copies > 1) term = std::to_string(slot.copies) + " * " + term;
-    counts.line("bytes += " + term + ";  // " + slot.name);
+    std::string bytes = "tenet::workspace_bytes<" + c_type(slot.type) + ">(" + slot.count + ")";
+    if (slot.copies > 1) bytes = std::to_string(slot.copies) + " * " + bytes;
+    tenants.line("    {" + bytes + ", " + std::to_string(slot.live.first) + ", " +
+                 std::to_string(slot.live.last) + "},  // " + slot.name);
   }
-  counts.line("return bytes;");
-  code.raw(used_size_locals(counts.str(), 1) + counts.str());
+  tenants.line("};");
+  tenants.line("return tenet::plan_workspace(tenants, offsets);");
+  code.raw(used_size_locals(tenants.str(), 1) + tenants.str());
+  code.close();
+  code.line("");
+  code.open("extern \"C\" int64_t " + symbol_ + "__workspace_bytes(" + sizes + ")");
+  code.line("int64_t offsets[" + n + "];");
+  const std::string args = size_argument_list();
+  code.line("return " + symbol_ + "__plan_workspace(" + args + (args.empty() ? "" : ", ") +
+            "offsets);");
   code.close();
 }
 
 std::string FunctionEmitter::used_size_locals(const std::string& text, int depth) const {
+  // A local may be used by a later one only: walking backwards finds them all.
+  std::vector<bool> used(size_locals_.size());
+  std::string needed = text;
+  for (size_t i = size_locals_.size(); i-- > 0;) {
+    used[i] = mentions(needed, size_locals_[i].first);
+    if (used[i]) needed += " " + size_locals_[i].second;
+  }
   Code locals(depth);
-  for (const auto& [name, expr] : size_locals_)
-    if (mentions(text, name)) locals.line("const int64_t " + name + " = " + expr + ";");
+  for (size_t i = 0; i < size_locals_.size(); ++i)
+    if (used[i])
+      locals.line("const int64_t " + size_locals_[i].first + " = " + size_locals_[i].second + ";");
   return locals.str();
 }
 
@@ -293,12 +367,42 @@ std::string FunctionEmitter::definitions() {
   code.comment("---- " + fn_.name + " " +
                std::string(std::max<size_t>(3, 70 - fn_.name.size()), '-'));
   code.line("");
-  emit_workspace_bytes(code);
+  emit_workspace_plan(code);
   code.line("");
   emit_body(code);
   code.line("");
   emit_wrappers(code);
+  code.line("");
+  emit_packed_wrappers(code);
   return code.str();
+}
+
+std::string FunctionEmitter::workspace_pointers() const {
+  Code setup(1);
+  setup.note("Temporaries, where " + symbol_ +
+             "__plan_workspace puts them; those that may share memory with others are not "
+             "__restrict__.");
+  setup.line("int64_t offsets[" + std::to_string(slots_.size()) + "];");
+  const std::string args = size_argument_list();
+  setup.line(symbol_ + "__plan_workspace(" + args + (args.empty() ? "" : ", ") + "offsets);");
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const WorkspaceSlot& slot = slots_[i];
+    const std::string type = c_type(slot.type);
+    const std::string offset = "offsets[" + std::to_string(i) + "]";
+    auto at = [&](const std::string& where) {
+      return "tenet::workspace_at<" + type + ">(workspace, " + where + ")";
+    };
+    if (slot.copies == 1) {
+      setup.line(type + (slot.exclusive ? "* __restrict__ " : "* ") + slot.name + " = " +
+                 at(offset) + ";");
+    } else {
+      setup.line(type + "* const " + slot.name + "[2] = {");
+      setup.line("    " + at(offset) + ",");
+      setup.line("    " + at(offset + " + tenet::workspace_bytes<" + type + ">(" + slot.count + ")") +
+                 "};");
+    }
+  }
+  return setup.str();
 }
 
 void FunctionEmitter::emit_body(Code& code) {
@@ -314,7 +418,6 @@ void FunctionEmitter::emit_body(Code& code) {
   }
   const std::string body = statements.str();
 
-  Code setup(1);
   Code strides(1);
   for (const auto& tensor : strides_) {
     // One declaration per tensor, with the strides the statements use; one
@@ -330,23 +433,7 @@ void FunctionEmitter::emit_body(Code& code) {
     else
       for (const auto& u : used) strides.line("const int64_t " + u + ";");
   }
-  if (!slots_.empty()) {
-    setup.note("Temporaries, carved from the workspace in the order " + symbol_ +
-               "__workspace_bytes counts them.");
-    setup.line("int64_t " + offset_name_ + " = 0;");
-    for (const WorkspaceSlot& slot : slots_) {
-      const std::string carve = "tenet::carve<" + c_type(slot.type) + ">(workspace, " +
-                                offset_name_ + ", " + slot.count + ")";
-      if (slot.copies == 1) {
-        setup.line(c_type(slot.type) + "* __restrict__ " + slot.name + " = " + carve + ";");
-      } else {
-        setup.line(c_type(slot.type) + "* const " + slot.name + "[2] = {");
-        setup.line("    " + carve + ",");
-        setup.line("    " + carve + "};");
-      }
-    }
-  }
-  std::string setup_text = setup.str();
+  std::string setup_text = slots_.empty() ? "" : workspace_pointers();
   if (!strides.str().empty())
     setup_text = "  // Strides of the tensors, in elements.\n" + strides.str() + setup_text;
   const std::string params = parameter_list(true);
@@ -369,39 +456,10 @@ void FunctionEmitter::emit_wrappers(Code& code) const {
   if (slots_.empty()) {
     code.line(symbol_ + "__with_workspace(" + args + (args.empty() ? "" : ", ") + "nullptr);");
   } else {
-    std::string sizes;
-    for (const auto& s : size_params_) sizes += (sizes.empty() ? "" : ", ") + s;
-    code.line("tenet::Workspace workspace(" + symbol_ + "__workspace_bytes(" + sizes + "));");
+    code.line("tenet::Workspace workspace(" + symbol_ + "__workspace_bytes(" +
+              size_argument_list() + "));");
     code.line(symbol_ + "__with_workspace(" + args + ", workspace.data());");
   }
-  code.close();
-  code.line("");
-
-  code.open("extern \"C\" int " + symbol_ + "__packed(const int64_t* sizes, void* const* buffers)");
-  const size_t n_sizes = size_params_.size();
-  if (n_sizes == 0) {
-    code.line("(void)sizes;");
-  } else {
-    code.line("for (int i = 0; i < " + std::to_string(n_sizes) + "; ++i)");
-    code.line("  if (sizes[i] < 0) return 1;");
-  }
-  std::vector<std::string> call_args;
-  for (size_t i = 0; i < n_sizes; ++i) call_args.push_back("sizes[" + std::to_string(i) + "]");
-  size_t b = 0;
-  for (const auto& v : fn_.inputs)
-    call_args.push_back("static_cast<const " + c_type(v->type) + "*>(buffers[" +
-                        std::to_string(b++) + "])");
-  for (const auto& v : fn_.outputs)
-    call_args.push_back("static_cast<" + c_type(v->type) + "*>(buffers[" + std::to_string(b++) +
-                        "])");
-  code.open("try");
-  std::string call = symbol_ + "(";
-  for (size_t i = 0; i < call_args.size(); ++i) call += (i ? ", " : "") + call_args[i];
-  code.line(call + ");");
-  code.close("} catch (const std::bad_alloc&) {");
-  code.line("  return 2;");
-  code.line("}");
-  code.line("return 0;");
   code.close();
   code.line("");
 
@@ -417,6 +475,55 @@ void FunctionEmitter::emit_wrappers(Code& code) const {
   for (size_t i = 0; i < pieces.size(); ++i)
     code.line((i == 0 ? "return " : "       ") + c_string_literal(pieces[i]) +
               (i + 1 == pieces.size() ? ";" : ""));
+  code.close();
+}
+
+void FunctionEmitter::emit_packed_wrappers(Code& code) const {
+  // The entry points for loaders: sizes and buffers as arrays.
+  const size_t n_sizes = size_params_.size();
+  std::vector<std::string> args;
+  for (size_t i = 0; i < n_sizes; ++i) args.push_back("sizes[" + std::to_string(i) + "]");
+  std::string sizes_only;
+  for (const auto& a : args) sizes_only += (sizes_only.empty() ? "" : ", ") + a;
+  size_t b = 0;
+  for (const auto& v : fn_.inputs)
+    args.push_back("static_cast<const " + c_type(v->type) + "*>(buffers[" + std::to_string(b++) +
+                   "])");
+  for (const auto& v : fn_.outputs)
+    args.push_back("static_cast<" + c_type(v->type) + "*>(buffers[" + std::to_string(b++) + "])");
+  std::string all;
+  for (const auto& a : args) all += (all.empty() ? "" : ", ") + a;
+  auto check_sizes = [&](const std::string& failure) {
+    if (n_sizes == 0) {
+      code.line("(void)sizes;");
+      return;
+    }
+    code.line("for (int i = 0; i < " + std::to_string(n_sizes) + "; ++i)");
+    code.line("  if (sizes[i] < 0) return " + failure + ";");
+  };
+
+  code.open("extern \"C\" int " + symbol_ + "__packed(const int64_t* sizes, void* const* buffers)");
+  check_sizes("1");
+  code.open("try");
+  code.line(symbol_ + "(" + all + ");");
+  code.close("} catch (const std::bad_alloc&) {");
+  code.line("  return 2;");
+  code.line("}");
+  code.line("return 0;");
+  code.close();
+  code.line("");
+
+  code.open("extern \"C\" int64_t " + symbol_ + "__packed_workspace_bytes(const int64_t* sizes)");
+  check_sizes("-1");
+  code.line("return " + symbol_ + "__workspace_bytes(" + sizes_only + ");");
+  code.close();
+  code.line("");
+
+  code.open("extern \"C\" int " + symbol_ +
+            "__packed_with_workspace(const int64_t* sizes, void* const* buffers, void* workspace)");
+  check_sizes("1");
+  code.line(symbol_ + "__with_workspace(" + all + (all.empty() ? "" : ", ") + "workspace);");
+  code.line("return 0;");
   code.close();
 }
 

@@ -1,8 +1,11 @@
 // Contractions as GEMM calls: the pack statements around them (lower_gemm)
-// and the emitted code (FunctionEmitter::plan_gemm, emit_gemm).
+// and the emitted code (FunctionEmitter::plan_gemm, emit_gemm), in chunks
+// when the buffers would exceed the budget (lower_in_chunks).
 #include "codegen/cpp_gemm.h"
 
+#include <algorithm>
 #include <map>
+#include <optional>
 
 #include "codegen/function_emitter.h"
 #include "ir/builder.h"
@@ -118,8 +121,9 @@ std::vector<ir::Affine> plain(const std::vector<ir::Dim>& dims) {
 
 GemmLowering lower_gemm(const ir::Stmt& s, ContractionPlan plan) {
   GemmLowering g;
+  g.statement = &s;
   g.plan = std::move(plan);
-  const ir::Compute& c = g.product(s);
+  const ir::Compute& c = g.product();
   const ElemType type = c.result->type;
   const ContractionPlan& p = g.plan;
   if (p.a.packed) {
@@ -169,25 +173,27 @@ GemmLowering lower_gemm(const ir::Stmt& s, ContractionPlan plan) {
   return g;
 }
 
-// ---- FunctionEmitter -------------------------------------------------------
-
-void FunctionEmitter::plan_gemm(const ir::Stmt& s) {
-  std::optional<ContractionPlan> plan = passes::plan_contraction(s.compute);
-  TENET_ASSERT(plan.has_value(), "statement of " << s.compute.result->name
-                                                 << " is marked lower=gemm but is no contraction");
-  const std::string expected = passes::describe(*plan, s.compute);
-  TENET_ASSERT(s.attrs.count("gemm") && s.attrs.at("gemm") == expected,
-               "stale GEMM plan on " << s.compute.result->name << ": the statement now plans as '"
-                                     << expected << "'");
-  GemmLowering g = lower_gemm(s, std::move(*plan));
-  for (const ir::ValuePtr& buffer : g.buffers) add_temporary(buffer);
-  gemms_.emplace(&s, std::move(g));
+ir::SizeExpr bytes_per_chunk_unit(const GemmLowering& g, const std::string& len) {
+  const std::map<std::string, ir::SizeExpr> one{{len, 1}};
+  ir::SizeExpr bytes = 0;
+  for (const ir::ValuePtr& buffer : g.buffers) {
+    bool chunked = false;
+    ir::SizeExpr count = 1;
+    for (const ir::SizeExpr& extent : buffer->shape) {
+      chunked = chunked || extent.symbols().count(len);
+      count = count * extent.substitute(one);
+    }
+    if (chunked) bytes = bytes + count * int64_t(byte_size(buffer->type));
+  }
+  return bytes;
 }
+
+// ---- FunctionEmitter -------------------------------------------------------
 
 namespace {
 
 /// The product of the extents of `dims` as C++, constants folded ("C * 81").
-std::string extent_text(const std::vector<ir::Dim>& dims, const NameMap& size_names) {
+std::string product_text(const std::vector<ir::Dim>& dims, const NameMap& size_names) {
   int64_t constant = 1;
   std::string product;
   for (const ir::Dim& d : dims) {
@@ -207,26 +213,173 @@ std::string plus_offset(const std::string& pointer, const std::string& offset) {
   return offset == "0" ? pointer : pointer + " + " + offset;
 }
 
+/// "32 MiB", or "1000 bytes" when that is not a whole number of MiB.
+std::string bytes_text(int64_t bytes) {
+  const int64_t mib = int64_t(1) << 20;
+  return bytes % mib == 0 ? std::to_string(bytes / mib) + " MiB" : std::to_string(bytes) + " bytes";
+}
+
 std::string bool_text(bool b) {
   return b ? "true" : "false";
 }
 
+/// The lowering of one chunk, or nullopt when its plan differs in kind from
+/// the whole statement's or a shortened chunk would leave a matrix with gaps.
+std::optional<GemmLowering> lower_chunk(std::shared_ptr<const GemmChunk> chunk,
+                                        const ContractionPlan& whole) {
+  std::optional<ContractionPlan> plan = passes::plan_contraction(chunk->statement.compute);
+  if (!plan || bool(plan->split) != bool(whole.split) ||
+      !keeps_matrices_dense(*plan, chunk->index.index))
+    return std::nullopt;
+  GemmLowering g = lower_gemm(chunk->statement, std::move(*plan));
+  g.chunk = std::move(chunk);
+  return g;
+}
+
+/// A representative value of a size, to compare chunkings: every size
+/// parameter at 64.
+int64_t representative(const ir::SizeExpr& e) {
+  ir::SizeBindings sizes;
+  for (const std::string& s : e.symbols()) sizes[s] = 64;
+  return e.eval(sizes);
+}
+
 }  // namespace
+
+void FunctionEmitter::plan_gemm(const ir::Stmt& s) {
+  std::optional<ContractionPlan> plan = passes::plan_contraction(s.compute);
+  TENET_ASSERT(plan.has_value(), "statement of " << s.compute.result->name
+                                                 << " is marked lower=gemm but is no contraction");
+  const std::string expected = passes::describe(*plan, s.compute);
+  TENET_ASSERT(s.attrs.count("gemm") && s.attrs.at("gemm") == expected,
+               "stale GEMM plan on " << s.compute.result->name << ": the statement now plans as '"
+                                     << expected << "'");
+  const std::string work = product_text(concat(plan->m, plan->n, plan->k), size_names_);
+  GemmLowering g = lower_gemm(s, std::move(*plan));
+  if (std::optional<GemmLowering> chunked = lower_in_chunks(s, g)) g = std::move(*chunked);
+  g.work = work;
+  for (const ir::ValuePtr& buffer : g.buffers) {
+    if (!g.chunk) {
+      add_temporary(buffer);
+      continue;
+    }
+    const std::map<std::string, ir::SizeExpr> capacity{
+        {g.chunk->len, ir::SizeExpr::sym(g.chunk_capacity)}};
+    std::vector<ir::SizeExpr> shape;
+    for (const ir::SizeExpr& extent : buffer->shape) shape.push_back(extent.substitute(capacity));
+    add_temporary(buffer, shape);
+  }
+  if (g.chunk) {
+    // Views: the original's strides, the chunk's extent, a pointer of their own.
+    for (const ChunkView& v : g.chunk->views) {
+      TensorAccess view = access(v.original);
+      view.pointer = names_.take(view.pointer + "_chunk");
+      view.dims[size_t(v.dim)] = g.chunk->len;
+      tensors_[v.view.get()] = std::move(view);
+    }
+  }
+  gemms_.emplace(&s, std::move(g));
+}
+
+std::optional<GemmLowering> FunctionEmitter::lower_in_chunks(const ir::Stmt& s,
+                                                             const GemmLowering& whole) {
+  const int64_t budget = options_.pack_budget_bytes;
+  if (budget <= 0 || whole.buffers.empty()) return std::nullopt;
+  // Try each out index with a symbol of no size parameter's name; keep the
+  // one whose chunks save the most (at representative sizes).
+  std::string probe = "chunk_len";
+  while (std::find(fn_.size_params.begin(), fn_.size_params.end(), probe) !=
+         fn_.size_params.end())
+    probe += "_";
+  const ir::Dim* best = nullptr;
+  ir::SizeExpr best_bytes;
+  int64_t best_score = 0;
+  for (const ir::Dim& d : s.compute.out) {
+    std::optional<GemmChunk> chunk = chunk_statement(s, d.index, probe);
+    if (!chunk) continue;
+    std::optional<GemmLowering> g =
+        lower_chunk(std::make_shared<const GemmChunk>(std::move(*chunk)), whole.plan);
+    if (!g) continue;
+    const ir::SizeExpr bytes = bytes_per_chunk_unit(*g, probe) * d.extent();
+    if (const int64_t score = representative(bytes); score > best_score) {
+      best = &d;
+      best_bytes = bytes;
+      best_score = score;
+    }
+  }
+  if (!best) return std::nullopt;
+  if (auto bytes = best_bytes.constant(); bytes && *bytes <= budget) return std::nullopt;
+
+  const std::string start = names_.take(best->index + "_start");
+  const std::string len = names_.take(best->index + "_len");
+  const std::string capacity = names_.take(best->index + "_chunk");
+  TENET_ASSERT(std::find(fn_.size_params.begin(), fn_.size_params.end(), len) ==
+                   fn_.size_params.end(),
+               "chunk extent " << len << " is also a size parameter");
+  std::optional<GemmChunk> chunk = chunk_statement(s, best->index, len);
+  TENET_ASSERT(chunk.has_value(), "the chunk of " << s.compute.result->name << " vanished");
+  std::optional<GemmLowering> g =
+      lower_chunk(std::make_shared<const GemmChunk>(std::move(*chunk)), whole.plan);
+  TENET_ASSERT(g.has_value(), "the chunk of " << s.compute.result->name << " cannot be planned");
+  g->chunk_start = start;
+  g->chunk_capacity = capacity;
+  const std::string slice = size_to_c(bytes_per_chunk_unit(*g, len), size_names_).text;
+  size_locals_.push_back({capacity, "tenet::chunk_extent(" + extent_text(best->extent(),
+                                        s.compute.result->name, 0) +
+                                        ", " + slice + ", " + std::to_string(budget) + ")"});
+  return g;
+}
 
 void FunctionEmitter::emit_gemm(Code& code, const ir::Stmt& s, const Scope& scope) {
   const GemmLowering& g = gemms_.at(&s);
-  const ContractionPlan& p = g.plan;
-  const ir::Compute& c = g.product(s);
   code.comment(comment_text(s));
   const std::string& lower = s.attrs.at("lower");
   const bool decided_per_call = lower != "gemm";
-  const std::string work = extent_text(concat(p.m, p.n, p.k), size_names_);
   if (decided_per_call) {
     code.note("A GEMM when it is large enough (M*N*K >= " + std::to_string(passes::kGemmMinWork) +
               "), else loops.");
-    code.open("if (" + work + " >= " + std::to_string(passes::kGemmMinWork) + ")");
+    code.open("if (" + g.work + " >= " + std::to_string(passes::kGemmMinWork) + ")");
   }
   code.note("As a GEMM: " + s.attrs.at("gemm") + ".");
+  if (!g.chunk) {
+    emit_gemm_calls(code, g, scope);
+  } else {
+    // One chunk of the index per iteration, over views of the tensors it reads.
+    const GemmChunk& chunk = *g.chunk;
+    const std::string& start = g.chunk_start;
+    size_t out_at = 0;
+    while (s.compute.out[out_at].index != chunk.index.index) ++out_at;
+    const std::string& extent = access(s.compute.result).dims[out_at];
+    code.note("In chunks of at most " + g.chunk_capacity + " along " + chunk.index.index +
+              ", so that the GEMM's buffers take at most " + bytes_text(options_.pack_budget_bytes) +
+              "; a pointer *_chunk points at the chunk's part of a tensor.");
+    code.open("for (int64_t " + start + " = 0; " + start + " < " + extent + "; " + start +
+              " += " + g.chunk_capacity + ")");
+    code.line("const int64_t " + chunk.len + " = std::min<int64_t>(" + g.chunk_capacity + ", " +
+              extent + " - " + start + ");");
+    for (const ChunkView& v : chunk.views) {
+      const TensorAccess& original = access(v.original);
+      const std::string& stride = original.strides[size_t(v.dim)];
+      const std::string type = std::string(c_type_name(v.view->type));
+      const bool written = v.original == s.compute.result;
+      code.line((written ? type + "* __restrict__ " : "const " + type + "* __restrict__ ") +
+                access(v.view).pointer + " = " + original.pointer + " + " + start +
+                (stride == "1" ? "" : " * " + stride) + ";");
+    }
+    code.line("");
+    emit_gemm_calls(code, g, scope);
+    code.close();
+  }
+  if (decided_per_call) {
+    code.reopen("} else {");
+    emit_loop_nest(code, s, scope);
+    code.close();
+  }
+}
+
+void FunctionEmitter::emit_gemm_calls(Code& code, const GemmLowering& g, const Scope& scope) {
+  const ContractionPlan& p = g.plan;
+  const ir::Compute& c = g.product();
   for (const ir::Stmt& before : g.before) {
     emit_loop_nest(code, before, scope);
     code.line("");
@@ -242,8 +395,9 @@ void FunctionEmitter::emit_gemm(Code& code, const ir::Stmt& s, const Scope& scop
   }
   const std::string m = local.take("gemm_m"), n = local.take("gemm_n"), k = local.take("gemm_k");
   code.open("");
-  code.line("const int64_t " + m + " = " + extent_text(p.m, size_names_) + ", " + n + " = " +
-            extent_text(p.n, size_names_) + ", " + k + " = " + extent_text(p.k, size_names_) + ";");
+  code.line("const int64_t " + m + " = " + product_text(p.m, size_names_) + ", " + n + " = " +
+            product_text(p.n, size_names_) + ", " + k + " = " + product_text(p.k, size_names_) +
+            ";");
 
   // Each matrix: its pointer at the current loop position, and its leading dimension.
   struct Operand {
@@ -263,10 +417,14 @@ void FunctionEmitter::emit_gemm(Code& code, const ir::Stmt& s, const Scope& scop
                      const std::string& cols_text) {
     Operand o;
     if (buffer) {
+      const TensorAccess& t = access(buffer);
       std::vector<ir::Affine> position = plain(buffer_loops);
       position.resize(size_t(buffer->rank()), ir::Affine{{}, 0});
-      o.pointer = plus_offset(access(buffer).pointer, flat_offset(access(buffer), position, inner));
-      o.ld = cols_text;
+      o.pointer = plus_offset(t.pointer, flat_offset(t, position, inner));
+      // Rows are as far apart as the buffer's capacity makes them, which
+      // exceeds the columns in a short chunk along a column index.
+      const size_t last_row = buffer_loops.size() + rows.size();
+      o.ld = g.chunk && !rows.empty() ? t.strides[last_row - 1] : cols_text;
       return o;
     }
     const TensorAccess& t = access(mat.read->tensor);
@@ -310,7 +468,7 @@ void FunctionEmitter::emit_gemm(Code& code, const ir::Stmt& s, const Scope& scop
   }
   for (size_t i = 0; i < p.loops.size(); ++i)
     code.open("for (int64_t " + loop_vars[i] + " = 0; " + loop_vars[i] + " < " +
-              extent_text({p.loops[i]}, size_names_) + "; ++" + loop_vars[i] + ")");
+              product_text({p.loops[i]}, size_names_) + "; ++" + loop_vars[i] + ")");
   code.line(call);
   for (size_t i = 0; i < p.loops.size(); ++i) code.close();
   code.close();
@@ -318,11 +476,6 @@ void FunctionEmitter::emit_gemm(Code& code, const ir::Stmt& s, const Scope& scop
   for (const ir::Stmt& after : g.after) {
     code.line("");
     emit_loop_nest(code, after, scope);
-  }
-  if (decided_per_call) {
-    code.reopen("} else {");
-    emit_loop_nest(code, s, scope);
-    code.close();
   }
 }
 

@@ -7,12 +7,18 @@
 /// a plain assignment statement (`x_packed(b, c, ky, kz, y, z) = x(b, c, y +
 /// ky, z + kz)`, guarded reads included) that the loop-nest emitter writes like
 /// any other, so it is readable, commented and OpenMP-parallel; the GEMM call
-/// between the packs is the only new kind of code.
+/// between the packs is the only new kind of code. When the buffers would
+/// exceed CppOptions::pack_budget_bytes, the statement runs in chunks along
+/// one of its out indices (gemm_chunks.h), and all of the above is planned
+/// for one chunk.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
+#include "codegen/gemm_chunks.h"
 #include "ir/ir.h"
 #include "passes/contraction.h"
 
@@ -24,6 +30,8 @@ namespace tenet::codegen::detail {
 constexpr int64_t kThreadedGemmWork = int64_t(1) << 22;
 
 struct GemmLowering {
+  /// The statement planned: the lowered statement, or one chunk of it.
+  const ir::Stmt* statement = nullptr;
   passes::ContractionPlan plan;
   /// Dense buffers (workspace temporaries), null when the matrix is used in
   /// place: A as [loops it reads][m][k], B as [loops it reads][k][n], C as
@@ -40,9 +48,18 @@ struct GemmLowering {
   /// split statement, then the gather of the result from the columns.
   std::vector<ir::Stmt> after;
 
+  /// Set when the statement runs in chunks: `statement` is the chunk's, and
+  /// the buffers' shapes have the chunk's extent `chunk->len` where their
+  /// capacity has the largest chunk's, `capacity` (a C++ size local); the
+  /// loop over chunks steps `start` (a C++ name) through the index.
+  std::shared_ptr<const GemmChunk> chunk;
+  std::string chunk_start, chunk_capacity;
+  /// M * N * K of the whole statement, as C++ (a per-call decision tests it).
+  std::string work;
+
   /// The statement the GEMM computes: the split's product, or the statement.
-  const ir::Compute& product(const ir::Stmt& s) const {
-    return plan.split ? plan.split->product : s.compute;
+  const ir::Compute& product() const {
+    return plan.split ? plan.split->product : statement->compute;
   }
 };
 
@@ -50,5 +67,10 @@ struct GemmLowering {
 /// Buffer values are fresh (they belong to no function); `s` must outlive the
 /// result (the plan points into its body).
 GemmLowering lower_gemm(const ir::Stmt& s, passes::ContractionPlan plan);
+
+/// The buffers whose shapes hold `len` (a chunk's extent), and the bytes
+/// they take per unit of it: the sum of their element counts with len = 1,
+/// times the element size.
+ir::SizeExpr bytes_per_chunk_unit(const GemmLowering& g, const std::string& len);
 
 }  // namespace tenet::codegen::detail

@@ -1,6 +1,9 @@
 // Statements as loop nests: a Compute becomes out loops around (reduce loops
 // around) one assignment; a Loop becomes a for loop that hands its carried
 // tensors from one iteration to the next (see CarryKind).
+#include <algorithm>
+#include <limits>
+
 #include "codegen/function_emitter.h"
 #include "ir/printer.h"
 #include "support/error.h"
@@ -49,55 +52,88 @@ std::string FunctionEmitter::comment_text(const ir::Stmt& s) {
 
 void FunctionEmitter::emit_block(Code& code, const std::vector<ir::Stmt>& body,
                                  const Scope& scope) {
-  bool first = true;
+  // Live statements in order; consecutive Computes that share loops (the
+  // `fuse` attribute) form one nest. A dead statement between two members
+  // (codegen's liveness can be finer than dce's) keeps them in one nest only
+  // as far as every statement from the first to the second shares loops.
+  std::vector<std::vector<Scheduled>> nests;
+  size_t shared = 0;  // loops every statement since the last live one shares
+  bool nestable = false;  // the last live statement can be followed in its nest
   for (const ir::Stmt& s : body) {
-    bool live =
-        s.kind == ir::StmtKind::Compute ? liveness_.live(s.compute) : liveness_.live(*s.loop);
+    const bool compute = s.kind == ir::StmtKind::Compute;
+    const bool in_nest = compute && !gemms_.count(&s);
+    shared = std::min(shared, in_nest ? shared_loops(s) : size_t(0));
+    const bool live = compute ? liveness_.live(s.compute) : liveness_.live(*s.loop);
     if (!live) continue;
-    if (!first) code.line("");
-    first = false;
-    if (s.kind == ir::StmtKind::Compute)
-      emit_compute(code, s, scope);
+    Scheduled m{&s, in_nest ? loop_schedule(s) : LoopSchedule{}};
+    m.schedule.shared = nestable && in_nest ? shared : 0;
+    if (m.schedule.shared == 0) nests.emplace_back();
+    nests.back().push_back(m);
+    nestable = in_nest;
+    shared = std::numeric_limits<size_t>::max();
+  }
+  for (size_t i = 0; i < nests.size(); ++i) {
+    if (i > 0) code.line("");
+    const Scheduled& first = nests[i][0];
+    if (nests[i].size() > 1)
+      emit_nest(code, nests[i], scope);
+    else if (first.stmt->kind == ir::StmtKind::Compute)
+      emit_compute(code, *first.stmt, scope);
     else
-      emit_loop(code, s, scope);
+      emit_loop(code, *first.stmt, scope);
   }
 }
 
-std::string FunctionEmitter::parallel_pragma(const ir::Compute& c) const {
-  if (!options_.openmp || c.out.empty()) return "";
-  // Work is out elements times reduction length; each out element is computed
-  // by one thread, in the serial order, so the result is deterministic.
-  ir::SizeExpr work = 1;
-  int64_t constant = 1;
-  std::string factors;
-  const TensorAccess& result = access(c.result);
-  auto factor = [&](const ir::SizeExpr& extent, const std::string& text) {
-    work = work * extent;
-    if (auto k = extent.constant())
-      constant *= *k;
+std::string FunctionEmitter::parallel_pragma(const std::vector<Scheduled>& nest) const {
+  if (!options_.openmp || nest[0].schedule.outer.empty()) return "";
+  // Work is out elements times reduction length, summed over the statements
+  // of the nest; each out element is computed by one thread, in the serial
+  // order, so the result is deterministic.
+  int64_t constant_work = 0;
+  std::vector<std::string> terms;  // symbolic products
+  for (const Scheduled& m : nest) {
+    const ir::Compute& c = m.stmt->compute;
+    const TensorAccess& result = access(c.result);
+    int64_t constant = 1;
+    std::string factors;
+    auto factor = [&](const ir::SizeExpr& extent, const std::string& text) {
+      if (auto k = extent.constant())
+        constant *= *k;
+      else
+        factors += (factors.empty() ? "" : " * ") + text;
+    };
+    for (size_t d = 0; d < c.out.size(); ++d) factor(c.out[d].extent(), result.dims[d]);
+    for (const ir::Dim& d : c.reduce) {
+      // "(hi - lo)" reads better than the normal form of the difference.
+      CExpr hi = size_to_c(d.hi, size_names_), lo = size_to_c(d.lo, size_names_);
+      std::string extent = d.lo == ir::SizeExpr(0) ? wrap(hi, kPrecMultiplicative + 1)
+                                                   : "(" + wrap(hi, kPrecAdditive) + " - " +
+                                                         wrap(lo, kPrecAdditive + 1) + ")";
+      factor(d.extent(), extent);
+    }
+    if (factors.empty())
+      constant_work += constant;
     else
-      factors += (factors.empty() ? "" : " * ") + text;
-  };
-  for (size_t d = 0; d < c.out.size(); ++d) factor(c.out[d].extent(), result.dims[d]);
-  for (const ir::Dim& d : c.reduce) {
-    // "(hi - lo)" reads better than the normal form of the difference.
-    CExpr hi = size_to_c(d.hi, size_names_), lo = size_to_c(d.lo, size_names_);
-    std::string extent = d.lo == ir::SizeExpr(0) ? wrap(hi, kPrecMultiplicative + 1)
-                                                 : "(" + wrap(hi, kPrecAdditive) + " - " +
-                                                       wrap(lo, kPrecAdditive + 1) + ")";
-    factor(d.extent(), extent);
+      terms.push_back(constant == 1 ? factors : factors + " * " + std::to_string(constant));
   }
   const std::string threshold = std::to_string(options_.parallel_min_work);
-  if (auto k = work.constant())
-    return *k >= options_.parallel_min_work ? "#pragma omp parallel for" : "";
-  if (constant != 1) factors += " * " + std::to_string(constant);
-  return "#pragma omp parallel for if (" + factors + " >= " + threshold + ")";
+  if (terms.empty())
+    return constant_work >= options_.parallel_min_work ? "#pragma omp parallel for" : "";
+  if (constant_work != 0) terms.push_back(std::to_string(constant_work));
+  std::string sum;
+  for (const std::string& t : terms) sum += (sum.empty() ? "" : " + ") + t;
+  return "#pragma omp parallel for if (" + sum + " >= " + threshold + ")";
 }
 
 Namer FunctionEmitter::statement_namer(const ir::Compute& c, const Scope& scope) const {
+  Namer local;
+  reserve_names(local, c, scope);
+  return local;
+}
+
+void FunctionEmitter::reserve_names(Namer& local, const ir::Compute& c, const Scope& scope) const {
   // Index names may shadow function-level names the statement does not use
   // (a tensor e elsewhere must not rename the index e here).
-  Namer local;
   for (const auto& [ir_name, name] : size_names_) local.reserve(name);
   for (const auto& [ir_name, index] : scope.indices) local.reserve(index.name);
   std::vector<const ir::Value*> tensors = {c.result.get(), c.init.get()};
@@ -115,7 +151,6 @@ Namer FunctionEmitter::statement_namer(const ir::Compute& c, const Scope& scope)
     for (const auto& s : t.strides) local.reserve(s);
     for (const auto& d : t.dims) local.reserve(d);
   }
-  return local;
 }
 
 void FunctionEmitter::emit_compute(Code& code, const ir::Stmt& s, const Scope& scope) {
@@ -126,14 +161,91 @@ void FunctionEmitter::emit_compute(Code& code, const ir::Stmt& s, const Scope& s
 }
 
 void FunctionEmitter::emit_loop_nest(Code& code, const ir::Stmt& s, const Scope& scope) {
+  LoopSchedule schedule = loop_schedule(s);
+  schedule.shared = 0;
+  emit_nest(code, {Scheduled{&s, schedule}}, scope);
+}
+
+void FunctionEmitter::emit_nest(Code& code, const std::vector<Scheduled>& nest,
+                                const Scope& scope) {
+  const ir::Compute& head = nest[0].stmt->compute;
+  const bool scalar_block = head.out.empty() && head.op != ir::ReduceOp::None;
+  if (scalar_block) code.open("");  // scopes the accumulator
+  std::vector<std::string> loop_vars;
+  if (nest.size() == 1) {
+    emit_scheduled(code, nest[0], loop_vars, scope, false);
+  } else {
+    std::string names;
+    for (size_t i = 0; i < nest.size(); ++i)
+      names += std::string(i == 0 ? "" : i + 1 == nest.size() ? " and " : ", ") +
+               nest[i].stmt->compute.result->name;
+    code.note(names + " run in one loop nest: each reads of the others only what the current "
+                      "iterations of the shared loops computed.");
+    emit_shared(code, nest, 0, nest.size(), loop_vars, scope);
+  }
+  if (scalar_block) code.close();
+}
+
+void FunctionEmitter::emit_shared(Code& code, const std::vector<Scheduled>& nest, size_t first,
+                                  size_t end, std::vector<std::string>& loop_vars,
+                                  const Scope& scope) {
+  // Members [first, end) share the loops in loop_vars; group the runs of them
+  // that also share the next loop.
+  const size_t depth = loop_vars.size();
+  bool blank = false;
+  for (size_t i = first; i < end;) {
+    size_t j = i + 1;
+    while (j < end && nest[j].schedule.shared > depth) ++j;
+    if (blank) code.line("");
+    blank = true;
+    if (j == i + 1) {
+      emit_scheduled(code, nest[i], loop_vars, scope, true);
+      i = j;
+      continue;
+    }
+    // The shared loop: named and bounded after the run's first statement,
+    // with a name none of the run's statements uses otherwise.
+    const ir::Compute& c = nest[i].stmt->compute;
+    const size_t out_at = nest[i].schedule.outer[depth];
+    for (size_t k = i + 1; k < j; ++k)
+      TENET_ASSERT(nest[k].stmt->compute.out[out_at].extent() == c.out[out_at].extent(),
+                   "statements " << c.result->name << " and " << nest[k].stmt->compute.result->name
+                                 << " share a loop of different extents");
+    Namer names;
+    for (size_t k = i; k < j; ++k) reserve_names(names, nest[k].stmt->compute, scope);
+    const std::string var = names.take(c.out[out_at].index);
+    if (depth == 0) {
+      const std::vector<Scheduled> run(nest.begin() + long(i), nest.begin() + long(j));
+      if (std::string pragma = parallel_pragma(run); !pragma.empty()) code.line(pragma);
+    }
+    const TensorAccess& result = access(c.result);
+    code.open(for_header(var, "0", CExpr{result.dims[out_at], kPrecPrimary}));
+    loop_vars.push_back(var);
+    emit_shared(code, nest, i, j, loop_vars, scope);
+    loop_vars.pop_back();
+    code.close();
+    i = j;
+  }
+}
+
+void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
+                                     const std::vector<std::string>& loop_vars,
+                                     const Scope& scope, bool in_nest) {
+  const ir::Stmt& s = *m.stmt;
   const ir::Compute& c = s.compute;
+  const LoopSchedule& schedule = m.schedule;
   code.comment(comment_text(s));
+  // The shared loops (outermost out indices) are already open.
   Scope inner = scope;
-  Namer local = statement_namer(c, scope);
-  std::vector<std::string> out_vars, reduce_vars;
-  for (const ir::Dim& d : c.out) {
-    out_vars.push_back(local.take(d.index));
-    inner.indices[d.index] = IndexInfo{out_vars.back(), d.lo, d.hi};
+  for (size_t p = 0; p < loop_vars.size(); ++p) {
+    const ir::Dim& d = c.out[schedule.outer[p]];
+    inner.indices[d.index] = IndexInfo{loop_vars[p], d.lo, d.hi};
+  }
+  Namer local = statement_namer(c, inner);
+  std::vector<std::string> out_vars(c.out.size()), reduce_vars;
+  for (size_t d = 0; d < c.out.size(); ++d) {
+    out_vars[d] = d < loop_vars.size() ? loop_vars[d] : local.take(c.out[d].index);
+    inner.indices[c.out[d].index] = IndexInfo{out_vars[d], c.out[d].lo, c.out[d].hi};
   }
   for (const ir::Dim& d : c.reduce) {
     reduce_vars.push_back(local.take(d.index));
@@ -143,38 +255,61 @@ void FunctionEmitter::emit_loop_nest(Code& code, const ir::Stmt& s, const Scope&
   for (const ir::Dim& d : c.out) position.push_back(ir::Affine::var(d.index));
   const TensorAccess& result = access(c.result);
   const std::string target = result.pointer + "[" + flat_offset(result, position, inner) + "]";
-
-  const bool reduces = c.op != ir::ReduceOp::None;
-  const bool scalar_block = c.out.empty() && reduces;  // scopes the accumulator
-  if (scalar_block) code.open("");
-  if (std::string pragma = parallel_pragma(c); !pragma.empty()) code.line(pragma);
-  for (size_t d = 0; d < c.out.size(); ++d)
-    code.open(for_header(out_vars[d], "0", CExpr{result.dims[d], kPrecPrimary}));
-  if (!reduces) {
-    code.line(target + " = " + emit_expr(c.body, inner).text + ";");
-  } else {
-    // Unlike indices, the accumulator never shadows a function-level name:
-    // "acc" reading as a tensor elsewhere would mislead.
-    std::string acc = "acc";
-    for (int n = 1; names_.taken(acc) || local.taken(acc); ++n) acc = "acc_" + std::to_string(n);
-    local.reserve(acc);
-    std::string start = reduce_identity(c.op, c.result->type);
-    if (c.init) {
-      const TensorAccess& init = access(c.init);
-      start = init.pointer + "[" + flat_offset(init, position, inner) + "]";
-    }
-    code.line(c_type(c.result->type) + " " + acc + " = " + start + ";");
+  auto open_out = [&](const std::vector<size_t>& dims, size_t from) {
+    for (size_t k = from; k < dims.size(); ++k)
+      code.open(for_header(out_vars[dims[k]], "0", CExpr{result.dims[dims[k]], kPrecPrimary}));
+  };
+  auto close_n = [&](size_t n) {
+    for (size_t k = 0; k < n; ++k) code.close();
+  };
+  auto open_reduce = [&] {
     for (size_t d = 0; d < c.reduce.size(); ++d) {
       const ir::Dim& dim = c.reduce[d];
       code.open(for_header(reduce_vars[d], size_to_c(dim.lo, size_names_).text,
                            size_to_c(dim.hi, size_names_)));
     }
-    code.line(reduce_step(c.op, c.result->type, acc, emit_expr(c.body, inner)));
-    for (size_t d = 0; d < c.reduce.size(); ++d) code.close();
-    code.line(target + " = " + acc + ";");
+  };
+
+  if (!in_nest && !schedule.outer.empty())
+    if (std::string pragma = parallel_pragma({m}); !pragma.empty()) code.line(pragma);
+  open_out(schedule.outer, loop_vars.size());
+  const size_t own_outer = schedule.outer.size() - loop_vars.size();
+  if (c.op == ir::ReduceOp::None) {
+    code.line(target + " = " + emit_expr(c.body, inner).text + ";");
+    close_n(own_outer);
+    return;
   }
-  for (size_t d = 0; d < c.out.size(); ++d) code.close();
-  if (scalar_block) code.close();
+  std::string start = reduce_identity(c.op, c.result->type);
+  if (c.init) {
+    const TensorAccess& init = access(c.init);
+    start = init.pointer + "[" + flat_offset(init, position, inner) + "]";
+  }
+  if (!schedule.inner.empty()) {
+    // Out indices inside the reduction: start the block, then accumulate in
+    // place; every element still sums in the reduce indices' order.
+    open_out(schedule.inner, 0);
+    code.line(target + " = " + start + ";");
+    close_n(schedule.inner.size());
+    open_reduce();
+    open_out(schedule.inner, 0);
+    code.line(reduce_step(c.op, c.result->type, target, emit_expr(c.body, inner)));
+    close_n(schedule.inner.size() + c.reduce.size());
+    close_n(own_outer);
+    return;
+  }
+  // Unlike indices, the accumulator never shadows a function-level name:
+  // "acc" reading as a tensor elsewhere would mislead. In a nest, where
+  // statements are siblings, it is named after the result.
+  std::string acc = in_nest && own_outer == 0 ? result.pointer + "_acc" : "acc";
+  for (int n = 1; names_.taken(acc) || local.taken(acc); ++n)
+    acc = (in_nest && own_outer == 0 ? result.pointer + "_acc_" : "acc_") + std::to_string(n);
+  local.reserve(acc);
+  code.line(c_type(c.result->type) + " " + acc + " = " + start + ";");
+  open_reduce();
+  code.line(reduce_step(c.op, c.result->type, acc, emit_expr(c.body, inner)));
+  close_n(c.reduce.size());
+  code.line(target + " = " + acc + ";");
+  close_n(own_outer);
 }
 
 void FunctionEmitter::emit_loop(Code& code, const ir::Stmt& s, const Scope& scope) {

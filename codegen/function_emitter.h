@@ -1,12 +1,14 @@
 /// \file
 /// The state of emitting one function, shared by the planning half
 /// (cpp_function.cpp: names, storage, sizes, strides, workspace, ABI
-/// wrappers) and the statement half (cpp_statements.cpp: loop nests).
+/// wrappers; memory_plan.cpp: the workspace slots' lifetimes) and the
+/// statement half (cpp_statements.cpp: loop nests; cpp_gemm.cpp: GEMM calls).
 ///
 /// Internal to codegen/.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -17,6 +19,8 @@
 #include "codegen/cpp_expr.h"
 #include "codegen/cpp_gemm.h"
 #include "codegen/liveness.h"
+#include "codegen/memory_plan.h"
+#include "codegen/schedule.h"
 #include "ir/ir.h"
 
 namespace tenet::codegen::detail {
@@ -36,6 +40,11 @@ struct WorkspaceSlot {
   ElemType type;
   std::string count;  // elements, as C++
   int copies = 1;
+  /// The memory plan: the statements the slot is live across, and whether it
+  /// is live together with every other slot (then it shares memory with none,
+  /// and its pointer may be __restrict__).
+  Lifetime live;
+  bool exclusive = false;
 };
 
 class FunctionEmitter {
@@ -53,30 +62,65 @@ class FunctionEmitter {
   void plan_block(const std::vector<ir::Stmt>& body, const ir::Loop* enclosing);
   void plan_loop(const ir::Loop& loop);
   void add_tensor(const ir::ValuePtr& v, const std::string& pointer);
+  /// `storage`: the shape the strides are computed from (a chunk buffer's capacity).
+  void add_tensor(const ir::ValuePtr& v, const std::string& pointer,
+                  const std::vector<ir::SizeExpr>& storage);
   void add_temporary(const ir::ValuePtr& v);
+  void add_temporary(const ir::ValuePtr& v, const std::vector<ir::SizeExpr>& capacity);
+  size_t add_slot(const std::string& name, ElemType type, const std::string& count, int copies);
   std::string dim_text(const ir::Value& v, int d);
+  std::string extent_text(const ir::SizeExpr& size, const std::string& owner, int d);
   std::string count_text(const ir::Value& v);
   const TensorAccess& access(const ir::ValuePtr& v) const;
   std::string parameter_list(bool with_restrict) const;
   std::string argument_list() const;
 
   std::string used_size_locals(const std::string& text, int depth) const;
-  void emit_workspace_bytes(Code& code) const;
+  std::string size_parameter_list() const;
+  std::string size_argument_list() const;
+  void emit_workspace_plan(Code& code) const;
+  std::string workspace_pointers() const;
   void emit_body(Code& code);
   void emit_wrappers(Code& code) const;
+  void emit_packed_wrappers(Code& code) const;
+
+  // The memory plan (memory_plan.cpp): each slot's lifetime.
+  void plan_memory();
+  void record_block(LifetimeRecorder& r, const std::vector<ir::Stmt>& body);
+  void record_loop(LifetimeRecorder& r, const ir::Loop& loop);
+  void record_reads(LifetimeRecorder& r, const ir::Expr& e) const;
+  void record_use(LifetimeRecorder& r, const ir::ValuePtr& v) const;
+  void record_write(LifetimeRecorder& r, size_t slot) const;
 
   // Statements (cpp_statements.cpp).
   void emit_block(Code& code, const std::vector<ir::Stmt>& body, const Scope& scope);
   void emit_compute(Code& code, const ir::Stmt& s, const Scope& scope);
   void emit_loop_nest(Code& code, const ir::Stmt& s, const Scope& scope);
   void emit_loop(Code& code, const ir::Stmt& s, const Scope& scope);
-  std::string parallel_pragma(const ir::Compute& c) const;
   Namer statement_namer(const ir::Compute& c, const Scope& scope) const;
   static std::string comment_text(const ir::Stmt& s);
 
-  // Contractions lowered to GEMM calls (cpp_gemm.cpp).
+  // ---- Loop schedules (cpp_statements.cpp): the `schedule` pass's loop
+  // orders and shared loop nests (codegen/schedule.h). ----
+  struct Scheduled {
+    const ir::Stmt* stmt;
+    LoopSchedule schedule;  // `shared`: loops shared with the previous member
+  };
+  void emit_nest(Code& code, const std::vector<Scheduled>& nest, const Scope& scope);
+  void emit_shared(Code& code, const std::vector<Scheduled>& nest, size_t first, size_t end,
+                   std::vector<std::string>& loop_vars, const Scope& scope);
+  void emit_scheduled(Code& code, const Scheduled& m, const std::vector<std::string>& loop_vars,
+                      const Scope& scope, bool in_nest);
+  std::string parallel_pragma(const std::vector<Scheduled>& nest) const;
+  /// Marks every name statement `c` uses (tensors, strides, extents, sizes, indices in scope).
+  void reserve_names(Namer& names, const ir::Compute& c, const Scope& scope) const;
+
+  // Contractions lowered to GEMM calls (cpp_gemm.cpp), in chunks when their
+  // buffers would exceed the budget (gemm_chunks.h).
   void plan_gemm(const ir::Stmt& s);
+  std::optional<GemmLowering> lower_in_chunks(const ir::Stmt& s, const GemmLowering& whole);
   void emit_gemm(Code& code, const ir::Stmt& s, const Scope& scope);
+  void emit_gemm_calls(Code& code, const GemmLowering& g, const Scope& scope);
 
   const ir::Function& fn_;
   std::string symbol_;
@@ -93,13 +137,16 @@ class FunctionEmitter {
   /// Per tensor (in order of appearance), its strides: name and C++ expression.
   std::vector<std::vector<std::pair<std::string, std::string>>> strides_;
   std::vector<WorkspaceSlot> slots_;
-  std::string offset_name_;  // the running workspace offset
+  std::map<const ir::Value*, size_t> slot_of_;  // temporaries and in-place next values
 
   // Loops: how each carried tensor advances, and the storage it needs.
   std::map<const ir::Loop::Carried*, CarryKind> carry_kind_;
   std::map<const ir::Loop::Carried*, std::string> carry_buffers_;  // Copy: its two buffers
   std::map<const ir::Value*, std::string> in_place_buffers_;       // InPlace next values
   std::map<const ir::Loop*, std::string> loop_vars_;
+  std::map<const ir::Loop::Carried*, size_t> carry_slot_;  // Copy: the slot of its buffers
+  /// Loop parameters and results: the slots they may point into.
+  std::map<const ir::Value*, std::vector<size_t>> aliases_;
 
   std::map<const ir::Stmt*, GemmLowering> gemms_;  // statements marked lower = "gemm"
 

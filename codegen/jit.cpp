@@ -218,6 +218,10 @@ std::vector<CompiledFunction> jit_compile_together(const ir::Module& m,
     cf.fn_ = std::make_shared<const ir::Function>(f.clone());
     cf.packed_ = lookup<CompiledFunction::Packed>(library->handle, symbol + "__packed",
                                                   library->library_path);
+    cf.packed_workspace_bytes_ = lookup<CompiledFunction::PackedWorkspaceBytes>(
+        library->handle, symbol + "__packed_workspace_bytes", library->library_path);
+    cf.packed_with_workspace_ = lookup<CompiledFunction::PackedWithWorkspace>(
+        library->handle, symbol + "__packed_with_workspace", library->library_path);
     out.push_back(std::move(cf));
   }
   return out;
@@ -244,7 +248,10 @@ std::vector<Tensor> CompiledFunction::run(const std::vector<Tensor>& inputs,
   const ir::SizeBindings sizes = ir::bind_sizes(fn, inputs, given);
   detail::check_reads_in_bounds(fn, sizes);
   std::vector<int64_t> size_values;
-  for (const auto& s : fn.size_params) size_values.push_back(sizes.at(s));
+  for (const auto& s : fn.size_params) {
+    auto it = sizes.find(s);
+    size_values.push_back(it == sizes.end() ? 0 : it->second);  // 0: a parameter nothing uses
+  }
   std::vector<Tensor> outputs;
   std::vector<void*> buffers;
   for (const Tensor& t : inputs) buffers.push_back(const_cast<void*>(t.raw()));

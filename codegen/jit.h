@@ -18,6 +18,21 @@
 ///     library is missing);
 ///   - run() binds inputs with ir::bind_sizes, so wrong shapes or types are a
 ///     BindError before any generated code runs, and allocates the outputs.
+///
+/// Running the same function many times (a training step, a benchmark, a
+/// binding to Python): bind it once to its sizes with codegen::Executable
+/// (codegen/executable.h), which owns the planned workspace and the outputs;
+/// its calls allocate nothing and take no page faults:
+///
+///   CompiledFunction f = jit_compile(module, "capsnet_grad");
+///   Executable step(f, {{"B", 100}});                // plans, allocates, pre-faults
+///   for (...) {
+///     const std::vector<Tensor>& out = step.run(inputs);  // checked, no allocation
+///     ...                                            // out is overwritten next call
+///   }
+///
+/// run() is the convenient path for one call: it allocates the outputs and
+/// the workspace each time.
 #pragma once
 
 #include <memory>
@@ -63,6 +78,7 @@ std::string blas_library();
 std::string runtime_dir();
 
 struct LoadedLibrary;
+class Executable;
 
 /// One function of a loaded library. Copies share the library, which stays
 /// loaded while any copy exists.
@@ -83,11 +99,17 @@ class CompiledFunction {
   friend std::vector<CompiledFunction> jit_compile_together(const ir::Module&,
                                                             const std::vector<std::string>&,
                                                             const JitOptions&);
+  friend class Executable;
+  // The packed entry points of the ABI (codegen/cpp.h).
   using Packed = int (*)(const int64_t* sizes, void* const* buffers);
+  using PackedWorkspaceBytes = int64_t (*)(const int64_t* sizes);
+  using PackedWithWorkspace = int (*)(const int64_t* sizes, void* const* buffers, void* workspace);
 
   std::shared_ptr<const LoadedLibrary> library_;
   std::shared_ptr<const ir::Function> fn_;
   Packed packed_ = nullptr;
+  PackedWorkspaceBytes packed_workspace_bytes_ = nullptr;
+  PackedWithWorkspace packed_with_workspace_ = nullptr;
 };
 
 /// Compiles (or finds in the cache) one library holding all the named

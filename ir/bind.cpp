@@ -250,6 +250,15 @@ SizeBindings bind_sizes(const Function& fn, const std::vector<Tensor>& inputs,
     cannot_infer(*fn.inputs[d.input], d.dim, unknown);
   }
 
+  check_sizes(fn, sizes);
+  return sizes;
+}
+
+void check_sizes(const Function& fn, const SizeBindings& sizes) {
+  for (const auto& [name, value] : sizes)
+    if (value < 0)
+      throw BindError("size parameter '" + name + "' cannot be negative (given " + name + " = " +
+                      std::to_string(value) + ")");
   std::set<std::string> used = used_symbols(fn);
   for (const auto& p : fn.size_params)
     if (used.count(p) && !sizes.count(p))
@@ -257,7 +266,6 @@ SizeBindings bind_sizes(const Function& fn, const std::vector<Tensor>& inputs,
                       "=...");
 
   check_ranges(fn.body, sizes);
-  return sizes;
 }
 
 std::vector<int64_t> concrete_shape(const Value& v, const SizeBindings& sizes) {

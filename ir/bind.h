@@ -19,6 +19,11 @@ namespace tenet::ir {
 SizeBindings bind_sizes(const Function& fn, const std::vector<Tensor>& inputs,
                         const SizeBindings& given = {});
 
+/// The checks bind_sizes makes once the sizes are known, for sizes given
+/// without tensors: none is negative, every size parameter the function uses
+/// is bound, and every range and shape is non-negative (BindError otherwise).
+void check_sizes(const Function& fn, const SizeBindings& sizes);
+
 /// Concrete shape of a value under bindings.
 std::vector<int64_t> concrete_shape(const Value& v, const SizeBindings& sizes);
 

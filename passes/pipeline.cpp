@@ -8,6 +8,8 @@
 #include "ir/verify.h"
 #include "passes/contraction.h"
 #include "passes/dce.h"
+#include "passes/fuse.h"
+#include "passes/schedule.h"
 #include "passes/simplify.h"
 #include "support/diagnostics.h"
 
@@ -19,6 +21,9 @@ const std::vector<Pass>& pipeline() {
       {"simplify", "fold constants and exact algebraic identities", simplify},
       {"dce", "remove statements no output needs", dce},
       {"contraction", "mark large A * B contractions for the GEMM library", contraction},
+      {"fuse", "inline cheap element-wise statements into their readers (save or recompute)",
+       fuse},
+      {"schedule", "choose loop orders and shared loop nests (attributes for codegen)", schedule},
   };
   return passes;
 }

@@ -5,9 +5,10 @@
 /// helper is header-only, allocation-free (except Workspace) and gives the
 /// same results as the reference interpreter (ir/interp.cpp), which calls the
 /// same formulas: sigmoid, floor division, bounds checks, reduction
-/// identities and workspace carving.
+/// identities and workspace planning.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -103,14 +104,69 @@ constexpr int64_t workspace_bytes(int64_t count) {
   return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
 }
 
-/// The next temporary of `count` elements in a workspace: returns the memory at
-/// `offset` and advances `offset` past it. Generated code carves temporaries in
-/// the same order as its `__workspace_bytes` function adds them up.
+/// The temporary at byte `offset` of a workspace.
 template <typename T>
-inline T* carve(void* workspace, int64_t& offset, int64_t count) {
-  T* p = reinterpret_cast<T*>(static_cast<char*>(workspace) + offset);
-  offset += workspace_bytes<T>(count);
-  return p;
+inline T* workspace_at(void* workspace, int64_t offset) {
+  return reinterpret_cast<T*>(static_cast<char*>(workspace) + offset);
+}
+
+/// One temporary (a tenant of the workspace): its bytes (a multiple of the
+/// alignment) and the statements it holds a value across, numbered in order.
+struct WorkspaceTenant {
+  int64_t bytes;
+  int first, last;
+};
+
+/// The memory plan: gives each tenant a byte offset such that two tenants
+/// whose statement ranges [first, last] overlap never overlap in memory, and
+/// returns the bytes the workspace needs. Greedy by size: the largest tenant
+/// first, each at the lowest offset that is free for its whole range (ties in
+/// size by order of appearance), so the result is deterministic. O(N^2) time,
+/// no allocation: generated code calls it on every call with N of a few
+/// hundred at most.
+template <size_t N>
+int64_t plan_workspace(const WorkspaceTenant (&tenants)[N], int64_t (&offsets)[N]) {
+  // By size, largest first (insertion sort: stable, allocation-free).
+  size_t by_size[N];
+  for (size_t i = 0; i < N; ++i) {
+    size_t j = i;
+    for (; j > 0 && tenants[by_size[j - 1]].bytes < tenants[i].bytes; --j) by_size[j] = by_size[j - 1];
+    by_size[j] = i;
+  }
+  // Placed tenants by offset; each new one goes at the first gap that fits
+  // between the tenants it coexists with.
+  size_t placed[N];
+  int64_t total = 0;
+  for (size_t n = 0; n < N; ++n) {
+    const WorkspaceTenant& t = tenants[by_size[n]];
+    int64_t at = 0;
+    for (size_t p = 0; p < n; ++p) {
+      const WorkspaceTenant& other = tenants[placed[p]];
+      if (other.last < t.first || t.last < other.first) continue;  // never live together
+      const int64_t other_at = offsets[placed[p]];
+      if (at + t.bytes <= other_at) break;
+      at = std::max(at, other_at + other.bytes);
+    }
+    offsets[by_size[n]] = at;
+    total = std::max(total, at + t.bytes);
+    size_t p = n;
+    for (; p > 0 && offsets[placed[p - 1]] > at; --p) placed[p] = placed[p - 1];
+    placed[p] = by_size[n];
+  }
+  return total;
+}
+
+/// How many of `extent` slices (each `slice_bytes` of scratch memory) one
+/// chunk of a chunked statement takes: as many as fit in `budget_bytes` (at
+/// least one), then evened out so that the chunks have almost equal size
+/// (100 in chunks of at most 11 gives 10 chunks of 10).
+constexpr int64_t chunk_extent(int64_t extent, int64_t slice_bytes, int64_t budget_bytes) {
+  if (extent <= 1 || slice_bytes <= 0) return extent < 1 ? 1 : extent;
+  int64_t fit = budget_bytes / slice_bytes;
+  if (fit < 1) fit = 1;
+  if (fit >= extent) return extent;
+  const int64_t chunks = (extent + fit - 1) / fit;
+  return (extent + chunks - 1) / chunks;
 }
 
 /// An owned, aligned workspace for callers that do not bring their own.

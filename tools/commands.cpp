@@ -56,7 +56,7 @@ int cmd_print(const std::vector<std::string>& argv) {
          "  cpp     the generated C++\n"
          "With --grad FN, prints the gradient program of FN: at stage source (the\n"
          "default) as automatic differentiation derived it, at stages ir and cpp\n"
-         "after the pipeline.");
+         "after the pipeline, at stage PASS after that pass.");
   a.option("stage", "STAGE", "parse | check | PASS | ir | source | cpp", "ir");
   a.option("fn", "NAME", "print only this function (IR, source and C++ stages)");
   a.option("grad", "FN", "print the gradient program of function FN");

@@ -16,6 +16,7 @@
 #include "ir/interp.h"
 #include "ir/printer.h"
 #include "lang/unparse.h"
+#include "passes/pipeline.h"
 #include "support/npy.h"
 #include "tools/program.h"
 
@@ -66,14 +67,14 @@ void default_output(const ir::Function& fn, ad::GradRequest& req) {
 }
 
 Gradient load_gradient(const std::string& path, const std::string& fn_name, ad::GradRequest& req,
-                       const std::string& dump_after) {
+                       const std::string& dump_after, const std::string& stop_after = "") {
   Gradient g;
   g.program = load(path, "", "check");
   g.forward = &select_function(g.program, fn_name);
   default_output(*g.forward, req);
   g.derived = ad::differentiate(*g.forward, req, g.program.file.get());
   g.module.functions.push_back(g.derived.clone());
-  optimise(g.module, dump_after);
+  optimise(g.module, dump_after, stop_after);
   return g;
 }
 
@@ -142,14 +143,18 @@ void add_grad_request_options(Args& a) {
 
 int print_gradient(const Args& a) {
   std::string stage = a.is_set("stage") ? a.get("stage") : "source";
-  if (stage != "source" && stage != "ir" && stage != "cpp")
+  // A pass name stops the pipeline after that pass (the IR is printed).
+  bool pass = stage == "check";
+  for (const passes::Pass& p : passes::pipeline()) pass |= stage == p.name;
+  if (stage != "source" && stage != "ir" && stage != "cpp" && !pass)
     throw UsageError("with --grad, --stage must be source, ir or cpp, not '" + stage + "'");
   ad::GradRequest req = grad_request(a);
-  Gradient g = load_gradient(require_file(a), a.get("grad"), req, a.get("dump-after"));
+  Gradient g = load_gradient(require_file(a), a.get("grad"), req, a.get("dump-after"),
+                             pass ? stage : "");
   if (stage == "source") {
     // What AD derived, before the optimiser annotates or rewrites it.
     std::cout << lang::unparse(g.derived);
-  } else if (stage == "ir") {
+  } else if (stage == "ir" || pass) {
     std::cout << ir::print(g.fn());
   } else {
     codegen::CppOptions options;

@@ -1,4 +1,5 @@
-// The `tenet` command-line driver: check, print, run, gradcheck, emit.
+// The `tenet` command-line driver: check, print, run, gradcheck, emit, and
+// train, eval, predict.
 //
 // Every user error (bad program, bad input, bad flag) prints a diagnostic on
 // stderr and exits with status 1; an internal compiler error exits with 2.
@@ -12,6 +13,7 @@
 #include "tools/args.h"
 #include "tools/commands.h"
 #include "tools/grad_commands.h"
+#include "tools/train_commands.h"
 
 namespace {
 
@@ -28,6 +30,9 @@ commands:
   gradcheck FILE         check a function's gradients against finite differences, and
                          the compiled gradients against the interpreter
   emit FILE              write standalone C++ sources and a CMakeLists.txt
+  train MODEL            train a model on MNIST (checkpoints, resume, test accuracy per epoch)
+  eval MODEL             test accuracy and loss of a trained model
+  predict MODEL          predicted classes and scores of images
 
 Run 'tenet <command> --help' for a command's options.
 )";
@@ -52,6 +57,9 @@ int main(int argc, char** argv) {
     if (command == "run") return tenet::cli::cmd_run(args);
     if (command == "gradcheck") return tenet::cli::cmd_gradcheck(args);
     if (command == "emit") return tenet::cli::cmd_emit(args);
+    if (command == "train") return tenet::cli::cmd_train(args);
+    if (command == "eval") return tenet::cli::cmd_eval(args);
+    if (command == "predict") return tenet::cli::cmd_predict(args);
     std::cerr << "error: unknown command '" << command << "'\n\n" << kUsage;
     return 1;
   } catch (const tenet::CompileError& e) {

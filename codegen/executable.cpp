@@ -1,0 +1,135 @@
+#include "codegen/executable.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "codegen/bounds_check.h"
+#include "codegen/c_text.h"
+#include "ir/bind.h"
+#include "runtime/tenet_runtime.h"
+#include "support/error.h"
+
+namespace tenet::codegen {
+
+namespace {
+
+/// "float32[B, 10] = [100, 10]": a declared shape and its values.
+std::string describe_expected(const ir::Value& v, const std::vector<int64_t>& shape) {
+  std::string dims, values;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    dims += (d ? ", " : "") + v.shape[d].str();
+    values += (d ? ", " : "") + std::to_string(shape[d]);
+  }
+  std::string out = std::string(type_name(v.type)) + "[" + dims + "]";
+  return dims == values ? out : out + " = [" + values + "]";
+}
+
+bool matches(const Tensor& t, const ir::Value& v, const std::vector<int64_t>& shape) {
+  return t.type() == v.type && t.shape() == shape;
+}
+
+}  // namespace
+
+void Executable::FreeArena::operator()(void* p) const {
+  std::free(p);
+}
+
+Executable::Executable(const CompiledFunction& f, const ir::SizeBindings& sizes)
+    : f_(f), sizes_(sizes) {
+  const ir::Function& fn = f_.function();
+  for (const auto& [name, value] : sizes_)
+    if (std::find(fn.size_params.begin(), fn.size_params.end(), name) == fn.size_params.end())
+      throw BindError("'" + fn.name + "' has no size parameter '" + name + "'");
+  ir::check_sizes(fn, sizes_);
+  detail::check_reads_in_bounds(fn, sizes_);
+  for (const std::string& s : fn.size_params) {
+    auto it = sizes_.find(s);
+    size_values_.push_back(it == sizes_.end() ? 0 : it->second);  // 0: a parameter nothing uses
+  }
+  for (const auto& v : fn.inputs) input_shapes_.push_back(ir::concrete_shape(*v, sizes_));
+  for (const auto& v : fn.outputs) {
+    output_shapes_.push_back(ir::concrete_shape(*v, sizes_));
+    outputs_.emplace_back(v->type, output_shapes_.back());
+  }
+  buffers_.assign(fn.inputs.size() + fn.outputs.size(), nullptr);
+
+  workspace_bytes_ = f_.packed_workspace_bytes_(size_values_.data());
+  TENET_ASSERT(workspace_bytes_ >= 0, fn.name << "__packed_workspace_bytes rejected checked sizes");
+  if (workspace_bytes_ > 0) {
+    // Rounded up to the alignment, as aligned_alloc requires; every page is
+    // written once here so that no call faults it in.
+    const int64_t bytes = tenet::workspace_bytes<char>(workspace_bytes_);
+    void* arena = std::aligned_alloc(size_t(tenet::kWorkspaceAlignment), size_t(bytes));
+    if (!arena) throw std::bad_alloc();
+    std::memset(arena, 0, size_t(bytes));
+    arena_.reset(arena);
+  }
+}
+
+Executable Executable::for_inputs(const CompiledFunction& f, const std::vector<Tensor>& inputs,
+                                  const ir::SizeBindings& given) {
+  return Executable(f, ir::bind_sizes(f.function(), inputs, given));
+}
+
+Executable::Executable(Executable&&) noexcept = default;
+Executable& Executable::operator=(Executable&&) noexcept = default;
+Executable::~Executable() = default;
+
+const std::vector<Tensor>& Executable::run(const std::vector<Tensor>& inputs) {
+  check_inputs(inputs);
+  size_t b = 0;
+  for (const Tensor& t : inputs) buffers_[b++] = const_cast<void*>(t.raw());
+  for (Tensor& t : outputs_) buffers_[b++] = t.raw();
+  call();
+  return outputs_;
+}
+
+void Executable::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) {
+  check_inputs(inputs);
+  check_outputs(outputs);
+  size_t b = 0;
+  for (const Tensor& t : inputs) buffers_[b++] = const_cast<void*>(t.raw());
+  for (Tensor& t : outputs) buffers_[b++] = t.raw();
+  call();
+}
+
+void Executable::run_raw(const void* const* inputs, void* const* outputs) {
+  const size_t n_inputs = input_shapes_.size();
+  for (size_t i = 0; i < n_inputs; ++i) buffers_[i] = const_cast<void*>(inputs[i]);
+  for (size_t i = 0; i < output_shapes_.size(); ++i) buffers_[n_inputs + i] = outputs[i];
+  call();
+}
+
+void Executable::call() {
+  const int status = f_.packed_with_workspace_(size_values_.data(), buffers_.data(), arena_.get());
+  TENET_ASSERT(status == 0,
+               f_.function().name << "__packed_with_workspace returned " << status);
+}
+
+void Executable::check_inputs(const std::vector<Tensor>& inputs) const {
+  const ir::Function& fn = f_.function();
+  bool ok = inputs.size() == fn.inputs.size();
+  for (size_t i = 0; ok && i < inputs.size(); ++i)
+    ok = matches(inputs[i], *fn.inputs[i], input_shapes_[i]);
+  if (ok) return;
+  // bind_sizes words the mismatch (count, type or shape) as run() reports it.
+  ir::bind_sizes(fn, inputs, sizes_);
+  throw BindError("the inputs of '" + fn.name + "' do not have the shapes it was bound to");
+}
+
+void Executable::check_outputs(const std::vector<Tensor>& outputs) const {
+  const ir::Function& fn = f_.function();
+  if (outputs.size() != fn.outputs.size())
+    throw BindError("'" + fn.name + "' has " + std::to_string(fn.outputs.size()) +
+                    (fn.outputs.size() == 1 ? " output, " : " outputs, ") +
+                    std::to_string(outputs.size()) + " given");
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (!matches(outputs[i], *fn.outputs[i], output_shapes_[i]))
+      throw BindError("output '" + detail::output_name(fn, i) + "': expected " +
+                      describe_expected(*fn.outputs[i], output_shapes_[i]) + ", got " +
+                      outputs[i].describe());
+}
+
+}  // namespace tenet::codegen

@@ -1,0 +1,42 @@
+/// \file
+/// The loop schedule of one Compute statement, read from the attributes the
+/// `schedule` pass sets (passes/schedule.h): which out loops run outside its
+/// reduction, which inside it (accumulating in place), and how many of its
+/// outer loops it shares with the statement before it.
+///
+/// Internal to codegen/. Expects: a verified statement. Guarantees: a
+/// schedule that is valid for the statement alone (the outer indices are a
+/// prefix of its out indices, the inner ones the rest, the shared ones a
+/// prefix of the outer ones); a malformed attribute is an InternalError
+/// naming the statement. Whether the shared loops match the previous
+/// statement's is the emitter's to check. For the memory planner: the
+/// statements of one nest run interleaved, so a value read anywhere in a nest
+/// must stay live until the nest's last statement.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace tenet::codegen::detail {
+
+struct LoopSchedule {
+  /// Positions in Compute::out of the out loops outside the reduce loops.
+  std::vector<size_t> outer;
+  /// Positions in Compute::out of the out loops inside the reduce loops: the
+  /// result is initialised, then accumulated in place (empty: one
+  /// accumulator per out element, the default).
+  std::vector<size_t> inner;
+  /// Leading outer loops shared with the previous statement of the block.
+  size_t shared = 0;
+};
+
+/// The schedule of `s` (a Compute); the default order without attributes.
+LoopSchedule loop_schedule(const ir::Stmt& s);
+
+/// The number of leading loops `s` shares with the previous statement of its
+/// block (0 when it starts a loop nest of its own).
+size_t shared_loops(const ir::Stmt& s);
+
+}  // namespace tenet::codegen::detail

@@ -1,0 +1,460 @@
+// The `fuse` pass (fuse.h): element-wise producers inlined into their
+// readers, and in gradient programs the save-or-recompute attributes.
+#include "passes/fuse.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/builder.h"
+#include "passes/contraction.h"
+#include "support/error.h"
+
+namespace tenet::passes {
+
+using namespace ir;
+
+namespace {
+
+const char* const kInlinedKey = "inlined";
+const char* const kPolicyKey = "policy";
+/// Fan-ins above this count as "too many" (and keep the arithmetic small).
+constexpr int64_t kMaxFanIn = int64_t(1) << 20;
+
+// ---- Expressions ---------------------------------------------------------
+
+int64_t node_cost(const ExprNode& e) {
+  switch (e.kind) {
+    case ExprKind::Const:
+    case ExprKind::Index:
+    case ExprKind::Size:
+      return 0;
+    case ExprKind::Read:
+    case ExprKind::Select:
+    case ExprKind::Cast:
+      return 1;
+    case ExprKind::Unary:
+      if (e.unop == UnOp::Sqrt) return 4;
+      if (e.unop == UnOp::Exp || e.unop == UnOp::Log || e.unop == UnOp::Tanh ||
+          e.unop == UnOp::Sigmoid)
+        return 16;
+      return 1;
+    case ExprKind::Binary:
+      if (e.binop == BinOp::Div) return 4;
+      if (e.binop == BinOp::Pow) return 16;
+      return 1;
+  }
+  return 1;
+}
+
+bool multiplies(const Expr& e) {
+  if (e->kind == ExprKind::Binary && e->binop == BinOp::Mul) return true;
+  return std::any_of(e->args.begin(), e->args.end(), multiplies);
+}
+
+void collect_reads(const Expr& e, const Value* tensor, std::vector<const ExprNode*>& out) {
+  if (e->kind == ExprKind::Read && e->tensor.get() == tensor) out.push_back(e.get());
+  for (const Expr& a : e->args) collect_reads(a, tensor, out);
+}
+
+/// The node `e` with new operands (same kind and operator).
+Expr with_args(const ExprNode& e, const std::vector<Expr>& args) {
+  switch (e.kind) {
+    case ExprKind::Unary:
+      return make_unary(e.unop, args[0]);
+    case ExprKind::Binary:
+      return make_binary(e.binop, args[0], args[1]);
+    case ExprKind::Select:
+      return make_select(args[0], args[1], args[2]);
+    case ExprKind::Cast:
+      return make_cast(args[0], e.type);
+    default:
+      break;
+  }
+  TENET_UNREACHABLE("with_args: a leaf has no operands");
+}
+
+/// Rewrites every node `rewrite` answers for (bottom-up otherwise), sharing
+/// the subtrees it leaves alone.
+Expr rewrite(const Expr& e, const std::function<Expr(const Expr&)>& replace) {
+  if (Expr r = replace(e)) return r;
+  if (e->args.empty()) return e;
+  std::vector<Expr> args;
+  bool changed = false;
+  for (const Expr& a : e->args) {
+    args.push_back(rewrite(a, replace));
+    changed |= args.back() != a;
+  }
+  return changed ? with_args(*e, args) : e;
+}
+
+/// `a` with each index of `at` replaced by its affine value.
+Affine compose(const Affine& a, const std::map<std::string, Affine>& at) {
+  Affine out;
+  out.offset = a.offset;
+  auto add = [&](const std::string& index, int64_t coef) {
+    for (auto& term : out.terms)
+      if (term.first == index) {
+        term.second += coef;
+        return;
+      }
+    out.terms.push_back({index, coef});
+  };
+  for (const auto& [index, coef] : a.terms) {
+    auto it = at.find(index);
+    if (it == at.end()) {  // an enclosing loop variable
+      add(index, coef);
+      continue;
+    }
+    for (const auto& [inner, c] : it->second.terms) add(inner, coef * c);
+    out.offset = out.offset + SizeExpr(coef) * it->second.offset;
+  }
+  std::erase_if(out.terms, [](const auto& term) { return term.second == 0; });
+  return out;
+}
+
+/// An affine index as an int64 expression.
+Expr affine_value(const Affine& a) {
+  Expr sum;
+  auto add = [&](const Expr& term) { sum = sum ? make_binary(BinOp::Add, sum, term) : term; };
+  for (const auto& [index, coef] : a.terms)
+    add(coef == 1 ? make_index(index)
+                  : make_binary(BinOp::Mul, make_const(double(coef), ElemType::I64),
+                                make_index(index)));
+  if (a.offset != SizeExpr(0) || !sum) {
+    auto k = a.offset.constant();
+    add(k ? make_const(double(*k), ElemType::I64) : make_size(a.offset));
+  }
+  return sum;
+}
+
+/// `e` with the indices of `at` replaced (in reads and as values).
+Expr substitute(const Expr& e, const std::map<std::string, Affine>& at) {
+  return rewrite(e, [&](const Expr& x) -> Expr {
+    if (x->kind == ExprKind::Index) {
+      auto it = at.find(x->index);
+      return it == at.end() ? x : affine_value(it->second);
+    }
+    if (x->kind != ExprKind::Read) return nullptr;
+    std::vector<Affine> indices;
+    for (const Affine& a : x->indices) indices.push_back(compose(a, at));
+    return make_read(x->tensor, indices, x->guarded);
+  });
+}
+
+std::vector<Affine> plain_indices(const std::vector<Dim>& dims) {
+  std::vector<Affine> out;
+  for (const Dim& d : dims) out.push_back(Affine::var(d.index));
+  return out;
+}
+
+Expr combine(ReduceOp op, const Expr& acc, const Expr& value) {
+  switch (op) {
+    case ReduceOp::Sum:
+      return make_binary(BinOp::Add, acc, value);
+    case ReduceOp::Max:
+      return make_binary(BinOp::Max, acc, value);
+    case ReduceOp::Min:
+      return make_binary(BinOp::Min, acc, value);
+    case ReduceOp::None:
+      break;
+  }
+  TENET_UNREACHABLE("combine: not a reduction");
+}
+
+Expr float_identity(ReduceOp op, ElemType type) {
+  const double inf = std::numeric_limits<double>::infinity();
+  return make_const(op == ReduceOp::Max ? -inf : op == ReduceOp::Min ? inf : 0.0, type);
+}
+
+// ---- Producers and their uses ---------------------------------------------
+
+/// Computed element by element, with a value expressible as one expression.
+bool element_wise(const Compute& c) {
+  if (c.op == ReduceOp::None) return true;
+  if (!c.reduce.empty() || c.result->type == ElemType::Bool) return false;
+  return c.init || is_float(c.result->type);
+}
+
+/// The value of element-wise `p` at its own out indices: its body, or the
+/// one reduction step `init + body` (`0 + body`, ...) exactly as it rounds.
+Expr producer_value(const Compute& p) {
+  if (p.op == ReduceOp::None) return p.body;
+  Expr start = p.init ? make_read(p.init, plain_indices(p.out)) : float_identity(p.op, p.body->type);
+  return combine(p.op, start, p.body);
+}
+
+/// The producer's value at the given indices of its result.
+Expr value_at(const Compute& p, const Expr& value, const std::vector<Affine>& indices) {
+  std::map<std::string, Affine> at;
+  for (size_t d = 0; d < p.out.size(); ++d) at[p.out[d].index] = indices[d];
+  return substitute(value, at);
+}
+
+bool mentions(const Loop& loop, const Value* v);
+
+bool mentions(const std::vector<Stmt>& body, const Value* v) {
+  for (const Stmt& s : body) {
+    if (s.kind == StmtKind::Loop) {
+      if (mentions(*s.loop, v)) return true;
+      continue;
+    }
+    std::vector<const ExprNode*> reads;
+    collect_reads(s.compute.body, v, reads);
+    if (!reads.empty() || s.compute.init.get() == v) return true;
+  }
+  return false;
+}
+
+bool mentions(const Loop& loop, const Value* v) {
+  for (const Loop::Carried& c : loop.carried)
+    if (c.init.get() == v || c.next.get() == v) return true;
+  return mentions(loop.body, v);
+}
+
+/// One statement that uses the producer.
+struct Reader {
+  size_t stmt = 0;                       // position in the block
+  std::vector<const ExprNode*> reads;    // its reads of the producer
+  bool as_init = false;                  // the init of its (empty) reduction
+};
+
+struct Uses {
+  std::vector<Reader> readers;
+  std::string blocked;  // why it cannot be inlined at all, if so
+};
+
+/// The block a producer lives in, and what can see its values from outside.
+struct Block {
+  std::vector<Stmt>& body;
+  const Loop* enclosing;  // null at top level
+  const std::set<const Value*>& outputs;
+};
+
+Uses find_uses(const Block& b, size_t at) {
+  const Value* p = b.body[at].compute.result.get();
+  Uses uses;
+  if (b.outputs.count(p)) uses.blocked = "output";
+  if (b.enclosing)
+    for (const Loop::Carried& c : b.enclosing->carried)
+      if (c.next.get() == p) uses.blocked = "carried out of the loop";
+  for (size_t j = at + 1; j < b.body.size() && uses.blocked.empty(); ++j) {
+    const Stmt& s = b.body[j];
+    if (s.kind == StmtKind::Loop) {
+      if (mentions(*s.loop, p)) uses.blocked = "used inside a loop";
+      continue;
+    }
+    Reader r{j, {}, false};
+    collect_reads(s.compute.body, p, r.reads);
+    const std::string name = "%" + s.compute.result->name;
+    for (const ExprNode* read : r.reads)
+      if (read->guarded) uses.blocked = "read through a guard by " + name;
+    if (s.compute.init.get() == p) {
+      if (!s.compute.reduce.empty()) uses.blocked = "the init of the reduction " + name;
+      r.as_init = true;
+    }
+    if (!r.reads.empty() || r.as_init) uses.readers.push_back(std::move(r));
+  }
+  return uses;
+}
+
+/// Domain points of `c` per element of the tensor a read at `indices` reads:
+/// the extents of the domain indices no dimension's index determines (each
+/// dimension determines the first domain index it mentions that no earlier
+/// one did). nullopt when one of them is not a constant or the product is huge.
+std::optional<int64_t> fan_in(const Compute& c, const std::vector<Affine>& indices) {
+  std::vector<const Dim*> domain;
+  for (const Dim& d : c.out) domain.push_back(&d);
+  for (const Dim& d : c.reduce) domain.push_back(&d);
+  auto in_domain = [&](const std::string& index) {
+    return std::any_of(domain.begin(), domain.end(),
+                       [&](const Dim* d) { return d->index == index; });
+  };
+  std::set<std::string> determined;
+  for (const Affine& a : indices)
+    for (const auto& term : a.terms)
+      if (in_domain(term.first) && determined.insert(term.first).second) break;
+  int64_t factor = 1;
+  for (const Dim* d : domain) {
+    if (determined.count(d->index)) continue;
+    std::optional<int64_t> extent = d->extent().constant();
+    if (!extent || *extent > kMaxFanIn) return std::nullopt;
+    factor *= std::max<int64_t>(*extent, 1);
+    if (factor > kMaxFanIn) return std::nullopt;
+  }
+  return factor;
+}
+
+struct Decision {
+  bool inline_it = false;
+  std::string why;  // why it stays (the "save" reason)
+  int64_t uses = 0;
+};
+
+Decision decide(const Block& b, size_t at, const Uses& uses) {
+  if (!uses.blocked.empty()) return {false, uses.blocked, 0};
+  if (uses.readers.empty()) return {false, "unused", 0};
+  const Expr value = producer_value(b.body[at].compute);
+  const int64_t cost = expression_cost(value);
+  int64_t evaluations = 0, count = 0;
+  for (const Reader& r : uses.readers) {
+    const Stmt& s = b.body[r.stmt];
+    const std::string name = "%" + s.compute.result->name;
+    if (is_lowered_to_gemm(s)) return {false, "read by " + name + ", a GEMM", 0};
+    const bool max_or_min = s.compute.op == ReduceOp::Max || s.compute.op == ReduceOp::Min;
+    if (max_or_min && multiplies(value))
+      return {false, "read by the max/min reduction " + name + " (its argmax compares)", 0};
+    for (const ExprNode* read : r.reads) {
+      std::optional<int64_t> f = fan_in(s.compute, read->indices);
+      if (!f) return {false, "read by " + name + " at an unbounded fan-in", 0};
+      evaluations += *f;
+      ++count;
+    }
+    if (r.as_init) {
+      evaluations += 1;
+      ++count;
+    }
+  }
+  if (evaluations == 1 && cost <= kMaxInlinedCost) return {true, "", count};
+  if (evaluations > 1 && (evaluations - 1) * cost <= kRecomputeBudget) return {true, "", count};
+  if (evaluations == 1)
+    return {false, "cost " + std::to_string(cost) + " is too large to inline", count};
+  return {false,
+          std::to_string(evaluations) + " evaluations of cost " + std::to_string(cost) + " add " +
+              std::to_string((evaluations - 1) * cost) + " > " + std::to_string(kRecomputeBudget) +
+              " per element",
+          count};
+}
+
+// ---- Gradient programs ----------------------------------------------------
+
+bool is_backward(const Stmt& s) {
+  auto it = s.attrs.find("ad");
+  return it != s.attrs.end() && it->second.rfind("unrolled", 0) != 0;
+}
+
+void append(std::map<std::string, std::string>& attrs, const char* key, const std::string& item,
+            const char* separator) {
+  if (item.empty()) return;
+  std::string& list = attrs[key];
+  list += (list.empty() ? "" : separator) + item;
+}
+
+class Fuser {
+ public:
+  explicit Fuser(Function& fn) : fn_(fn) {
+    for (const ValuePtr& v : fn.outputs) outputs_.insert(v.get());
+    for (const Stmt& s : fn.body) gradient_ |= is_backward(s);
+  }
+
+  void run() {
+    block(Block{fn_.body, nullptr, outputs_});
+    if (gradient_) record_saved();
+  }
+
+ private:
+  void block(const Block& b) {
+    std::vector<bool> removed(b.body.size(), false);
+    for (size_t i = 0; i < b.body.size(); ++i) {
+      Stmt& s = b.body[i];
+      if (s.kind == StmtKind::Loop) {
+        block(Block{s.loop->body, s.loop.get(), outputs_});
+        continue;
+      }
+      if (!element_wise(s.compute) || is_lowered_to_gemm(s)) continue;
+      Uses uses = find_uses(b, i);
+      Decision d = decide(b, i, uses);
+      if (d.inline_it) {
+        inline_producer(b, i, uses, d.uses);
+        removed[i] = true;
+      } else {
+        kept_[s.compute.result.get()] = d.why;
+      }
+    }
+    std::vector<Stmt> kept;
+    for (size_t i = 0; i < b.body.size(); ++i)
+      if (!removed[i]) kept.push_back(std::move(b.body[i]));
+    b.body = std::move(kept);
+  }
+
+  void inline_producer(const Block& b, size_t at, const Uses& uses, int64_t count) {
+    const Stmt& producer = b.body[at];
+    const Compute& p = producer.compute;
+    const Expr value = producer_value(p);
+    const std::string name = "%" + p.result->name;
+    auto inherited = producer.attrs.find(kInlinedKey);
+    for (const Reader& r : uses.readers) {
+      Stmt& reader = b.body[r.stmt];
+      Compute& c = reader.compute;
+      c.body = rewrite(c.body, [&](const Expr& x) -> Expr {
+        if (x->kind != ExprKind::Read || x->tensor.get() != p.result.get()) return nullptr;
+        return value_at(p, value, x->indices);
+      });
+      if (r.as_init) {
+        c.body = combine(c.op, value_at(p, value, plain_indices(c.out)), c.body);
+        c.op = ReduceOp::None;
+        c.init = nullptr;
+      }
+      if (inherited != producer.attrs.end())
+        append(reader.attrs, kInlinedKey, inherited->second, ", ");
+      if (auto policy = producer.attrs.find(kPolicyKey); policy != producer.attrs.end())
+        append(reader.attrs, kPolicyKey, policy->second, "; ");
+      if (gradient_ && !is_backward(producer) && is_backward(reader))
+        append(reader.attrs, kPolicyKey,
+               "recompute: " + name + " (inlined into " + std::to_string(count) +
+                   (count == 1 ? " use)" : " uses)"),
+               "; ");
+      else
+        append(reader.attrs, kInlinedKey, name, ", ");
+    }
+  }
+
+  /// `policy = "save: ..."` on each forward statement the backward half reads.
+  void record_saved() {
+    std::set<const Value*> read_by_backward;
+    for (const Stmt& s : fn_.body) {
+      if (s.kind != StmtKind::Compute || !is_backward(s)) continue;
+      for (const Stmt& f : fn_.body)
+        if (f.kind == StmtKind::Compute && !is_backward(f)) {
+          const Value* v = f.compute.result.get();
+          std::vector<const ExprNode*> reads;
+          collect_reads(s.compute.body, v, reads);
+          if (!reads.empty() || s.compute.init.get() == v) read_by_backward.insert(v);
+        }
+    }
+    for (Stmt& s : fn_.body) {
+      if (s.kind != StmtKind::Compute || is_backward(s)) continue;
+      const Value* v = s.compute.result.get();
+      if (!read_by_backward.count(v)) continue;
+      auto it = kept_.find(v);
+      std::string why = it != kept_.end()                  ? it->second
+                        : plan_contraction(s.compute)      ? "contraction"
+                                                           : "reduction";
+      s.attrs[kPolicyKey] = "save: " + why;
+    }
+  }
+
+  Function& fn_;
+  std::set<const Value*> outputs_;
+  bool gradient_ = false;
+  std::map<const Value*, std::string> kept_;  // element-wise values kept, and why
+};
+
+}  // namespace
+
+int64_t expression_cost(const Expr& e) {
+  int64_t cost = node_cost(*e);
+  for (const Expr& a : e->args) cost += expression_cost(a);
+  return cost;
+}
+
+void fuse(Function& fn) {
+  Fuser(fn).run();
+}
+
+}  // namespace tenet::passes

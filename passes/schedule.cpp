@@ -1,0 +1,192 @@
+// The `schedule` pass (schedule.h): loop orders that keep inner loops
+// contiguous, and consecutive statements that share their outer loops.
+#include "passes/schedule.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "passes/contraction.h"
+
+namespace tenet::passes {
+
+using namespace ir;
+
+namespace {
+
+const char* const kOrderKey = "order";
+const char* const kFuseKey = "fuse";
+
+void collect_reads(const Expr& e, std::vector<const ExprNode*>& out) {
+  if (e->kind == ExprKind::Read) out.push_back(e.get());
+  for (const Expr& a : e->args) collect_reads(a, out);
+}
+
+/// Storage position of each dimension of `v` (0 = outermost).
+std::vector<int> storage_positions(const Value& v) {
+  std::vector<int> pos(size_t(v.rank()));
+  for (int d = 0; d < v.rank(); ++d) pos[size_t(d)] = d;
+  for (size_t p = 0; p < v.layout.size(); ++p) pos[size_t(v.layout[p])] = int(p);
+  return pos;
+}
+
+/// The dimensions whose index mentions `index`.
+std::vector<size_t> dims_mentioning(const std::vector<Affine>& indices, const std::string& index) {
+  std::vector<size_t> out;
+  for (size_t d = 0; d < indices.size(); ++d)
+    if (indices[d].coef(index) != 0) out.push_back(d);
+  return out;
+}
+
+/// Whether `index` steps through `tensor` with stride 1 at these indices: it
+/// occurs in one dimension only, with coefficient +-1, the innermost stored.
+bool unit_stride(const Value& tensor, const std::vector<Affine>& indices,
+                 const std::string& index) {
+  std::vector<size_t> dims = dims_mentioning(indices, index);
+  if (dims.size() != 1) return false;
+  const int64_t coef = indices[dims[0]].coef(index);
+  return (coef == 1 || coef == -1) && storage_positions(tensor)[dims[0]] == tensor.rank() - 1;
+}
+
+/// Whether the indices of `block` (innermost last) run through `tensor` as
+/// one contiguous block: each one it mentions is the whole index of exactly
+/// one dimension, and those dimensions are its innermost ones, in order.
+bool contiguous_block(const Value& tensor, const std::vector<Affine>& indices,
+                      const std::vector<std::string>& block) {
+  const std::vector<int> pos = storage_positions(tensor);
+  std::vector<int> positions;
+  for (const std::string& index : block) {
+    std::vector<size_t> dims = dims_mentioning(indices, index);
+    if (dims.empty()) continue;
+    const Affine& a = indices[dims[0]];
+    if (dims.size() != 1 || !a.is_plain_var()) return false;
+    positions.push_back(pos[dims[0]]);
+  }
+  for (size_t q = 0; q < positions.size(); ++q)
+    if (positions[q] != tensor.rank() - int(positions.size()) + int(q)) return false;
+  return true;
+}
+
+/// The out indices a reduction should accumulate in place, inside its reduce
+/// loops (a suffix of its out indices; empty to keep the default order).
+std::vector<std::string> inner_block(const Compute& c) {
+  if (c.op == ReduceOp::None || c.reduce.empty() || c.out.size() < 2 ||
+      !c.result->layout.empty())
+    return {};
+  std::vector<const ExprNode*> reads;
+  collect_reads(c.body, reads);
+  const std::string& last = c.reduce.back().index;
+  const bool strided = std::any_of(reads.begin(), reads.end(), [&](const ExprNode* r) {
+    return !dims_mentioning(r->indices, last).empty() && !unit_stride(*r->tensor, r->indices, last);
+  });
+  if (!strided) return {};
+  std::vector<Affine> at_out;
+  for (const Dim& d : c.out) at_out.push_back(Affine::var(d.index));
+  std::vector<std::string> block;
+  int64_t elements = 1;
+  for (size_t p = c.out.size() - 1; p >= 1; --p) {  // out[0] stays outside
+    std::vector<std::string> candidate = {c.out[p].index};
+    candidate.insert(candidate.end(), block.begin(), block.end());
+    bool contiguous = contiguous_block(*c.result, at_out, candidate);
+    for (const ExprNode* r : reads)
+      contiguous = contiguous && contiguous_block(*r->tensor, r->indices, candidate);
+    if (!contiguous) break;
+    // Symbolic extents are assumed to be small: only constants count.
+    const int64_t extent = c.out[p].extent().constant().value_or(1);
+    if (elements * extent > kMaxInnerBlock) break;
+    elements *= extent;
+    block = candidate;
+  }
+  return block;
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+/// The `order` attribute's text: outer out, reduce, then inner out indices.
+std::string order_text(const Compute& c, const std::vector<std::string>& inner) {
+  std::vector<std::string> order;
+  for (size_t p = 0; p < c.out.size() - inner.size(); ++p) order.push_back(c.out[p].index);
+  for (const Dim& d : c.reduce) order.push_back(d.index);
+  order.insert(order.end(), inner.begin(), inner.end());
+  return join(order);
+}
+
+/// A statement of the nest being built, and how many loops it shares with
+/// the one before it.
+struct Member {
+  const Compute* compute;
+  size_t outer;   // its out loops outside its reduction
+  size_t shared;  // loops shared with the previous member (0 for the first)
+};
+
+/// The loops `c` (with `outer` outer out loops) can share with the last
+/// member of `nest`: equal leading extents, lowered until every read of a
+/// member's result uses the shared indices at the shared positions.
+size_t shared_depth(const std::vector<Member>& nest, const Compute& c, size_t outer) {
+  const Member& prev = nest.back();
+  size_t depth = std::min(prev.outer, outer);
+  for (size_t j = 0; j < depth; ++j)
+    if (c.out[j].extent() != prev.compute->out[j].extent()) depth = j;
+  std::vector<const ExprNode*> reads;
+  collect_reads(c.body, reads);
+  // Member q shares min(depth, shared of every later member) loops with c.
+  size_t common = depth;
+  for (size_t q = nest.size(); q-- > 0 && common > 0;) {
+    for (const ExprNode* r : reads) {
+      if (r->tensor != nest[q].compute->result) continue;
+      for (size_t j = 0; j < common; ++j) {
+        const Affine& a = r->indices[j];
+        if (!a.is_plain_var() || a.terms[0].first != c.out[j].index) {
+          common = j;
+          break;
+        }
+      }
+    }
+    depth = std::min(depth, common);
+    common = std::min(common, nest[q].shared);
+  }
+  return depth;
+}
+
+void schedule_block(std::vector<Stmt>& body) {
+  std::vector<Member> nest;
+  for (Stmt& s : body) {
+    s.attrs.erase(kOrderKey);
+    s.attrs.erase(kFuseKey);
+    if (s.kind == StmtKind::Loop) {
+      schedule_block(s.loop->body);
+      nest.clear();
+      continue;
+    }
+    const Compute& c = s.compute;
+    const std::vector<std::string> inner = inner_block(c);
+    // A GEMM decided per call keeps its loops for small sizes: they follow the order.
+    auto lower = s.attrs.find("lower");
+    const bool always_gemm = lower != s.attrs.end() && lower->second == "gemm";
+    if (!inner.empty() && !always_gemm) s.attrs[kOrderKey] = order_text(c, inner);
+    if (is_lowered_to_gemm(s) || c.out.empty()) {
+      nest.clear();
+      continue;
+    }
+    const size_t outer = c.out.size() - inner.size();
+    const size_t depth = nest.empty() ? 0 : shared_depth(nest, c, outer);
+    if (depth == 0) nest.clear();
+    nest.push_back({&c, outer, depth});
+    if (depth == 0) continue;
+    std::vector<std::string> shared;
+    for (size_t j = 0; j < depth; ++j) shared.push_back(c.out[j].index);
+    s.attrs[kFuseKey] = join(shared);
+  }
+}
+
+}  // namespace
+
+void schedule(Function& fn) {
+  schedule_block(fn.body);
+}
+
+}  // namespace tenet::passes

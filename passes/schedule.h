@@ -1,0 +1,60 @@
+/// \file
+/// `schedule`: chooses how each statement's loops run, as attributes the code
+/// generator follows (codegen/schedule.h). Two decisions:
+///
+/// 1. Loop order (`order`). A reduction runs its out indices outside and its
+///    reduce indices inside, one accumulator per out element. When the
+///    innermost reduce index is strided in some read (s(b, k, e) +=!
+///    c(b, t, y, x, k) * uh(b, t, y, x, k, e) reduces over x with stride K*E)
+///    and the innermost out indices are contiguous in the result and in every
+///    read that mentions them, those out indices move inside the reduce loops:
+///
+///        order = "b, t, y, x, k, e"      (outer out | reduce | inner out)
+///
+///    The result is initialised (from its init or the identity) for the inner
+///    block, then accumulated in place: each element still sums its terms in
+///    the same order (reduce indices ascending) and is written by one thread,
+///    so results are bitwise those of the default order, and the inner loops
+///    are contiguous and vectorise. The inner block grows from the innermost
+///    out index outwards while it stays contiguous in every access and holds
+///    at most kMaxInnerBlock elements (symbolic extents count as 1: sizes
+///    such as B are batch dimensions, outermost); at least one out index
+///    stays outside.
+///    A statement lowered to GEMM only above a size decided per call gets an
+///    order too, for its loops below that size.
+///
+/// 2. Shared loops (`fuse`). Consecutive statements of a block whose leading
+///    out loops have the same extents run in one loop nest over them:
+///
+///        fuse = "b, t, y, x"     (this statement's first out indices, shared
+///                                 with the previous statement's)
+///
+///    so softmax's max, exp, sum and divide over (b, t, y, x) run with k
+///    inner, and the routing step's statements share the loop over b. Legal
+///    when every read of an earlier statement of the nest uses, at each shared
+///    position, exactly the shared index (so it reads only what the current
+///    iteration has already computed); the depth is lowered until it is. The
+///    outer loops of a statement with an `order` are only its outer out
+///    indices. Statements lowered to GEMM, loops and scalars are never part
+///    of a nest.
+///
+/// Expects: a verified function, after `contraction` and `fuse`. Guarantees:
+/// the IR is unchanged except for the attributes `order` and `fuse` (removed
+/// from, then set on, Compute statements), so the interpreter stays the oracle.
+/// Memory planning must treat the statements of one nest as one statement
+/// (a value read anywhere in the nest lives until its end).
+#pragma once
+
+#include <cstdint>
+
+#include "ir/ir.h"
+
+namespace tenet::passes {
+
+/// The largest block of out elements (product of constant extents) a
+/// reduction accumulates in place: 16 KiB of floats stays in L1.
+constexpr int64_t kMaxInnerBlock = 4096;
+
+void schedule(ir::Function& fn);
+
+}  // namespace tenet::passes

@@ -1,0 +1,64 @@
+/// \file
+/// A JIT-compiled function as the Python module runs it: many calls, each on
+/// caller-owned input buffers, without copying them.
+///
+/// Expects: a CompiledFunction (after the pipeline) and, per call, one dense
+/// row-major buffer per input with its element type and shape. Guarantees:
+///   - the first call with a set of input types and shapes (and given sizes)
+///     binds the sizes
+///     with ir::bind_sizes (a BindError names the input, the expected shape
+///     with the size values and the actual one) and keeps a
+///     codegen::Executable for them: the planned workspace, allocated once;
+///   - later calls with the same types and shapes reuse it: the inputs are
+///     read in place and only the outputs are allocated;
+///   - calls are serialised by a mutex (an Executable is not thread-safe), so
+///     several Python threads may share a Kernel; at most kMaxBound sets of
+///     shapes stay bound (all are dropped when another one comes).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "codegen/executable.h"
+#include "codegen/jit.h"
+#include "python/src/program.h"
+#include "support/tensor.h"
+
+namespace tenet::python {
+
+/// One input buffer, owned by the caller for the duration of the call.
+struct RawInput {
+  ElemType type;
+  std::vector<int64_t> shape;
+  const void* data;
+};
+
+class Kernel {
+ public:
+  static constexpr size_t kMaxBound = 8;
+
+  Kernel(codegen::CompiledFunction compiled, FunctionInfo info);
+
+  /// Runs on one buffer per input; returns one new tensor per output.
+  std::vector<Tensor> run(const std::vector<RawInput>& inputs, const ir::SizeBindings& given);
+
+  const FunctionInfo& info() const { return info_; }
+  const codegen::CompiledFunction& compiled() const { return compiled_; }
+
+ private:
+  using Key = std::pair<std::vector<std::pair<ElemType, std::vector<int64_t>>>, ir::SizeBindings>;
+  codegen::Executable& bound(const std::vector<RawInput>& inputs, const ir::SizeBindings& given);
+
+  codegen::CompiledFunction compiled_;
+  FunctionInfo info_;
+  std::mutex mutex_;
+  std::map<Key, std::unique_ptr<codegen::Executable>> executables_;
+};
+
+/// A copy of a buffer as a Tensor.
+Tensor copy_to_tensor(const RawInput& input);
+
+}  // namespace tenet::python

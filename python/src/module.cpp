@@ -1,0 +1,191 @@
+// The extension module tenet._tenet: the compiler's C++ API as the Python
+// package (python/tenet/) uses it. User errors become Python exceptions:
+// CompileError (the rendered diagnostics), BindError (a ValueError naming the
+// input, expected and actual shape); a broken compiler invariant is
+// InternalError (a RuntimeError). Long-running calls (the C++ compiler, the
+// generated code, the interpreter) release the GIL.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "python/src/arrays.h"
+#include "python/src/benchmark.h"
+#include "python/src/kernel.h"
+#include "python/src/program.h"
+#include "support/error.h"
+
+namespace py = pybind11;
+using namespace tenet;
+using namespace tenet::python;
+
+namespace {
+
+std::string input_name(const FunctionInfo& info, size_t i) {
+  return i < info.inputs.size() ? info.inputs[i].name : "#" + std::to_string(i);
+}
+
+std::vector<RawInput> raw_inputs(const std::vector<py::array>& arrays, const FunctionInfo& info) {
+  std::vector<RawInput> raw;
+  for (size_t i = 0; i < arrays.size(); ++i)
+    raw.push_back(raw_input(arrays[i], input_name(info, i)));
+  return raw;
+}
+
+std::vector<Tensor> to_tensors(const std::vector<py::array>& arrays, const FunctionInfo& info) {
+  std::vector<Tensor> tensors;
+  for (const RawInput& r : raw_inputs(arrays, info)) tensors.push_back(copy_to_tensor(r));
+  return tensors;
+}
+
+std::vector<py::array> to_arrays(const std::vector<Tensor>& tensors) {
+  std::vector<py::array> arrays;
+  for (const Tensor& t : tensors) arrays.push_back(to_numpy(t));
+  return arrays;
+}
+
+// The arrays stay alive (the caller's list holds them) while the GIL is released.
+std::vector<py::array> run_kernel(Kernel& k, const std::vector<py::array>& inputs,
+                                  const ir::SizeBindings& sizes) {
+  const std::vector<RawInput> raw = raw_inputs(inputs, k.info());
+  std::vector<Tensor> out;
+  {
+    py::gil_scoped_release release;
+    out = k.run(raw, sizes);
+  }
+  return to_arrays(out);
+}
+
+std::unique_ptr<Kernel> compile(const Program& p, const Variant& v, const std::string& cache_dir,
+                                const std::string& cxx, bool openmp, bool verbose) {
+  codegen::JitOptions options;
+  options.cache_dir = cache_dir;
+  options.cxx = cxx;
+  options.cpp.openmp = openmp;
+  options.verbose = verbose;
+  py::gil_scoped_release release;
+  return p.compile(v, options);
+}
+
+std::vector<py::array> interpret(const Program& p, const Variant& v,
+                                 const std::vector<py::array>& inputs,
+                                 const ir::SizeBindings& sizes) {
+  std::vector<Tensor> in = to_tensors(inputs, p.info(v));
+  std::vector<Tensor> out;
+  {
+    py::gil_scoped_release release;
+    out = p.interpret(v, in, sizes);
+  }
+  return to_arrays(out);
+}
+
+ad::GradcheckReport gradcheck(const Program& p, const std::string& entry,
+                              const ad::GradRequest& request, const ir::SizeBindings& sizes,
+                              const std::vector<py::array>& inputs, uint64_t seed, double step,
+                              double tolerance, int64_t max_entries) {
+  ad::GradcheckOptions options;
+  options.request = request;
+  options.sizes = sizes;
+  options.seed = seed;
+  options.step = step;
+  options.tolerance = tolerance;
+  options.max_entries = max_entries;
+  options.inputs = to_tensors(inputs, p.info(Variant{entry, false, std::nullopt}));
+  py::gil_scoped_release release;
+  return p.gradcheck(entry, options);
+}
+
+void bind_errors(py::module_& m) {
+  py::register_exception<CompileError>(m, "CompileError", PyExc_Exception);
+  py::register_exception<BindError>(m, "BindError", PyExc_ValueError);
+  py::register_exception<InternalError>(m, "InternalError", PyExc_RuntimeError);
+}
+
+void bind_descriptions(py::module_& m) {
+  py::class_<TensorInfo>(m, "TensorInfo")
+      .def_readonly("name", &TensorInfo::name)
+      .def_readonly("type", &TensorInfo::type)
+      .def_readonly("shape", &TensorInfo::shape);
+  py::class_<FunctionInfo>(m, "FunctionInfo")
+      .def_readonly("name", &FunctionInfo::name)
+      .def_readonly("size_params", &FunctionInfo::size_params)
+      .def_readonly("inputs", &FunctionInfo::inputs)
+      .def_readonly("outputs", &FunctionInfo::outputs);
+  py::class_<ad::GradRequest>(m, "GradRequest")
+      .def(py::init([](std::vector<std::string> wrt, std::string output, bool vjp) {
+             return ad::GradRequest{std::move(wrt), std::move(output), vjp};
+           }),
+           py::arg("wrt") = std::vector<std::string>{}, py::arg("output") = "",
+           py::arg("vjp") = false)
+      .def_readonly("wrt", &ad::GradRequest::wrt)
+      .def_readonly("output", &ad::GradRequest::output)
+      .def_readonly("vjp", &ad::GradRequest::vjp);
+  py::class_<Variant>(m, "Variant")
+      .def(py::init([](std::string entry, bool float64, std::optional<ad::GradRequest> grad) {
+             return Variant{std::move(entry), float64, std::move(grad)};
+           }),
+           py::arg("entry"), py::arg("float64") = false, py::arg("grad") = std::nullopt)
+      .def_readonly("entry", &Variant::entry)
+      .def_readonly("float64", &Variant::float64)
+      .def_readonly("grad", &Variant::grad);
+  py::class_<ad::InputCheck>(m, "InputCheck")
+      .def_readonly("input", &ad::InputCheck::input)
+      .def_readonly("checked", &ad::InputCheck::checked)
+      .def_readonly("kinks", &ad::InputCheck::kinks)
+      .def_readonly("max_abs", &ad::InputCheck::max_abs)
+      .def_readonly("max_rel", &ad::InputCheck::max_rel)
+      .def_readonly("passed", &ad::InputCheck::pass);
+  py::class_<ad::GradcheckReport>(m, "GradcheckReport")
+      .def_readonly("inputs", &ad::GradcheckReport::inputs)
+      .def_readonly("warnings", &ad::GradcheckReport::warnings)
+      .def_readonly("passed", &ad::GradcheckReport::pass)
+      .def("table", &ad::format_report);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_tenet, m) {
+  m.doc() = "Tenet's compiler (C++), as the tenet package uses it";
+  bind_errors(m);
+  bind_descriptions(m);
+
+  py::class_<Kernel>(m, "Kernel")
+      .def("run", &run_kernel, py::arg("inputs"), py::arg("sizes"))
+      .def_property_readonly("info", &Kernel::info)
+      .def_property_readonly("cache_hit", [](const Kernel& k) { return k.compiled().cache_hit(); })
+      .def_property_readonly("library_path",
+                             [](const Kernel& k) { return k.compiled().library_path(); })
+      .def_property_readonly("cpp_path", [](const Kernel& k) { return k.compiled().source_path(); })
+      .def(
+          "time_calls_from_cpp",
+          [](const Kernel& k, const std::vector<py::array>& inputs, const ir::SizeBindings& sizes,
+             int calls, int rounds) {
+            std::vector<Tensor> in = to_tensors(inputs, k.info());
+            py::gil_scoped_release release;
+            CallTimes t = time_calls_from_cpp(k, in, sizes, calls, rounds);
+            return std::make_tuple(t.run, t.executable, t.raw);
+          },
+          py::arg("inputs"), py::arg("sizes"), py::arg("calls"), py::arg("rounds"),
+          "CPU seconds per call from C++: (CompiledFunction::run, Executable::run, "
+          "Executable::run_raw)");
+
+  py::class_<Program>(m, "Program")
+      .def(py::init<const std::string&, const std::string&>(), py::arg("source"),
+           py::arg("filename"))
+      .def("function_names", &Program::function_names)
+      .def("info", &Program::info, py::arg("variant"))
+      .def("unparse", &Program::unparse, py::arg("variant"))
+      .def("compile", &compile, py::arg("variant"), py::arg("cache_dir") = "", py::arg("cxx") = "",
+           py::arg("openmp") = true, py::arg("verbose") = false)
+      .def("interpret", &interpret, py::arg("variant"), py::arg("inputs"), py::arg("sizes"))
+      .def(
+          "random_inputs",
+          [](const Program& p, const Variant& v, const ir::SizeBindings& sizes, uint64_t seed) {
+            return to_arrays(p.random_inputs(v, sizes, seed));
+          },
+          py::arg("variant"), py::arg("sizes"), py::arg("seed"))
+      .def("gradcheck", &gradcheck, py::arg("entry"), py::arg("request"), py::arg("sizes"),
+           py::arg("inputs"), py::arg("seed"), py::arg("step"), py::arg("tolerance"),
+           py::arg("max_entries"));
+
+  m.def("runtime_dir", &codegen::runtime_dir,
+        "where JIT-compiled code finds the runtime headers ($TENET_RUNTIME_DIR)");
+}

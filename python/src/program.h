@@ -1,0 +1,89 @@
+/// \file
+/// What the Python module binds: a checked program and the functions derived
+/// from it (the entry as declared, its float64 variant, its gradients), each
+/// compiled by the JIT or run by the interpreter.
+///
+/// Expects: source text in the Tenet language. Guarantees: a Program exists
+/// only for source that parses and checks (else CompileError with the rendered
+/// diagnostics); every Variant names an entry of it (else CompileError listing
+/// the functions); a request to differentiate it is checked against the
+/// source (CompileError pointing at the function or value).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ad/grad.h"
+#include "ad/gradcheck.h"
+#include "codegen/jit.h"
+#include "ir/ir.h"
+#include "support/diagnostics.h"
+#include "support/tensor.h"
+
+namespace tenet::python {
+
+/// Which function of a program to run: the entry, in float64 or as declared,
+/// optionally differentiated.
+struct Variant {
+  std::string entry;
+  /// Every float value (inputs, intermediates, constants, casts) in float64:
+  /// the language's `float` follows the dtype of the caller's tensors.
+  bool float64 = false;
+  std::optional<ad::GradRequest> grad;
+};
+
+/// A tensor of a function's interface: name, element type, symbolic shape.
+struct TensorInfo {
+  std::string name;
+  std::string type;                // "float32"
+  std::vector<std::string> shape;  // SizeExpr::str() per dimension: "B", "(H - 9) / 2 + 1"
+};
+
+struct FunctionInfo {
+  std::string name;
+  std::vector<std::string> size_params;
+  std::vector<TensorInfo> inputs;
+  std::vector<TensorInfo> outputs;
+};
+
+class Kernel;
+
+class Program {
+ public:
+  /// Parses and checks; throws CompileError.
+  Program(const std::string& source, const std::string& filename);
+
+  std::vector<std::string> function_names() const;
+
+  /// The IR of a variant, as the checker and AD make it (before the pipeline).
+  ir::Function derive(const Variant& v) const;
+  FunctionInfo info(const Variant& v) const;
+  /// The variant as source in the language (lang/unparse.h).
+  std::string unparse(const Variant& v) const;
+  /// Optimises and JIT-compiles the variant (a cache hit runs no compiler).
+  std::unique_ptr<Kernel> compile(const Variant& v, const codegen::JitOptions& options) const;
+  /// Runs the variant in the reference interpreter (float64 math for a float64 variant).
+  std::vector<Tensor> interpret(const Variant& v, const std::vector<Tensor>& inputs,
+                                const ir::SizeBindings& given) const;
+  /// ir::random_inputs for the variant: input i uniform in [-1, 1) from seed + i.
+  std::vector<Tensor> random_inputs(const Variant& v, const ir::SizeBindings& sizes,
+                                    uint64_t seed) const;
+  /// Finite differences against AD in the float64 interpreter (ad/gradcheck.h).
+  ad::GradcheckReport gradcheck(const std::string& entry, ad::GradcheckOptions options) const;
+
+ private:
+  const ir::Function& entry(const std::string& name) const;
+  /// The request with the CLI's default output: without vjp or an output, a
+  /// function with several outputs of which one is a float scalar (a model's
+  /// predictions and its loss) is differentiated through that scalar.
+  ad::GradRequest complete(const ir::Function& fn, ad::GradRequest req) const;
+
+  std::shared_ptr<const SourceFile> file_;
+  ir::Module module_;
+};
+
+FunctionInfo describe(const ir::Function& fn);
+
+}  // namespace tenet::python

@@ -1,0 +1,37 @@
+"""Tenet from Python: compile tensor programs written in Tenet's index notation,
+run them on numpy arrays or torch tensors, and use them as PyTorch operators whose
+backward Tenet derives.
+
+    import tenet
+    f = tenet.compile(SOURCE, "softmax")      # checks now; compiles on first call
+    p = f(z)                                   # numpy or torch in, the same kind out
+    op = tenet.torch_op(SOURCE, "lltm")        # torch.ops.tenet.lltm_<hash>, with autograd
+    print(tenet.print_grad(SOURCE, "squash", vjp=True))
+    assert tenet.gradcheck(SOURCE, "squash", sizes={"B": 2, "N": 3, "D": 4}, vjp=True)
+
+Errors in the source raise tenet.CompileError (the diagnostic with line, column and
+caret); inputs of the wrong shape raise tenet.BindError (a ValueError) or, from the
+argument checks, TypeError/ValueError naming the argument. See docs/python.md.
+"""
+
+import os
+
+_RUNTIME = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtime")
+# Generated code includes the runtime headers shipped with the package.
+if os.path.isdir(_RUNTIME) and not os.environ.get("TENET_RUNTIME_DIR"):
+    os.environ["TENET_RUNTIME_DIR"] = _RUNTIME
+
+from ._tenet import BindError, CompileError, InternalError  # noqa: E402
+from .function import Function, compile, compile_file, print_grad  # noqa: E402
+from .gradcheck import gradcheck  # noqa: E402
+
+
+def torch_op(source, entry=None, **options):
+    """``source``'s function ``entry`` as a PyTorch operator with autograd
+    (see tenet.library); imports torch on first use."""
+    from .library import torch_op as make
+    return make(source, entry, **options)
+
+
+__all__ = ["BindError", "CompileError", "Function", "InternalError", "compile", "compile_file",
+           "gradcheck", "print_grad", "torch_op"]

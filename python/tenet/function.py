@@ -1,0 +1,227 @@
+"""Compiled Tenet functions as Python callables.
+
+``tenet.compile(source, entry)`` checks the program at once (a
+``tenet.CompileError`` carries the diagnostic with line, column and caret)
+and returns a ``Function``. Calling it JIT-compiles on first use (cached on
+disk by content hash; see ``$TENET_CACHE_DIR``) and runs the generated code:
+
+    f = tenet.compile(SOURCE, "softmax")
+    p = f(z)                              # numpy in, numpy out; torch in, torch out
+    g = f.grad(wrt=["w"], output="loss")  # a Function: outputs, then d_w
+    f.backward                            # the vector-Jacobian program torch uses
+
+A function declared with ``float`` runs as declared on float32 arguments and
+as a float64 variant (compiled separately, on demand) when every float
+argument is float64. Torch tensors that require grad go through the
+function's PyTorch operator (``tenet.torch_op``), so autograd sees the call.
+"""
+
+import collections
+import hashlib
+import sys
+
+from . import _tenet
+from . import arguments
+
+_NO_GRAD = None
+
+TensorDecl = collections.namedtuple("TensorDecl", "name type shape")
+TensorDecl.__doc__ = """A declared input or output: name, element type ('float32'), shape
+(one size expression text per dimension: 'N', '(H - 9) / 2 + 1')."""
+Signature = collections.namedtuple("Signature", "name size_params inputs outputs")
+
+
+def _signature(info):
+    """The compiler's FunctionInfo as plain tuples (read once, not per call)."""
+    decls = [[TensorDecl(t.name, t.type, tuple(t.shape)) for t in ts]
+             for ts in (info.inputs, info.outputs)]
+    return Signature(info.name, tuple(info.size_params), tuple(decls[0]), tuple(decls[1]))
+
+
+class Function:
+    """One function of a checked program, compiled on first call (per float dtype)."""
+
+    def __init__(self, program, source, entry, grad=_NO_GRAD, sizes=None, jit=None):
+        self._program = program
+        self._source = source
+        self._entry = entry
+        self._grad = grad  # a _tenet.GradRequest, or None for the entry itself
+        self._sizes = dict(sizes or {})
+        self._jit = dict(jit or {})
+        self._kernels = {}  # float64 flag -> _tenet.Kernel
+        self._torch_op = None
+        self._info = _signature(program.info(self._variant(False)))
+
+    # -- what it is ------------------------------------------------------------------------
+
+    @property
+    def name(self):
+        """The IR function's name: the entry, or ``<entry>_grad``."""
+        return self._info.name
+
+    @property
+    def inputs(self):
+        """Declared inputs (``.name``, ``.type``, ``.shape`` as size expressions)."""
+        return list(self._info.inputs)
+
+    @property
+    def outputs(self):
+        return list(self._info.outputs)
+
+    @property
+    def input_names(self):
+        return [i.name for i in self._info.inputs]
+
+    @property
+    def output_names(self):
+        return [o.name for o in self._info.outputs]
+
+    @property
+    def size_params(self):
+        return list(self._info.size_params)
+
+    @property
+    def source(self):
+        """This function as source in the language (for a gradient: the derived backward)."""
+        return self._program.unparse(self._variant(False))
+
+    @property
+    def key(self):
+        """A short hash of what defines this function (source, entry, gradient, sizes)."""
+        grad = self._grad
+        text = "\0".join([self._source, self._entry, repr(sorted(self._sizes.items())),
+                          "" if grad is None else f"{grad.wrt}|{grad.output}|{grad.vjp}"])
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    def __repr__(self):
+        ins = ", ".join(f"{arguments.describe(i)} {i.name}" for i in self._info.inputs)
+        return f"<tenet.Function {self.name}({ins}) -> ({', '.join(self.output_names)})>"
+
+    # -- gradients -------------------------------------------------------------------------
+
+    def grad(self, wrt=None, output=None):
+        """The gradient of a scalar output: a Function returning the outputs, then one
+        gradient ``d_<input>`` per input in ``wrt`` (default: every float input).
+        ``output`` defaults to the only output, or the only float scalar one."""
+        return self._derived(_tenet.GradRequest(wrt=list(wrt or []), output=output or ""))
+
+    def vjp(self, wrt=None, outputs=None):
+        """Vector-Jacobian products: a Function taking the inputs, then one cotangent
+        ``d_<output>`` per float output (or per name in ``outputs``), returning the outputs,
+        then ``d_<input>`` per input in ``wrt`` (default: every float input)."""
+        if outputs is not None and len(outputs) != 1:
+            raise ValueError("vjp(outputs=...) takes one output name (or None for all)")
+        output = outputs[0] if outputs else ""
+        return self._derived(_tenet.GradRequest(wrt=list(wrt or []), output=output, vjp=True))
+
+    @property
+    def backward(self):
+        """The derived backward: vector-Jacobian products of every float output with
+        respect to every float input (what the PyTorch operator's autograd runs)."""
+        return self.vjp()
+
+    def _derived(self, request):
+        if self._grad is not None:
+            raise ValueError(f"'{self.name}' is already a gradient; differentiate the entry")
+        return Function(self._program, self._source, self._entry, request, self._sizes,
+                        self._jit)
+
+    # -- running ---------------------------------------------------------------------------
+
+    def __call__(self, *args, **kwargs):
+        """Runs on numpy arrays or torch tensors (one per input, by position or name);
+        returns the same kind: one output, or a tuple of them."""
+        values, float64 = arguments.check(self.name, self._info.inputs, args, kwargs)
+        if self._grad is None and _needs_autograd(values):
+            return self.torch_op()(*values)
+        outputs = self.run(values, float64)
+        if any(arguments.is_torch_tensor(v) for v in values):
+            torch = sys.modules["torch"]
+            outputs = [torch.from_numpy(o) for o in outputs]
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def run(self, values, float64):
+        """Runs checked values (see arguments.check); returns numpy arrays."""
+        arrays = [arguments.to_numpy(v) for v in values]
+        return self.kernel(float64).run(arrays, self._sizes)
+
+    def interpret(self, *args, **kwargs):
+        """The same call through Tenet's reference interpreter (slow; the test oracle)."""
+        values, float64 = arguments.check(self.name, self._info.inputs, args, kwargs)
+        arrays = [arguments.to_numpy(v) for v in values]
+        outputs = self._program.interpret(self._variant(float64), arrays, self._sizes)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def kernel(self, float64=False):
+        """The compiled kernel for a dtype (JIT-compiled, or loaded from the cache)."""
+        if float64 not in self._kernels:
+            self._kernels[float64] = self._program.compile(self._variant(float64), **self._jit)
+        return self._kernels[float64]
+
+    def cpp_path(self, float64=False):
+        """The generated C++ the kernel was compiled from."""
+        return self.kernel(float64).cpp_path
+
+    def torch_op(self, name=None):
+        """This function as a PyTorch operator with autograd (see tenet.torch_op)."""
+        if self._grad is not None:
+            raise ValueError(f"'{self.name}' is a gradient function; make the operator from "
+                             f"the entry (its autograd runs the derived backward)")
+        if self._torch_op is None or (name is not None and name != self._torch_op.name):
+            from .library import TorchOp
+            self._torch_op = TorchOp(self, name)
+        return self._torch_op
+
+    def _variant(self, float64):
+        return _tenet.Variant(self._entry, float64=float64, grad=self._grad)
+
+
+def _needs_autograd(values):
+    torch = sys.modules.get("torch")
+    return (torch is not None and torch.is_grad_enabled()
+            and any(arguments.is_torch_tensor(v) and v.requires_grad for v in values))
+
+
+def load(source, filename="<string>"):
+    """Parses and checks a program; raises tenet.CompileError with the diagnostics."""
+    return _tenet.Program(source, filename)
+
+
+def pick_entry(program, entry):
+    names = program.function_names()
+    if entry is not None:
+        return entry  # an unknown name is a CompileError listing the functions
+    if len(names) == 1:
+        return names[0]
+    raise ValueError(f"the program defines several functions ({', '.join(names)}): "
+                     f"name the entry")
+
+
+def compile(source, entry=None, target="cpu", *, sizes=None, filename="<string>",
+            cache_dir=None, cxx=None, openmp=True, verbose=False):
+    """Checks ``source`` and returns its function ``entry`` (the only one by default) as
+    a callable Function. ``sizes`` fixes size parameters that no input shape determines
+    (those only in ``where`` bounds). ``cache_dir``/``cxx``/``openmp``/``verbose`` are
+    JIT options (defaults: $TENET_CACHE_DIR, $TENET_CXX, OpenMP on, quiet)."""
+    if target != "cpu":
+        raise ValueError(f"unknown target {target!r} (supported: 'cpu')")
+    program = load(source, filename)
+    jit = {"cache_dir": cache_dir or "", "cxx": cxx or "", "openmp": openmp,
+           "verbose": verbose}
+    return Function(program, source, pick_entry(program, entry), sizes=sizes, jit=jit)
+
+
+def compile_file(path, entry=None, **options):
+    """``compile`` on the text of a .tn file (diagnostics name the file)."""
+    with open(path, encoding="utf-8") as f:
+        return compile(f.read(), entry, filename=str(path), **options)
+
+
+def print_grad(source, entry=None, wrt=None, output=None, vjp=False, filename="<string>"):
+    """The backward Tenet derives for ``entry``, as source in the language (the
+    `tenet print --grad` of the CLI): a scalar ``output``'s gradient, or with
+    ``vjp`` the vector-Jacobian products of every float output."""
+    program = load(source, filename)
+    request = _tenet.GradRequest(wrt=list(wrt or []), output=output or "", vjp=vjp)
+    variant = _tenet.Variant(pick_entry(program, entry), grad=request)
+    return program.unparse(variant)

@@ -1,0 +1,175 @@
+"""Tenet functions as PyTorch operators with autograd (torch.library).
+
+``tenet.torch_op(source, entry)`` registers two custom operators with the
+PyTorch dispatcher, in the ``tenet`` namespace:
+
+- ``tenet::<name>(Tensor x, ...) -> (Tensor, ...)``: the function. Its CPU
+  kernel runs the JIT-compiled code; its fake (meta) kernel infers output
+  shapes from the IR's symbolic sizes (``sizes.py``), so the operator traces
+  under ``torch.compile(fullgraph=True)`` without a graph break; its autograd
+  formula saves the inputs and calls
+- ``tenet::<name>_backward(Tensor x, ..., Tensor d_<output>, ...)``: the
+  vector-Jacobian program Tenet derives (every float output, every float
+  input), also with a CPU and a fake kernel.
+
+``<name>`` is the entry's name plus a hash of the source, so the same program
+always gets the same operator (and ``torch.ops.tenet.<name>`` reaches it,
+from Python or from C++ through ``c10::Dispatcher``). float32 and float64
+CPU tensors are accepted (the language's ``float`` follows the dtype);
+non-contiguous inputs are made contiguous; a wrong dtype, device, rank or
+shape is an error naming the argument, raised by the fake kernel at trace
+time and by the CPU kernel when run eagerly. Integer inputs get no gradient.
+The backward operator has no autograd formula of its own: a double backward
+is an error.
+"""
+
+import torch
+
+from . import arguments
+from . import sizes as symbolic
+
+_NAMESPACE = "tenet"
+_REGISTERED = {}  # operator name -> TorchOp
+
+
+def _torch_dtype(type_name):
+    return getattr(torch, type_name)
+
+
+def _returns(count):
+    return "Tensor" if count == 1 else "(" + ", ".join(["Tensor"] * count) + ")"
+
+
+def _schema(params, result_count):
+    return "(" + ", ".join(f"Tensor {p}" for p in params) + ") -> " + _returns(result_count)
+
+
+def _one_or_tuple(items):
+    items = tuple(items)
+    return items[0] if len(items) == 1 else items
+
+
+class TorchOp:
+    """A Tenet function registered as ``torch.ops.tenet.<name>`` with autograd.
+
+    Call it like the function (tensors by position); ``.op`` is the forward
+    operator, ``.backward_op`` the backward one (None when nothing is
+    differentiable), ``.qualname`` the dispatcher name ``tenet::<name>``.
+    """
+
+    def __new__(cls, function, name=None):
+        name = name or f"{function.name}_{function.key}"
+        existing = _REGISTERED.get(name)
+        if existing is not None:
+            if existing.function.key != function.key:
+                raise ValueError(f"a different Tenet operator is already registered as "
+                                 f"{_NAMESPACE}::{name}")
+            return existing
+        op = super().__new__(cls)
+        op._register(function, name)
+        _REGISTERED[name] = op
+        return op
+
+    def __init__(self, function, name=None):
+        pass  # __new__ registers (or returns the registered operator)
+
+    def __call__(self, *args):
+        return self.op(*args)
+
+    def compile(self, float64=False):
+        """JIT-compiles the forward and backward kernels for a dtype now (instead of on
+        first use); returns self. Safe to call from several threads at once."""
+        self.function.kernel(float64)
+        if self.backward_op is not None:
+            self._vjp.kernel(float64)
+        return self
+
+    def __repr__(self):
+        return f"<tenet.TorchOp {self.qualname}: {self.function!r}>"
+
+    # -- registration ----------------------------------------------------------------------
+
+    def _register(self, function, name):
+        self.function = function
+        self.name = name
+        self.qualname = f"{_NAMESPACE}::{name}"
+        self._inputs = function.inputs
+        self._outputs = function.outputs
+        self._float_inputs = [i for i, d in enumerate(self._inputs)
+                              if d.type in arguments.FLOAT_TYPES]
+        self._float_outputs = [k for k, o in enumerate(self._outputs)
+                               if o.type in arguments.FLOAT_TYPES]
+        self.op = torch.library.custom_op(
+            self.qualname, self._forward, mutates_args=(),
+            schema=_schema(function.input_names, len(self._outputs)))
+        self.op.register_fake(self._forward_fake)
+        self.backward_op = None
+        if self._float_inputs and self._float_outputs:
+            self._vjp = function.backward
+            cotangents = [f"d_{self._outputs[k].name}" for k in self._float_outputs]
+            self.backward_op = torch.library.custom_op(
+                f"{self.qualname}_backward", self._backward, mutates_args=(),
+                schema=_schema(function.input_names + cotangents, len(self._float_inputs)))
+            self.backward_op.register_fake(self._backward_fake)
+            self.op.register_autograd(self._autograd_backward,
+                                      setup_context=self._setup_context)
+
+    # -- forward ---------------------------------------------------------------------------
+
+    def _forward(self, *args):
+        values, float64 = arguments.check(self.name, self._inputs, args, {})
+        outputs = self.function.run(values, float64)
+        return _one_or_tuple(torch.from_numpy(o) for o in outputs)
+
+    def _forward_fake(self, *args):
+        values, float64 = arguments.check(self.name, self._inputs, args, {}, allow_meta=True)
+        bound = symbolic.bind(self._inputs, [v.shape for v in values],
+                              self.function._sizes)
+        device = values[0].device if values else torch.device("cpu")
+        results = []
+        for out in self._outputs:
+            shape = [symbolic.evaluate(d, bound, torch.sym_min, torch.sym_max)
+                     for d in out.shape]
+            for dim, size in zip(out.shape, shape):
+                torch._check(size >= 0, lambda dim=dim, size=size: (
+                    f"{self.name}: output '{out.name}' would have dimension {dim} = {size} < 0 "
+                    f"for these input shapes"))
+            dtype = "float64" if float64 and out.type in arguments.FLOAT_TYPES else out.type
+            results.append(torch.empty(shape, dtype=_torch_dtype(dtype), device=device))
+        return _one_or_tuple(results)
+
+    # -- backward --------------------------------------------------------------------------
+
+    def _backward(self, *args):
+        values, float64 = arguments.check(f"{self.name}_backward", self._vjp.inputs, args, {})
+        outputs = self._vjp.run(values, float64)
+        return _one_or_tuple(torch.from_numpy(g) for g in outputs[len(self._outputs):])
+
+    def _backward_fake(self, *args):
+        values, _ = arguments.check(f"{self.name}_backward", self._vjp.inputs, args, {},
+                                    allow_meta=True)
+        return _one_or_tuple(torch.empty_like(values[i]) for i in self._float_inputs)
+
+    def _setup_context(self, ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+
+    def _autograd_backward(self, ctx, *grads):
+        inputs = ctx.saved_tensors
+        result = [None] * len(inputs)
+        if not any(ctx.needs_input_grad[i] for i in self._float_inputs):
+            return tuple(result)
+        cotangents = [grads[k] for k in self._float_outputs]
+        gradients = self.backward_op(*inputs, *cotangents)
+        if len(self._float_inputs) == 1:
+            gradients = (gradients,)
+        for i, g in zip(self._float_inputs, gradients):
+            result[i] = g if ctx.needs_input_grad[i] else None
+        return tuple(result)
+
+
+def torch_op(source, entry=None, *, name=None, **compile_options):
+    """Compiles ``entry`` of ``source`` (see tenet.compile) and registers it as the
+    PyTorch operator ``torch.ops.tenet.<name>`` with an autograd formula from Tenet's
+    derived backward. ``name`` defaults to ``<entry>_<hash of the source>``."""
+    from .function import compile as compile_function
+    return compile_function(source, entry, **compile_options).torch_op(name)

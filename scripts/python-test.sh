@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The Python package's CI step: the project's virtual environment
+# (scripts/venv.sh), `pip install .` into it (scikit-build-core keeps its build
+# folder in build-python/, so an unchanged tree rebuilds nothing), then the
+# pytest suite tests/python (PyTorch equivalence, torch.compile, autograd, the
+# C++ dispatcher caller, the examples).
+# JIT builds are cached in build-python/tenet-cache, the C++ test extension in
+# build-python/torch-extensions: a second run compiles nothing.
+# Usage: scripts/python-test.sh [pytest args...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/venv.sh
+VENV=${TENET_VENV:-.venv}
+unset OPENBLAS_CORETYPE  # the environment may force slow AVX2 kernels
+export TENET_CACHE_DIR=${TENET_CACHE_DIR:-$PWD/build-python/tenet-cache}
+echo "== pip install . (build-python/)"
+# --no-build-isolation: build with the venv's scikit-build-core, pybind11,
+# cmake and ninja (no download, and a stable build folder between runs).
+"$VENV/bin/python" -m pip install -q --no-build-isolation .
+echo "== pytest tests/python"
+"$VENV/bin/python" -m pytest tests/python -q "$@"

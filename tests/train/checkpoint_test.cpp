@@ -1,0 +1,184 @@
+// Checkpoints: a round trip restores parameters, optimiser state, counters,
+// RNG and metadata exactly, so a resumed run continues bit-identically; every
+// mismatch is an error naming the file and the tensor, and changes nothing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "tests/train/train_test_util.h"
+#include "train/checkpoint.h"
+
+namespace tenet::train {
+namespace {
+
+using testing::expect_error;
+using testing::TempDir;
+
+void make_model(ParameterStore& store) {
+  store.add("conv_w", {4, 1, 3, 3}, "kaiming_uniform(fan_in=9)");
+  store.add("conv_b", {4}, "constant(0.1)");
+  store.add("fc_w", {10, 4}, "xavier_uniform(fan_in=4, fan_out=10)");
+}
+
+void fake_grads(ParameterStore& store, int step) {
+  for (Parameter& p : store)
+    for (int64_t i = 0; i < p.grad.numel(); ++i)
+      p.grad.data<float>()[i] =
+          float(std::sin(0.3 * double(i) + step) + 0.01 * p.value.data<float>()[i]);
+}
+
+bool same(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && a.type() == b.type() &&
+         std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
+}
+
+CheckpointState some_state() {
+  Rng rng(99);
+  rng.normal();  // leaves a spare normal in the state
+  return CheckpointState{.step = 3,
+                         .epoch = 1,
+                         .rng = rng.snapshot(),
+                         .metadata = {{"model_sha256", "deadbeef"}, {"lr", "0.001"}}};
+}
+
+TEST(Checkpoint, RoundTripResumesExactly) {
+  TempDir tmp;
+  const std::string path = tmp.path("ck.safetensors");
+  ParameterStore a;
+  make_model(a);
+  a.initialize(7);
+  Adam adam_a(a, {.lr = 0.01});
+  for (int s = 1; s <= 3; ++s) {
+    fake_grads(a, s);
+    adam_a.step();
+  }
+  const CheckpointState saved = some_state();
+  save_checkpoint(path, a, &adam_a, saved);
+
+  ParameterStore b;
+  make_model(b);
+  b.initialize(8);  // different values: the load must overwrite them
+  Adam adam_b(b, {.lr = 0.01});
+  const CheckpointState loaded = load_checkpoint(path, b, &adam_b);
+  EXPECT_EQ(loaded.step, 3);
+  EXPECT_EQ(loaded.epoch, 1);
+  EXPECT_EQ(loaded.metadata, saved.metadata);
+  EXPECT_EQ(loaded.rng.words, saved.rng.words);
+  EXPECT_EQ(loaded.rng.has_spare, true);
+  EXPECT_EQ(loaded.rng.spare, saved.rng.spare);
+  EXPECT_EQ(adam_b.step_count(), 3);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(same(a[i].value, b[i].value)) << a[i].name;
+  const NamedTensors sa = adam_a.state(), sb = adam_b.state();
+  ASSERT_EQ(sa.size(), sb.size());
+  for (size_t i = 0; i < sa.size(); ++i)
+    EXPECT_TRUE(same(sa[i].tensor, sb[i].tensor)) << sa[i].name;
+
+  for (int s = 4; s <= 5; ++s) {  // both continue identically
+    fake_grads(a, s);
+    fake_grads(b, s);
+    adam_a.step();
+    adam_b.step();
+  }
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(same(a[i].value, b[i].value)) << a[i].name;
+}
+
+TEST(Checkpoint, FileIsPlainSafetensorsWithDocumentedNames) {
+  TempDir tmp;
+  const std::string path = tmp.path("ck.safetensors");
+  ParameterStore store;
+  make_model(store);
+  Sgd sgd(store, {.lr = 0.1, .momentum = 0.9});
+  save_checkpoint(path, store, &sgd, some_state());
+  const SafetensorsFile f = read_safetensors(path);
+  std::vector<std::string> names;
+  for (const NamedTensor& t : f.tensors) names.push_back(t.name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{
+                "conv_w", "conv_b", "fc_w", "optimizer/step", "optimizer/conv_w/momentum_buffer",
+                "optimizer/conv_b/momentum_buffer", "optimizer/fc_w/momentum_buffer", "train/step",
+                "train/epoch", "train/rng"}));
+  EXPECT_EQ(f.metadata.at("tenet.format"), "tenet-checkpoint-1");
+  EXPECT_EQ(f.metadata.at("tenet.optimizer"), "sgd");
+  EXPECT_EQ(f.metadata.at("model_sha256"), "deadbeef");
+}
+
+TEST(Checkpoint, LoadingWithoutAnOptimizerReadsTheWeightsOnly) {
+  TempDir tmp;
+  const std::string path = tmp.path("ck.safetensors");
+  ParameterStore a, b;
+  make_model(a);
+  make_model(b);
+  a.initialize(1);
+  Adam adam(a, {});
+  save_checkpoint(path, a, &adam, some_state());
+  load_checkpoint(path, b, nullptr);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(same(a[i].value, b[i].value));
+}
+
+TEST(Checkpoint, MismatchesAreClearErrorsAndChangeNothing) {
+  TempDir tmp;
+  const std::string path = tmp.path("ck.safetensors");
+  ParameterStore saved;
+  make_model(saved);
+  saved.initialize(1);
+  Adam adam(saved, {});
+  save_checkpoint(path, saved, &adam, some_state());
+
+  {  // a parameter the file lacks
+    ParameterStore m;
+    make_model(m);
+    m.add("extra", {2}, "ones");
+    expect_error([&] { load_checkpoint(path, m, nullptr); },
+                 {path + ": checkpoint: missing tensor 'extra'"});
+  }
+  {  // a shape that differs
+    ParameterStore m;
+    m.add("conv_w", {4, 1, 5, 5}, "zeros");
+    m.add("conv_b", {4}, "zeros");
+    m.add("fc_w", {10, 4}, "zeros");
+    expect_error([&] { load_checkpoint(path, m, nullptr); },
+                 {"parameter 'conv_w' is float32[4, 1, 3, 3] in the file but float32[4, 1, 5, 5] "
+                  "in the model"});
+  }
+  {  // a tensor the model does not have
+    ParameterStore m;
+    m.add("conv_w", {4, 1, 3, 3}, "zeros");
+    m.add("fc_w", {10, 4}, "zeros");
+    expect_error([&] { load_checkpoint(path, m, nullptr); },
+                 {"tensor 'conv_b' is not a parameter of the model"});
+  }
+  ParameterStore m;
+  make_model(m);
+  m.initialize(2);
+  Tensor before(m[0].value.type(), m[0].value.shape());
+  std::memcpy(before.raw(), m[0].value.raw(), m[0].value.nbytes());
+  {  // another optimiser kind
+    Sgd sgd(m, {.lr = 0.1, .momentum = 0.9});
+    expect_error([&] { load_checkpoint(path, m, &sgd); },
+                 {"holds state for a 'adam' optimiser, not 'sgd'"});
+    EXPECT_EQ(sgd.step_count(), 0);
+  }
+  EXPECT_TRUE(same(m[0].value, before));  // nothing was loaded
+
+  // No optimiser state saved, one requested.
+  const std::string weights = tmp.path("weights.safetensors");
+  save_checkpoint(weights, saved, nullptr, {});
+  Adam fresh(m, {});
+  expect_error([&] { load_checkpoint(weights, m, &fresh); }, {"it holds no optimiser state"});
+
+  // Not a checkpoint at all.
+  const std::string plain = tmp.path("plain.safetensors");
+  write_safetensors(plain, {{"conv_w", saved[0].value}});
+  expect_error([&] { load_checkpoint(plain, m, nullptr); },
+               {plain + ": checkpoint: no 'tenet.format' metadata: not a Tenet checkpoint"});
+
+  // Reserved metadata keys.
+  CheckpointState reserved;
+  reserved.metadata["tenet.format"] = "mine";
+  expect_error([&] { save_checkpoint(tmp.path("r.safetensors"), saved, nullptr, reserved); },
+               {"metadata key 'tenet.format' is reserved"});
+}
+
+}  // namespace
+}  // namespace tenet::train

@@ -1,0 +1,165 @@
+// Every bad input to `tenet train`, `eval` and `predict` is a clear error
+// (exit status 1, a message naming what is wrong), never a crash: bad flags,
+// missing data, a checkpoint of another model, and model files whose
+// trainer directives are wrong or missing.
+#include <gtest/gtest.h>
+
+#include "tests/training/training_util.h"
+#include "train/checkpoint.h"
+
+namespace tenet::testing {
+namespace {
+
+/// A minimal trainable model: a linear classifier. Tests edit its directives.
+const char* kLinear = R"(# @train linear loss=loss scores=scores
+# @eval linear scores=scores loss=loss
+# @data image=image label=label
+# @param w uniform(-0.01, 0.01)
+# @param bias zeros
+# @defaults optimizer=sgd lr=0.1 batch=10 epochs=1
+def linear(float(B, 1, 28, 28) image, int32(B) label, float(10, 28, 28) w, float(10) bias)
+    -> (float(B, 10) scores, loss) {
+  scores(b, k) +=! image(b, 0, y, x) * w(k, y, x)
+  sq(b) +=! (scores(b, k) + bias(k) - select(label(b) == k, 1, 0)) * (scores(b, k) + bias(k) - select(label(b) == k, 1, 0))
+  loss +=! sq(b) / float32(B)
+}
+)";
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+/// EXPECTs exit status 1 and `message` in stderr.
+void expect_error(const CommandResult& r, const std::string& message) {
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find(message), std::string::npos) << "stderr:\n" << r.err;
+}
+
+TEST_F(Training, BadFlags) {
+  expect_error(tenet("train models/mlp.tn --bogus 1"),
+               "error: unknown option '--bogus' for 'tenet train'");
+  expect_error(tenet("train models/mlp.tn --batch 0"),
+               "error: --batch expects an integer from 1 to 1048576, not '0'");
+  expect_error(tenet("train models/mlp.tn --epochs two"),
+               "error: --epochs expects an integer from 1 to 1048576, not 'two'");
+  expect_error(tenet("train models/mlp.tn --lr -1 --out " + path("run")),
+               "error: --lr expects a positive number, not '-1'");
+  expect_error(tenet("train models/mlp.tn --optimizer rmsprop --out " + path("run")),
+               "error: --optimizer must be adam or sgd, not 'rmsprop'");
+  expect_error(tenet("train models/mlp.tn --lr-decay 1.5 --out " + path("run")),
+               "error: --lr-decay expects a number in (0, 1], not '1.5'");
+  expect_error(tenet("train models/mlp.tn --shift 30 --out " + path("run")),
+               "error: --shift expects an integer from 0 to 27, not '30'");
+  expect_error(tenet("train"), "error: expected one FILE argument");
+  expect_error(tenet("eval models/mlp.tn"), "error: tenet eval needs --checkpoint CKPT");
+  expect_error(tenet("predict models/mlp.tn --checkpoint x --images a --data b"),
+               "error: give --images FILE or --data DIR, not both");
+}
+
+TEST_F(Training, MissingData) {
+  expect_error(tenet("train models/mlp.tn --data " + path("nowhere") + " --out " + path("run")),
+               "no MNIST training images in '" + path("nowhere") + "'");
+  write("ckpt.safetensors", "");
+  expect_error(tenet("eval models/mlp.tn --checkpoint " + path("ckpt.safetensors") +
+                     " --data " + path("nowhere")),
+               "no MNIST test images in '" + path("nowhere") + "'");
+  expect_error(tenet("eval models/mlp.tn --checkpoint " + path("none.safetensors")),
+               "error: --checkpoint: " + path("none.safetensors") + " does not exist");
+  expect_error(tenet("train models/mlp.tn --resume " + path("")),
+               "(the run has not saved a checkpoint yet)");
+  // A file that is not IDX images.
+  expect_error(tenet("predict models/mlp.tn --checkpoint " + path("ckpt.safetensors") +
+                     " --images models/mlp.tn"),
+               "models/mlp.tn");
+}
+
+// A checkpoint whose tensors are not the model's parameters, or have other
+// shapes, is refused with the tensor's name; nothing is trained or evaluated.
+TEST_F(Training, CheckpointOfAnotherModel) {
+  train::ParameterStore other;
+  other.add("conv1_w", {16, 1, 9, 9}, "zeros");
+  train::CheckpointState state;
+  state.metadata["model.path"] = "tests/training/data/capsnet_tiny.tn";
+  train::save_checkpoint(path("other.safetensors"), other, nullptr, state);
+  expect_error(tenet("eval models/mlp.tn --checkpoint " + path("other.safetensors")),
+               "checkpoint: tensor 'conv1_w' is not a parameter of the model (it was saved by "
+               "a run of tests/training/data/capsnet_tiny.tn, not of models/mlp.tn)");
+
+  train::ParameterStore wrong_shape;
+  wrong_shape.add("fc1_w", {256, 28, 27}, "zeros");
+  for (const char* name : {"fc1_b", "fc2_b"}) wrong_shape.add(name, {name[2] == '1' ? 256 : 10}, "zeros");
+  wrong_shape.add("fc2_w", {10, 256}, "zeros");
+  train::save_checkpoint(path("shape.safetensors"), wrong_shape, nullptr, state);
+  expect_error(tenet("predict models/mlp.tn --checkpoint " + path("shape.safetensors")),
+               "parameter 'fc1_w' is float32[256, 28, 27] in the file but float32[256, 28, 28] in "
+               "the model");
+}
+
+TEST_F(Training, ResumeKeepsTheHyperParameters) {
+  std::string model = write("linear.tn", kLinear);
+  CommandResult r = tenet("train " + model + " --limit-train 20 --limit-test 10 --out " +
+                          path("run"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  expect_error(tenet("train " + model + " --resume " + path("run") + " --batch 5"),
+               "error: --batch 5 differs from the run being resumed (batch=10); a resumed run "
+               "keeps its hyper-parameters");
+  expect_error(tenet("train " + model + " --out " + path("run")),
+               path("run") + " already holds a run (last.safetensors): continue it with --resume");
+  // Repeating a value, or asking for more epochs, is fine.
+  CommandResult more =
+      tenet("train " + model + " --resume " + path("run") + " --lr 0.1 --epochs 2");
+  EXPECT_EQ(more.exit_code, 0) << more.out << more.err;
+  EXPECT_NE(more.out.find("epoch 2/2: train loss"), std::string::npos) << more.out;
+  expect_error(tenet("train " + model + " --resume " + model), "is not a valid safetensors");
+}
+
+struct DirectiveCase {
+  const char* from;
+  const char* to;
+  const char* message;
+};
+
+// Each mistake in the directives is reported at its line, before anything compiles.
+TEST_F(Training, DirectiveErrors) {
+  const DirectiveCase cases[] = {
+      {"# @param bias zeros\n", "",
+       "linear.tn:7:70: error: input 'bias' of 'linear' has no role: declare it with '# @param "
+       "bias INITIALISER'"},
+      {"# @param bias zeros", "# @param bias kaiming_uniform(gain=2)",
+       "linear.tn:5:15: error: bad initialiser"},
+      {"# @param bias zeros", "# @param bias", "linear.tn:5:4: error: @param needs an input name "
+                                               "and an initialiser"},
+      {"# @param bias zeros", "# @param bias zeros\n# @param bias ones",
+       "linear.tn:6:10: error: input 'bias' already has a role"},
+      {"# @param bias zeros", "# @param weights zeros",
+       "linear.tn:5:10: error: 'linear' has no input 'weights'"},
+      {"# @data", "# @dat", "linear.tn:3:3: error: unknown directive '@dat'"},
+      {"# @train linear loss=loss scores=scores\n", "",
+       "linear.tn: error: no '# @train FN loss=OUTPUT' line"},
+      {"@train linear", "@train linear2", "linear.tn:1:10: error: no function 'linear2' in this file"},
+      {"loss=loss scores=scores\n", "loss=scores\n",
+       "linear.tn:1:22: error: the loss 'scores' must be a float scalar, but it is float32[B, 10]"},
+      {"# @eval linear scores=scores", "# @eval linear scores=loss",
+       "linear.tn:2:23: error: the scores 'loss' must be float [B, 10]"},
+      {"# @eval linear scores=scores loss=loss", "# @eval linear loss=loss",
+       "linear.tn:2:3: error: @eval needs scores=OUTPUT"},
+      {"label=label", "label=image", "linear.tn:3:28: error: input 'image' already has a role"},
+      {"lr=0.1", "lr=fast", "linear.tn:6:27: error: 'lr' must be a positive number, not 'fast'"},
+      {"lr=0.1", "speed=0.1", "linear.tn:6:27: error: unknown key 'speed' in @defaults"},
+      {"@param bias zeros", "@param bias zeros\n# @dropout bias p=1",
+       "linear.tn:6:21: error: the dropout probability must be in [0, 1), not '1'"},
+  };
+  for (const DirectiveCase& c : cases) {
+    SCOPED_TRACE(c.to);
+    write("linear.tn", replaced(kLinear, c.from, c.to));
+    CommandResult r = run_command("cd " + dir_.string() + " && " + tenet_binary() +
+                                  " train linear.tn --out run");
+    expect_error(r, c.message);
+  }
+}
+
+}  // namespace
+}  // namespace tenet::testing

@@ -1,0 +1,401 @@
+// The training loop (train_loop.h): epochs, steps, evaluation, the CSV log
+// and checkpoints, with exact resumption.
+#include "tools/train_loop.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "support/error.h"
+#include "train/checkpoint.h"
+#include "train/metrics.h"
+#include "train/optimizer.h"
+#include "train/rng.h"
+
+namespace tenet::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kLogHeader =
+    "epoch,step,split,loss,accuracy,lr,images_per_second,elapsed_seconds";
+
+/// Doubles as text that reads back to the same value.
+std::string exact(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string fixed(double v, int digits) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// Sums behind a mean loss and an accuracy, kept in checkpoints so a resumed
+/// run logs what the uninterrupted one would.
+struct Tally {
+  double loss_sum = 0;  // sum of batch mean loss x batch size
+  int64_t correct = 0;
+  int64_t images = 0;
+
+  void add(const BatchResult& r) {
+    loss_sum += r.loss * double(r.size);
+    correct += r.correct;
+    images += r.size;
+  }
+  double loss() const { return images > 0 ? loss_sum / double(images) : 0.0; }
+  double accuracy() const { return images > 0 ? double(correct) / double(images) : 0.0; }
+
+  void save(train::Metadata& m, const std::string& prefix) const {
+    m[prefix + ".loss_sum"] = exact(loss_sum);
+    m[prefix + ".correct"] = std::to_string(correct);
+    m[prefix + ".images"] = std::to_string(images);
+  }
+  static Tally load(const train::Metadata& m, const std::string& prefix,
+                    const std::string& source) {
+    Tally t;
+    try {
+      t.loss_sum = std::stod(m.at(prefix + ".loss_sum"));
+      t.correct = std::stoll(m.at(prefix + ".correct"));
+      t.images = std::stoll(m.at(prefix + ".images"));
+    } catch (const std::exception&) {
+      throw BindError(source + ": checkpoint metadata '" + prefix +
+                      ".*' is missing or malformed: not a checkpoint of `tenet train`");
+    }
+    return t;
+  }
+};
+
+std::unique_ptr<train::Optimizer> make_optimizer(train::ParameterStore& params,
+                                                 const HyperParams& h) {
+  if (h.optimizer == "adam") {
+    train::AdamOptions o;
+    o.lr = h.lr;
+    o.weight_decay = h.weight_decay;
+    return std::make_unique<train::Adam>(params, o);
+  }
+  train::SgdOptions o;
+  o.lr = h.lr;
+  o.momentum = h.momentum;
+  o.nesterov = h.nesterov;
+  o.weight_decay = h.weight_decay;
+  return std::make_unique<train::Sgd>(params, o);
+}
+
+/// The CSV log: rewritten on resume to the rows the checkpoint had seen.
+class CurveLog {
+ public:
+  CurveLog(const std::string& path, int64_t resume_step, int64_t completed_epochs) : path_(path) {
+    std::vector<std::string> kept;
+    if (resume_step > 0 && fs::exists(path)) {
+      std::ifstream in(path);
+      std::string line;
+      std::getline(in, line);  // header
+      while (std::getline(in, line))
+        if (keep(line, resume_step, completed_epochs)) kept.push_back(line);
+    }
+    out_.open(path, std::ios::trunc);
+    if (!out_) throw BindError("cannot write " + path);
+    out_ << kLogHeader << "\n";
+    for (const std::string& line : kept) out_ << line << "\n";
+    out_.flush();
+  }
+
+  void row(int64_t epoch, int64_t step, const char* split, double loss, double accuracy,
+           double lr, double images_per_second, double elapsed) {
+    out_ << epoch << "," << step << "," << split << "," << exact(loss) << ","
+         << exact(accuracy) << "," << exact(lr) << "," << fixed(images_per_second, 1) << ","
+         << fixed(elapsed, 3) << "\n";
+    out_.flush();
+  }
+
+ private:
+  /// Train rows up to the checkpoint's step; test rows of completed epochs.
+  static bool keep(const std::string& line, int64_t step, int64_t completed_epochs) {
+    std::stringstream ss(line);
+    std::string epoch, row_step, split;
+    if (!std::getline(ss, epoch, ',') || !std::getline(ss, row_step, ',') ||
+        !std::getline(ss, split, ','))
+      return false;
+    if (split == "test") return std::stoll(epoch) <= completed_epochs;
+    return std::stoll(row_step) <= step;
+  }
+
+  std::string path_;
+  std::ofstream out_;
+};
+
+class Trainer {
+ public:
+  Trainer(TrainableModel& model, const HyperParams& hyper, const RunOptions& options,
+          const train::MnistDataset& train_data, const train::MnistDataset& test_data)
+      : model_(model),
+        hyper_(hyper),
+        options_(options),
+        train_data_(train_data),
+        test_data_(test_data) {}
+
+  int run() {
+    train::BatchOptions b;
+    b.batch_size = hyper_.batch;
+    b.seed = hyper_.seed;
+    b.shuffle = true;
+    b.max_shift = int(hyper_.shift);
+    batcher_ = std::make_unique<train::Batcher>(train_data_, b);
+    optimizer_ = make_optimizer(model_.params(), hyper_);
+    schedule_ = {hyper_.lr, hyper_.lr_decay, hyper_.lr_decay_every, false};
+    schedule_.validate();
+    fs::create_directories(options_.run_dir);
+    if (options_.resume.empty()) {
+      model_.params().initialize(hyper_.seed);
+      fs::copy_file(model_.path(), options_.run_dir + "/model.tn",
+                    fs::copy_options::overwrite_existing);
+    } else {
+      resume();
+    }
+    print_setup();
+    model_.compile();
+    log_ = std::make_unique<CurveLog>(options_.run_dir + "/log.csv", step_, epoch_);
+    start_ = std::chrono::steady_clock::now();
+    for (; epoch_ < hyper_.epochs; ++epoch_) {
+      if (!train_epoch()) return 1;
+      evaluate_epoch();
+      save(epoch_ + 1);
+    }
+    std::printf("done: %lld steps; checkpoint %s\n", static_cast<long long>(step_),
+                checkpoint_path().c_str());
+    return 0;
+  }
+
+ private:
+  std::string checkpoint_path() const { return options_.run_dir + "/last.safetensors"; }
+
+  void resume() {
+    train::CheckpointState s = model_.load_checkpoint(options_.resume, optimizer_.get());
+    const int64_t per_epoch = batcher_->batches_per_epoch();
+    if (s.step != optimizer_->step_count() || s.step < s.epoch * per_epoch ||
+        s.step > (s.epoch + 1) * per_epoch)
+      throw BindError(options_.resume + ": checkpoint at step " + std::to_string(s.step) +
+                      ", epoch " + std::to_string(s.epoch) + " does not fit " +
+                      std::to_string(per_epoch) + " batches per epoch");
+    step_ = s.step;
+    epoch_ = s.epoch;
+    first_batch_ = s.step - s.epoch * per_epoch;
+    interval_ = Tally::load(s.metadata, "progress.interval", options_.resume);
+    epoch_tally_ = Tally::load(s.metadata, "progress.epoch", options_.resume);
+    auto model_print = s.metadata.find("model.fingerprint");
+    if (model_print != s.metadata.end() && model_print->second != model_.fingerprint())
+      std::printf("warning: %s was saved from another version of the model file\n",
+                  options_.resume.c_str());
+    std::printf("resuming from %s: epoch %lld, step %lld\n", options_.resume.c_str(),
+                static_cast<long long>(epoch_ + 1), static_cast<long long>(step_));
+  }
+
+  void print_setup() const {
+    const ModelSpec& spec = model_.spec();
+    std::printf("model %s: train %s (loss %s), evaluate %s (scores %s)\n", model_.path().c_str(),
+                spec.train.function.c_str(), spec.train.loss.c_str(), spec.eval.function.c_str(),
+                spec.eval.scores.c_str());
+    std::printf("parameters (initialiser, seed %llu):\n%s",
+                static_cast<unsigned long long>(hyper_.seed), model_.params().describe().c_str());
+    for (const DropoutSpec& d : spec.dropouts)
+      std::printf("dropout %s p=%g\n", d.input.c_str(), d.p);
+    std::printf("data %s: %lld training images, %lld test images\n", options_.data_dir.c_str(),
+                static_cast<long long>(train_data_.size()),
+                static_cast<long long>(test_data_.size()));
+    std::printf("optimizer %s, lr %s\n", optimizer_->describe().c_str(),
+                schedule_.describe().c_str());
+    std::printf("batch %lld (%lld steps per epoch), %lld epochs, shift %lld pixels\n",
+                static_cast<long long>(hyper_.batch),
+                static_cast<long long>(batcher_->batches_per_epoch()),
+                static_cast<long long>(hyper_.epochs), static_cast<long long>(hyper_.shift));
+    std::printf("run directory %s: log.csv, last.safetensors (every %s and each epoch)\n",
+                options_.run_dir.c_str(),
+                options_.checkpoint_every > 0
+                    ? (std::to_string(options_.checkpoint_every) + " steps").c_str()
+                    : "epoch only");
+    std::fflush(stdout);
+  }
+
+  /// One epoch of steps; false when the loss stopped being finite.
+  bool train_epoch() {
+    const int64_t per_epoch = batcher_->batches_per_epoch();
+    batcher_->start_epoch(epoch_, first_batch_);
+    first_batch_ = 0;
+    train::ProgressOptions po;
+    po.label = "epoch " + std::to_string(epoch_ + 1) + "/" + std::to_string(hyper_.epochs);
+    po.total_steps = per_epoch;
+    train::ProgressReporter progress(stdout, po);
+    const uint64_t dropout_seed = train::hash_key(hyper_.seed, "dropout");
+    auto interval_start = std::chrono::steady_clock::now();
+    int64_t images_this_run = 0;
+    train::Batch batch;
+    while (batcher_->next(batch)) {
+      const double lr = schedule_.lr_at(step_);
+      optimizer_->set_lr(lr);
+      const uint64_t key = train::hash_key(train::hash_key(dropout_seed, uint64_t(epoch_)),
+                                           uint64_t(batch.index));
+      BatchResult r = model_.train_step(*batch.images, *batch.labels, key);
+      if (!std::isfinite(r.loss)) {
+        progress.finish();
+        std::fprintf(stderr,
+                     "error: the loss is %g at step %lld (epoch %lld, batch %lld); try a lower "
+                     "learning rate (--lr)\n",
+                     r.loss, static_cast<long long>(step_ + 1),
+                     static_cast<long long>(epoch_ + 1), static_cast<long long>(batch.index + 1));
+        return false;
+      }
+      optimizer_->step();
+      ++step_;
+      interval_.add(r);
+      epoch_tally_.add(r);
+      images_this_run += r.size;
+      progress.update(batch.index + 1, images_this_run, epoch_tally_.loss(),
+                      epoch_tally_.accuracy());
+      if (step_ % options_.log_every == 0) {
+        double seconds = seconds_since(interval_start);
+        log_->row(epoch_ + 1, step_, "train", interval_.loss(), interval_.accuracy(), lr,
+                  seconds > 0 ? double(interval_.images) / seconds : 0.0, seconds_since(start_));
+        interval_ = Tally{};
+        interval_start = std::chrono::steady_clock::now();
+      }
+      // The last step's checkpoint is the end-of-epoch one, after evaluation.
+      if (options_.checkpoint_every > 0 && step_ % options_.checkpoint_every == 0 &&
+          batch.index + 1 < per_epoch)
+        save(epoch_);
+    }
+    progress.finish();
+    return true;
+  }
+
+  void evaluate_epoch() {
+    DatasetEvaluation e = evaluate_dataset(model_, test_data_, hyper_.batch);
+    std::printf("epoch %lld/%lld: train loss %.4f acc %.2f%% | test loss %.4f acc %.2f%% "
+                "(%lld/%lld, %.1fs)\n",
+                static_cast<long long>(epoch_ + 1), static_cast<long long>(hyper_.epochs),
+                epoch_tally_.loss(), 100.0 * epoch_tally_.accuracy(), e.loss,
+                100.0 * e.accuracy(), static_cast<long long>(e.correct),
+                static_cast<long long>(e.total), e.seconds);
+    std::fflush(stdout);
+    log_->row(epoch_ + 1, step_, "test", e.loss, e.accuracy(), optimizer_->lr(),
+              e.seconds > 0 ? double(e.total) / e.seconds : 0.0, seconds_since(start_));
+    epoch_tally_ = Tally{};
+  }
+
+  /// A checkpoint with `epoch` as the epoch to continue with.
+  void save(int64_t epoch) {
+    train::CheckpointState s;
+    s.step = step_;
+    s.epoch = epoch;
+    s.metadata = hyper_.to_map();
+    s.metadata["model.path"] = model_.path();
+    s.metadata["model.fingerprint"] = model_.fingerprint();
+    s.metadata["data"] = options_.data_dir;
+    interval_.save(s.metadata, "progress.interval");
+    epoch_tally_.save(s.metadata, "progress.epoch");
+    train::save_checkpoint(checkpoint_path(), model_.params(), optimizer_.get(), s);
+    std::printf("checkpoint: step %lld -> %s\n", static_cast<long long>(step_),
+                checkpoint_path().c_str());
+    std::fflush(stdout);
+  }
+
+  TrainableModel& model_;
+  HyperParams hyper_;
+  RunOptions options_;
+  const train::MnistDataset& train_data_;
+  const train::MnistDataset& test_data_;
+  std::unique_ptr<train::Batcher> batcher_;
+  std::unique_ptr<train::Optimizer> optimizer_;
+  train::ExponentialDecay schedule_;
+  std::unique_ptr<CurveLog> log_;
+  std::chrono::steady_clock::time_point start_;
+  int64_t step_ = 0, epoch_ = 0, first_batch_ = 0;
+  Tally interval_, epoch_tally_;
+};
+
+}  // namespace
+
+std::map<std::string, std::string> HyperParams::to_map() const {
+  return {{"optimizer", optimizer},
+          {"lr", exact(lr)},
+          {"momentum", exact(momentum)},
+          {"nesterov", nesterov ? "true" : "false"},
+          {"weight_decay", exact(weight_decay)},
+          {"lr_decay", exact(lr_decay)},
+          {"lr_decay_every", std::to_string(lr_decay_every)},
+          {"batch", std::to_string(batch)},
+          {"epochs", std::to_string(epochs)},
+          {"shift", std::to_string(shift)},
+          {"seed", std::to_string(seed)},
+          {"limit_train", std::to_string(limit_train)},
+          {"limit_test", std::to_string(limit_test)}};
+}
+
+HyperParams HyperParams::from_map(const std::map<std::string, std::string>& values,
+                                  const std::string& source) {
+  auto get = [&](const std::string& key) -> const std::string& {
+    auto it = values.find(key);
+    if (it == values.end())
+      throw BindError(source + ": checkpoint metadata has no '" + key +
+                      "': not a checkpoint of `tenet train`");
+    return it->second;
+  };
+  HyperParams h;
+  try {
+    h.optimizer = get("optimizer");
+    h.lr = std::stod(get("lr"));
+    h.momentum = std::stod(get("momentum"));
+    h.nesterov = get("nesterov") == "true";
+    h.weight_decay = std::stod(get("weight_decay"));
+    h.lr_decay = std::stod(get("lr_decay"));
+    h.lr_decay_every = std::stoll(get("lr_decay_every"));
+    h.batch = std::stoll(get("batch"));
+    h.epochs = std::stoll(get("epochs"));
+    h.shift = std::stoll(get("shift"));
+    h.seed = std::stoull(get("seed"));
+    h.limit_train = std::stoll(get("limit_train"));
+    h.limit_test = std::stoll(get("limit_test"));
+  } catch (const std::logic_error&) {  // stod/stoll: invalid_argument, out_of_range
+    throw BindError(source + ": malformed hyper-parameters in the checkpoint metadata");
+  }
+  return h;
+}
+
+DatasetEvaluation evaluate_dataset(TrainableModel& model, const train::MnistDataset& data,
+                                   int64_t batch) {
+  auto start = std::chrono::steady_clock::now();
+  train::BatchOptions options;
+  options.batch_size = batch;
+  train::Batcher batcher(data, options);
+  batcher.start_epoch(0);
+  DatasetEvaluation e;
+  double loss_sum = 0;
+  train::Batch b;
+  while (batcher.next(b)) {
+    TrainableModel::Evaluation r = model.evaluate(*b.images, *b.labels);
+    loss_sum += r.loss * double(b.size);
+    e.correct += train::count_correct(r.scores, *b.labels);
+    e.total += b.size;
+  }
+  e.loss = e.total > 0 ? loss_sum / double(e.total) : 0.0;
+  e.seconds = seconds_since(start);
+  return e;
+}
+
+int run_training(TrainableModel& model, const HyperParams& hyper, const RunOptions& options,
+                 const train::MnistDataset& train_data, const train::MnistDataset& test_data) {
+  return Trainer(model, hyper, options, train_data, test_data).run();
+}
+
+}  // namespace tenet::cli

@@ -1,0 +1,170 @@
+// A model ready to train (train_model.h): directives, parameters, and the
+// compiled gradient and evaluation programs.
+#include "tools/train_model.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "ad/grad.h"
+#include "ir/bind.h"
+#include "support/error.h"
+#include "train/metrics.h"
+#include "train/rng.h"
+#include "train/safetensors.h"
+
+namespace tenet::cli {
+
+namespace {
+
+constexpr size_t kGradient = 0, kEvaluation = 1;
+
+}  // namespace
+
+void fill_dropout_mask(Tensor& mask, double p, uint64_t key) {
+  train::Rng rng(key);
+  const float keep = float(1.0 / (1.0 - p));
+  float* m = mask.data<float>();
+  for (int64_t i = 0; i < mask.numel(); ++i) m[i] = rng.uniform() < p ? 0.0f : keep;
+}
+
+TrainableModel::TrainableModel(const std::string& path, bool verbose)
+    : path_(path), verbose_(verbose) {
+  program_ = load(path, "", "check");
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx",
+                static_cast<unsigned long long>(train::hash_key(0, program_.file->text())));
+  fingerprint_ = hex;
+  spec_ = parse_model_spec(*program_.file, program_.module);
+  for (const ParamSpec& p : spec_.params) params_.add(p.input, p.shape, p.init);
+}
+
+train::CheckpointState TrainableModel::load_checkpoint(const std::string& path,
+                                                      train::Optimizer* optimizer) {
+  try {
+    return train::load_checkpoint(path, params_, optimizer);
+  } catch (const BindError& e) {
+    train::Metadata saved = train::read_safetensors(path).metadata;
+    auto model = saved.find("model.path");
+    if (model == saved.end() || model->second == path_) throw;
+    throw BindError(std::string(e.what()) + " (it was saved by a run of " + model->second +
+                    ", not of " + path_ + ")");
+  }
+}
+
+void TrainableModel::load_weights(const std::string& path) {
+  train::SafetensorsFile file = train::read_safetensors(path);
+  if (file.metadata.count("tenet.format")) {
+    load_checkpoint(path, nullptr);
+    return;
+  }
+  for (const train::NamedTensor& t : file.tensors)
+    if (!params_.contains(t.name))
+      throw BindError(path + ": tensor '" + t.name + "' is not a parameter of " + path_);
+  for (train::Parameter& p : params_) {
+    const Tensor* t = train::find_tensor(file.tensors, p.name);
+    if (!t) throw BindError(path + ": no tensor '" + p.name + "' (a parameter of " + path_ + ")");
+    if (t->type() != ElemType::F32 || t->numel() != p.value.numel())
+      throw BindError(path + ": '" + p.name + "' is " + t->describe() + " but " + path_ +
+                      " needs " + p.value.describe());
+    std::memcpy(p.value.raw(), t->raw(), t->nbytes());
+  }
+}
+
+void TrainableModel::compile() {
+  if (!compiled_.empty()) return;
+  // The gradient of the loss with respect to every parameter (not the data
+  // or the masks), and the evaluation function, optimised and compiled together.
+  ad::GradRequest request;
+  request.output = spec_.train.loss;
+  for (const ParamSpec& p : spec_.params) request.wrt.push_back(p.input);
+  const ir::Function& train_fn = *program_.module.find(spec_.train.function);
+  compiled_module_.functions.push_back(ad::differentiate(train_fn, request, program_.file.get()));
+  compiled_module_.functions.push_back(program_.module.find(spec_.eval.function)->clone());
+  optimise(compiled_module_, "");
+  codegen::JitOptions jit;
+  jit.verbose = verbose_;
+  compiled_ = codegen::jit_compile_together(
+      compiled_module_,
+      {compiled_module_.functions[kGradient].name, compiled_module_.functions[kEvaluation].name},
+      jit);
+}
+
+size_t TrainableModel::output_index(const ir::Function& fn, const std::string& name) const {
+  for (size_t i = 0; i < fn.output_names.size(); ++i)
+    if (fn.output_names[i] == name) return i;
+  TENET_UNREACHABLE("no output '" + name + "' in " + fn.name);
+}
+
+TrainableModel::Bound& TrainableModel::bound(size_t program, int64_t batch) {
+  auto key = std::make_pair(program, batch);
+  if (auto it = bound_.find(key); it != bound_.end()) return it->second;
+  compile();
+  const codegen::CompiledFunction& f = compiled_[program];
+  const ir::Function& fn = f.function();
+  ir::SizeBindings sizes = {{spec_.batch_size, batch}};
+  Bound b{codegen::Executable(f, sizes), {}, {}};
+  for (const auto& in : fn.inputs) {
+    if (const train::Parameter* p = params_.find(in->name)) {
+      b.inputs.push_back(p->value);
+      continue;
+    }
+    // Data (set per call) and masks: ones, refilled per step when training.
+    Tensor t(in->type, ir::concrete_shape(*in, sizes));
+    if (spec_.find_dropout(in->name)) std::fill_n(t.data<float>(), t.numel(), 1.0f);
+    b.inputs.push_back(t);
+  }
+  for (size_t i = 0; i < fn.outputs.size(); ++i) {
+    const std::string& name = fn.output_names[i];
+    const train::Parameter* p =
+        name.starts_with("d_") ? params_.find(name.substr(2)) : nullptr;
+    b.outputs.push_back(program == kGradient && p
+                            ? p->grad
+                            : Tensor(fn.outputs[i]->type, ir::concrete_shape(*fn.outputs[i], sizes)));
+  }
+  return bound_.emplace(key, std::move(b)).first->second;
+}
+
+void TrainableModel::set_batch(Bound& b, const Tensor& images, const Tensor& labels,
+                               bool training, uint64_t dropout_key) {
+  const ir::Function& fn = b.executable.function().function();
+  for (size_t i = 0; i < fn.inputs.size(); ++i) {
+    const std::string& name = fn.inputs[i]->name;
+    if (name == spec_.image) {
+      b.inputs[i] = images;
+    } else if (name == spec_.label) {
+      // Without labels (prediction) the label input keeps its zeros: only the
+      // loss reads it, and prediction reports the scores.
+      if (labels.numel() > 0) b.inputs[i] = labels;
+    } else if (const DropoutSpec* d = spec_.find_dropout(name); d && training) {
+      fill_dropout_mask(b.inputs[i], d->p, train::hash_key(dropout_key, name));
+    }
+  }
+}
+
+BatchResult TrainableModel::train_step(const Tensor& images, const Tensor& labels,
+                                       uint64_t dropout_key) {
+  const int64_t batch = images.shape().at(0);
+  Bound& b = bound(kGradient, batch);
+  set_batch(b, images, labels, true, dropout_key);
+  b.executable.run_into(b.inputs, b.outputs);
+  const ir::Function& fn = b.executable.function().function();
+  BatchResult r;
+  r.size = batch;
+  r.loss = b.outputs[output_index(fn, spec_.train.loss)].get(0);
+  if (!spec_.train.scores.empty())
+    r.correct = train::count_correct(b.outputs[output_index(fn, spec_.train.scores)], labels);
+  return r;
+}
+
+TrainableModel::Evaluation TrainableModel::evaluate(const Tensor& images, const Tensor& labels) {
+  Bound& b = bound(kEvaluation, images.shape().at(0));
+  set_batch(b, images, labels, false, 0);
+  b.executable.run_into(b.inputs, b.outputs);
+  const ir::Function& fn = b.executable.function().function();
+  Evaluation e;
+  e.scores = b.outputs[output_index(fn, spec_.eval.scores)];
+  if (eval_has_loss()) e.loss = b.outputs[output_index(fn, spec_.eval.loss)].get(0);
+  return e;
+}
+
+}  // namespace tenet::cli

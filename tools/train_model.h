@@ -1,0 +1,115 @@
+/// \file
+/// A model ready to train: a .tn file's checked program, its trainer
+/// directives (train_spec.h), its parameters, and two compiled programs: the
+/// gradient of the training loss with respect to every parameter
+/// (ad::differentiate, then the optimiser pipeline) and the evaluation
+/// function, JIT-compiled into one cached library.
+///
+/// Expects: a model file whose directives parse (parse_model_spec).
+/// Guarantees: train_step() leaves each parameter's gradient in
+/// Parameter::grad; dropout masks are pure functions of the key passed in
+/// (Bernoulli(1 - p) / (1 - p) per element), and evaluation sees masks of
+/// ones; nothing depends on the thread count (compiled gradients are
+/// deterministic), so equal keys and parameters give bit-identical steps.
+/// Each program is bound once per batch size (codegen::Executable), and the
+/// gradients are written straight into the parameters' grad tensors, so a
+/// step allocates nothing after the first one of its batch size.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/executable.h"
+#include "codegen/jit.h"
+#include "support/tensor.h"
+#include "tools/program.h"
+#include "tools/train_spec.h"
+#include "train/checkpoint.h"
+#include "train/params.h"
+
+namespace tenet::cli {
+
+/// The outcome of one batch: its mean loss (as the model defines it) and how
+/// many examples the scores classified correctly.
+struct BatchResult {
+  double loss = 0;
+  int64_t correct = 0;
+  int64_t size = 0;
+};
+
+class TrainableModel {
+ public:
+  /// Loads and checks `path` and its directives (CompileError for either);
+  /// the programs are compiled on first use. `verbose` prints the JIT's
+  /// cache hits and compiler commands.
+  TrainableModel(const std::string& path, bool verbose);
+
+  const std::string& path() const { return path_; }
+  const ModelSpec& spec() const { return spec_; }
+  /// A hash of the file's text (hex): checkpoints record it.
+  const std::string& fingerprint() const { return fingerprint_; }
+  train::ParameterStore& params() { return params_; }
+  const train::ParameterStore& params() const { return params_; }
+
+  /// Loads a checkpoint of `tenet train` into the parameters and, when given,
+  /// the optimiser. A BindError on any mismatch; when the checkpoint names
+  /// another model file, the message says which.
+  train::CheckpointState load_checkpoint(const std::string& path, train::Optimizer* optimizer);
+  /// Loads trained parameters from a checkpoint (its optimiser state is
+  /// ignored) or from a plain safetensors file holding every parameter by
+  /// name with its shape or the same number of elements (as
+  /// safetensors.torch.save_file writes them, e.g. [256, 784] for [256, 28, 28]).
+  void load_weights(const std::string& path);
+
+  /// Compiles the gradient and evaluation programs (JIT, cached), unless done
+  /// already; train_step() and evaluate() call it on first use.
+  void compile();
+
+  /// Forward and backward through the training function on one batch
+  /// (images float32 [B, 1, 28, 28], labels int32 [B]); the gradients land in
+  /// the parameters' grad tensors. `dropout_key` seeds the masks.
+  BatchResult train_step(const Tensor& images, const Tensor& labels, uint64_t dropout_key);
+
+  /// The evaluation function on one batch: its class scores [B, 10] and, when
+  /// the model names a loss for it, the loss (else 0). Labels may be empty
+  /// when the evaluation function takes none.
+  struct Evaluation {
+    Tensor scores;
+    double loss = 0;
+  };
+  Evaluation evaluate(const Tensor& images, const Tensor& labels);
+  /// Whether evaluate() reports a loss.
+  bool eval_has_loss() const { return !spec_.eval.loss.empty(); }
+
+ private:
+  /// A program bound to one batch size, with its input and output tensors:
+  /// parameters, gradients and masks alias the store's and the masks'
+  /// buffers; images and labels are set per call.
+  struct Bound {
+    codegen::Executable executable;
+    std::vector<Tensor> inputs, outputs;
+  };
+  Bound& bound(size_t program, int64_t batch);
+  /// Sets the data inputs of `b` (and refills its masks when training).
+  void set_batch(Bound& b, const Tensor& images, const Tensor& labels, bool training,
+                 uint64_t dropout_key);
+  size_t output_index(const ir::Function& fn, const std::string& name) const;
+
+  std::string path_;
+  bool verbose_;
+  std::string fingerprint_;
+  Program program_;
+  ModelSpec spec_;
+  train::ParameterStore params_;
+  ir::Module compiled_module_;
+  std::vector<codegen::CompiledFunction> compiled_;  // kGradient, kEvaluation
+  std::map<std::pair<size_t, int64_t>, Bound> bound_;  // by (program, batch size)
+};
+
+/// Fills `mask` with Bernoulli(1 - p) / (1 - p) values drawn from `key`.
+void fill_dropout_mask(Tensor& mask, double p, uint64_t key);
+
+}  // namespace tenet::cli

@@ -1,0 +1,52 @@
+/// \file
+/// Training checkpoints: one safetensors file (train/safetensors.h) holding
+/// the parameters, the optimiser state, the progress counters, the RNG state
+/// and free-form metadata, so PyTorch can read the weights directly
+/// (safetensors.torch.load_file(path)["conv1_w"]).
+///
+/// Tensor names in the file:
+///   <param>                      each parameter's value (float32)
+///   optimizer/step               the optimiser's step count (int64 scalar)
+///   optimizer/<param>/<buffer>   its buffers (train/optimizer.h)
+///   train/step, train/epoch      int64 scalars (CheckpointState)
+///   train/rng                    int64 [6]: an Rng::Snapshot
+/// Metadata: the caller's map plus "tenet.format" = "tenet-checkpoint-1" and
+/// "tenet.optimizer" = the optimiser's kind() (absent without one).
+///
+/// Guarantees: saving is atomic (a crash leaves the previous checkpoint);
+/// loading changes nothing unless the whole file matches the store and the
+/// optimiser: every parameter present with its shape and float32, the same
+/// optimiser kind, no unknown tensors. Every mismatch is a BindError naming
+/// the file and the tensor.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "train/optimizer.h"
+#include "train/params.h"
+#include "train/rng.h"
+#include "train/safetensors.h"
+
+namespace tenet::train {
+
+struct CheckpointState {
+  int64_t step = 0;   // optimiser steps taken
+  int64_t epoch = 0;  // the epoch to continue with (or the one in progress)
+  Rng::Snapshot rng{};
+  /// Free-form strings: model file hash, hyper-parameters, command line...
+  /// Keys starting with "tenet." are reserved (a BindError on save).
+  Metadata metadata{};
+};
+
+/// Saves parameters, optimiser state (when `optimizer` is not null) and state.
+void save_checkpoint(const std::string& path, const ParameterStore& params,
+                     const Optimizer* optimizer, const CheckpointState& state);
+
+/// Loads a checkpoint into `params` and `optimizer`, returning the rest. With
+/// a null optimiser, optimiser state in the file is ignored (evaluation); with
+/// one, the file must hold state for an optimiser of the same kind.
+CheckpointState load_checkpoint(const std::string& path, ParameterStore& params,
+                                Optimizer* optimizer);
+
+}  // namespace tenet::train

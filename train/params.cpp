@@ -1,0 +1,84 @@
+#include "train/params.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "support/error.h"
+
+namespace tenet::train {
+namespace {
+
+bool is_identifier(std::string_view name) {
+  if (name.empty()) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    const bool later = (c >= '0' && c <= '9') || c == '.';
+    if (!letter && !(i > 0 && later)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Parameter& ParameterStore::add(const std::string& name, std::vector<int64_t> shape, InitSpec init) {
+  if (!is_identifier(name))
+    throw BindError("parameter name '" + name +
+                    "' is not an identifier (letters, digits, '_' and '.', not starting with a "
+                    "digit or '.')");
+  if (contains(name)) throw BindError("parameter '" + name + "' is defined twice");
+  for (int64_t d : shape)
+    if (d <= 0)
+      throw BindError("parameter '" + name + "' has a non-positive dimension " + std::to_string(d));
+  Tensor value(ElemType::F32, shape);
+  Tensor grad(ElemType::F32, std::move(shape));
+  params_.push_back(Parameter{name, std::move(value), std::move(grad), init});
+  return params_.back();
+}
+
+Parameter& ParameterStore::add(const std::string& name, std::vector<int64_t> shape,
+                               std::string_view init) {
+  return add(name, std::move(shape), InitSpec::parse(init));
+}
+
+Parameter* ParameterStore::find(std::string_view name) {
+  for (Parameter& p : params_)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+const Parameter* ParameterStore::find(std::string_view name) const {
+  return const_cast<ParameterStore*>(this)->find(name);
+}
+
+Parameter& ParameterStore::at(std::string_view name) {
+  if (Parameter* p = find(name)) return *p;
+  throw BindError("no parameter named '" + std::string(name) + "'");
+}
+
+const Parameter& ParameterStore::at(std::string_view name) const {
+  return const_cast<ParameterStore*>(this)->at(name);
+}
+
+void ParameterStore::initialize(uint64_t seed) {
+  for (Parameter& p : params_) train::initialize(p.value, p.init, seed, p.name);
+}
+
+void ParameterStore::zero_grad() {
+  for (Parameter& p : params_) std::fill_n(p.grad.data<float>(), p.grad.numel(), 0.0f);
+}
+
+int64_t ParameterStore::numel() const {
+  int64_t n = 0;
+  for (const Parameter& p : params_) n += p.value.numel();
+  return n;
+}
+
+std::string ParameterStore::describe() const {
+  std::ostringstream os;
+  for (const Parameter& p : params_) os << describe_init(p.name, p.value.shape(), p.init) << "\n";
+  os << "total: " << numel() << " parameters\n";
+  return os.str();
+}
+
+}  // namespace tenet::train
