@@ -62,7 +62,7 @@ def parse_args():
 def step_options(quick):
     if quick:
         return {"warmup": 1, "min_steps": 2, "min_time": 0.0, "max_steps": 2}
-    return {"warmup": 2, "min_steps": 5, "min_time": 2.0, "max_steps": 50}
+    return {"warmup": 2, "min_steps": 3, "min_time": 1.0, "max_steps": 30}
 
 
 def run_tenet(args, workload, data_dir, steps, dump_dir):

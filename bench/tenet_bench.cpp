@@ -103,16 +103,26 @@ Options parse_options(int argc, char** argv) {
     }
     if (i + 1 >= args.size()) usage(a + " needs a value");
     const std::string& v = args[++i];
-    if (a == "--inputs") o.inputs_dir = v;
-    else if (a == "--dump") o.dump_dir = v;
-    else if (a == "--label") o.label = v;
-    else if (a == "--output") o.output = v;
-    else if (a == "--wrt") o.wrt = split_commas(v);
-    else if (a == "--warmup") o.warmup = parse_count(a, v, 0);
-    else if (a == "--min-steps") o.min_steps = parse_count(a, v, 1);
-    else if (a == "--max-steps") o.max_steps = parse_count(a, v, 1);
-    else if (a == "--min-time") o.min_time = std::atof(v.c_str());
-    else usage("unknown option " + a);
+    if (a == "--inputs")
+      o.inputs_dir = v;
+    else if (a == "--dump")
+      o.dump_dir = v;
+    else if (a == "--label")
+      o.label = v;
+    else if (a == "--output")
+      o.output = v;
+    else if (a == "--wrt")
+      o.wrt = split_commas(v);
+    else if (a == "--warmup")
+      o.warmup = parse_count(a, v, 0);
+    else if (a == "--min-steps")
+      o.min_steps = parse_count(a, v, 1);
+    else if (a == "--max-steps")
+      o.max_steps = parse_count(a, v, 1);
+    else if (a == "--min-time")
+      o.min_time = std::atof(v.c_str());
+    else
+      usage("unknown option " + a);
   }
   if (positional.empty()) usage("no mode given");
   o.mode = positional[0];
@@ -121,7 +131,8 @@ Options parse_options(int argc, char** argv) {
   if (o.mode == "gemm") {
     o.function = positional[1];
   } else {
-    if (o.mode != "forward" && o.mode != "vjp" && o.mode != "train") usage("unknown mode " + o.mode);
+    if (o.mode != "forward" && o.mode != "vjp" && o.mode != "train")
+      usage("unknown mode " + o.mode);
     o.file = positional[1];
     o.function = positional[2];
     if (o.inputs_dir.empty()) usage("--inputs DIR is required");
@@ -258,8 +269,10 @@ std::vector<Tensor> bind_inputs(const ir::Function& fn, const std::string& dir,
                                 const train::ParameterStore& params) {
   std::vector<Tensor> inputs;
   for (const auto& v : fn.inputs) {
-    if (const train::Parameter* p = params.find(v->name)) inputs.push_back(p->value);
-    else inputs.push_back(read_npy(dir + "/" + v->name + ".npy"));
+    if (const train::Parameter* p = params.find(v->name))
+      inputs.push_back(p->value);
+    else
+      inputs.push_back(read_npy(dir + "/" + v->name + ".npy"));
   }
   return inputs;
 }
@@ -334,8 +347,8 @@ int run_gemm(const Options& o) {
   const std::string library = codegen::blas_library();
   void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) throw BindError("cannot load the BLAS library '" + library + "'");
-  using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*,
-                         int, float, float*, int);
+  using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int,
+                         float, float*, int);
   auto sgemm = reinterpret_cast<Sgemm>(::dlsym(handle, "cblas_sgemm"));
   if (!sgemm) throw BindError("'" + library + "' has no cblas_sgemm");
   const Tensor a = random_tensor(ElemType::F32, {n, n}, 1);
@@ -344,8 +357,8 @@ int run_gemm(const Options& o) {
   constexpr int kRowMajor = 101, kNoTrans = 111;  // the CBLAS enumerators
   const Measurement m = measure(
       [&] {
-        sgemm(kRowMajor, kNoTrans, kNoTrans, n, n, n, 1.0f, a.data<float>(), n, b.data<float>(),
-              n, 0.0f, c.data<float>(), n);
+        sgemm(kRowMajor, kNoTrans, kNoTrans, n, n, n, 1.0f, a.data<float>(), n, b.data<float>(), n,
+              0.0f, c.data<float>(), n);
       },
       o);
   const double gflop = 2.0 * double(n) * double(n) * double(n) * 1e-9;

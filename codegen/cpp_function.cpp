@@ -304,8 +304,9 @@ std::string FunctionEmitter::declarations() const {
   code.line("int64_t " + symbol_ + "__packed_workspace_bytes(const int64_t* sizes);");
   code.line("/// " + symbol_ + "__with_workspace with packed arguments: allocates nothing.");
   code.line("/// Returns 0, or 1 for a negative size.");
-  code.line("int " + symbol_ +
-            "__packed_with_workspace(const int64_t* sizes, void* const* buffers, void* workspace);");
+  code.line(
+      "int " + symbol_ +
+      "__packed_with_workspace(const int64_t* sizes, void* const* buffers, void* workspace);");
   code.line("/// The ABI of " + symbol_ + ", for loaders to check.");
   code.line("const char* " + symbol_ + "__signature(void);");
   return code.str();
@@ -320,10 +321,10 @@ void FunctionEmitter::emit_workspace_plan(Code& code) const {
     return;
   }
   const std::string n = std::to_string(slots_.size());
-  code.line("/// The memory plan of " + symbol_ +
-            ": each temporary's bytes and the statements it is live");
-  code.line("/// across, numbered in the order they run. Temporaries that are never live");
-  code.line("/// together share memory. Returns the bytes of the workspace.");
+  code.line("/// The memory plan of " + symbol_ + ": each temporary's bytes and the");
+  code.line("/// statements it is live across (numbered in the order they run);");
+  code.line("/// temporaries that are never live together share memory (see");
+  code.line("/// tenet::plan_workspace). Returns the bytes of the workspace.");
   code.open("static int64_t " + symbol_ + "__plan_workspace(" + sizes +
             (sizes.empty() ? "" : ", ") + "int64_t (&offsets)[" + n + "])");
   Code tenants(1);
@@ -398,8 +399,8 @@ std::string FunctionEmitter::workspace_pointers() const {
     } else {
       setup.line(type + "* const " + slot.name + "[2] = {");
       setup.line("    " + at(offset) + ",");
-      setup.line("    " + at(offset + " + tenet::workspace_bytes<" + type + ">(" + slot.count + ")") +
-                 "};");
+      setup.line("    " +
+                 at(offset + " + tenet::workspace_bytes<" + type + ">(" + slot.count + ")") + "};");
     }
   }
   return setup.str();

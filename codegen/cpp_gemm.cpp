@@ -288,8 +288,7 @@ std::optional<GemmLowering> FunctionEmitter::lower_in_chunks(const ir::Stmt& s,
   // Try each out index with a symbol of no size parameter's name; keep the
   // one whose chunks save the most (at representative sizes).
   std::string probe = "chunk_len";
-  while (std::find(fn_.size_params.begin(), fn_.size_params.end(), probe) !=
-         fn_.size_params.end())
+  while (std::find(fn_.size_params.begin(), fn_.size_params.end(), probe) != fn_.size_params.end())
     probe += "_";
   const ir::Dim* best = nullptr;
   ir::SizeExpr best_bytes;
@@ -313,9 +312,9 @@ std::optional<GemmLowering> FunctionEmitter::lower_in_chunks(const ir::Stmt& s,
   const std::string start = names_.take(best->index + "_start");
   const std::string len = names_.take(best->index + "_len");
   const std::string capacity = names_.take(best->index + "_chunk");
-  TENET_ASSERT(std::find(fn_.size_params.begin(), fn_.size_params.end(), len) ==
-                   fn_.size_params.end(),
-               "chunk extent " << len << " is also a size parameter");
+  TENET_ASSERT(
+      std::find(fn_.size_params.begin(), fn_.size_params.end(), len) == fn_.size_params.end(),
+      "chunk extent " << len << " is also a size parameter");
   std::optional<GemmChunk> chunk = chunk_statement(s, best->index, len);
   TENET_ASSERT(chunk.has_value(), "the chunk of " << s.compute.result->name << " vanished");
   std::optional<GemmLowering> g =
@@ -324,8 +323,8 @@ std::optional<GemmLowering> FunctionEmitter::lower_in_chunks(const ir::Stmt& s,
   g->chunk_start = start;
   g->chunk_capacity = capacity;
   const std::string slice = size_to_c(bytes_per_chunk_unit(*g, len), size_names_).text;
-  size_locals_.push_back({capacity, "tenet::chunk_extent(" + extent_text(best->extent(),
-                                        s.compute.result->name, 0) +
+  size_locals_.push_back({capacity, "tenet::chunk_extent(" +
+                                        extent_text(best->extent(), s.compute.result->name, 0) +
                                         ", " + slice + ", " + std::to_string(budget) + ")"});
   return g;
 }
@@ -351,7 +350,8 @@ void FunctionEmitter::emit_gemm(Code& code, const ir::Stmt& s, const Scope& scop
     while (s.compute.out[out_at].index != chunk.index.index) ++out_at;
     const std::string& extent = access(s.compute.result).dims[out_at];
     code.note("In chunks of at most " + g.chunk_capacity + " along " + chunk.index.index +
-              ", so that the GEMM's buffers take at most " + bytes_text(options_.pack_budget_bytes) +
+              ", so that the GEMM's buffers take at most " +
+              bytes_text(options_.pack_budget_bytes) +
               "; a pointer *_chunk points at the chunk's part of a tensor.");
     code.open("for (int64_t " + start + " = 0; " + start + " < " + extent + "; " + start +
               " += " + g.chunk_capacity + ")");

@@ -35,9 +35,9 @@ struct ChunkView {
 
 /// One chunk of a statement along out index `index.index`.
 struct GemmChunk {
-  ir::Dim index;        // the chunked out index, over the whole range [0, extent)
-  std::string len;      // the size symbol of the chunk's extent
-  ir::Stmt statement;   // the statement over views, `index` in [0, len)
+  ir::Dim index;       // the chunked out index, over the whole range [0, extent)
+  std::string len;     // the size symbol of the chunk's extent
+  ir::Stmt statement;  // the statement over views, `index` in [0, len)
   std::vector<ChunkView> views;
 };
 

@@ -39,7 +39,9 @@ class LifetimeRecorder {
   void define(size_t slot);
   /// `slot` is read or written at the current statement.
   void use(size_t slot);
-  bool defined(size_t slot) const { return slot < lifetimes_.size() && lifetimes_[slot].first >= 0; }
+  bool defined(size_t slot) const {
+    return slot < lifetimes_.size() && lifetimes_[slot].first >= 0;
+  }
 
   /// Per slot, in slot order (slots never mentioned have first == -1).
   const std::vector<Lifetime>& lifetimes() const { return lifetimes_; }

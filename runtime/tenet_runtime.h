@@ -130,7 +130,8 @@ int64_t plan_workspace(const WorkspaceTenant (&tenants)[N], int64_t (&offsets)[N
   size_t by_size[N];
   for (size_t i = 0; i < N; ++i) {
     size_t j = i;
-    for (; j > 0 && tenants[by_size[j - 1]].bytes < tenants[i].bytes; --j) by_size[j] = by_size[j - 1];
+    for (; j > 0 && tenants[by_size[j - 1]].bytes < tenants[i].bytes; --j)
+      by_size[j] = by_size[j - 1];
     by_size[j] = i;
   }
   // Placed tenants by offset; each new one goes at the first gap that fits

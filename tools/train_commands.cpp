@@ -180,13 +180,16 @@ int cmd_train(const std::vector<std::string>& argv) {
   if (!a.parse(argv)) return 0;
   std::string model_path = require_file(a);
 
+  // A resumed run takes its hyper-parameters, data folder, run directory and
+  // intervals from the checkpoint; flags may repeat the hyper-parameters (and
+  // raise --epochs) and change the rest.
   RunOptions options;
-  options.checkpoint_every =
-      parse_int("--checkpoint-every", a.get("checkpoint-every"), 0, INT64_MAX);
-  options.log_every = parse_int("--log-every", a.get("log-every"), 1, INT64_MAX);
-  // A resumed run takes its hyper-parameters, data folder and run directory
-  // from the checkpoint; flags may repeat them (and extend --epochs).
   std::optional<train::SafetensorsFile> saved;
+  auto saved_or_flag = [&](const std::string& key, const std::string& flag) {
+    if (!saved || a.is_set(flag)) return a.get(flag);
+    auto it = saved->metadata.find(key);
+    return it == saved->metadata.end() ? a.get(flag) : it->second;
+  };
   if (a.is_set("resume")) {
     options.resume = checkpoint_file(a.get("resume"), "--resume");
     saved = train::read_safetensors(options.resume);
@@ -207,6 +210,10 @@ int cmd_train(const std::vector<std::string>& argv) {
                        options.run_dir + ", or start afresh with --overwrite or another --out");
   }
   if (options.run_dir.empty()) options.run_dir = ".";
+  options.checkpoint_every = parse_int(
+      "--checkpoint-every", saved_or_flag("run.checkpoint_every", "checkpoint-every"), 0, INT64_MAX);
+  options.log_every =
+      parse_int("--log-every", saved_or_flag("run.log_every", "log-every"), 1, INT64_MAX);
 
   // The data first: a missing folder is reported before the model compiles.
   std::optional<HyperParams> resumed;
@@ -248,7 +255,7 @@ int cmd_eval(const std::vector<std::string>& argv) {
   DatasetEvaluation e = evaluate_dataset(model, test, batch);
   std::printf("test accuracy %.2f%% (%lld/%lld)", 100.0 * e.accuracy(),
               static_cast<long long>(e.correct), static_cast<long long>(e.total));
-  if (model.eval_has_loss()) std::printf(", loss %.6g", e.loss);
+  if (model.eval_has_loss()) std::printf(", loss %.9g", e.loss);
   std::printf(" [%s, %s]\n", data_dir(a).c_str(), train::format_duration(e.seconds).c_str());
   return 0;
 }

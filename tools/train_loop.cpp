@@ -32,6 +32,13 @@ std::string exact(double v) {
   return buf;
 }
 
+/// "0.001", "2e-05": for messages.
+std::string short_number(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 std::string fixed(double v, int digits) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
@@ -214,17 +221,18 @@ class Trainer {
     std::printf("data %s: %lld training images, %lld test images\n", options_.data_dir.c_str(),
                 static_cast<long long>(train_data_.size()),
                 static_cast<long long>(test_data_.size()));
-    std::printf("optimizer %s, lr %s\n", optimizer_->describe().c_str(),
-                schedule_.describe().c_str());
+    std::string schedule =
+        hyper_.lr_decay == 1.0 ? short_number(hyper_.lr) + " (constant)" : schedule_.describe();
+    std::printf("optimizer %s, lr %s\n", optimizer_->describe().c_str(), schedule.c_str());
     std::printf("batch %lld (%lld steps per epoch), %lld epochs, shift %lld pixels\n",
                 static_cast<long long>(hyper_.batch),
                 static_cast<long long>(batcher_->batches_per_epoch()),
                 static_cast<long long>(hyper_.epochs), static_cast<long long>(hyper_.shift));
-    std::printf("run directory %s: log.csv, last.safetensors (every %s and each epoch)\n",
-                options_.run_dir.c_str(),
-                options_.checkpoint_every > 0
-                    ? (std::to_string(options_.checkpoint_every) + " steps").c_str()
-                    : "epoch only");
+    std::string every = options_.checkpoint_every > 0
+                            ? "every " + std::to_string(options_.checkpoint_every) + " steps and "
+                            : "";
+    std::printf("run directory %s: log.csv, last.safetensors (%seach epoch)\n",
+                options_.run_dir.c_str(), every.c_str());
     std::fflush(stdout);
   }
 
@@ -302,6 +310,8 @@ class Trainer {
     s.metadata["model.path"] = model_.path();
     s.metadata["model.fingerprint"] = model_.fingerprint();
     s.metadata["data"] = options_.data_dir;
+    s.metadata["run.checkpoint_every"] = std::to_string(options_.checkpoint_every);
+    s.metadata["run.log_every"] = std::to_string(options_.log_every);
     interval_.save(s.metadata, "progress.interval");
     epoch_tally_.save(s.metadata, "progress.epoch");
     train::save_checkpoint(checkpoint_path(), model_.params(), optimizer_.get(), s);

@@ -134,7 +134,8 @@ def check(fn_name, inputs, args, kwargs, allow_meta=False):
 
 
 def to_numpy(value):
-    """A C-contiguous numpy array with the same values (no copy when possible)."""
+    """A C-contiguous, aligned numpy array with the same values (no copy when possible)."""
     if isinstance(value, np.ndarray):
-        return value if value.flags.c_contiguous else np.ascontiguousarray(value)
+        flags = value.flags
+        return value if flags.c_contiguous and flags.aligned else np.require(value, None, "CA")
     return value.detach().contiguous().numpy()

@@ -23,8 +23,6 @@ import sys
 from . import _tenet
 from . import arguments
 
-_NO_GRAD = None
-
 TensorDecl = collections.namedtuple("TensorDecl", "name type shape")
 TensorDecl.__doc__ = """A declared input or output: name, element type ('float32'), shape
 (one size expression text per dimension: 'N', '(H - 9) / 2 + 1')."""
@@ -41,7 +39,7 @@ def _signature(info):
 class Function:
     """One function of a checked program, compiled on first call (per float dtype)."""
 
-    def __init__(self, program, source, entry, grad=_NO_GRAD, sizes=None, jit=None):
+    def __init__(self, program, source, entry, grad=None, sizes=None, jit=None):
         self._program = program
         self._source = source
         self._entry = entry
@@ -79,6 +77,11 @@ class Function:
     @property
     def size_params(self):
         return list(self._info.size_params)
+
+    @property
+    def sizes(self):
+        """The size parameters fixed at compile time (``sizes=``)."""
+        return dict(self._sizes)
 
     @property
     def source(self):

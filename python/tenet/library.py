@@ -23,7 +23,11 @@ The backward operator has no autograd formula of its own: a double backward
 is an error.
 """
 
-import torch
+try:
+    import torch
+except ModuleNotFoundError as missing:
+    raise ImportError("tenet's PyTorch operators need PyTorch: pip install 'torch>=2.4'") \
+        from missing
 
 from . import arguments
 from . import sizes as symbolic
@@ -52,7 +56,7 @@ def _one_or_tuple(items):
 class TorchOp:
     """A Tenet function registered as ``torch.ops.tenet.<name>`` with autograd.
 
-    Call it like the function (tensors by position); ``.op`` is the forward
+    Call it like the function (tensors by position or name); ``.op`` is the forward
     operator, ``.backward_op`` the backward one (None when nothing is
     differentiable), ``.qualname`` the dispatcher name ``tenet::<name>``.
     """
@@ -73,8 +77,8 @@ class TorchOp:
     def __init__(self, function, name=None):
         pass  # __new__ registers (or returns the registered operator)
 
-    def __call__(self, *args):
-        return self.op(*args)
+    def __call__(self, *args, **kwargs):
+        return self.op(*args, **kwargs)
 
     def compile(self, float64=False):
         """JIT-compiles the forward and backward kernels for a dtype now (instead of on
@@ -123,8 +127,7 @@ class TorchOp:
 
     def _forward_fake(self, *args):
         values, float64 = arguments.check(self.name, self._inputs, args, {}, allow_meta=True)
-        bound = symbolic.bind(self._inputs, [v.shape for v in values],
-                              self.function._sizes)
+        bound = symbolic.bind(self._inputs, [v.shape for v in values], self.function.sizes)
         device = values[0].device if values else torch.device("cpu")
         results = []
         for out in self._outputs:

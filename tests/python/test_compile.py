@@ -1,5 +1,7 @@
 """tenet.compile and friends on numpy arrays: calls, dtypes, gradients, errors."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -225,3 +227,9 @@ def test_unbound_size_parameter_is_a_bind_error():
     src = "def ramp(float s) -> (y) { y(i) = s * float32(i) where i in 0:M }"
     with pytest.raises(tenet.BindError, match="M"):
         tenet.compile(src)(np.float32(1))
+
+
+def test_generated_code_reads_the_packaged_runtime_headers():
+    runtime = tenet._tenet.runtime_dir()
+    assert os.path.isfile(os.path.join(runtime, "tenet_runtime.h"))
+    assert os.path.isfile(os.path.join(runtime, "tenet_gemm.h"))

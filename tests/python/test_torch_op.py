@@ -79,6 +79,17 @@ def test_gradcheck_with_integer_input_and_scalar_output():
     torch.testing.assert_close(loss, ref, rtol=1e-12, atol=1e-12)
 
 
+def test_float64_variant_of_a_program_with_a_loop():
+    # routing.tn: 3 routing iterations in a `for` loop, carried logits
+    op = tenet.torch_op(model_source("routing.tn"), "routing")
+    uh = torch.randn(2, 3, 4, 5, dtype=torch.float64, requires_grad=True)
+    v = op(uh=uh)
+    assert v.dtype == torch.float64 and v.shape == (2, 4, 5)
+    v32 = op(uh.detach().float())
+    torch.testing.assert_close(v32, v.detach().float(), rtol=1e-5, atol=1e-6)
+    assert torch.autograd.gradcheck(op, (uh,))
+
+
 def test_opcheck_schema_fake_and_autograd_registration(squash_op):
     s = torch.randn(2, 3, 4, requires_grad=True)
     torch.library.opcheck(squash_op.op, (s,))

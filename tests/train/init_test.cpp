@@ -108,10 +108,10 @@ TEST(InitParse, ErrorsSayWhatIsWrong) {
       {"zeros(1)", "too many arguments for zeros (it takes none)"},
       {"constant(0.1) x", "unexpected 'x'"},
   };
-  for (const auto& [text, piece] : cases) {
-    SCOPED_TRACE(text);
-    expect_error([&] { InitSpec::parse(text); },
-                 {std::string("bad initialiser \"") + text + "\": ", piece});
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.first);
+    expect_error([&] { InitSpec::parse(c.first); },
+                 {std::string("bad initialiser \"") + c.first + "\": ", c.second});
   }
 }
 

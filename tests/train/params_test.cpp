@@ -60,5 +60,13 @@ TEST(ParameterStore, Errors) {
   expect_error([&] { store.at("x"); }, {"no parameter named 'x'"});
 }
 
+// The counter the "allocates nothing" tests rely on sees the library's allocations.
+TEST(ParameterStore, AllocationCounterSeesLibraryAllocations) {
+  ParameterStore store;
+  const int64_t before = testing::allocation_count();
+  store.add("a_name_longer_than_the_small_string_buffer", {3}, "zeros");
+  EXPECT_GT(testing::allocation_count(), before);
+}
+
 }  // namespace
 }  // namespace tenet::train

@@ -10,7 +10,8 @@
 namespace tenet::testing {
 namespace {
 
-/// The mean of a run's first and last "train" rows, and its last test row.
+/// A run's first and last "train" rows (means over --log-every steps), and
+/// its last test row.
 struct Curve {
   LogRow first_train, last_train, last_test;
 };
@@ -32,8 +33,8 @@ Curve curve_of(const std::vector<LogRow>& rows) {
   return c;
 }
 
-// Measured: loss 1.94 -> 0.40 over 2 epochs, train accuracy 43% -> 89%,
-// test accuracy 86%.
+// Measured (seed 1): the first 5 steps' mean loss 2.19 and accuracy 38%, the
+// last 5 steps' 0.63 and 82%; test accuracy 79% after 2 epochs of 1000 images.
 TEST_F(Training, MlpLearns) {
   CommandResult r = tenet("train models/mlp.tn --epochs 2 --batch 50 --limit-train 1000 "
                           "--limit-test 500 --log-every 5 --out " + path("run"));
@@ -49,7 +50,8 @@ TEST_F(Training, MlpLearns) {
   EXPECT_EQ(c.last_test.step, 40);
 }
 
-// Measured: see the comment at the thresholds.
+// Measured (seed 1): the first 5 steps' mean loss 0.76 and accuracy 7%, the
+// last 5 steps' 0.30 and 76%; test accuracy 68% after one epoch of 600 images.
 TEST_F(Training, ReducedCapsNetLearns) {
   CommandResult r = tenet("train tests/training/data/capsnet_tiny.tn --limit-train 600 "
                           "--limit-test 300 --log-every 5 --out " + path("run"));

@@ -112,10 +112,11 @@ KilledRun run_and_kill_at(const std::vector<std::string>& args, const std::strin
   ::close(fds[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  if (run.killed)
+  if (run.killed) {
     EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
         << "the run ended before it was killed:\n"
         << run.out;
+  }
   return run;
 }
 

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The benchmark against PyTorch (docs/benchmark.md), from a fresh Debian
+# machine: installs the system packages (setup.sh), builds (build.sh), makes
+# the Python environment with PyTorch (venv.sh), then runs bench/bench.py,
+# which prints the markdown tables and writes them, the raw measurements and
+# a plot to bench/results/. Not part of the test suite.
+#
+#   bash scripts/bench.sh [--quick] [--only REGEX] [--frameworks tenet,eager,compile,script]
+#
+# --quick takes 1 warm-up and 2 timed steps per measurement (to see that
+# everything works); `python bench/bench.py --help` lists every option.
+# Exits non-zero when Tenet's and PyTorch's results disagree (nothing is
+# written then) or a measurement fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+bash scripts/build.sh
+bash scripts/venv.sh
+BUILD_DIR=${BUILD_DIR:-build}
+export TENET_CACHE_DIR=${TENET_CACHE_DIR:-$PWD/$BUILD_DIR/tenet-cache}
+# Every framework gets 2 threads; OpenBLAS must choose its own kernels (some
+# environments force slower AVX2 ones through OPENBLAS_CORETYPE).
+export OMP_NUM_THREADS=2
+unset OPENBLAS_CORETYPE
+exec "${TENET_VENV:-.venv}/bin/python" bench/bench.py --build-dir "$BUILD_DIR" "$@"
