@@ -16,7 +16,7 @@ the markdown tables and writes them, the raw JSON lines and a PNG plot to
 the output folder (default bench/results/).
 
 Usage: python bench/bench.py [--quick] [--only REGEX] [--frameworks LIST]
-                             [--build-dir DIR] [--out DIR] [--op-batch N]
+                             [--build-dir DIR] [--out DIR] [--op-batch N] [--threads N]
 """
 import argparse
 import datetime
@@ -33,7 +33,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, ".."))
 FRAMEWORKS = ["tenet", "eager", "compile", "script"]
 TOLERANCE = 1e-3  # max |tenet - torch| / max |torch|, per tensor
-THREADS = 2
 JOB_TIMEOUT_S = 1200
 
 sys.path.insert(0, HERE)
@@ -56,6 +55,9 @@ def parse_args():
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     p.add_argument("--op-batch", type=int, default=100, help="batch size of the operator rows")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--threads", type=int, default=2,
+                   help="threads for every framework (the comparison is defined at 2; 1 is\n"
+                        "steadier on a machine that other jobs load)")
     return p.parse_args()
 
 
@@ -137,8 +139,9 @@ def measure_floor(args, context, steps):
         results.append(r)
     else:
         print("GEMM floor through OpenBLAS failed: %s" % proc.stderr.strip(), file=sys.stderr)
-    job = {"threads": THREADS, "n": 2048, "warmup": 1, "min_steps": max(3, steps["min_steps"]),
-           "min_time": steps["min_time"], "max_steps": 20}
+    job = {"threads": args.threads, "n": 2048, "warmup": 1,
+           "min_steps": max(3, steps["min_steps"]), "min_time": steps["min_time"],
+           "max_steps": 20}
     r = run_torch(context, "run_mm", job)
     if "error" not in r:
         results.append(r)
@@ -147,11 +150,11 @@ def measure_floor(args, context, steps):
     return results
 
 
-def environment():
+def environment(threads):
     import numpy
     env = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
            "host": platform.node(), "cpu": "?", "cores": os.cpu_count(),
-           "load_start": os.getloadavg(), "threads": THREADS, "numpy": numpy.__version__,
+           "load_start": os.getloadavg(), "threads": threads, "numpy": numpy.__version__,
            "python": platform.python_version()}
     try:
         with open("/proc/cpuinfo") as f:
@@ -163,12 +166,17 @@ def environment():
 
 def main():
     args = parse_args()
-    os.environ["OMP_NUM_THREADS"] = str(THREADS)
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)
     os.environ.pop("OPENBLAS_CORETYPE", None)
     frameworks = [f for f in args.frameworks.split(",") if f]
     unknown = set(frameworks) - set(FRAMEWORKS)
     if unknown:
         sys.exit("bench: unknown frameworks %s (known: %s)" % (sorted(unknown), FRAMEWORKS))
+    exe = os.path.join(args.build_dir, "bench", "tenet_bench")
+    if not os.path.exists(exe):
+        sys.exit("bench: %s is missing: build it (bash scripts/build.sh) or pass --build-dir" % exe)
+    if not {"tenet", "eager"} <= set(frameworks):
+        print("bench: no numerical check (it needs both tenet and eager)", file=sys.stderr)
     steps = step_options(args.quick)
     workloads = [w for w in all_workloads(args.op_batch) if re.search(args.only, w.name)]
     if not workloads:
@@ -177,7 +185,7 @@ def main():
 
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["torch", "torch_worker"])
-    env = environment()
+    env = environment(args.threads)
     started = time.time()
     print("bench: %d workloads x %s, %s; load average %.1f %.1f %.1f" % (
         len(workloads), ",".join(frameworks), "quick" if args.quick else "full",
@@ -195,7 +203,7 @@ def main():
                 r = run_tenet(args, w, data_dir, steps, dump_dir)
                 tenet_ok = "error" not in r
             else:
-                job = dict(steps, threads=THREADS, op_batch=args.op_batch, workload=w.name,
+                job = dict(steps, threads=args.threads, op_batch=args.op_batch, workload=w.name,
                            framework=framework, data_dir=data_dir, tolerance=TOLERANCE)
                 if framework == "eager" and tenet_ok:
                     job["check_against"] = dump_dir

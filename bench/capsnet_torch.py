@@ -23,7 +23,6 @@ from torch import nn
 from workloads import PARAMETER_SHAPES
 
 
-
 def conv1_relu(image: torch.Tensor, w: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
     """9x9 convolution 1 -> 256 channels, ReLU: (B, 256, 20, 20)."""
     return F.relu(F.conv2d(image, w, bias))
@@ -91,10 +90,10 @@ def masked_decoder(v: torch.Tensor, label: torch.Tensor, w1: torch.Tensor, b1: t
 def capsnet_forward(image: torch.Tensor, label: torch.Tensor,
                      params: List[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(lengths, reconstruction, loss), params in PARAMETER_SHAPES order."""
-    conv1_w, conv1_b, primary_w, primary_b, W = params[0], params[1], params[2], params[3], params[4]
     batch = image.shape[0]
-    u = squash(primary_caps(conv1_relu(image, conv1_w, conv1_b), primary_w, primary_b))
-    v = routing(capsule_transform(u, W))
+    relu1 = conv1_relu(image, params[0], params[1])
+    u = squash(primary_caps(relu1, params[2], params[3]))
+    v = routing(capsule_transform(u, params[4]))
     lengths = torch.sqrt((v * v).sum(dim=2) + 1e-7)
 
     target = F.one_hot(label.long(), v.shape[1]).to(v.dtype)

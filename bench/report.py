@@ -73,7 +73,8 @@ def targets_table(results):
     t, e, c = (get(f, "capsnet_train_b100") for f in ("tenet", "eager", "compile"))
     if t and e:
         ratio = e["median_s"] / t["median_s"]
-        add("CapsNet training step, batch 100, vs eager", ">= 4x faster", "%.2fx" % ratio, ratio >= 4)
+        add("CapsNet training step, batch 100, vs eager", ">= 4x faster", "%.2fx" % ratio,
+            ratio >= 4)
     if t and c:
         ratio = c["median_s"] / t["median_s"]
         add("CapsNet training step, batch 100, vs torch.compile", ">= 1.5x faster",

@@ -24,7 +24,8 @@ import capsnet_torch
 from workloads import all_workloads
 
 # TorchScript is what this benchmark measures, deprecated or not.
-warnings.filterwarnings("ignore", message=".*torch.jit.script.*is deprecated", category=FutureWarning)
+warnings.filterwarnings("ignore", message=".*torch.jit.script.*is deprecated",
+                        category=FutureWarning)
 
 
 def rss_mib():
@@ -68,7 +69,9 @@ def load_inputs(workload, data_dir):
     def load(name):
         return torch.from_numpy(np.load("%s/%s.npy" % (data_dir, name)))
     args = [load(name) for name in workload.arg_names]
-    cotangents = [load("d_" + name) for name, _ in workload.outputs] if workload.mode == "vjp" else []
+    cotangents = []
+    if workload.mode == "vjp":
+        cotangents = [load("d_" + name) for name, _ in workload.outputs]
     return args, cotangents
 
 

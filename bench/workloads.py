@@ -185,8 +185,10 @@ def operator_specs(batch):
     def decoder_inputs(rng):
         _, label = digits(rng, B)
         return {"v": uniform(rng, (B, 10, 16), -0.5, 0.5), "label": label,
-                "w1": fan_in_uniform(rng, (512, 10, 16), 160), "b1": fan_in_uniform(rng, (512,), 160),
-                "w2": fan_in_uniform(rng, (1024, 512), 512), "b2": fan_in_uniform(rng, (1024,), 512),
+                "w1": fan_in_uniform(rng, (512, 10, 16), 160),
+                "b1": fan_in_uniform(rng, (512,), 160),
+                "w2": fan_in_uniform(rng, (1024, 512), 512),
+                "b2": fan_in_uniform(rng, (1024,), 512),
                 "w3": fan_in_uniform(rng, (28, 28, 1024), 1024),
                 "b3": fan_in_uniform(rng, (28, 28), 1024)}
 

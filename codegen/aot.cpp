@@ -89,10 +89,11 @@ std::string cmake_lists(const std::string& unit, bool uses_gemm) {
          unit +
          "_objects PUBLIC cxx_std_17)\n"
          "if(CMAKE_CXX_COMPILER_ID MATCHES \"GNU|Clang\")\n"
-         "  # Integer overflow wraps around, as in Tenet's reference interpreter.\n"
+         "  # Integer overflow wraps around and a * b + c rounds twice, as in Tenet's\n"
+         "  # reference interpreter.\n"
          "  target_compile_options(" +
          unit +
-         "_objects PRIVATE -fwrapv)\n"
+         "_objects PRIVATE -fwrapv -ffp-contract=off)\n"
          "  if(" +
          option +
          ")\n"

@@ -237,11 +237,35 @@ std::optional<GemmLowering> lower_chunk(std::shared_ptr<const GemmChunk> chunk,
 }
 
 /// A representative value of a size, to compare chunkings: every size
-/// parameter at 64.
-int64_t representative(const ir::SizeExpr& e) {
+/// parameter at 64, the chunk's extent `len` at the whole `extent`.
+int64_t representative(const ir::SizeExpr& e, const std::string& len,
+                       const ir::SizeExpr& extent) {
   ir::SizeBindings sizes;
-  for (const std::string& s : e.symbols()) sizes[s] = 64;
+  for (const ir::SizeExpr* x : {&e, &extent})
+    for (const std::string& s : x->symbols()) sizes[s] = 64;
+  sizes[len] = extent.eval(sizes);
   return e.eval(sizes);
+}
+
+/// The bytes of the GEMM's matrices (A, B and C, packed or in place) that
+/// do not hold `index`: the library reads (and packs) them again for every
+/// chunk, so the chunking that leaves the least of them is the fastest.
+ir::SizeExpr bytes_read_per_chunk(const GemmLowering& g, const std::string& index) {
+  const ContractionPlan& p = g.plan;
+  const ir::SizeExpr element = int64_t(byte_size(g.product().result->type));
+  ir::SizeExpr bytes = 0;
+  for (const std::vector<ir::Dim>& matrix : {concat(g.a_loops, p.m, p.k),
+                                             concat(g.b_loops, p.k, p.n),
+                                             concat(p.loops, p.m, p.n)}) {
+    ir::SizeExpr size = element;
+    bool holds = false;
+    for (const ir::Dim& d : matrix) {
+      holds = holds || d.index == index;
+      size = size * d.extent();
+    }
+    if (!holds) bytes = bytes + size;
+  }
+  return bytes;
 }
 
 }  // namespace
@@ -285,37 +309,57 @@ std::optional<GemmLowering> FunctionEmitter::lower_in_chunks(const ir::Stmt& s,
                                                              const GemmLowering& whole) {
   const int64_t budget = options_.pack_budget_bytes;
   if (budget <= 0 || whole.buffers.empty()) return std::nullopt;
-  // Try each out index with a symbol of no size parameter's name; keep the
-  // one whose chunks save the most (at representative sizes).
+  // Each out index that can be chunked, at representative sizes (with a
+  // probe symbol, of no size parameter's name, for the chunk's extent): the
+  // buffer bytes its chunks hold, the bytes they leave whole, and what the
+  // GEMMs then read again per chunk. Chunks must leave at most half the
+  // budget whole where some index can; of those, the least re-read wins.
   std::string probe = "chunk_len";
   while (std::find(fn_.size_params.begin(), fn_.size_params.end(), probe) != fn_.size_params.end())
     probe += "_";
-  const ir::Dim* best = nullptr;
-  ir::SizeExpr best_bytes;
-  int64_t best_score = 0;
+  ir::SizeExpr all_bytes = 0;
+  for (const ir::ValuePtr& buffer : whole.buffers) {
+    ir::SizeExpr count = int64_t(byte_size(buffer->type));
+    for (const ir::SizeExpr& extent : buffer->shape) count = count * extent;
+    all_bytes = all_bytes + count;
+  }
+  struct Candidate {
+    const ir::Dim* index;
+    ir::SizeExpr chunked_bytes;
+    int64_t left_whole, cost;
+  };
+  std::optional<Candidate> best;
+  auto better = [&](const Candidate& a, const Candidate& b) {
+    const bool a_fits = a.left_whole <= budget / 2, b_fits = b.left_whole <= budget / 2;
+    if (a_fits != b_fits) return a_fits;
+    return a_fits ? a.cost < b.cost : a.left_whole < b.left_whole;
+  };
   for (const ir::Dim& d : s.compute.out) {
     std::optional<GemmChunk> chunk = chunk_statement(s, d.index, probe);
     if (!chunk) continue;
     std::optional<GemmLowering> g =
         lower_chunk(std::make_shared<const GemmChunk>(std::move(*chunk)), whole.plan);
     if (!g) continue;
-    const ir::SizeExpr bytes = bytes_per_chunk_unit(*g, probe) * d.extent();
-    if (const int64_t score = representative(bytes); score > best_score) {
-      best = &d;
-      best_bytes = bytes;
-      best_score = score;
-    }
+    const ir::SizeExpr chunked = bytes_per_chunk_unit(*g, probe) * d.extent();
+    const int64_t chunked_bytes = representative(chunked, probe, d.extent());
+    if (chunked_bytes <= 0) continue;
+    const int64_t reread = representative(bytes_read_per_chunk(*g, d.index), probe, d.extent());
+    const Candidate c{&d, chunked,
+                      representative(all_bytes, probe, d.extent()) - chunked_bytes,
+                      reread * (chunked_bytes / std::max<int64_t>(budget, 1) + 1)};
+    if (!best || better(c, *best)) best = c;
   }
   if (!best) return std::nullopt;
-  if (auto bytes = best_bytes.constant(); bytes && *bytes <= budget) return std::nullopt;
+  if (auto bytes = best->chunked_bytes.constant(); bytes && *bytes <= budget) return std::nullopt;
+  const ir::Dim* index = best->index;
 
-  const std::string start = names_.take(best->index + "_start");
-  const std::string len = names_.take(best->index + "_len");
-  const std::string capacity = names_.take(best->index + "_chunk");
+  const std::string start = names_.take(index->index + "_start");
+  const std::string len = names_.take(index->index + "_len");
+  const std::string capacity = names_.take(index->index + "_chunk");
   TENET_ASSERT(
       std::find(fn_.size_params.begin(), fn_.size_params.end(), len) == fn_.size_params.end(),
       "chunk extent " << len << " is also a size parameter");
-  std::optional<GemmChunk> chunk = chunk_statement(s, best->index, len);
+  std::optional<GemmChunk> chunk = chunk_statement(s, index->index, len);
   TENET_ASSERT(chunk.has_value(), "the chunk of " << s.compute.result->name << " vanished");
   std::optional<GemmLowering> g =
       lower_chunk(std::make_shared<const GemmChunk>(std::move(*chunk)), whole.plan);
@@ -324,7 +368,7 @@ std::optional<GemmLowering> FunctionEmitter::lower_in_chunks(const ir::Stmt& s,
   g->chunk_capacity = capacity;
   const std::string slice = size_to_c(bytes_per_chunk_unit(*g, len), size_names_).text;
   size_locals_.push_back({capacity, "tenet::chunk_extent(" +
-                                        extent_text(best->extent(), s.compute.result->name, 0) +
+                                        extent_text(index->extent(), s.compute.result->name, 0) +
                                         ", " + slice + ", " + std::to_string(budget) + ")"});
   return g;
 }

@@ -39,7 +39,7 @@ struct GemmLowering {
   ir::ValuePtr a_buffer, b_buffer, c_buffer;
   std::vector<ir::Dim> a_loops, b_loops;  // the loop indices each buffer has
   /// Every buffer above that exists, and the split's columns: the workspace
-  /// temporaries, in carving order.
+  /// temporaries, in the order they are planned.
   std::vector<ir::ValuePtr> buffers;
   /// Statements run before the GEMM calls: the packs, and (C in place with an
   /// init) the copy of the init into the result, after which the GEMM adds.

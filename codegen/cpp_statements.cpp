@@ -57,7 +57,7 @@ void FunctionEmitter::emit_block(Code& code, const std::vector<ir::Stmt>& body,
   // (codegen's liveness can be finer than dce's) keeps them in one nest only
   // as far as every statement from the first to the second shares loops.
   std::vector<std::vector<Scheduled>> nests;
-  size_t shared = 0;  // loops every statement since the last live one shares
+  size_t shared = 0;      // loops every statement since the last live one shares
   bool nestable = false;  // the last live statement can be followed in its nest
   for (const ir::Stmt& s : body) {
     const bool compute = s.kind == ir::StmtKind::Compute;
@@ -177,10 +177,13 @@ void FunctionEmitter::emit_nest(Code& code, const std::vector<Scheduled>& nest,
   } else {
     std::string names;
     for (size_t i = 0; i < nest.size(); ++i)
-      names += std::string(i == 0 ? "" : i + 1 == nest.size() ? " and " : ", ") +
+      names += std::string(i == 0                 ? ""
+                           : i + 1 == nest.size() ? " and "
+                                                  : ", ") +
                nest[i].stmt->compute.result->name;
-    code.note(names + " run in one loop nest: each reads of the others only what the current "
-                      "iterations of the shared loops computed.");
+    code.note(names +
+              " run in one loop nest: each reads of the others only what the current "
+              "iterations of the shared loops computed.");
     emit_shared(code, nest, 0, nest.size(), loop_vars, scope);
   }
   if (scalar_block) code.close();
@@ -229,8 +232,8 @@ void FunctionEmitter::emit_shared(Code& code, const std::vector<Scheduled>& nest
 }
 
 void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
-                                     const std::vector<std::string>& loop_vars,
-                                     const Scope& scope, bool in_nest) {
+                                     const std::vector<std::string>& loop_vars, const Scope& scope,
+                                     bool in_nest) {
   const ir::Stmt& s = *m.stmt;
   const ir::Compute& c = s.compute;
   const LoopSchedule& schedule = m.schedule;

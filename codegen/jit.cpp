@@ -44,7 +44,8 @@ struct LoadedLibrary {
 };
 
 std::vector<std::string> default_jit_flags() {
-  return {"-O3", "-march=native", "-fopenmp", "-fwrapv", "-fPIC", "-shared", "-std=c++17"};
+  return {"-O3",   "-march=native", "-fopenmp",  "-fwrapv", "-ffp-contract=off",
+          "-fPIC", "-shared",       "-std=c++17"};
 }
 
 std::string runtime_dir() {

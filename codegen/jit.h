@@ -58,8 +58,12 @@ struct JitOptions {
   bool verbose = false;
 };
 
-/// -O3 -march=native -fopenmp -fwrapv -fPIC -shared -std=c++17. -fwrapv makes
-/// int32/int64 overflow wrap as in the interpreter (see runtime/tenet_runtime.h).
+/// -O3 -march=native -fopenmp -fwrapv -ffp-contract=off -fPIC -shared -std=c++17.
+/// -fwrapv makes int32/int64 overflow wrap as in the interpreter (see
+/// runtime/tenet_runtime.h); -ffp-contract=off rounds a * b before adding c,
+/// as the interpreter does, whichever loop order the schedule chose (an FMA
+/// the compiler contracts in one loop nest and not in another would change
+/// bits; passes/schedule.h).
 std::vector<std::string> default_jit_flags();
 
 /// The compiler used when JitOptions::cxx is empty: $TENET_CXX, else the

@@ -69,7 +69,7 @@ void FunctionEmitter::plan_memory() {
   for (WorkspaceSlot& slot : slots_) {
     slot.exclusive = true;
     for (const WorkspaceSlot& other : slots_)
-      slot.exclusive = slot.exclusive && (getenv("TENET_ALL_RESTRICT") || together(slot.live, other.live));
+      slot.exclusive = slot.exclusive && together(slot.live, other.live);
   }
 }
 

@@ -54,7 +54,8 @@ LoopSchedule loop_schedule(const ir::Stmt& s) {
     while (at < names.size() && at < c.out.size() && names[at] == c.out[at].index)
       out.outer.push_back(at++);
     for (const ir::Dim& d : c.reduce)
-      if (names[at++] != d.index) malformed(s, "order", "does not list the reduce indices in order");
+      if (names[at++] != d.index)
+        malformed(s, "order", "does not list the reduce indices in order");
     for (size_t p = out.outer.size(); p < c.out.size(); ++p)
       if (names[at++] == c.out[p].index)
         out.inner.push_back(p);

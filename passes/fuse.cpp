@@ -123,9 +123,9 @@ Expr affine_value(const Affine& a) {
   Expr sum;
   auto add = [&](const Expr& term) { sum = sum ? make_binary(BinOp::Add, sum, term) : term; };
   for (const auto& [index, coef] : a.terms)
-    add(coef == 1 ? make_index(index)
-                  : make_binary(BinOp::Mul, make_const(double(coef), ElemType::I64),
-                                make_index(index)));
+    add(coef == 1
+            ? make_index(index)
+            : make_binary(BinOp::Mul, make_const(double(coef), ElemType::I64), make_index(index)));
   if (a.offset != SizeExpr(0) || !sum) {
     auto k = a.offset.constant();
     add(k ? make_const(double(*k), ElemType::I64) : make_size(a.offset));
@@ -185,7 +185,8 @@ bool element_wise(const Compute& c) {
 /// one reduction step `init + body` (`0 + body`, ...) exactly as it rounds.
 Expr producer_value(const Compute& p) {
   if (p.op == ReduceOp::None) return p.body;
-  Expr start = p.init ? make_read(p.init, plain_indices(p.out)) : float_identity(p.op, p.body->type);
+  Expr start =
+      p.init ? make_read(p.init, plain_indices(p.out)) : float_identity(p.op, p.body->type);
   return combine(p.op, start, p.body);
 }
 
@@ -219,9 +220,9 @@ bool mentions(const Loop& loop, const Value* v) {
 
 /// One statement that uses the producer.
 struct Reader {
-  size_t stmt = 0;                       // position in the block
-  std::vector<const ExprNode*> reads;    // its reads of the producer
-  bool as_init = false;                  // the init of its (empty) reduction
+  size_t stmt = 0;                     // position in the block
+  std::vector<const ExprNode*> reads;  // its reads of the producer
+  bool as_init = false;                // the init of its (empty) reduction
 };
 
 struct Uses {
@@ -325,9 +326,9 @@ Decision decide(const Block& b, size_t at, const Uses& uses) {
   if (evaluations == 1)
     return {false, "cost " + std::to_string(cost) + " is too large to inline", count};
   return {false,
-          std::to_string(evaluations) + " evaluations of cost " + std::to_string(cost) + " add " +
-              std::to_string((evaluations - 1) * cost) + " > " + std::to_string(kRecomputeBudget) +
-              " per element",
+          "recomputing it for " + std::to_string(evaluations) + " evaluations would add " +
+              std::to_string(evaluations - 1) + " x " + std::to_string(cost) + " > " +
+              std::to_string(kRecomputeBudget) + " units per element",
           count};
 }
 
@@ -432,9 +433,9 @@ class Fuser {
       const Value* v = s.compute.result.get();
       if (!read_by_backward.count(v)) continue;
       auto it = kept_.find(v);
-      std::string why = it != kept_.end()                  ? it->second
-                        : plan_contraction(s.compute)      ? "contraction"
-                                                           : "reduction";
+      std::string why = it != kept_.end()             ? it->second
+                        : plan_contraction(s.compute) ? "contraction"
+                                                      : "reduction";
       s.attrs[kPolicyKey] = "save: " + why;
     }
   }

@@ -21,8 +21,7 @@ const std::vector<Pass>& pipeline() {
       {"simplify", "fold constants and exact algebraic identities", simplify},
       {"dce", "remove statements no output needs", dce},
       {"contraction", "mark large A * B contractions for the GEMM library", contraction},
-      {"fuse", "inline cheap element-wise statements into their readers (save or recompute)",
-       fuse},
+      {"fuse", "inline cheap element-wise statements into their readers (save or recompute)", fuse},
       {"schedule", "choose loop orders and shared loop nests (attributes for codegen)", schedule},
   };
   return passes;

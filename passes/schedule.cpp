@@ -70,8 +70,7 @@ bool contiguous_block(const Value& tensor, const std::vector<Affine>& indices,
 /// The out indices a reduction should accumulate in place, inside its reduce
 /// loops (a suffix of its out indices; empty to keep the default order).
 std::vector<std::string> inner_block(const Compute& c) {
-  if (c.op == ReduceOp::None || c.reduce.empty() || c.out.size() < 2 ||
-      !c.result->layout.empty())
+  if (c.op == ReduceOp::None || c.reduce.empty() || c.out.size() < 2 || !c.result->layout.empty())
     return {};
   std::vector<const ExprNode*> reads;
   collect_reads(c.body, reads);
@@ -90,10 +89,9 @@ std::vector<std::string> inner_block(const Compute& c) {
     bool contiguous = contiguous_block(*c.result, at_out, candidate);
     for (const ExprNode* r : reads)
       contiguous = contiguous && contiguous_block(*r->tensor, r->indices, candidate);
-    if (!contiguous) break;
     // Symbolic extents are assumed to be small: only constants count.
     const int64_t extent = c.out[p].extent().constant().value_or(1);
-    if (elements * extent > kMaxInnerBlock) break;
+    if (!contiguous || elements * extent > kMaxInnerBlock) break;
     elements *= extent;
     block = candidate;
   }
@@ -133,21 +131,23 @@ size_t shared_depth(const std::vector<Member>& nest, const Compute& c, size_t ou
     if (c.out[j].extent() != prev.compute->out[j].extent()) depth = j;
   std::vector<const ExprNode*> reads;
   collect_reads(c.body, reads);
-  // Member q shares min(depth, shared of every later member) loops with c.
-  size_t common = depth;
-  for (size_t q = nest.size(); q-- > 0 && common > 0;) {
+  // Member q shares min(depth, shared of every later member) loops with c; a
+  // read of it that differs from c's index at a shared position j limits
+  // depth to j.
+  size_t later = depth;  // min of the shared loops of the members after q
+  for (size_t q = nest.size(); q-- > 0;) {
+    const size_t common = std::min(depth, later);
     for (const ExprNode* r : reads) {
       if (r->tensor != nest[q].compute->result) continue;
       for (size_t j = 0; j < common; ++j) {
         const Affine& a = r->indices[j];
         if (!a.is_plain_var() || a.terms[0].first != c.out[j].index) {
-          common = j;
+          depth = std::min(depth, j);
           break;
         }
       }
     }
-    depth = std::min(depth, common);
-    common = std::min(common, nest[q].shared);
+    later = std::min(later, nest[q].shared);
   }
   return depth;
 }

@@ -18,8 +18,7 @@ bash scripts/build.sh
 bash scripts/venv.sh
 BUILD_DIR=${BUILD_DIR:-build}
 export TENET_CACHE_DIR=${TENET_CACHE_DIR:-$PWD/$BUILD_DIR/tenet-cache}
-# Every framework gets 2 threads; OpenBLAS must choose its own kernels (some
-# environments force slower AVX2 ones through OPENBLAS_CORETYPE).
-export OMP_NUM_THREADS=2
-unset OPENBLAS_CORETYPE
+# bench.py gives every framework 2 threads (OMP_NUM_THREADS, --threads) and
+# unsets OPENBLAS_CORETYPE, so that OpenBLAS chooses its own kernels (some
+# environments force slower AVX2 ones through it).
 exec "${TENET_VENV:-.venv}/bin/python" bench/bench.py --build-dir "$BUILD_DIR" "$@"

@@ -13,6 +13,10 @@ bash scripts/venv.sh
 VENV=${TENET_VENV:-.venv}
 unset OPENBLAS_CORETYPE  # the environment may force slow AVX2 kernels
 export TENET_CACHE_DIR=${TENET_CACHE_DIR:-$PWD/build-python/tenet-cache}
+# OpenMP threads (PyTorch's and the generated code's share one runtime) sleep
+# instead of spinning when idle: on a machine busy with other jobs, spinning
+# made the examples' training steps 10x slower. Results do not change.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 echo "== pip install . (build-python/)"
 # --no-build-isolation: build with the venv's scikit-build-core, pybind11,
 # cmake and ninja (no download, and a stable build folder between runs).

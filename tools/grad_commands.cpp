@@ -149,8 +149,8 @@ int print_gradient(const Args& a) {
   if (stage != "source" && stage != "ir" && stage != "cpp" && !pass)
     throw UsageError("with --grad, --stage must be source, ir or cpp, not '" + stage + "'");
   ad::GradRequest req = grad_request(a);
-  Gradient g = load_gradient(require_file(a), a.get("grad"), req, a.get("dump-after"),
-                             pass ? stage : "");
+  Gradient g =
+      load_gradient(require_file(a), a.get("grad"), req, a.get("dump-after"), pass ? stage : "");
   if (stage == "source") {
     // What AD derived, before the optimiser annotates or rewrites it.
     std::cout << lang::unparse(g.derived);

@@ -3,11 +3,15 @@
 // checkpoints and data.
 #include "tools/train_commands.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "support/error.h"
 #include "tools/program.h"
@@ -53,8 +57,8 @@ double parse_double(const std::string& what, const std::string& text, double lo,
                     bool lo_open, const std::string& expects) {
   char* end = nullptr;
   double v = std::strtod(text.c_str(), &end);
-  bool ok = !text.empty() && *end == '\0' && std::isfinite(v) && v <= hi &&
-            (lo_open ? v > lo : v >= lo);
+  bool ok =
+      !text.empty() && *end == '\0' && std::isfinite(v) && v <= hi && (lo_open ? v > lo : v >= lo);
   if (!ok) throw UsageError(what + " expects " + expects + ", not '" + text + "'");
   return v;
 }
@@ -86,14 +90,13 @@ HyperParams hyper_params_from(const Args& a, const ModelSpec& spec) {
   if (h.optimizer != "adam" && h.optimizer != "sgd")
     throw UsageError("--optimizer must be adam or sgd, not '" + h.optimizer + "'");
   h.lr = parse_double("--lr", s.get("lr", std::nullopt), 0, HUGE_VAL, true, "a positive number");
-  h.momentum = parse_double("--momentum", s.get("momentum", "0"), 0, 1, false,
-                            "a number in [0, 1]");
+  h.momentum =
+      parse_double("--momentum", s.get("momentum", "0"), 0, 1, false, "a number in [0, 1]");
   std::string nesterov = a.is_set("nesterov") ? "true" : s.get("nesterov", "false");
   h.nesterov = nesterov == "true";
   h.weight_decay = parse_double("--weight-decay", s.get("weight_decay", "0"), 0, HUGE_VAL, false,
                                 "a non-negative number");
-  h.lr_decay =
-      parse_double("--lr-decay", s.get("lr_decay", "1"), 0, 1, true, "a number in (0, 1]");
+  h.lr_decay = parse_double("--lr-decay", s.get("lr_decay", "1"), 0, 1, true, "a number in (0, 1]");
   h.lr_decay_every = parse_int("--lr-decay-every", s.get("lr_decay_every", "1"), 1, INT64_MAX);
   h.batch = parse_int("--batch", s.get("batch", std::nullopt), 1, 1 << 20);
   h.epochs = parse_int("--epochs", s.get("epochs", std::nullopt), 1, 1 << 20);
@@ -119,8 +122,8 @@ HyperParams resumed_hyper_params(const Args& a, const HyperParams& saved) {
       double g = std::strtod(given.c_str(), &end);
       bool same_number = *end == '\0' && !given.empty() && g == std::strtod(value.c_str(), nullptr);
       if (!same_number)
-        throw UsageError("--" + flag + " " + given + " differs from the run being resumed (" +
-                         key + "=" + value + "); a resumed run keeps its hyper-parameters");
+        throw UsageError("--" + flag + " " + given + " differs from the run being resumed (" + key +
+                         "=" + value + "); a resumed run keeps its hyper-parameters");
     }
   }
   if (a.is_set("epochs")) h.epochs = parse_int("--epochs", a.get("epochs"), 1, 1 << 20);
@@ -146,6 +149,42 @@ std::string data_dir(const Args& a) {
   return a.is_set("data") ? a.get("data") : default_data_dir();
 }
 
+/// The run's folders and intervals. A resumed run (`saved`: its checkpoint)
+/// continues in the checkpoint's folder, with its data folder and intervals,
+/// unless flags say otherwise; a new run refuses a folder that holds a run.
+RunOptions run_options(const Args& a, const std::string& model_path,
+                       const train::SafetensorsFile* saved) {
+  auto saved_or_flag = [&](const std::string& key, const std::string& flag) {
+    if (!saved || a.is_set(flag)) return a.get(flag);
+    auto it = saved->metadata.find(key);
+    return it == saved->metadata.end() ? a.get(flag) : it->second;
+  };
+  RunOptions options;
+  if (saved) {
+    options.resume = checkpoint_file(a.get("resume"), "--resume");
+    auto data = saved->metadata.find("data");
+    options.data_dir =
+        a.is_set("data") || data == saved->metadata.end() ? data_dir(a) : data->second;
+    options.run_dir =
+        a.is_set("out") ? a.get("out") : fs::path(options.resume).parent_path().string();
+  } else {
+    options.data_dir = data_dir(a);
+    options.run_dir =
+        a.is_set("out") ? a.get("out") : "runs/" + fs::path(model_path).stem().string();
+    if (fs::exists(options.run_dir + "/last.safetensors") && !a.is_set("overwrite"))
+      throw UsageError(options.run_dir +
+                       " already holds a run (last.safetensors): continue it with --resume " +
+                       options.run_dir + ", or start afresh with --overwrite or another --out");
+  }
+  if (options.run_dir.empty()) options.run_dir = ".";
+  options.checkpoint_every =
+      parse_int("--checkpoint-every", saved_or_flag("run.checkpoint_every", "checkpoint-every"), 0,
+                INT64_MAX);
+  options.log_every =
+      parse_int("--log-every", saved_or_flag("run.log_every", "log-every"), 1, INT64_MAX);
+  return options;
+}
+
 }  // namespace
 
 int cmd_train(const std::vector<std::string>& argv) {
@@ -163,65 +202,42 @@ int cmd_train(const std::vector<std::string>& argv) {
   a.option("momentum", "M", "SGD momentum (model default, else 0)");
   a.flag("nesterov", "SGD with Nesterov momentum");
   a.option("weight-decay", "W", "L2 penalty added to the gradients (model default, else 0)");
-  a.option("lr-decay", "R", "multiply the learning rate by R every --lr-decay-every steps, "
-                            "continuously (model default, else 1)");
+  a.option("lr-decay", "R",
+           "multiply the learning rate by R every --lr-decay-every steps, "
+           "continuously (model default, else 1)");
   a.option("lr-decay-every", "STEPS", "steps per decay factor (model default, else 1)");
-  a.option("shift", "PIXELS", "augment training images with random shifts of up to PIXELS "
-                              "(model default, else 0)");
+  a.option("shift", "PIXELS",
+           "augment training images with random shifts of up to PIXELS "
+           "(model default, else 0)");
   a.option("seed", "S", "seed of initialisation, shuffling, shifts and dropout", "1");
   a.option("out", "RUNDIR", "run directory", "runs/<model name>");
   a.flag("overwrite", "start afresh in a RUNDIR that holds a run");
   a.option("checkpoint-every", "STEPS", "also checkpoint every STEPS steps (0: each epoch only)",
            "100");
   a.option("log-every", "STEPS", "steps per training row of log.csv", "20");
-  a.option("resume", "CKPT|RUNDIR", "continue a run from a checkpoint (or RUNDIR/last.safetensors)");
+  a.option("resume", "CKPT|RUNDIR",
+           "continue a run from a checkpoint (or RUNDIR/last.safetensors)");
   a.option("limit-train", "N", "use the first N training images (0: all)", "0");
   a.option("limit-test", "N", "use the first N test images (0: all)", "0");
   if (!a.parse(argv)) return 0;
   std::string model_path = require_file(a);
 
-  // A resumed run takes its hyper-parameters, data folder, run directory and
-  // intervals from the checkpoint; flags may repeat the hyper-parameters (and
-  // raise --epochs) and change the rest.
-  RunOptions options;
   std::optional<train::SafetensorsFile> saved;
-  auto saved_or_flag = [&](const std::string& key, const std::string& flag) {
-    if (!saved || a.is_set(flag)) return a.get(flag);
-    auto it = saved->metadata.find(key);
-    return it == saved->metadata.end() ? a.get(flag) : it->second;
-  };
   if (a.is_set("resume")) {
-    options.resume = checkpoint_file(a.get("resume"), "--resume");
-    saved = train::read_safetensors(options.resume);
+    std::string path = checkpoint_file(a.get("resume"), "--resume");
+    saved = train::read_safetensors(path);
     if (!saved->metadata.count("tenet.format"))
-      throw UsageError("--resume: " + options.resume + " is not a checkpoint of `tenet train`");
-    auto data = saved->metadata.find("data");
-    options.data_dir =
-        a.is_set("data") || data == saved->metadata.end() ? data_dir(a) : data->second;
-    options.run_dir =
-        a.is_set("out") ? a.get("out") : fs::path(options.resume).parent_path().string();
-  } else {
-    options.data_dir = data_dir(a);
-    options.run_dir =
-        a.is_set("out") ? a.get("out") : "runs/" + fs::path(model_path).stem().string();
-    if (fs::exists(options.run_dir + "/last.safetensors") && !a.is_set("overwrite"))
-      throw UsageError(options.run_dir +
-                       " already holds a run (last.safetensors): continue it with --resume " +
-                       options.run_dir + ", or start afresh with --overwrite or another --out");
+      throw UsageError("--resume: " + path + " is not a checkpoint of `tenet train`");
   }
-  if (options.run_dir.empty()) options.run_dir = ".";
-  options.checkpoint_every = parse_int(
-      "--checkpoint-every", saved_or_flag("run.checkpoint_every", "checkpoint-every"), 0, INT64_MAX);
-  options.log_every =
-      parse_int("--log-every", saved_or_flag("run.log_every", "log-every"), 1, INT64_MAX);
+  RunOptions options = run_options(a, model_path, saved ? &*saved : nullptr);
 
   // The data first: a missing folder is reported before the model compiles.
   std::optional<HyperParams> resumed;
   if (saved) resumed = HyperParams::from_map(saved->metadata, options.resume);
   int64_t limit_train = resumed ? resumed->limit_train
                                 : parse_int("--limit-train", a.get("limit-train"), 0, INT64_MAX);
-  int64_t limit_test = resumed ? resumed->limit_test
-                               : parse_int("--limit-test", a.get("limit-test"), 0, INT64_MAX);
+  int64_t limit_test =
+      resumed ? resumed->limit_test : parse_int("--limit-test", a.get("limit-test"), 0, INT64_MAX);
   train::MnistDataset train_data =
       train::load_mnist_dir(options.data_dir, train::MnistSplit::Train, limit_train);
   train::MnistDataset test_data =
@@ -309,7 +325,8 @@ int cmd_predict(const std::vector<std::string>& argv) {
       int32_t label = b.labels->data<int32_t>()[i];
       correct += predicted == label;
       std::printf("%6lld %6s %10lld ", static_cast<long long>(b.indices[i]),
-                  labelled ? std::to_string(label).c_str() : "-", static_cast<long long>(predicted));
+                  labelled ? std::to_string(label).c_str() : "-",
+                  static_cast<long long>(predicted));
       for (int64_t k = 0; k < e.scores.shape()[1]; ++k)
         std::printf(" %.4g", e.scores.data<float>()[i * e.scores.shape()[1] + k]);
       std::printf("\n");

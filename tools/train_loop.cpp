@@ -2,9 +2,12 @@
 // and checkpoints, with exact resumption.
 #include "tools/train_loop.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -119,24 +122,27 @@ class CurveLog {
     out_.flush();
   }
 
-  void row(int64_t epoch, int64_t step, const char* split, double loss, double accuracy,
-           double lr, double images_per_second, double elapsed) {
-    out_ << epoch << "," << step << "," << split << "," << exact(loss) << ","
-         << exact(accuracy) << "," << exact(lr) << "," << fixed(images_per_second, 1) << ","
-         << fixed(elapsed, 3) << "\n";
+  void row(int64_t epoch, int64_t step, const char* split, double loss, double accuracy, double lr,
+           double images_per_second, double elapsed) {
+    out_ << epoch << "," << step << "," << split << "," << exact(loss) << "," << exact(accuracy)
+         << "," << exact(lr) << "," << fixed(images_per_second, 1) << "," << fixed(elapsed, 3)
+         << "\n";
     out_.flush();
   }
 
  private:
-  /// Train rows up to the checkpoint's step; test rows of completed epochs.
+  /// Train rows up to the checkpoint's step; test rows of completed epochs;
+  /// nothing that does not parse (a log edited by hand).
   static bool keep(const std::string& line, int64_t step, int64_t completed_epochs) {
     std::stringstream ss(line);
     std::string epoch, row_step, split;
     if (!std::getline(ss, epoch, ',') || !std::getline(ss, row_step, ',') ||
         !std::getline(ss, split, ','))
       return false;
-    if (split == "test") return std::stoll(epoch) <= completed_epochs;
-    return std::stoll(row_step) <= step;
+    char* end = nullptr;
+    long long value = std::strtoll((split == "test" ? epoch : row_step).c_str(), &end, 10);
+    if (*end != '\0') return false;
+    return split == "test" ? value <= completed_epochs : value <= step;
   }
 
   std::string path_;
@@ -203,8 +209,8 @@ class Trainer {
     epoch_tally_ = Tally::load(s.metadata, "progress.epoch", options_.resume);
     auto model_print = s.metadata.find("model.fingerprint");
     if (model_print != s.metadata.end() && model_print->second != model_.fingerprint())
-      std::printf("warning: %s was saved from another version of the model file\n",
-                  options_.resume.c_str());
+      std::fprintf(stderr, "warning: %s was saved from another version of %s\n",
+                   options_.resume.c_str(), model_.path().c_str());
     std::printf("resuming from %s: epoch %lld, step %lld\n", options_.resume.c_str(),
                 static_cast<long long>(epoch_ + 1), static_cast<long long>(step_));
   }
@@ -252,16 +258,12 @@ class Trainer {
     while (batcher_->next(batch)) {
       const double lr = schedule_.lr_at(step_);
       optimizer_->set_lr(lr);
-      const uint64_t key = train::hash_key(train::hash_key(dropout_seed, uint64_t(epoch_)),
-                                           uint64_t(batch.index));
+      const uint64_t key =
+          train::hash_key(train::hash_key(dropout_seed, uint64_t(epoch_)), uint64_t(batch.index));
       BatchResult r = model_.train_step(*batch.images, *batch.labels, key);
       if (!std::isfinite(r.loss)) {
         progress.finish();
-        std::fprintf(stderr,
-                     "error: the loss is %g at step %lld (epoch %lld, batch %lld); try a lower "
-                     "learning rate (--lr)\n",
-                     r.loss, static_cast<long long>(step_ + 1),
-                     static_cast<long long>(epoch_ + 1), static_cast<long long>(batch.index + 1));
+        report_non_finite(r.loss, batch.index);
         return false;
       }
       optimizer_->step();
@@ -272,10 +274,7 @@ class Trainer {
       progress.update(batch.index + 1, images_this_run, epoch_tally_.loss(),
                       epoch_tally_.accuracy());
       if (step_ % options_.log_every == 0) {
-        double seconds = seconds_since(interval_start);
-        log_->row(epoch_ + 1, step_, "train", interval_.loss(), interval_.accuracy(), lr,
-                  seconds > 0 ? double(interval_.images) / seconds : 0.0, seconds_since(start_));
-        interval_ = Tally{};
+        log_interval(lr, seconds_since(interval_start));
         interval_start = std::chrono::steady_clock::now();
       }
       // The last step's checkpoint is the end-of-epoch one, after evaluation.
@@ -287,14 +286,31 @@ class Trainer {
     return true;
   }
 
+  /// The step is not taken: the parameters stay finite, and so does the
+  /// last checkpoint.
+  void report_non_finite(double loss, int64_t batch_index) const {
+    std::fprintf(stderr,
+                 "error: the loss is %g at step %lld (epoch %lld, batch %lld); try a lower "
+                 "learning rate (--lr)\n",
+                 loss, static_cast<long long>(step_ + 1), static_cast<long long>(epoch_ + 1),
+                 static_cast<long long>(batch_index + 1));
+  }
+
+  /// A "train" row of the log for the steps since the last one.
+  void log_interval(double lr, double seconds) {
+    log_->row(epoch_ + 1, step_, "train", interval_.loss(), interval_.accuracy(), lr,
+              seconds > 0 ? double(interval_.images) / seconds : 0.0, seconds_since(start_));
+    interval_ = Tally{};
+  }
+
   void evaluate_epoch() {
     DatasetEvaluation e = evaluate_dataset(model_, test_data_, hyper_.batch);
-    std::printf("epoch %lld/%lld: train loss %.4f acc %.2f%% | test loss %.4f acc %.2f%% "
-                "(%lld/%lld, %.1fs)\n",
-                static_cast<long long>(epoch_ + 1), static_cast<long long>(hyper_.epochs),
-                epoch_tally_.loss(), 100.0 * epoch_tally_.accuracy(), e.loss,
-                100.0 * e.accuracy(), static_cast<long long>(e.correct),
-                static_cast<long long>(e.total), e.seconds);
+    std::printf(
+        "epoch %lld/%lld: train loss %.4f acc %.2f%% | test loss %.4f acc %.2f%% "
+        "(%lld/%lld, %.1fs)\n",
+        static_cast<long long>(epoch_ + 1), static_cast<long long>(hyper_.epochs),
+        epoch_tally_.loss(), 100.0 * epoch_tally_.accuracy(), e.loss, 100.0 * e.accuracy(),
+        static_cast<long long>(e.correct), static_cast<long long>(e.total), e.seconds);
     std::fflush(stdout);
     log_->row(epoch_ + 1, step_, "test", e.loss, e.accuracy(), optimizer_->lr(),
               e.seconds > 0 ? double(e.total) / e.seconds : 0.0, seconds_since(start_));
@@ -315,8 +331,10 @@ class Trainer {
     interval_.save(s.metadata, "progress.interval");
     epoch_tally_.save(s.metadata, "progress.epoch");
     train::save_checkpoint(checkpoint_path(), model_.params(), optimizer_.get(), s);
-    std::printf("checkpoint: step %lld -> %s\n", static_cast<long long>(step_),
-                checkpoint_path().c_str());
+    // On a terminal the progress bar holds the line: clear it first (the
+    // bar is redrawn at the next step).
+    std::printf("%scheckpoint: step %lld -> %s\n", tty_ ? "\r\033[K" : "",
+                static_cast<long long>(step_), checkpoint_path().c_str());
     std::fflush(stdout);
   }
 
@@ -330,6 +348,7 @@ class Trainer {
   train::ExponentialDecay schedule_;
   std::unique_ptr<CurveLog> log_;
   std::chrono::steady_clock::time_point start_;
+  const bool tty_ = ::isatty(::fileno(stdout)) == 1;
   int64_t step_ = 0, epoch_ = 0, first_batch_ = 0;
   Tally interval_, epoch_tally_;
 };

@@ -57,7 +57,7 @@ struct HyperParams {
 struct RunOptions {
   std::string data_dir;
   std::string run_dir;
-  std::string resume;  // a checkpoint file to continue from, or ""
+  std::string resume;            // a checkpoint file to continue from, or ""
   int64_t checkpoint_every = 0;  // steps; 0: only at the end of each epoch
   int64_t log_every = 0;         // steps per "train" log row (> 0)
 };

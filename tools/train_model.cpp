@@ -39,7 +39,7 @@ TrainableModel::TrainableModel(const std::string& path, bool verbose)
 }
 
 train::CheckpointState TrainableModel::load_checkpoint(const std::string& path,
-                                                      train::Optimizer* optimizer) {
+                                                       train::Optimizer* optimizer) {
   try {
     return train::load_checkpoint(path, params_, optimizer);
   } catch (const BindError& e) {
@@ -102,7 +102,7 @@ TrainableModel::Bound& TrainableModel::bound(size_t program, int64_t batch) {
   const codegen::CompiledFunction& f = compiled_[program];
   const ir::Function& fn = f.function();
   ir::SizeBindings sizes = {{spec_.batch_size, batch}};
-  Bound b{codegen::Executable(f, sizes), {}, {}};
+  Bound b{codegen::Executable(f, sizes), {}, {}, Tensor(ElemType::I32, {batch})};
   for (const auto& in : fn.inputs) {
     if (const train::Parameter* p = params_.find(in->name)) {
       b.inputs.push_back(p->value);
@@ -115,26 +115,26 @@ TrainableModel::Bound& TrainableModel::bound(size_t program, int64_t batch) {
   }
   for (size_t i = 0; i < fn.outputs.size(); ++i) {
     const std::string& name = fn.output_names[i];
-    const train::Parameter* p =
-        name.starts_with("d_") ? params_.find(name.substr(2)) : nullptr;
-    b.outputs.push_back(program == kGradient && p
-                            ? p->grad
-                            : Tensor(fn.outputs[i]->type, ir::concrete_shape(*fn.outputs[i], sizes)));
+    const train::Parameter* p = name.starts_with("d_") ? params_.find(name.substr(2)) : nullptr;
+    b.outputs.push_back(
+        program == kGradient && p
+            ? p->grad
+            : Tensor(fn.outputs[i]->type, ir::concrete_shape(*fn.outputs[i], sizes)));
   }
   return bound_.emplace(key, std::move(b)).first->second;
 }
 
-void TrainableModel::set_batch(Bound& b, const Tensor& images, const Tensor& labels,
-                               bool training, uint64_t dropout_key) {
+void TrainableModel::set_batch(Bound& b, const Tensor& images, const Tensor& labels, bool training,
+                               uint64_t dropout_key) {
   const ir::Function& fn = b.executable.function().function();
   for (size_t i = 0; i < fn.inputs.size(); ++i) {
     const std::string& name = fn.inputs[i]->name;
     if (name == spec_.image) {
       b.inputs[i] = images;
     } else if (name == spec_.label) {
-      // Without labels (prediction) the label input keeps its zeros: only the
-      // loss reads it, and prediction reports the scores.
-      if (labels.numel() > 0) b.inputs[i] = labels;
+      // Without labels (prediction), zeros: only the loss reads them, and
+      // prediction reports the scores.
+      b.inputs[i] = labels.numel() > 0 ? labels : b.no_labels;
     } else if (const DropoutSpec* d = spec_.find_dropout(name); d && training) {
       fill_dropout_mask(b.inputs[i], d->p, train::hash_key(dropout_key, name));
     }

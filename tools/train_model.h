@@ -91,6 +91,7 @@ class TrainableModel {
   struct Bound {
     codegen::Executable executable;
     std::vector<Tensor> inputs, outputs;
+    Tensor no_labels;  // zeros, for prediction without labels
   };
   Bound& bound(size_t program, int64_t batch);
   /// Sets the data inputs of `b` (and refills its masks when training).
@@ -105,7 +106,7 @@ class TrainableModel {
   ModelSpec spec_;
   train::ParameterStore params_;
   ir::Module compiled_module_;
-  std::vector<codegen::CompiledFunction> compiled_;  // kGradient, kEvaluation
+  std::vector<codegen::CompiledFunction> compiled_;    // kGradient, kEvaluation
   std::map<std::pair<size_t, int64_t>, Bound> bound_;  // by (program, batch size)
 };
 

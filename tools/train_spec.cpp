@@ -24,7 +24,9 @@ struct Directive {
   Word rest_after_first;
 };
 
-bool blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+bool blank(char c) {
+  return c == ' ' || c == '\t' || c == '\r';
+}
 
 /// The words of text[begin, end) split at blanks.
 std::vector<Word> split_words(const std::string& text, size_t begin, size_t end) {
@@ -68,8 +70,7 @@ std::vector<Directive> scan(const SourceFile& file) {
         d.name = {text.substr(name_begin, i - name_begin),
                   Span::of(uint32_t(name_begin - 1), uint32_t(i))};
         d.words = split_words(text, i, body_end);
-        if (!d.words.empty())
-          d.rest_after_first = trimmed(text, d.words[0].span.end, body_end);
+        if (!d.words.empty()) d.rest_after_first = trimmed(text, d.words[0].span.end, body_end);
         out.push_back(std::move(d));
       }
     }
@@ -97,13 +98,13 @@ KeyValues key_values(const SourceFile& file, const Directive& d, size_t first,
     if (!allowed.count(key)) {
       std::string names;
       for (const auto& a : allowed) names += (names.empty() ? "" : ", ") + a;
-      fail_at(file, key_span, "unknown key '" + key + "' in @" + d.name.text, {{Span{}, "@" + d.name.text + " takes " + names}});
+      fail_at(file, key_span, "unknown key '" + key + "' in @" + d.name.text,
+              {{Span{}, "@" + d.name.text + " takes " + names}});
     }
     if (kv.values.count(key))
       fail_at(file, key_span, "'" + key + "' is given twice",
               {{kv.key_spans.at(key), "first given here"}});
-    kv.values[key] = {w.text.substr(eq + 1),
-                      Span::of(w.span.begin + uint32_t(eq) + 1, w.span.end)};
+    kv.values[key] = {w.text.substr(eq + 1), Span::of(w.span.begin + uint32_t(eq) + 1, w.span.end)};
     kv.key_spans[key] = key_span;
   }
   return kv;
@@ -127,7 +128,8 @@ void check_default(const SourceFile& file, const std::string& key, const Word& v
   double x = 0;
   int64_t n = 0;
   auto need = [&](bool ok, const std::string& what) {
-    if (!ok) fail_at(file, value.span, "'" + key + "' must be " + what + ", not '" + value.text + "'");
+    if (!ok)
+      fail_at(file, value.span, "'" + key + "' must be " + what + ", not '" + value.text + "'");
   };
   if (key == "optimizer") {
     need(value.text == "adam" || value.text == "sgd", "adam or sgd");
@@ -203,69 +205,94 @@ class SpecBuilder {
 
   void add(const Directive& d) {
     const std::string& n = d.name.text;
-    if (n == "train" || n == "eval") {
-      bool is_train = n == "train";
-      once(is_train ? train_ : eval_, d);
-      if (d.words.empty())
-        fail_at(file_, d.name.span, "@" + n + " needs the name of a function");
-      KeyValues kv = key_values(file_, d, 1, {"loss", "scores"});
-      EntrySpec& e = is_train ? spec_.train : spec_.eval;
-      e.function = d.words[0].text;
-      (is_train ? train_word_ : eval_word_) = d.words[0];
-      std::string required = is_train ? "loss" : "scores";
-      if (!kv.values.count(required))
-        fail_at(file_, d.name.span, "@" + n + " needs " + required + "=OUTPUT");
-      for (const auto& [key, word] : kv.values) {
-        (key == "loss" ? e.loss : e.scores) = word.text;
-        (is_train ? train_outputs_ : eval_outputs_)[key] = word;
-      }
-    } else if (n == "data") {
-      once(data_, d);
-      KeyValues kv = key_values(file_, d, 0, {"image", "label"});
-      for (const char* key : {"image", "label"})
-        if (!kv.values.count(key))
-          fail_at(file_, d.name.span, std::string("@data needs ") + key + "=INPUT");
-      spec_.image = kv.values.at("image").text;
-      spec_.label = kv.values.at("label").text;
-      role(spec_.image, kv.values.at("image").span);
-      role(spec_.label, kv.values.at("label").span);
-    } else if (n == "dropout") {
-      if (d.words.empty()) fail_at(file_, d.name.span, "@dropout needs an input name and p=P");
-      KeyValues kv = key_values(file_, d, 1, {"p"});
-      double p = 0;
-      if (!kv.values.count("p")) fail_at(file_, d.name.span, "@dropout needs p=P");
-      const Word& pw = kv.values.at("p");
-      if (!parse_number(pw.text, p) || p < 0 || p >= 1)
-        fail_at(file_, pw.span, "the dropout probability must be in [0, 1), not '" + pw.text + "'");
-      role(d.words[0].text, d.words[0].span);
-      spec_.dropouts.push_back({d.words[0].text, p});
-    } else if (n == "param") {
-      if (d.words.size() < 2)
-        fail_at(file_, d.name.span, "@param needs an input name and an initialiser, e.g. "
-                                    "'# @param conv1_w kaiming_uniform(fan_in=81)'");
-      role(d.words[0].text, d.words[0].span);
-      ParamSpec p;
-      p.input = d.words[0].text;
-      try {
-        p.init = train::InitSpec::parse(d.rest_after_first.text);
-      } catch (const train::InitError& e) {
-        fail_at(file_, d.rest_after_first.span, e.what());
-      }
-      params_.push_back({p, d.words[0]});
-    } else if (n == "defaults") {
-      std::set<std::string> keys;
-      for (const auto& [key, help] : default_keys()) keys.insert(key);
-      KeyValues kv = key_values(file_, d, 0, keys);
-      for (const auto& [key, word] : kv.values) {
-        if (spec_.defaults.count(key))
-          fail_at(file_, kv.key_spans.at(key), "default '" + key + "' is given twice");
-        check_default(file_, key, word);
-        spec_.defaults[key] = word.text;
-      }
-    } else {
+    if (n == "train" || n == "eval")
+      add_entry(d, n == "train");
+    else if (n == "data")
+      add_data(d);
+    else if (n == "dropout")
+      add_dropout(d);
+    else if (n == "param")
+      add_param(d);
+    else if (n == "defaults")
+      add_defaults(d);
+    else
       fail_at(file_, d.name.span, "unknown directive '@" + n + "'",
-              {{Span{}, "directives are @train, @eval, @data, @dropout, @param and @defaults "
-                        "(docs/training.md)"}});
+              {{Span{},
+                "directives are @train, @eval, @data, @dropout, @param and @defaults "
+                "(docs/training.md)"}});
+  }
+
+  // @train FN loss=OUT [scores=OUT], @eval FN scores=OUT [loss=OUT]
+  void add_entry(const Directive& d, bool is_train) {
+    const std::string& n = d.name.text;
+    once(is_train ? train_ : eval_, d);
+    if (d.words.empty()) fail_at(file_, d.name.span, "@" + n + " needs the name of a function");
+    KeyValues kv = key_values(file_, d, 1, {"loss", "scores"});
+    EntrySpec& e = is_train ? spec_.train : spec_.eval;
+    e.function = d.words[0].text;
+    (is_train ? train_word_ : eval_word_) = d.words[0];
+    std::string required = is_train ? "loss" : "scores";
+    if (!kv.values.count(required))
+      fail_at(file_, d.name.span, "@" + n + " needs " + required + "=OUTPUT");
+    for (const auto& [key, word] : kv.values) {
+      (key == "loss" ? e.loss : e.scores) = word.text;
+      (is_train ? train_outputs_ : eval_outputs_)[key] = word;
+    }
+  }
+
+  // @data image=IN label=IN
+  void add_data(const Directive& d) {
+    once(data_, d);
+    KeyValues kv = key_values(file_, d, 0, {"image", "label"});
+    for (const char* key : {"image", "label"})
+      if (!kv.values.count(key))
+        fail_at(file_, d.name.span, std::string("@data needs ") + key + "=INPUT");
+    spec_.image = kv.values.at("image").text;
+    spec_.label = kv.values.at("label").text;
+    role(spec_.image, kv.values.at("image").span);
+    role(spec_.label, kv.values.at("label").span);
+  }
+
+  // @dropout IN p=P
+  void add_dropout(const Directive& d) {
+    if (d.words.empty()) fail_at(file_, d.name.span, "@dropout needs an input name and p=P");
+    KeyValues kv = key_values(file_, d, 1, {"p"});
+    if (!kv.values.count("p")) fail_at(file_, d.name.span, "@dropout needs p=P");
+    const Word& pw = kv.values.at("p");
+    double p = 0;
+    if (!parse_number(pw.text, p) || p < 0 || p >= 1)
+      fail_at(file_, pw.span, "the dropout probability must be in [0, 1), not '" + pw.text + "'");
+    role(d.words[0].text, d.words[0].span);
+    spec_.dropouts.push_back({d.words[0].text, p});
+  }
+
+  // @param IN INITIALISER
+  void add_param(const Directive& d) {
+    if (d.words.size() < 2)
+      fail_at(file_, d.name.span,
+              "@param needs an input name and an initialiser, e.g. "
+              "'# @param conv1_w kaiming_uniform(fan_in=81)'");
+    role(d.words[0].text, d.words[0].span);
+    ParamSpec p;
+    p.input = d.words[0].text;
+    try {
+      p.init = train::InitSpec::parse(d.rest_after_first.text);
+    } catch (const train::InitError& e) {
+      fail_at(file_, d.rest_after_first.span, e.what());
+    }
+    params_.push_back({p, d.words[0]});
+  }
+
+  // @defaults KEY=VALUE ...
+  void add_defaults(const Directive& d) {
+    std::set<std::string> keys;
+    for (const auto& [key, help] : default_keys()) keys.insert(key);
+    KeyValues kv = key_values(file_, d, 0, keys);
+    for (const auto& [key, word] : kv.values) {
+      if (spec_.defaults.count(key))
+        fail_at(file_, kv.key_spans.at(key), "default '" + key + "' is given twice");
+      check_default(file_, key, word);
+      spec_.defaults[key] = word.text;
     }
   }
 
@@ -293,17 +320,22 @@ class SpecBuilder {
       for (const auto& [key, word] : is_train ? train_outputs_ : eval_outputs_) {
         const ir::ValuePtr& out = require_output(file_, fn, word, word.text);
         if (key == "loss" && (out->rank() != 0 || !is_float(out->type)))
-          fail_at(file_, word.span, "the loss '" + word.text + "' must be a float scalar, but it is " + shape_text(*out));
-        if (key == "scores" && (out->rank() != 2 || !is_float(out->type) ||
-                                out->shape[1] != ir::SizeExpr(10)))
-          fail_at(file_, word.span, "the scores '" + word.text + "' must be float [B, 10] (one per class), but they are " + shape_text(*out));
+          fail_at(
+              file_, word.span,
+              "the loss '" + word.text + "' must be a float scalar, but it is " + shape_text(*out));
+        if (key == "scores" &&
+            (out->rank() != 2 || out->type != ElemType::F32 || out->shape[1] != ir::SizeExpr(10)))
+          fail_at(file_, word.span,
+                  "the scores '" + word.text +
+                      "' must be float32[B, 10] (one per class), but they are " + shape_text(*out));
       }
     }
   }
 
   const ir::ValuePtr& require_input(const ir::Function& fn, const std::string& name, Span where) {
     if (const ir::ValuePtr* v = find_input(fn, name)) return *v;
-    fail_at(file_, where, "'" + fn.name + "' has no input '" + name + "'", {{fn.span, "defined here"}});
+    fail_at(file_, where, "'" + fn.name + "' has no input '" + name + "'",
+            {{fn.span, "defined here"}});
   }
 
   void check_data_inputs(const ir::Function& fn, bool label_required) {
@@ -312,18 +344,21 @@ class SpecBuilder {
                     image->shape[0].as_symbol() && image->shape[1] == ir::SizeExpr(1) &&
                     image->shape[2] == ir::SizeExpr(28) && image->shape[3] == ir::SizeExpr(28);
     if (!image_ok)
-      fail_at(file_, image->span, "the image input '" + spec_.image + "' of '" + fn.name +
-                                      "' must be float32[B, 1, 28, 28] (B: the batch), not " +
-                                      shape_text(*image));
+      fail_at(file_, image->span,
+              "the image input '" + spec_.image + "' of '" + fn.name +
+                  "' must be float32[B, 1, 28, 28] (B: the batch), not " + shape_text(*image));
     if (spec_.batch_size.empty()) spec_.batch_size = image->shape[0].str();
     if (image->shape[0].str() != spec_.batch_size)
-      fail_at(file_, image->span, "the batch size of '" + fn.name + "' is " + image->shape[0].str() + " but it is " + spec_.batch_size + " in '" + train_fn_->name + "'");
+      fail_at(file_, image->span,
+              "the batch size of '" + fn.name + "' is " + image->shape[0].str() + " but it is " +
+                  spec_.batch_size + " in '" + train_fn_->name + "'");
     const ir::ValuePtr* label = find_input(fn, spec_.label);
     if (!label && label_required) require_input(fn, spec_.label, roles_.at(spec_.label));
     if (label && ((*label)->type != ElemType::I32 || (*label)->rank() != 1 ||
                   (*label)->shape[0].str() != spec_.batch_size))
-      fail_at(file_, (*label)->span, "the label input '" + spec_.label + "' must be int32[" +
-                                         spec_.batch_size + "], not " + shape_text(**label));
+      fail_at(file_, (*label)->span,
+              "the label input '" + spec_.label + "' must be int32[" + spec_.batch_size +
+                  "], not " + shape_text(**label));
   }
 
   void check_train_inputs() {
@@ -332,23 +367,35 @@ class SpecBuilder {
     for (const DropoutSpec& d : spec_.dropouts) {
       const ir::ValuePtr& in = require_input(fn, d.input, roles_.at(d.input));
       if (in->type != ElemType::F32 || in->rank() == 0 || in->shape[0].str() != spec_.batch_size)
-        fail_at(file_, in->span, "the dropout mask '" + d.input + "' must be float32 with the batch (" + spec_.batch_size + ") as its first dimension, not " + shape_text(*in));
+        fail_at(file_, in->span,
+                "the dropout mask '" + d.input + "' must be float32 with the batch (" +
+                    spec_.batch_size + ") as its first dimension, not " + shape_text(*in));
     }
     for (auto& [p, word] : params_) {
       const ir::ValuePtr& in = require_input(fn, p.input, word.span);
       if (in->type != ElemType::F32)
-        fail_at(file_, in->span, "parameter '" + p.input + "' must be float32, not " + shape_text(*in));
+        fail_at(file_, in->span,
+                "parameter '" + p.input + "' must be float32, not " + shape_text(*in));
       for (const ir::SizeExpr& d : in->shape) {
         if (!d.is_constant())
-          fail_at(file_, in->span, "parameter '" + p.input + "' has the shape " + shape_text(*in) + ": parameters need constant dimensions");
+          fail_at(file_, in->span,
+                  "parameter '" + p.input + "' has the shape " + shape_text(*in) +
+                      ": parameters need constant dimensions");
         p.shape.push_back(*d.constant());
       }
     }
     // Every input has a role, and parameters come in the function's order.
     for (const auto& in : fn.inputs) {
       if (!roles_.count(in->name))
-        fail_at(file_, in->span, "input '" + in->name + "' of '" + fn.name + "' has no role: declare it with '# @param " + in->name + " INITIALISER' (or @data, @dropout)",
-                {{Span{}, "initialisers: uniform(LOW, HIGH), normal(MEAN, STD), truncated_normal(MEAN, STD), kaiming_uniform(fan_in=F), kaiming_normal(fan_in=F), xavier_uniform(fan_in=A, fan_out=B), xavier_normal(...), zeros, ones, constant(V)"}});
+        fail_at(
+            file_, in->span,
+            "input '" + in->name + "' of '" + fn.name +
+                "' has no role: declare it with '# @param " + in->name +
+                " INITIALISER' (or @data, @dropout)",
+            {{Span{},
+              "initialisers: uniform(LOW, HIGH), normal(MEAN, STD), truncated_normal(MEAN, STD), "
+              "kaiming_uniform(fan_in=F), kaiming_normal(fan_in=F), xavier_uniform(fan_in=A, "
+              "fan_out=B), xavier_normal(...), zeros, ones, constant(V)"}});
       for (const auto& [p, word] : params_)
         if (p.input == in->name) spec_.params.push_back(p);
     }
@@ -361,10 +408,16 @@ class SpecBuilder {
       if (in->name == spec_.image || in->name == spec_.label) continue;
       const ir::ValuePtr* same = find_input(*train_fn_, in->name);
       if (!roles_.count(in->name) || !same)
-        fail_at(file_, in->span, "input '" + in->name + "' of '" + fn.name + "' is not an input of the training function '" + train_fn_->name + "'",
-                {{Span{}, "the evaluation function takes the data, dropout masks and parameters of the training function"}});
+        fail_at(file_, in->span,
+                "input '" + in->name + "' of '" + fn.name +
+                    "' is not an input of the training function '" + train_fn_->name + "'",
+                {{Span{},
+                  "the evaluation function takes the data, dropout masks and parameters of the "
+                  "training function"}});
       if (shape_text(**same) != shape_text(*in))
-        fail_at(file_, in->span, "input '" + in->name + "' is " + shape_text(*in) + " in '" + fn.name + "' but " + shape_text(**same) + " in '" + train_fn_->name + "'");
+        fail_at(file_, in->span,
+                "input '" + in->name + "' is " + shape_text(*in) + " in '" + fn.name + "' but " +
+                    shape_text(**same) + " in '" + train_fn_->name + "'");
     }
   }
 

@@ -39,7 +39,7 @@ namespace tenet::cli {
 struct EntrySpec {
   std::string function;
   std::string loss;    // a float scalar output ("" when not given)
-  std::string scores;  // a float [B, 10] output: class scores ("" when not given)
+  std::string scores;  // a float32 [B, 10] output: class scores ("" when not given)
 };
 
 struct DropoutSpec {

@@ -108,14 +108,12 @@ class Function:
         ``output`` defaults to the only output, or the only float scalar one."""
         return self._derived(_tenet.GradRequest(wrt=list(wrt or []), output=output or ""))
 
-    def vjp(self, wrt=None, outputs=None):
+    def vjp(self, wrt=None, output=None):
         """Vector-Jacobian products: a Function taking the inputs, then one cotangent
-        ``d_<output>`` per float output (or per name in ``outputs``), returning the outputs,
+        ``d_<output>`` per float output (or only for ``output``), returning the outputs,
         then ``d_<input>`` per input in ``wrt`` (default: every float input)."""
-        if outputs is not None and len(outputs) != 1:
-            raise ValueError("vjp(outputs=...) takes one output name (or None for all)")
-        output = outputs[0] if outputs else ""
-        return self._derived(_tenet.GradRequest(wrt=list(wrt or []), output=output, vjp=True))
+        return self._derived(_tenet.GradRequest(wrt=list(wrt or []), output=output or "",
+                                                vjp=True))
 
     @property
     def backward(self):
@@ -171,8 +169,8 @@ class Function:
             raise ValueError(f"'{self.name}' is a gradient function; make the operator from "
                              f"the entry (its autograd runs the derived backward)")
         if self._torch_op is None or (name is not None and name != self._torch_op.name):
-            from .library import TorchOp
-            self._torch_op = TorchOp(self, name)
+            from .library import registered
+            self._torch_op = registered(self, name)
         return self._torch_op
 
     def _variant(self, float64):

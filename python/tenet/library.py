@@ -61,21 +61,9 @@ class TorchOp:
     differentiable), ``.qualname`` the dispatcher name ``tenet::<name>``.
     """
 
-    def __new__(cls, function, name=None):
-        name = name or f"{function.name}_{function.key}"
-        existing = _REGISTERED.get(name)
-        if existing is not None:
-            if existing.function.key != function.key:
-                raise ValueError(f"a different Tenet operator is already registered as "
-                                 f"{_NAMESPACE}::{name}")
-            return existing
-        op = super().__new__(cls)
-        op._register(function, name)
-        _REGISTERED[name] = op
-        return op
-
-    def __init__(self, function, name=None):
-        pass  # __new__ registers (or returns the registered operator)
+    def __init__(self, function, name):
+        """Registers the operators; use ``registered`` (one TorchOp per name)."""
+        self._register(function, name)
 
     def __call__(self, *args, **kwargs):
         return self.op(*args, **kwargs)
@@ -151,7 +139,9 @@ class TorchOp:
     def _backward_fake(self, *args):
         values, _ = arguments.check(f"{self.name}_backward", self._vjp.inputs, args, {},
                                     allow_meta=True)
-        return _one_or_tuple(torch.empty_like(values[i]) for i in self._float_inputs)
+        # the CPU kernel returns dense tensors with the inputs' shapes and dtypes
+        return _one_or_tuple(torch.empty(values[i].shape, dtype=values[i].dtype,
+                                         device=values[i].device) for i in self._float_inputs)
 
     def _setup_context(self, ctx, inputs, output):
         ctx.save_for_backward(*inputs)
@@ -168,6 +158,20 @@ class TorchOp:
         for i, g in zip(self._float_inputs, gradients):
             result[i] = g if ctx.needs_input_grad[i] else None
         return tuple(result)
+
+
+def registered(function, name=None):
+    """The operator for a Function: registered on first request, the same object after
+    (the dispatcher takes each name once). ``name`` defaults to
+    ``<function name>_<hash of its source, entry and sizes>``."""
+    name = name or f"{function.name}_{function.key}"
+    existing = _REGISTERED.get(name)
+    if existing is None:
+        existing = _REGISTERED[name] = TorchOp(function, name)
+    elif existing.function.key != function.key:
+        raise ValueError(f"a different Tenet operator is already registered as "
+                         f"{_NAMESPACE}::{name}")
+    return existing
 
 
 def torch_op(source, entry=None, *, name=None, **compile_options):

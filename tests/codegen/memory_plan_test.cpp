@@ -10,7 +10,6 @@
 #include "ad/grad.h"
 #include "codegen/executable.h"
 #include "codegen/memory_plan.h"
-#include "ir/bind.h"
 #include "passes/pipeline.h"
 #include "runtime/tenet_runtime.h"
 #include "tests/codegen/codegen_test_util.h"

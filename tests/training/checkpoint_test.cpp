@@ -44,8 +44,7 @@ TEST_F(Training, EvalAndPredictReproduceTheTrainingRun) {
 
   // The checkpoint, loaded by eval, gives the evaluation the run logged (in
   // batches of the same size: the loss is a mean of float32 batch means).
-  CommandResult e =
-      tenet("eval models/mlp.tn --limit 300 --batch 50 --checkpoint " + path("run"));
+  CommandResult e = tenet("eval models/mlp.tn --limit 300 --batch 50 --checkpoint " + path("run"));
   ASSERT_EQ(e.exit_code, 0) << e.out << e.err;
   EvalLine line = parse_eval(e.out);
   EXPECT_EQ(line.total, 300) << e.out;
@@ -53,8 +52,8 @@ TEST_F(Training, EvalAndPredictReproduceTheTrainingRun) {
   EXPECT_NEAR(line.loss, test_row.loss, 1e-8 * std::fabs(test_row.loss)) << e.out;
 
   // Prediction agrees with the evaluation's count of correct answers.
-  CommandResult p = tenet("predict models/mlp.tn --limit 300 --checkpoint " +
-                          path("run/last.safetensors"));
+  CommandResult p =
+      tenet("predict models/mlp.tn --limit 300 --checkpoint " + path("run/last.safetensors"));
   ASSERT_EQ(p.exit_code, 0) << p.out << p.err;
   EXPECT_NE(p.out.find(std::to_string(line.correct) + " of 300 predictions match the labels"),
             std::string::npos)
@@ -100,8 +99,8 @@ TEST_F(Training, ResumeAfterKillReproducesTheUninterruptedRun) {
   // It continued from step 6 or later (it may have saved again before the
   // kill landed), not from the beginning, and not from the end.
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(resumed.out, m,
-                                std::regex(R"(resuming from .*: epoch \d+, step (\d+))")))
+  ASSERT_TRUE(
+      std::regex_search(resumed.out, m, std::regex(R"(resuming from .*: epoch \d+, step (\d+))")))
       << resumed.out;
   EXPECT_GE(std::stoll(m[1]), 6);
   EXPECT_LT(std::stoll(m[1]), 20);

@@ -20,7 +20,8 @@ const char* kLinear = R"(# @train linear loss=loss scores=scores
 def linear(float(B, 1, 28, 28) image, int32(B) label, float(10, 28, 28) w, float(10) bias)
     -> (float(B, 10) scores, loss) {
   scores(b, k) +=! image(b, 0, y, x) * w(k, y, x)
-  sq(b) +=! (scores(b, k) + bias(k) - select(label(b) == k, 1, 0)) * (scores(b, k) + bias(k) - select(label(b) == k, 1, 0))
+  err(b, k) = scores(b, k) + bias(k) - select(label(b) == k, 1, 0)
+  sq(b) +=! err(b, k) * err(b, k)
   loss +=! sq(b) / float32(B)
 }
 )";
@@ -63,8 +64,8 @@ TEST_F(Training, MissingData) {
   expect_error(tenet("train models/mlp.tn --data " + path("nowhere") + " --out " + path("run")),
                "no MNIST training images in '" + path("nowhere") + "'");
   write("ckpt.safetensors", "");
-  expect_error(tenet("eval models/mlp.tn --checkpoint " + path("ckpt.safetensors") +
-                     " --data " + path("nowhere")),
+  expect_error(tenet("eval models/mlp.tn --checkpoint " + path("ckpt.safetensors") + " --data " +
+                     path("nowhere")),
                "no MNIST test images in '" + path("nowhere") + "'");
   expect_error(tenet("eval models/mlp.tn --checkpoint " + path("none.safetensors")),
                "error: --checkpoint: " + path("none.safetensors") + " does not exist");
@@ -90,7 +91,8 @@ TEST_F(Training, CheckpointOfAnotherModel) {
 
   train::ParameterStore wrong_shape;
   wrong_shape.add("fc1_w", {256, 28, 27}, "zeros");
-  for (const char* name : {"fc1_b", "fc2_b"}) wrong_shape.add(name, {name[2] == '1' ? 256 : 10}, "zeros");
+  for (const char* name : {"fc1_b", "fc2_b"})
+    wrong_shape.add(name, {name[2] == '1' ? 256 : 10}, "zeros");
   wrong_shape.add("fc2_w", {10, 256}, "zeros");
   train::save_checkpoint(path("shape.safetensors"), wrong_shape, nullptr, state);
   expect_error(tenet("predict models/mlp.tn --checkpoint " + path("shape.safetensors")),
@@ -100,8 +102,8 @@ TEST_F(Training, CheckpointOfAnotherModel) {
 
 TEST_F(Training, ResumeKeepsTheHyperParameters) {
   std::string model = write("linear.tn", kLinear);
-  CommandResult r = tenet("train " + model + " --limit-train 20 --limit-test 10 --out " +
-                          path("run"));
+  CommandResult r =
+      tenet("train " + model + " --limit-train 20 --limit-test 10 --out " + path("run"));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   expect_error(tenet("train " + model + " --resume " + path("run") + " --batch 5"),
                "error: --batch 5 differs from the run being resumed (batch=10); a resumed run "
@@ -130,8 +132,9 @@ TEST_F(Training, DirectiveErrors) {
        "bias INITIALISER'"},
       {"# @param bias zeros", "# @param bias kaiming_uniform(gain=2)",
        "linear.tn:5:15: error: bad initialiser"},
-      {"# @param bias zeros", "# @param bias", "linear.tn:5:3: error: @param needs an input name "
-                                               "and an initialiser"},
+      {"# @param bias zeros", "# @param bias",
+       "linear.tn:5:3: error: @param needs an input name "
+       "and an initialiser"},
       {"# @param bias zeros", "# @param bias zeros\n# @param bias ones",
        "linear.tn:6:10: error: input 'bias' already has a role"},
       {"# @param bias zeros", "# @param weights zeros",
@@ -139,11 +142,12 @@ TEST_F(Training, DirectiveErrors) {
       {"# @data", "# @dat", "linear.tn:3:3: error: unknown directive '@dat'"},
       {"# @train linear loss=loss scores=scores\n", "",
        "linear.tn: error: no '# @train FN loss=OUTPUT' line"},
-      {"@train linear", "@train linear2", "linear.tn:1:10: error: no function 'linear2' in this file"},
+      {"@train linear", "@train linear2",
+       "linear.tn:1:10: error: no function 'linear2' in this file"},
       {"loss=loss scores=scores\n", "loss=scores\n",
        "linear.tn:1:22: error: the loss 'scores' must be a float scalar, but it is float32[B, 10]"},
       {"# @eval linear scores=scores", "# @eval linear scores=loss",
-       "linear.tn:2:23: error: the scores 'loss' must be float [B, 10]"},
+       "linear.tn:2:23: error: the scores 'loss' must be float32[B, 10]"},
       {"# @eval linear scores=scores loss=loss", "# @eval linear loss=loss",
        "linear.tn:2:3: error: @eval needs scores=OUTPUT"},
       {"label=label", "label=image", "linear.tn:3:27: error: input 'image' already has a role"},
@@ -155,8 +159,8 @@ TEST_F(Training, DirectiveErrors) {
   for (const DirectiveCase& c : cases) {
     SCOPED_TRACE(c.to);
     write("linear.tn", replaced(kLinear, c.from, c.to));
-    CommandResult r = run_command("cd " + dir_.string() + " && " + tenet_binary() +
-                                  " train linear.tn --out run");
+    CommandResult r =
+        run_command("cd " + dir_.string() + " && " + tenet_binary() + " train linear.tn --out run");
     expect_error(r, c.message);
   }
 }

@@ -36,8 +36,10 @@ Curve curve_of(const std::vector<LogRow>& rows) {
 // Measured (seed 1): the first 5 steps' mean loss 2.19 and accuracy 38%, the
 // last 5 steps' 0.63 and 82%; test accuracy 79% after 2 epochs of 1000 images.
 TEST_F(Training, MlpLearns) {
-  CommandResult r = tenet("train models/mlp.tn --epochs 2 --batch 50 --limit-train 1000 "
-                          "--limit-test 500 --log-every 5 --out " + path("run"));
+  CommandResult r = tenet(
+      "train models/mlp.tn --epochs 2 --batch 50 --limit-train 1000 "
+      "--limit-test 500 --log-every 5 --out " +
+      path("run"));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("fc1_w [256,28,28] kaiming_uniform(fan_in=784, gain=0.577350269)"),
             std::string::npos)
@@ -53,8 +55,10 @@ TEST_F(Training, MlpLearns) {
 // Measured (seed 1): the first 5 steps' mean loss 0.76 and accuracy 7%, the
 // last 5 steps' 0.30 and 76%; test accuracy 68% after one epoch of 600 images.
 TEST_F(Training, ReducedCapsNetLearns) {
-  CommandResult r = tenet("train tests/training/data/capsnet_tiny.tn --limit-train 600 "
-                          "--limit-test 300 --log-every 5 --out " + path("run"));
+  CommandResult r = tenet(
+      "train tests/training/data/capsnet_tiny.tn --limit-train 600 "
+      "--limit-test 300 --log-every 5 --out " +
+      path("run"));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   Curve c = curve_of(read_log(path("run/log.csv")));
   EXPECT_LT(c.last_train.loss, 0.7 * c.first_train.loss);

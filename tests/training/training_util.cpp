@@ -59,7 +59,9 @@ void Training::SetUp() {
   fs::create_directories(dir_);
 }
 
-void Training::TearDown() { fs::remove_all(dir_); }
+void Training::TearDown() {
+  fs::remove_all(dir_);
+}
 
 CommandResult Training::tenet(const std::string& args) const {
   return run_command("cd " + source_path("") + " && OMP_NUM_THREADS=1 " + tenet_binary() + " " +

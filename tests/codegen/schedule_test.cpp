@@ -1,0 +1,170 @@
+// Loop schedules in generated code (passes/schedule.h, codegen/schedule.h):
+// reductions that accumulate out indices in place and nests of statements
+// sharing loops compute bitwise what the default loop nests compute, match
+// the interpreter, and give the same bits with 1 and 2 threads. Goldens of
+// the generated code of a routing step, and of the save-or-recompute
+// decisions that `tenet print --grad FN --stage fuse` shows.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "ad/grad.h"
+#include "codegen/cpp.h"
+#include "ir/bind.h"
+#include "lang/check.h"
+#include "passes/pipeline.h"
+#include "support/diagnostics.h"
+#include "tests/codegen/codegen_test_util.h"
+#include "tests/support/golden.h"
+
+namespace tenet::codegen::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The routing's weighted sum (reduced over t with stride 160: (k, e) moves
+// inside the reduction), then a squash sharing the loop over b with it.
+const char* const kRoutingStep = R"(
+def routing_step(float(B, T, 10) c, float(B, T, 10, 16) uh) -> (s, n2, v) {
+  s(b, k, e) +=! c(b, t, k) * uh(b, t, k, e)
+  n2(b, k) +=! s(b, k, e) * s(b, k, e)
+  v(b, k, e) = s(b, k, e) * sqrt(n2(b, k) + 1e-7) / (1 + n2(b, k))
+}
+)";
+
+void strip_schedule(std::vector<ir::Stmt>& body) {
+  for (ir::Stmt& s : body) {
+    s.attrs.erase("order");
+    s.attrs.erase("fuse");
+    if (s.kind == ir::StmtKind::Loop) strip_schedule(s.loop->body);
+  }
+}
+
+bool has_schedule(const std::vector<ir::Stmt>& body) {
+  for (const ir::Stmt& s : body) {
+    if (s.attrs.count("order") || s.attrs.count("fuse")) return true;
+    if (s.kind == ir::StmtKind::Loop && has_schedule(s.loop->body)) return true;
+  }
+  return false;
+}
+
+ir::Module load_model(const std::string& path) {
+  return lang::compile_source(SourceFile::read(tenet::testing::source_path(path)));
+}
+
+ir::Module gradient_module(const ir::Module& m, const std::string& fn) {
+  ad::GradRequest req;
+  req.vjp = true;
+  ir::Module out;
+  out.functions.push_back(ad::differentiate(m, fn, req));
+  return out;
+}
+
+/// Compiles `fn` of `m` after the pipeline, once as scheduled and once with
+/// the schedule's attributes removed, and expects bitwise equal outputs on
+/// the same inputs, and outputs close to the interpreter's.
+void expect_schedule_changes_no_bit(ir::Module m, const std::string& fn,
+                                    const ir::SizeBindings& sizes) {
+  SCOPED_TRACE(fn);
+  passes::run_pipeline(m);
+  ASSERT_TRUE(has_schedule(m.find(fn)->body)) << "nothing was scheduled";
+  ir::Module plain = m;
+  for (ir::Function& f : plain.functions) {
+    f = f.clone();
+    strip_schedule(f.body);
+  }
+  CompiledFunction scheduled = jit_compile(m, fn, test_jit_options());
+  CompiledFunction unscheduled = jit_compile(plain, fn, test_jit_options());
+  std::vector<Tensor> inputs = ir::random_inputs(*m.find(fn), sizes, 17);
+  std::vector<Tensor> a = scheduled.run(inputs, sizes);
+  std::vector<Tensor> b = unscheduled.run(inputs, sizes);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].nbytes(), b[i].nbytes());
+    EXPECT_EQ(std::memcmp(a[i].raw(), b[i].raw(), a[i].nbytes()), 0)
+        << "output " << m.find(fn)->output_names[i] << " differs between the two loop orders";
+  }
+  expect_matches_interpreter(scheduled, sizes, 17);
+}
+
+TEST(Schedule, RoutingStepIsBitwiseTheDefaultOrder) {
+  expect_schedule_changes_no_bit(compile_tn(kRoutingStep), "routing_step", {{"B", 3}, {"T", 40}});
+}
+
+TEST(Schedule, RoutingForwardAndGradientAreBitwiseTheDefaultOrder) {
+  const ir::SizeBindings sizes = {{"B", 2}, {"I", 24}, {"J", 10}, {"E", 16}};
+  ir::Module routing = load_model("models/routing.tn");
+  expect_schedule_changes_no_bit(routing, "routing", sizes);
+  expect_schedule_changes_no_bit(gradient_module(routing, "routing"), "routing_grad", sizes);
+}
+
+TEST(Schedule, SoftmaxGradientIsBitwiseTheDefaultOrder) {
+  expect_schedule_changes_no_bit(gradient_module(load_model("models/softmax.tn"), "softmax"),
+                                 "softmax_grad", {{"N", 5}, {"K", 7}});
+}
+
+TEST(Schedule, GeneratedCodeGolden) {
+  ir::Module m = compile_tn(kRoutingStep);
+  passes::run_pipeline(m);
+  const std::string source = emit_cpp(m).source;
+  // The function body: the statements as scheduled (the wrappers around it
+  // are the ABI's, tested elsewhere).
+  const size_t begin = source.find("extern \"C\" void routing_step__with_workspace(");
+  ASSERT_NE(begin, std::string::npos);
+  const size_t end = source.find("\n}\n", begin);
+  ASSERT_NE(end, std::string::npos);
+  tenet::testing::expect_golden("codegen/routing_step_schedule.cpp.expected",
+                                source.substr(begin, end + 3 - begin));
+}
+
+/// `tenet ARGS` run from the source tree with OMP_NUM_THREADS=threads.
+tenet::testing::CommandResult run_tenet(const std::string& args, int threads) {
+  return tenet::testing::run_command("cd " + tenet::testing::source_path("") +
+                                     " && OMP_NUM_THREADS=" + std::to_string(threads) + " " +
+                                     tenet::testing::tenet_binary() + " " + args);
+}
+
+TEST(Schedule, GradientsAreBitwiseTheSameWithOneAndTwoThreads) {
+  // Large enough that every nest runs in parallel.
+  const std::string dir = fresh_folder("schedule_threads");
+  const char* names[] = {"v", "d_uh"};
+  std::string first;
+  int run = 0;
+  for (int threads : {1, 2, 2}) {
+    const std::string out = dir + "/run" + std::to_string(run++);
+    tenet::testing::CommandResult r = run_tenet(
+        "run models/routing.tn --grad --vjp --backend cpp --seed 5 "
+        "--sizes B=4,I=64,J=10,E=16 --save " +
+            out,
+        threads);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::string bytes;
+    for (const char* n : names) bytes += tenet::testing::read_file(out + "/" + n + ".npy");
+    EXPECT_GT(bytes.size(), size_t(4 * 4 * 64 * 10 * 16));
+    if (first.empty())
+      first = bytes;
+    else
+      EXPECT_TRUE(bytes == first) << threads << " threads give other bits";
+  }
+}
+
+TEST(SaveOrRecompute, PrintedDecisionsGolden) {
+  // Softmax: what the backward reads is saved (reductions, an exp read four
+  // times, an output); margin loss: the cheap fmax values are recomputed.
+  struct Case {
+    const char* args;
+    const char* golden;
+  };
+  for (const Case& c : {Case{"print models/softmax.tn --grad softmax --vjp --stage fuse",
+                             "ir/softmax.grad.fuse.ir"},
+                        Case{"print models/zoo/margin_loss.tn --grad margin_loss --stage fuse",
+                             "ir/margin_loss.grad.fuse.ir"}}) {
+    tenet::testing::CommandResult r = run_tenet(c.args, 1);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    tenet::testing::expect_golden(c.golden, r.out);
+  }
+}
+
+}  // namespace
+}  // namespace tenet::codegen::testing

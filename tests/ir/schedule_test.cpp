@@ -1,0 +1,110 @@
+// The schedule pass: the loop orders and shared loop nests it records (one
+// function per rule in tests/ir/data/schedule.ir, and a golden of the
+// result), and that it changes nothing but attributes.
+#include "passes/schedule.h"
+
+#include <gtest/gtest.h>
+
+#include "ir/printer.h"
+#include "ir/verify.h"
+#include "tests/ir/pass_testing.h"
+#include "tests/support/golden.h"
+
+namespace tenet::ir {
+namespace {
+
+const Stmt* find_statement(const std::vector<Stmt>& body, const std::string& name) {
+  for (const Stmt& s : body) {
+    if (s.kind == StmtKind::Loop) {
+      if (const Stmt* inner = find_statement(s.loop->body, name)) return inner;
+    } else if (s.compute.result->name == name) {
+      return &s;
+    }
+  }
+  return nullptr;
+}
+
+void strip(std::vector<Stmt>& body) {
+  for (Stmt& s : body) {
+    s.attrs.erase("order");
+    s.attrs.erase("fuse");
+    if (s.kind == StmtKind::Loop) strip(s.loop->body);
+  }
+}
+
+class SchedulePass : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    before_ = testing::read_ir("schedule.ir");
+    after_ = before_;
+    for (Function& f : after_.functions) {
+      f = f.clone();
+      passes::schedule(f);
+      verify(f, "schedule");
+    }
+  }
+  /// The attribute of the statement defining `value` in `fn`, or "-".
+  std::string attr(const std::string& fn, const std::string& value, const std::string& key) {
+    const Stmt* s = find_statement(after_.find(fn)->body, value);
+    if (!s) return "(no statement)";
+    auto it = s->attrs.find(key);
+    return it == s->attrs.end() ? "-" : it->second;
+  }
+
+  Module before_, after_;
+};
+
+TEST_F(SchedulePass, Golden) {
+  tenet::testing::expect_golden("ir/schedule.after.ir", print(after_));
+}
+
+TEST_F(SchedulePass, OnlyAttributesChange) {
+  for (size_t i = 0; i < after_.functions.size(); ++i) {
+    Function stripped = after_.functions[i].clone();
+    strip(stripped.body);
+    EXPECT_EQ(print(stripped), print(before_.functions[i]));
+    testing::expect_same_outputs(before_.functions[i], after_.functions[i]);
+  }
+}
+
+TEST_F(SchedulePass, MovesContiguousOutIndicesInsideStridedReductions) {
+  EXPECT_EQ(attr("weighted_sum", "s", "order"), "b, t, k, e");
+  EXPECT_EQ(attr("transposed", "out", "order"), "b, k, n");
+  EXPECT_EQ(attr("row_norm", "n2", "order"), "-");      // d is contiguous already
+  EXPECT_EQ(attr("strided_out", "out", "order"), "-");  // n is strided in w
+  EXPECT_EQ(attr("column_sums", "out", "order"), "-");  // k stays outside
+}
+
+TEST_F(SchedulePass, SharesLoopsWhereReadsStayInTheIteration) {
+  EXPECT_EQ(attr("softmax", "m", "fuse"), "-");
+  EXPECT_EQ(attr("softmax", "e", "fuse"), "n");
+  EXPECT_EQ(attr("softmax", "t", "fuse"), "n");
+  EXPECT_EQ(attr("softmax", "p", "fuse"), "n");
+  EXPECT_EQ(attr("shifted", "b", "fuse"), "-");  // reads a at n + 1
+  EXPECT_EQ(attr("extents", "b", "fuse"), "-");  // (K, N) after (N, K)
+  EXPECT_EQ(attr("looped", "y.1", "fuse"), "n");
+}
+
+TEST_F(SchedulePass, NestsFollowEachStatementsOuterLoops) {
+  EXPECT_EQ(attr("step", "e", "fuse"), "b, t");
+  EXPECT_EQ(attr("step", "s", "order"), "b, t, k, e");
+  EXPECT_EQ(attr("step", "s", "fuse"), "b");  // its only outer loop
+  EXPECT_EQ(attr("step", "n2", "fuse"), "b");
+  EXPECT_EQ(attr("step", "v", "fuse"), "b, k");  // reads s, which shares only b with n2
+  EXPECT_EQ(attr("step", "vw", "fuse"), "-");    // a GEMM
+  EXPECT_EQ(attr("step", "vw", "order"), "-");
+  EXPECT_EQ(attr("step", "a", "fuse"), "-");  // after the GEMM: a new nest
+  EXPECT_EQ(attr("step", "total", "fuse"), "b");
+}
+
+TEST_F(SchedulePass, RunningTwiceGivesTheSameSchedule) {
+  Module again = after_;
+  for (Function& f : again.functions) {
+    f = f.clone();
+    passes::schedule(f);
+  }
+  EXPECT_EQ(print(again), print(after_));
+}
+
+}  // namespace
+}  // namespace tenet::ir
