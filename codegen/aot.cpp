@@ -112,6 +112,10 @@ std::string cmake_lists(const std::string& unit, bool uses_gemm) {
          "set_target_properties(" +
          unit + "_shared PROPERTIES OUTPUT_NAME " + unit +
          ")\n"
+         "# Calls between the library's own functions bind inside it, even when the\n"
+         "# process already has a symbol of the same name (libc's `step`, say).\n"
+         "target_link_options(" +
+         unit + "_shared PRIVATE -Wl,-Bsymbolic)\n"
          "foreach(target " +
          unit + "_objects " + unit + " " + unit +
          "_shared)\n"

@@ -238,8 +238,7 @@ std::optional<GemmLowering> lower_chunk(std::shared_ptr<const GemmChunk> chunk,
 
 /// A representative value of a size, to compare chunkings: every size
 /// parameter at 64, the chunk's extent `len` at the whole `extent`.
-int64_t representative(const ir::SizeExpr& e, const std::string& len,
-                       const ir::SizeExpr& extent) {
+int64_t representative(const ir::SizeExpr& e, const std::string& len, const ir::SizeExpr& extent) {
   ir::SizeBindings sizes;
   for (const ir::SizeExpr* x : {&e, &extent})
     for (const std::string& s : x->symbols()) sizes[s] = 64;
@@ -254,9 +253,8 @@ ir::SizeExpr bytes_read_per_chunk(const GemmLowering& g, const std::string& inde
   const ContractionPlan& p = g.plan;
   const ir::SizeExpr element = int64_t(byte_size(g.product().result->type));
   ir::SizeExpr bytes = 0;
-  for (const std::vector<ir::Dim>& matrix : {concat(g.a_loops, p.m, p.k),
-                                             concat(g.b_loops, p.k, p.n),
-                                             concat(p.loops, p.m, p.n)}) {
+  for (const std::vector<ir::Dim>& matrix :
+       {concat(g.a_loops, p.m, p.k), concat(g.b_loops, p.k, p.n), concat(p.loops, p.m, p.n)}) {
     ir::SizeExpr size = element;
     bool holds = false;
     for (const ir::Dim& d : matrix) {
@@ -344,8 +342,7 @@ std::optional<GemmLowering> FunctionEmitter::lower_in_chunks(const ir::Stmt& s,
     const int64_t chunked_bytes = representative(chunked, probe, d.extent());
     if (chunked_bytes <= 0) continue;
     const int64_t reread = representative(bytes_read_per_chunk(*g, d.index), probe, d.extent());
-    const Candidate c{&d, chunked,
-                      representative(all_bytes, probe, d.extent()) - chunked_bytes,
+    const Candidate c{&d, chunked, representative(all_bytes, probe, d.extent()) - chunked_bytes,
                       reread * (chunked_bytes / std::max<int64_t>(budget, 1) + 1)};
     if (!best || better(c, *best)) best = c;
   }

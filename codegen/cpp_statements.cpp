@@ -1,6 +1,9 @@
 // Statements as loop nests: a Compute becomes out loops around (reduce loops
-// around) one assignment; a Loop becomes a for loop that hands its carried
-// tensors from one iteration to the next (see CarryKind).
+// around) one assignment, in the order its schedule gives (codegen/schedule.h:
+// out loops inside the reduce loops accumulate in place), and consecutive
+// statements that share outer loops become one nest; a Loop becomes a for
+// loop that hands its carried tensors from one iteration to the next (see
+// CarryKind).
 #include <algorithm>
 #include <limits>
 
@@ -90,7 +93,7 @@ std::string FunctionEmitter::parallel_pragma(const std::vector<Scheduled>& nest)
   // of the nest; each out element is computed by one thread, in the serial
   // order, so the result is deterministic.
   int64_t constant_work = 0;
-  std::vector<std::string> terms;  // symbolic products
+  std::vector<std::pair<std::string, int64_t>> terms;  // symbolic product, constant factor
   for (const Scheduled& m : nest) {
     const ir::Compute& c = m.stmt->compute;
     const TensorAccess& result = access(c.result);
@@ -111,17 +114,23 @@ std::string FunctionEmitter::parallel_pragma(const std::vector<Scheduled>& nest)
                                                          wrap(lo, kPrecAdditive + 1) + ")";
       factor(d.extent(), extent);
     }
+    auto same = std::find_if(terms.begin(), terms.end(),
+                             [&](const auto& term) { return term.first == factors; });
     if (factors.empty())
       constant_work += constant;
+    else if (same != terms.end())
+      same->second += constant;  // "B * I * J * 4", not four times "B * I * J"
     else
-      terms.push_back(constant == 1 ? factors : factors + " * " + std::to_string(constant));
+      terms.push_back({factors, constant});
   }
   const std::string threshold = std::to_string(options_.parallel_min_work);
   if (terms.empty())
     return constant_work >= options_.parallel_min_work ? "#pragma omp parallel for" : "";
-  if (constant_work != 0) terms.push_back(std::to_string(constant_work));
   std::string sum;
-  for (const std::string& t : terms) sum += (sum.empty() ? "" : " + ") + t;
+  for (const auto& [factors, constant] : terms)
+    sum += (sum.empty() ? "" : " + ") + factors +
+           (constant == 1 ? "" : " * " + std::to_string(constant));
+  if (constant_work != 0) sum += " + " + std::to_string(constant_work);
   return "#pragma omp parallel for if (" + sum + " >= " + threshold + ")";
 }
 
@@ -182,8 +191,8 @@ void FunctionEmitter::emit_nest(Code& code, const std::vector<Scheduled>& nest,
                                                   : ", ") +
                nest[i].stmt->compute.result->name;
     code.note(names +
-              " run in one loop nest: each reads of the others only what the current "
-              "iterations of the shared loops computed.");
+              " share one loop nest: each reads from the others only what the current "
+              "iteration of the shared loops computed.");
     emit_shared(code, nest, 0, nest.size(), loop_vars, scope);
   }
   if (scalar_block) code.close();

@@ -44,8 +44,11 @@ struct LoadedLibrary {
 };
 
 std::vector<std::string> default_jit_flags() {
-  return {"-O3",   "-march=native", "-fopenmp",  "-fwrapv", "-ffp-contract=off",
-          "-fPIC", "-shared",       "-std=c++17"};
+  // -Wl,-Bsymbolic: calls between the library's own functions bind inside the
+  // library, so an entry point named like a symbol the process already has
+  // (libc's `step`, say) still calls its own code.
+  return {"-O3",   "-march=native", "-fopenmp",       "-fwrapv",   "-ffp-contract=off",
+          "-fPIC", "-shared",       "-Wl,-Bsymbolic", "-std=c++17"};
 }
 
 std::string runtime_dir() {

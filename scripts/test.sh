@@ -5,17 +5,18 @@
 #      AddressSanitizer + UndefinedBehaviorSanitizer
 #   3. clang build of the front end with libFuzzer, a bounded fuzz run
 #   4. clang-format check
+#   5. the Python package: `pip install .` into .venv (with PyTorch), pytest
 # Set TENET_FUZZ_SECONDS (default 60) to change the fuzz budget.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 jobs=$(nproc)
 
-echo "== [1/4] build and test (g++)"
+echo "== [1/5] build and test (g++)"
 bash scripts/build.sh
 (cd build && ctest -j"$jobs" --output-on-failure)
 
-echo "== [2/4] build (clang) and test under ASan + UBSan"
+echo "== [2/5] build (clang) and test under ASan + UBSan"
 BUILD_DIR=build-asan bash scripts/build.sh -DTENET_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
 # The JIT compiles generated code with g++ here (libgomp): LeakSanitizer's exit-time
@@ -23,9 +24,12 @@ BUILD_DIR=build-asan bash scripts/build.sh -DTENET_SANITIZE=ON -DCMAKE_BUILD_TYP
 (cd build-asan && TENET_CXX=g++ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest -j"$jobs" --output-on-failure)
 
-echo "== [3/4] fuzz the front end (clang, libFuzzer)"
+echo "== [3/5] fuzz the front end (clang, libFuzzer)"
 bash scripts/fuzz.sh "${TENET_FUZZ_SECONDS:-60}"
 
-echo "== [4/4] clang-format"
+echo "== [4/5] clang-format"
 bash scripts/format.sh --check
+
+echo "== [5/5] Python package and PyTorch operators"
+bash scripts/python-test.sh
 echo "all tests passed"

@@ -175,5 +175,13 @@ TEST_F(JitBuilder, TemporariesWithALayout) {
   EXPECT_NE(source.find("t_stride1 = N;"), std::string::npos) << source;
 }
 
+// libc exports `step` (regexp.h): the library's f__packed must still call its
+// own `step`, not the one the process loaded first.
+TEST(JitSymbols, EntryNamedLikeALibcFunctionCallsItsOwnCode) {
+  ir::Module m = compile_tn("def step(float(N) x) -> (y) { y(i) = x(i) * 2 }");
+  CompiledFunction f = jit_compile(m, "step", test_jit_options());
+  expect_matches_interpreter(f, {{"N", 17}}, 3);
+}
+
 }  // namespace
 }  // namespace tenet::codegen::testing
