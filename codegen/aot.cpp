@@ -102,6 +102,12 @@ std::string cmake_lists(const std::string& unit, bool uses_gemm) {
          "_objects PRIVATE -march=native)\n"
          "  endif()\n"
          "endif()\n"
+         "if(CMAKE_CXX_COMPILER_ID STREQUAL \"GNU\")\n"
+         "  # GCC 12 vectorises some short conditional loops into wrong code at -O3.\n"
+         "  target_compile_options(" +
+         unit +
+         "_objects PRIVATE -fno-tree-loop-if-convert)\n"
+         "endif()\n"
          "\n"
          "add_library(" +
          unit + " STATIC $<TARGET_OBJECTS:" + unit +
@@ -115,7 +121,8 @@ std::string cmake_lists(const std::string& unit, bool uses_gemm) {
          "# Calls between the library's own functions bind inside it, even when the\n"
          "# process already has a symbol of the same name (libc's `step`, say).\n"
          "target_link_options(" +
-         unit + "_shared PRIVATE -Wl,-Bsymbolic)\n"
+         unit +
+         "_shared PRIVATE -Wl,-Bsymbolic)\n"
          "foreach(target " +
          unit + "_objects " + unit + " " + unit +
          "_shared)\n"

@@ -67,6 +67,11 @@ struct JitOptions {
 /// bits; passes/schedule.h).
 std::vector<std::string> default_jit_flags();
 
+/// Flags added to every JIT compile (defaults or not) to avoid known
+/// miscompilations of the compiler `cxx`: for GCC, -fno-tree-loop-if-convert
+/// (GCC 12 vectorises some short conditional loops into wrong code at -O3).
+std::vector<std::string> compiler_workaround_flags(const std::string& cxx);
+
 /// The compiler used when JitOptions::cxx is empty: $TENET_CXX, else the
 /// compiler that built Tenet.
 std::string default_jit_compiler();

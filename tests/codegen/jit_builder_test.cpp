@@ -183,5 +183,17 @@ TEST(JitSymbols, EntryNamedLikeALibcFunctionCallsItsOwnCode) {
   expect_matches_interpreter(f, {{"N", 17}}, 3);
 }
 
+// GCC 12 at -O3 -march=native turned this loop (constant inner extent 10) into
+// vector code that wrote 0 for some selected elements; the JIT adds
+// compiler_workaround_flags() to every compile.
+TEST(JitCompilerBugs, ShortConditionalLoopMatchesInterpreter) {
+  ir::Module m = compile_tn(
+      "def kink(float(B, 10) len, float(B, 10) d) -> (out) {\n"
+      "  out(b, k) = select(len(b, k) - 0.1 >= 0, d(b, k), 0)\n"
+      "}");
+  CompiledFunction f = jit_compile(m, "kink", test_jit_options());
+  for (uint64_t seed = 1; seed <= 4; ++seed) expect_matches_interpreter(f, {{"B", 7}}, seed);
+}
+
 }  // namespace
 }  // namespace tenet::codegen::testing
