@@ -2,6 +2,7 @@
 // comment lines, then checking them against the checked functions.
 #include "tools/train_spec.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <optional>
@@ -48,32 +49,32 @@ Word trimmed(const std::string& text, size_t begin, size_t end) {
   return {text.substr(begin, end - begin), Span::of(uint32_t(begin), uint32_t(end))};
 }
 
+/// The directive on text[begin, end) (one line), if it is one: `#`, blanks,
+/// `@name`, then words up to the end of the line or a further `#`.
+std::optional<Directive> directive_on_line(const std::string& text, size_t begin, size_t end) {
+  size_t i = begin;
+  while (i < end && blank(text[i])) ++i;
+  if (i == end || text[i] != '#') return std::nullopt;
+  ++i;
+  while (i < end && blank(text[i])) ++i;
+  if (i == end || text[i] != '@') return std::nullopt;
+  const size_t at = i++;
+  while (i < end && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_')) ++i;
+  size_t body_end = text.find('#', i);
+  if (body_end == std::string::npos || body_end > end) body_end = end;
+  Directive d;
+  d.name = {text.substr(at + 1, i - at - 1), Span::of(uint32_t(at), uint32_t(i))};
+  d.words = split_words(text, i, body_end);
+  if (!d.words.empty()) d.rest_after_first = trimmed(text, d.words[0].span.end, body_end);
+  return d;
+}
+
 std::vector<Directive> scan(const SourceFile& file) {
   const std::string& text = file.text();
   std::vector<Directive> out;
-  size_t line = 0;
-  while (line < text.size()) {
-    size_t end = text.find('\n', line);
-    if (end == std::string::npos) end = text.size();
-    size_t i = line;
-    while (i < end && blank(text[i])) ++i;
-    if (i < end && text[i] == '#') {
-      ++i;
-      while (i < end && blank(text[i])) ++i;
-      if (i < end && text[i] == '@') {
-        size_t name_begin = ++i;
-        while (i < end && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_'))
-          ++i;
-        size_t body_end = text.find('#', i);
-        if (body_end == std::string::npos || body_end > end) body_end = end;
-        Directive d;
-        d.name = {text.substr(name_begin, i - name_begin),
-                  Span::of(uint32_t(name_begin - 1), uint32_t(i))};
-        d.words = split_words(text, i, body_end);
-        if (!d.words.empty()) d.rest_after_first = trimmed(text, d.words[0].span.end, body_end);
-        out.push_back(std::move(d));
-      }
-    }
+  for (size_t line = 0; line < text.size();) {
+    size_t end = std::min(text.find('\n', line), text.size());
+    if (auto d = directive_on_line(text, line, end)) out.push_back(std::move(*d));
     line = end + 1;
   }
   return out;
