@@ -37,6 +37,12 @@ struct ModelCase {
 // Sizes are small so that the interpreter stays fast; the CapsNet runs at its
 // real image size (28x28) and batch 2. Weight scales are about 1/sqrt(fan-in),
 // so activations neither vanish nor saturate.
+// Both CapsNet entries (training and evaluation) take the same parameters.
+const std::map<std::string, double> kCapsnetScales = {
+    {"image", 1.0},     {"conv1_w", 0.11}, {"conv1_b", 0.1},  {"primary_w", 0.007},
+    {"primary_b", 0.1}, {"W", 0.35},       {"dec1_w", 0.08},  {"dec1_b", 0.1},
+    {"dec2_w", 0.044},  {"dec2_b", 0.1},   {"dec3_w", 0.031}, {"dec3_b", 0.1}};
+
 const ModelCase kCases[] = {
     {"models/matmul.tn", "matmul", {{"M", 5}, {"K", 7}, {"N", 3}}, {}},
     {"models/linear.tn", "linear", {{"B", 4}, {"I", 6}, {"O", 3}}, {}},
@@ -75,36 +81,8 @@ const ModelCase kCases[] = {
       {"fc1_b", 0.0104},
       {"fc2_w", 0.088},
       {"fc2_b", 0.088}}},
-    {"models/capsnet.tn",
-     "capsnet",
-     {{"B", 2}},
-     {{"image", 1.0},
-      {"conv1_w", 0.11},
-      {"conv1_b", 0.1},
-      {"primary_w", 0.007},
-      {"primary_b", 0.1},
-      {"W", 0.35},
-      {"dec1_w", 0.08},
-      {"dec1_b", 0.1},
-      {"dec2_w", 0.044},
-      {"dec2_b", 0.1},
-      {"dec3_w", 0.031},
-      {"dec3_b", 0.1}}},
-    {"models/capsnet.tn",
-     "capsnet_eval",
-     {{"B", 2}},
-     {{"image", 1.0},
-      {"conv1_w", 0.11},
-      {"conv1_b", 0.1},
-      {"primary_w", 0.007},
-      {"primary_b", 0.1},
-      {"W", 0.35},
-      {"dec1_w", 0.08},
-      {"dec1_b", 0.1},
-      {"dec2_w", 0.044},
-      {"dec2_b", 0.1},
-      {"dec3_w", 0.031},
-      {"dec3_b", 0.1}}},
+    {"models/capsnet.tn", "capsnet", {{"B", 2}}, kCapsnetScales},
+    {"models/capsnet.tn", "capsnet_eval", {{"B", 2}}, kCapsnetScales},
 };
 
 class Models : public ::testing::TestWithParam<ModelCase> {};
