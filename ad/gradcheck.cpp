@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <sstream>
 
-#include "ad/unroll.h"
+#include "ad/retype.h"
 #include "ir/bind.h"
 #include "ir/builder.h"
 #include "ir/interp.h"
@@ -17,23 +16,6 @@ namespace tenet::ad {
 using ir::ValuePtr;
 
 namespace {
-
-// The same function with every float value in float64, so that finite
-// differences can perturb inputs by 1e-6 without float32 rounding.
-ir::Function promote_to_float64(const ir::Function& fn) {
-  ir::FunctionBuilder fb(fn.name, fn.span);
-  for (const std::string& s : fn.size_params) fb.size_param(s);
-  std::map<const ir::Value*, ValuePtr> inputs;
-  for (const ValuePtr& v : fn.inputs) {
-    ElemType t = is_float(v->type) ? ElemType::F64 : v->type;
-    inputs[v.get()] = fb.input(v->name, t, v->shape, v->span);
-  }
-  FailAt fail = [](Span, const std::string& message) { throw CompileError("error: " + message); };
-  ForwardCopy copy = copy_forward(fn, fb, inputs, fail, ElemType::F64);
-  for (size_t i = 0; i < fn.outputs.size(); ++i)
-    fb.output(copy.values.at(fn.outputs[i].get()), fn.output_names[i]);
-  return fb.finish();
-}
 
 Tensor to_f64(const Tensor& t) {
   return is_float(t.type()) ? t.cast(ElemType::F64) : t;
@@ -145,9 +127,9 @@ InputCheck judge(const std::string& name, const Tensor& x, const std::vector<Ent
 GradcheckReport gradcheck(const ir::Function& fn, const GradcheckOptions& opt) {
   std::vector<std::string> wrt = resolve_wrt(fn, opt.request);
   std::vector<std::string> outs = resolve_outputs(fn, opt.request);
-  ir::Function fn64 = promote_to_float64(fn);
-  ir::Function grad =
-      opt.gradient ? promote_to_float64(*opt.gradient) : differentiate(fn64, opt.request);
+  ir::Function fn64 = with_float_type(fn, ElemType::F64);
+  ir::Function grad = opt.gradient ? with_float_type(*opt.gradient, ElemType::F64)
+                                   : differentiate(fn64, opt.request);
 
   std::vector<Tensor> inputs;
   std::vector<Tensor> given =

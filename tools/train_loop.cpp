@@ -246,10 +246,12 @@ class Trainer {
   bool train_epoch() {
     const int64_t per_epoch = batcher_->batches_per_epoch();
     batcher_->start_epoch(epoch_, first_batch_);
+    const int64_t resumed_at = first_batch_;
     first_batch_ = 0;
     train::ProgressOptions po;
     po.label = "epoch " + std::to_string(epoch_ + 1) + "/" + std::to_string(hyper_.epochs);
     po.total_steps = per_epoch;
+    po.first_step = resumed_at;
     train::ProgressReporter progress(stdout, po);
     const uint64_t dropout_seed = train::hash_key(hyper_.seed, "dropout");
     auto interval_start = std::chrono::steady_clock::now();

@@ -87,6 +87,10 @@ ProgressReporter::ProgressReporter(std::FILE* out, ProgressOptions options, bool
   if (options_.total_steps <= 0)
     throw BindError("progress: total steps must be positive, got " +
                     std::to_string(options_.total_steps));
+  if (options_.first_step < 0 || options_.first_step > options_.total_steps)
+    throw BindError("progress: the first step must be in [0, " +
+                    std::to_string(options_.total_steps) + "], got " +
+                    std::to_string(options_.first_step));
   if (!options_.clock) options_.clock = steady_seconds;
   start_ = options_.clock();
 }
@@ -124,8 +128,10 @@ std::string ProgressReporter::counters() const {
   s += printf_text(" loss %.4f", loss_);
   s += printf_text(" acc %.2f%%", 100.0 * accuracy_);
   if (elapsed > 0 && images_ > 0) s += " " + format_rate(double(images_) / elapsed);
-  if (step_ > 0 && step_ < options_.total_steps)
-    s += " ETA " + format_duration(elapsed / double(step_) * double(options_.total_steps - step_));
+  const int64_t timed_steps = step_ - options_.first_step;
+  if (timed_steps > 0 && step_ < options_.total_steps)
+    s += " ETA " +
+         format_duration(elapsed / double(timed_steps) * double(options_.total_steps - step_));
   else if (step_ >= options_.total_steps)
     s += " in " + format_duration(elapsed);
   return s;

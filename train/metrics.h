@@ -54,6 +54,9 @@ std::string format_rate(double per_second);
 struct ProgressOptions {
   std::string label{};      // printed first, e.g. "epoch 3/30"
   int64_t total_steps = 0;  // steps in this run of the bar (> 0)
+  /// Steps already done when the bar starts (an epoch resumed mid-way): the
+  /// ETA extrapolates from the steps this run has timed, not from these.
+  int64_t first_step = 0;
   /// When to redraw: the terminal line at most every `tty_interval_s`, plain
   /// lines every `line_interval_s` (and always for the last step).
   double tty_interval_s = 0.1;

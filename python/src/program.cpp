@@ -1,9 +1,8 @@
 // Programs and their variants for the Python module (program.h).
 #include "python/src/program.h"
 
-#include <map>
 
-#include "ad/unroll.h"
+#include "ad/retype.h"
 #include "ir/bind.h"
 #include "ir/builder.h"
 #include "ir/interp.h"
@@ -15,26 +14,6 @@
 namespace tenet::python {
 
 namespace {
-
-/// The same function with every float value in float64 (ad/unroll.h's
-/// forward copy re-types values, constants and casts; loops come out
-/// unrolled, which computes the same values).
-ir::Function promote_to_float64(const ir::Function& fn) {
-  ir::FunctionBuilder fb(fn.name, fn.span);
-  for (const std::string& s : fn.size_params) fb.size_param(s);
-  std::map<const ir::Value*, ir::ValuePtr> inputs;
-  for (const ir::ValuePtr& v : fn.inputs) {
-    ElemType t = is_float(v->type) ? ElemType::F64 : v->type;
-    inputs[v.get()] = fb.input(v->name, t, v->shape, v->span);
-  }
-  ad::FailAt fail = [](Span, const std::string& message) {
-    throw CompileError("error: " + message);
-  };
-  ad::ForwardCopy copy = ad::copy_forward(fn, fb, inputs, fail, ElemType::F64);
-  for (size_t i = 0; i < fn.outputs.size(); ++i)
-    fb.output(copy.values.at(fn.outputs[i].get()), fn.output_names[i]);
-  return fb.finish();
-}
 
 TensorInfo describe_value(const ir::Value& v, const std::string& name) {
   TensorInfo t{name, std::string(type_name(v.type)), {}};
@@ -82,14 +61,14 @@ ad::GradRequest Program::complete(const ir::Function& fn, ad::GradRequest req) c
 
 ir::Function Program::derive(const Variant& v) const {
   const ir::Function& declared = entry(v.entry);
-  if (!v.grad) return v.float64 ? promote_to_float64(declared) : declared.clone();
+  if (!v.grad) return v.float64 ? ad::with_float_type(declared, ElemType::F64) : declared.clone();
   const ad::GradRequest req = complete(declared, *v.grad);
   if (!v.float64) return ad::differentiate(declared, req, file_.get());
   // Request errors point into the source: check the request on the declared
   // function before differentiating the promoted copy (whose spans are the same).
   ad::resolve_wrt(declared, req, file_.get());
   ad::resolve_outputs(declared, req, file_.get());
-  return ad::differentiate(promote_to_float64(declared), req, file_.get());
+  return ad::differentiate(ad::with_float_type(declared, ElemType::F64), req, file_.get());
 }
 
 FunctionInfo Program::info(const Variant& v) const {

@@ -122,6 +122,24 @@ TEST(Progress, TerminalModeRedrawsOneLine) {
   std::fclose(f);
   expect_error([] { ProgressReporter(stderr, {.total_steps = 0}, false); },
                {"total steps must be positive"});
+  expect_error([] { ProgressReporter(stderr, {.total_steps = 4, .first_step = 5}, false); },
+               {"first step must be in [0, 4], got 5"});
+}
+
+// An epoch resumed at step 60 of 100: 10 steps in 5 s leave 30 steps, 15 s.
+// (Extrapolating from all 70 steps would say 2s.)
+TEST(Progress, ResumedEpochExtrapolatesFromTheStepsItTimed) {
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  double now = 0;
+  ProgressReporter p(f, {.label = "epoch 2/3", .total_steps = 100, .first_step = 60, .clock = [&] {
+                           return now;
+                         }});
+  now = 5;
+  p.update(70, 1000, 0.25, 0.5);
+  p.finish();
+  EXPECT_EQ(contents(f), "epoch 2/3 70/100 loss 0.2500 acc 50.00% 200 img/s ETA 15s\n");
+  std::fclose(f);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <set>
 
+#include "tests/support/alloc/allocation_counter.h"
 #include "tests/support/golden.h"
 #include "tests/train/train_test_util.h"
 #include "train/mnist.h"
@@ -273,14 +274,16 @@ TEST(Batcher, ReusesItsBuffers) {
   ASSERT_TRUE(batcher.next(b));
   const void* images = b.images->raw();
   const void* labels = b.labels->raw();
-  const int64_t before = testing::allocation_count();
+  tenet::testing::Counter counter(tenet::testing::Threads::all);
   while (batcher.next(b)) {
     EXPECT_EQ(b.images->raw(), images);
     EXPECT_EQ(b.labels->raw(), labels);
   }
   batcher.start_epoch(1);
   EXPECT_TRUE(batcher.next(b));
-  EXPECT_EQ(testing::allocation_count(), before);
+  const tenet::testing::Allocations a = counter.stop();
+  EXPECT_EQ(a.cxx, 0);
+  EXPECT_EQ(a.c_other, 0);
 }
 
 TEST(Batcher, InvalidOptions) {

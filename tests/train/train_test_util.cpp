@@ -1,57 +1,9 @@
 #include "tests/train/train_test_util.h"
 
-#include <atomic>
 #include <cstdlib>
 #include <fstream>
-#include <new>
 #include <random>
 #include <sstream>
-
-namespace {
-
-std::atomic<int64_t> allocations{0};
-
-void* counted_malloc(std::size_t n) {
-  allocations.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(n ? n : 1);
-}
-
-}  // namespace
-
-// Counting replacements of every non-aligned allocation function, so that
-// all of them pair with these deallocation functions (a sanitizer runtime
-// provides its own versions of any left out, and flags the mix).
-void* operator new(std::size_t n) {
-  if (void* p = counted_malloc(n)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) {
-  return operator new(n);
-}
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  return counted_malloc(n);
-}
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
-  return counted_malloc(n);
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, const std::nothrow_t&) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, const std::nothrow_t&) noexcept {
-  std::free(p);
-}
 
 namespace tenet::train::testing {
 
@@ -81,10 +33,6 @@ void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), std::streamsize(bytes.size()));
   EXPECT_TRUE(out.good()) << "cannot write " << path;
-}
-
-int64_t allocation_count() {
-  return allocations.load(std::memory_order_relaxed);
 }
 
 std::string error_of(const std::function<void()>& fn) {

@@ -1,6 +1,6 @@
 /// \file
 /// Helpers for the training-runtime tests: a temporary directory, byte-level
-/// file IO, an allocation counter, and checks that a call throws an error
+/// file IO, and checks that a call throws an error
 /// whose message contains given pieces.
 #pragma once
 
@@ -30,11 +30,6 @@ class TempDir {
 
 std::string read_bytes(const std::string& path);
 void write_bytes(const std::string& path, const std::string& bytes);
-
-/// Calls of the global operator new (any thread) since the program started.
-/// Memory from malloc/aligned_alloc (Tensor storage) is not counted: tests
-/// that check "no allocation" also check that buffer addresses stay put.
-int64_t allocation_count();
 
 /// The message of the exception `fn` throws (failing the test when it throws
 /// nothing or something not derived from std::exception).

@@ -1,12 +1,11 @@
-#include "tests/codegen/allocation_counter.h"
+#include "tests/support/alloc/allocation_counter.h"
 
 #include <dlfcn.h>
 #include <sys/resource.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <new>
-
-#include "codegen/jit.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define TENET_TEST_ASAN 1
@@ -46,21 +45,26 @@ void* raw_aligned_alloc(std::size_t align, std::size_t n) {
 #endif
 }
 
-// Per thread, so that other threads (OpenMP workers, the test runner) do not
-// count; constant-initialised, so reading them never allocates.
-thread_local bool counting = false;
-thread_local int64_t cxx_allocations = 0;
-thread_local int64_t c_allocations = 0;
+// Whether this thread counts (Threads::calling), or every thread does
+// (Threads::all). Constant-initialised, so reading them never allocates.
+thread_local bool counting_here = false;
+std::atomic<bool> counting_everywhere{false};
+std::atomic<int64_t> cxx_allocations{0};
+std::atomic<int64_t> c_allocations{0};
 constexpr int kMaxCallers = 1024;
-thread_local void* c_callers[kMaxCallers];
+void* c_callers[kMaxCallers];
+
+bool counting() {
+  return counting_here || counting_everywhere.load(std::memory_order_relaxed);
+}
 
 void* counted_new(std::size_t n) {
-  if (counting) ++cxx_allocations;
+  if (counting()) cxx_allocations.fetch_add(1, std::memory_order_relaxed);
   return raw_malloc(n ? n : 1);
 }
 
 void* counted_aligned_new(std::size_t n, std::align_val_t align) {
-  if (counting) ++cxx_allocations;
+  if (counting()) cxx_allocations.fetch_add(1, std::memory_order_relaxed);
   const std::size_t a = static_cast<std::size_t>(align);
   return raw_aligned_alloc(a, (n + a - 1) / a * a);
 }
@@ -141,9 +145,9 @@ void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcep
 
 namespace {
 void note_c_allocation(void* caller) {
-  if (!counting) return;
-  if (c_allocations < kMaxCallers) c_callers[c_allocations] = caller;
-  ++c_allocations;
+  if (!counting()) return;
+  const int64_t i = c_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (i < kMaxCallers) c_callers[i] = caller;
 }
 }  // namespace
 
@@ -181,7 +185,7 @@ void free(void* p) noexcept {
 }
 #endif
 
-namespace tenet::codegen::testing {
+namespace tenet::testing {
 
 namespace {
 
@@ -198,15 +202,20 @@ std::string library_of(const void* address) {
   return info.dli_fname;
 }
 
-/// The OpenMP runtimes (libgomp, LLVM's libomp), the BLAS library the JIT
-/// links generated code with, and the dynamic loader (which allocates the
-/// thread-local storage of those libraries, lazily, in each thread).
-bool is_runtime_library(const std::string& path) {
-  const std::string name = path.substr(path.rfind('/') + 1);
-  const std::string blas = blas_library();
+std::string file_name(const std::string& path) {
+  return path.substr(path.rfind('/') + 1);
+}
+
+/// The OpenMP runtimes (libgomp, LLVM's libomp), the dynamic loader (which
+/// allocates the thread-local storage of libraries, lazily, in each thread),
+/// and the named others.
+bool is_runtime_library(const std::string& path, const std::vector<std::string>& others) {
+  const std::string name = file_name(path);
   for (const char* runtime : {"libgomp", "libomp", "libiomp", "ld-linux"})
     if (name.rfind(runtime, 0) == 0) return true;
-  return name == blas.substr(blas.rfind('/') + 1);
+  for (const std::string& other : others)
+    if (name == file_name(other)) return true;
+  return false;
 }
 
 }  // namespace
@@ -219,21 +228,26 @@ bool glibc_allocator() {
 #endif
 }
 
-Counter::Counter() {
+Counter::Counter(Threads threads) {
   cxx_allocations = 0;
   c_allocations = 0;
   faults_at_start_ = minor_faults();
-  counting = true;
+  if (threads == Threads::all)
+    counting_everywhere = true;
+  else
+    counting_here = true;
 }
 
-Allocations Counter::stop() {
-  counting = false;
+Allocations Counter::stop(const std::vector<std::string>& runtime_libraries) {
+  counting_here = false;
+  counting_everywhere = false;
   Allocations a;
   a.minor_page_faults = minor_faults() - faults_at_start_;
   a.cxx = cxx_allocations;
-  for (int64_t i = 0; i < c_allocations; ++i) {
+  const int64_t c_count = c_allocations;
+  for (int64_t i = 0; i < c_count; ++i) {
     const std::string library = i < kMaxCallers ? library_of(c_callers[i]) : "?";
-    if (is_runtime_library(library)) {
+    if (is_runtime_library(library, runtime_libraries)) {
       ++a.c_runtime;
     } else {
       ++a.c_other;
@@ -243,4 +257,4 @@ Allocations Counter::stop() {
   return a;
 }
 
-}  // namespace tenet::codegen::testing
+}  // namespace tenet::testing
