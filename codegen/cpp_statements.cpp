@@ -3,9 +3,11 @@
 // out loops inside the reduce loops accumulate in place), and consecutive
 // statements that share outer loops become one nest; a Loop becomes a for
 // loop that hands its carried tensors from one iteration to the next (see
-// CarryKind).
+// CarryKind). Reduce loops run only where their body's guard can hold
+// (codegen/loop_bounds.h).
 #include <algorithm>
 #include <limits>
+#include <map>
 
 #include "codegen/function_emitter.h"
 #include "ir/printer.h"
@@ -68,7 +70,7 @@ void FunctionEmitter::emit_block(Code& code, const std::vector<ir::Stmt>& body,
     shared = std::min(shared, in_nest ? shared_loops(s) : size_t(0));
     const bool live = compute ? liveness_.live(s.compute) : liveness_.live(*s.loop);
     if (!live) continue;
-    Scheduled m{&s, in_nest ? loop_schedule(s) : LoopSchedule{}};
+    Scheduled m = in_nest ? scheduled(s, scope) : Scheduled{&s, {}, {}};
     m.schedule.shared = nestable && in_nest ? shared : 0;
     if (m.schedule.shared == 0) nests.emplace_back();
     nests.back().push_back(m);
@@ -85,6 +87,20 @@ void FunctionEmitter::emit_block(Code& code, const std::vector<ir::Stmt>& body,
     else
       emit_loop(code, *first.stmt, scope);
   }
+}
+
+FunctionEmitter::Scheduled FunctionEmitter::scheduled(const ir::Stmt& s, const Scope& scope) const {
+  Scheduled m{&s, loop_schedule(s), {}};
+  const ir::Compute& c = s.compute;
+  std::vector<std::string> order;
+  std::map<std::string, IndexInfo> ranges = scope.indices;
+  for (size_t p : m.schedule.outer) order.push_back(c.out[p].index);
+  for (const ir::Dim& d : c.reduce) order.push_back(d.index);
+  for (size_t p : m.schedule.inner) order.push_back(c.out[p].index);
+  for (const auto* dims : {&c.out, &c.reduce})
+    for (const ir::Dim& d : *dims) ranges[d.index] = IndexInfo{d.index, d.lo, d.hi};
+  m.guard = infer_guard_bounds(c, order, ranges);
+  return m;
 }
 
 std::string FunctionEmitter::parallel_pragma(const std::vector<Scheduled>& nest) const {
@@ -106,7 +122,14 @@ std::string FunctionEmitter::parallel_pragma(const std::vector<Scheduled>& nest)
         factors += (factors.empty() ? "" : " * ") + text;
     };
     for (size_t d = 0; d < c.out.size(); ++d) factor(c.out[d].extent(), result.dims[d]);
-    for (const ir::Dim& d : c.reduce) {
+    for (size_t r = 0; r < c.reduce.size(); ++r) {
+      const ir::Dim& d = c.reduce[r];
+      // A loop narrowed to a window by its guard runs at most the window's width.
+      if (auto window = window_trip_count(m.guard.reduce[r])) {
+        const auto extent = d.extent().constant();
+        constant *= extent ? std::min(*extent, *window) : *window;
+        continue;
+      }
       // "(hi - lo)" reads better than the normal form of the difference.
       CExpr hi = size_to_c(d.hi, size_names_), lo = size_to_c(d.lo, size_names_);
       std::string extent = d.lo == ir::SizeExpr(0) ? wrap(hi, kPrecMultiplicative + 1)
@@ -170,9 +193,9 @@ void FunctionEmitter::emit_compute(Code& code, const ir::Stmt& s, const Scope& s
 }
 
 void FunctionEmitter::emit_loop_nest(Code& code, const ir::Stmt& s, const Scope& scope) {
-  LoopSchedule schedule = loop_schedule(s);
-  schedule.shared = 0;
-  emit_nest(code, {Scheduled{&s, schedule}}, scope);
+  Scheduled m = scheduled(s, scope);
+  m.schedule.shared = 0;
+  emit_nest(code, {m}, scope);
 }
 
 void FunctionEmitter::emit_nest(Code& code, const std::vector<Scheduled>& nest,
@@ -274,11 +297,22 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
   auto close_n = [&](size_t n) {
     for (size_t k = 0; k < n; ++k) code.close();
   };
+  std::string narrowed;
+  for (size_t d = 0; d < c.reduce.size(); ++d)
+    if (m.guard.reduce[d].narrowed()) narrowed += (narrowed.empty() ? "" : ", ") + reduce_vars[d];
   auto open_reduce = [&] {
+    if (!narrowed.empty())
+      code.note("Loops of " + narrowed +
+                " only where the guard holds: the other terms add nothing.");
     for (size_t d = 0; d < c.reduce.size(); ++d) {
       const ir::Dim& dim = c.reduce[d];
-      code.open(for_header(reduce_vars[d], size_to_c(dim.lo, size_names_).text,
-                           size_to_c(dim.hi, size_names_)));
+      const ReduceRange& range = m.guard.reduce[d];
+      if (range.narrowed())
+        code.open(for_header(reduce_vars[d], loop_start(dim, range, inner).text,
+                             loop_end(dim, range, inner)));
+      else
+        code.open(for_header(reduce_vars[d], size_to_c(dim.lo, size_names_).text,
+                             size_to_c(dim.hi, size_names_)));
     }
   };
 
@@ -304,7 +338,7 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
     close_n(schedule.inner.size());
     open_reduce();
     open_out(schedule.inner, 0);
-    code.line(reduce_step(c.op, c.result->type, target, emit_expr(c.body, inner)));
+    code.line(reduce_step(c.op, c.result->type, target, emit_expr(m.guard.body, inner)));
     close_n(schedule.inner.size() + c.reduce.size());
     close_n(own_outer);
     return;
@@ -318,7 +352,7 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
   local.reserve(acc);
   code.line(c_type(c.result->type) + " " + acc + " = " + start + ";");
   open_reduce();
-  code.line(reduce_step(c.op, c.result->type, acc, emit_expr(c.body, inner)));
+  code.line(reduce_step(c.op, c.result->type, acc, emit_expr(m.guard.body, inner)));
   close_n(c.reduce.size());
   code.line(target + " = " + acc + ";");
   close_n(own_outer);

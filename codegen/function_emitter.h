@@ -19,6 +19,7 @@
 #include "codegen/cpp_expr.h"
 #include "codegen/cpp_gemm.h"
 #include "codegen/liveness.h"
+#include "codegen/loop_bounds.h"
 #include "codegen/memory_plan.h"
 #include "codegen/schedule.h"
 #include "ir/ir.h"
@@ -105,7 +106,11 @@ class FunctionEmitter {
   struct Scheduled {
     const ir::Stmt* stmt;
     LoopSchedule schedule;  // `shared`: loops shared with the previous member
+    GuardBounds guard;      // its reduce loops narrowed by its guard (loop_bounds.h)
   };
+  /// `s` (a Compute in a block with the indices of `scope`) with its loop
+  /// schedule and its reduce loops' bounds from its guard.
+  Scheduled scheduled(const ir::Stmt& s, const Scope& scope) const;
   void emit_nest(Code& code, const std::vector<Scheduled>& nest, const Scope& scope);
   void emit_shared(Code& code, const std::vector<Scheduled>& nest, size_t first, size_t end,
                    std::vector<std::string>& loop_vars, const Scope& scope);
@@ -121,6 +126,9 @@ class FunctionEmitter {
   std::optional<GemmLowering> lower_in_chunks(const ir::Stmt& s, const GemmLowering& whole);
   void emit_gemm(Code& code, const ir::Stmt& s, const Scope& scope);
   void emit_gemm_calls(Code& code, const GemmLowering& g, const Scope& scope);
+  /// A split's gather as a scatter of windows (gemm_col2im.cpp); false, and
+  /// nothing emitted, when the gather has no such form.
+  bool emit_col2im(Code& code, const ir::Stmt& gather, const Scope& scope);
 
   const ir::Function& fn_;
   std::string symbol_;

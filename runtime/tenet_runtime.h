@@ -38,6 +38,15 @@ constexpr T floordiv(T a, T b) {
   return q;
 }
 
+/// Ceiling division (rounds toward positive infinity): the first value of a
+/// reduce loop narrowed by a guard `k*r >= n` (codegen/loop_bounds.h).
+template <typename T>
+constexpr T ceildiv(T a, T b) {
+  T q = T(a / b);
+  if ((a % b != 0) && ((a < 0) == (b < 0))) ++q;
+  return q;
+}
+
 // Integer arithmetic of the IR wraps around (two's complement) at the width of
 // its type. + - * are plain C++ operators compiled with -fwrapv (narrow types
 // are cast back after each operation); the helpers below cover the operations

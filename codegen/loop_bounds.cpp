@@ -1,0 +1,312 @@
+// Reduce loop bounds from the guards of their bodies (loop_bounds.h).
+#include "codegen/loop_bounds.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "ir/builder.h"
+
+namespace tenet::codegen::detail {
+
+namespace {
+
+/// An integer expression sum(coef * index) + offset.
+struct Linear {
+  std::map<std::string, int64_t> terms;  // no zero coefficients
+  ir::SizeExpr offset;
+
+  bool constant() const { return terms.empty(); }
+};
+
+Linear scaled(Linear a, const ir::SizeExpr& k) {
+  for (auto& [index, coef] : a.terms) coef *= *k.constant();
+  a.offset = a.offset * k;
+  return a;
+}
+
+Linear plus(Linear a, const Linear& b, int64_t sign) {
+  for (const auto& [index, coef] : b.terms)
+    if ((a.terms[index] += sign * coef) == 0) a.terms.erase(index);
+  a.offset = a.offset + b.offset * sign;
+  return a;
+}
+
+/// `e` as a linear form, when it is one: int64 arithmetic (+, -, negation,
+/// products with a constant) of indices, sizes and integer constants.
+std::optional<Linear> linear(const ir::Expr& e) {
+  if (e->type != ElemType::I64) return std::nullopt;
+  switch (e->kind) {
+    case ir::ExprKind::Const:
+      if (e->value != std::floor(e->value) || std::fabs(e->value) > 1e15) return std::nullopt;
+      return Linear{{}, ir::SizeExpr(int64_t(e->value))};
+    case ir::ExprKind::Index:
+      return Linear{{{e->index, 1}}, 0};
+    case ir::ExprKind::Size:
+      return Linear{{}, e->size};
+    case ir::ExprKind::Unary:
+      if (e->unop != ir::UnOp::Neg) return std::nullopt;
+      if (auto a = linear(e->args[0])) return scaled(*a, -1);
+      return std::nullopt;
+    case ir::ExprKind::Binary: {
+      const ir::BinOp op = e->binop;
+      if (op != ir::BinOp::Add && op != ir::BinOp::Sub && op != ir::BinOp::Mul) return std::nullopt;
+      auto a = linear(e->args[0]), b = linear(e->args[1]);
+      if (!a || !b) return std::nullopt;
+      if (op != ir::BinOp::Mul) return plus(*a, *b, op == ir::BinOp::Add ? 1 : -1);
+      // A product is linear when one side is a constant (or both are sizes).
+      if (b->constant() && (b->offset.constant() || a->constant())) return scaled(*a, b->offset);
+      if (a->constant() && a->offset.constant()) return scaled(*b, a->offset);
+      return std::nullopt;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+/// A comparison of linear forms as `f >= 0` (integers: a < b is b - a - 1 >= 0).
+std::optional<Linear> nonnegative_form(const ir::Expr& e) {
+  if (e->kind != ir::ExprKind::Binary) return std::nullopt;
+  auto a = linear(e->args[0]), b = linear(e->args[1]);
+  if (!a || !b) return std::nullopt;
+  switch (e->binop) {
+    case ir::BinOp::Ge:
+      return plus(*a, *b, -1);
+    case ir::BinOp::Gt:
+      return plus(plus(*a, *b, -1), Linear{{}, 1}, -1);
+    case ir::BinOp::Le:
+      return plus(*b, *a, -1);
+    case ir::BinOp::Lt:
+      return plus(plus(*b, *a, -1), Linear{{}, 1}, -1);
+    default:
+      return std::nullopt;
+  }
+}
+
+ir::Affine to_affine(const Linear& l) {
+  ir::Affine a;
+  for (const auto& [index, coef] : l.terms) a.terms.push_back({index, coef});
+  a.offset = l.offset;
+  return a;
+}
+
+void split_conjuncts(const ir::Expr& cond, std::vector<ir::Expr>& out) {
+  if (cond->kind == ir::ExprKind::Binary && cond->binop == ir::BinOp::And) {
+    split_conjuncts(cond->args[0], out);
+    split_conjuncts(cond->args[1], out);
+  } else {
+    out.push_back(cond);
+  }
+}
+
+bool is_identity(const ir::Expr& e, ir::ReduceOp op) {
+  if (e->kind != ir::ExprKind::Const) return false;
+  switch (op) {
+    case ir::ReduceOp::Sum:
+      return e->value == 0;
+    case ir::ReduceOp::Max:
+      return is_float(e->type) && std::isinf(e->value) && e->value < 0;
+    case ir::ReduceOp::Min:
+      return is_float(e->type) && std::isinf(e->value) && e->value > 0;
+    case ir::ReduceOp::None:
+      break;
+  }
+  return false;
+}
+
+/// The smallest (or largest) value `a` takes over the index ranges, as a size expression.
+ir::SizeExpr extreme(const ir::Affine& a, const std::map<std::string, IndexInfo>& ranges,
+                     bool largest) {
+  ir::SizeExpr v = a.offset;
+  for (const auto& [index, coef] : a.terms) {
+    const IndexInfo& r = ranges.at(index);
+    v = v + ((coef > 0) == largest ? r.hi - 1 : r.lo) * coef;
+  }
+  return v;
+}
+
+bool provably_in_range(const ir::Affine& a, const ir::SizeExpr& extent,
+                       const std::map<std::string, IndexInfo>& ranges) {
+  for (const auto& term : a.terms)
+    if (!ranges.count(term.first)) return false;
+  return ir::provably_le(0, extreme(a, ranges, false)) &&
+         ir::provably_le(extreme(a, ranges, true), extent - 1);
+}
+
+/// Whether finite operands give a finite value (no division, pow, log or
+/// sqrt), as AD assumes when it leaves out a guard that a guarded factor
+/// implies (ad/gather.cpp).
+bool total(const ir::Expr& e) {
+  if (e->kind == ir::ExprKind::Binary && (e->binop == ir::BinOp::Div || e->binop == ir::BinOp::Pow))
+    return false;
+  if (e->kind == ir::ExprKind::Unary && (e->unop == ir::UnOp::Log || e->unop == ir::UnOp::Sqrt))
+    return false;
+  for (const ir::Expr& a : e->args)
+    if (!total(a)) return false;
+  return true;
+}
+
+/// Turns conditions into loop bounds where they can be.
+class Narrower {
+ public:
+  Narrower(const ir::Compute& c, const std::vector<std::string>& loop_order,
+           const std::map<std::string, IndexInfo>& ranges)
+      : c_(c), ranges_(ranges), out_{c.body, std::vector<ReduceRange>(c.reduce.size())} {
+    for (size_t i = 0; i < loop_order.size(); ++i) position_[loop_order[i]] = int(i);
+    for (size_t i = 0; i < c.reduce.size(); ++i) reduce_at_[c.reduce[i].index] = i;
+  }
+
+  GuardBounds run() {
+    if (c_.op != ir::ReduceOp::None) out_.body = narrow(c_.body);
+    return out_;
+  }
+
+ private:
+  /// `e` without the conditions that became bounds.
+  ir::Expr narrow(const ir::Expr& e) {
+    if (e->kind == ir::ExprKind::Select && is_identity(e->args[2], c_.op)) {
+      std::vector<ir::Expr> conjuncts, kept;
+      split_conjuncts(e->args[0], conjuncts);
+      for (const ir::Expr& k : conjuncts)
+        if (!bound(k)) kept.push_back(k);
+      ir::Expr value = narrow(e->args[1]);
+      if (kept.empty()) return value;
+      ir::Expr cond = kept[0];
+      for (size_t i = 1; i < kept.size(); ++i)
+        cond = ir::make_binary(ir::BinOp::And, cond, kept[i]);
+      return ir::make_select(cond, value, e->args[2]);
+    }
+    if (c_.op != ir::ReduceOp::Sum) return e;
+    // Out of bounds a guarded read is 0, the identity of a sum, and so is a
+    // product with it as a factor when no factor can be infinite or NaN.
+    if (e->kind == ir::ExprKind::Read && e->guarded) return narrow_read(e);
+    if (e->kind == ir::ExprKind::Binary && e->binop == ir::BinOp::Mul && total(e))
+      return narrow_factors(e);
+    return e;
+  }
+
+  /// A product with its guarded read factors made plain where the bounds
+  /// enforce every in-bounds condition (the same products, in the same order).
+  ir::Expr narrow_factors(const ir::Expr& e) {
+    if (e->kind == ir::ExprKind::Read && e->guarded) return narrow_read(e);
+    if (e->kind != ir::ExprKind::Binary || e->binop != ir::BinOp::Mul) return e;
+    return ir::make_binary(ir::BinOp::Mul, narrow_factors(e->args[0]), narrow_factors(e->args[1]));
+  }
+
+  ir::Expr narrow_read(const ir::Expr& e) {
+    bool all = true;
+    for (size_t d = 0; d < e->indices.size(); ++d) {
+      const ir::Affine& index = e->indices[d];
+      if (provably_in_range(index, e->tensor->shape[d], ranges_)) continue;
+      Linear f{{}, index.offset};
+      for (const auto& [name, coef] : index.terms) f.terms[name] = coef;
+      Linear below_extent = plus(Linear{{}, e->tensor->shape[d] - 1}, f, -1);
+      all = bound(f) && bound(below_extent) && all;
+    }
+    return all ? ir::make_read(e->tensor, e->indices, false) : e;
+  }
+
+  bool bound(const ir::Expr& condition) {
+    auto f = nonnegative_form(condition);
+    return f && bound(*f);
+  }
+
+  /// Makes `f >= 0` a bound of its innermost index's loop, if that is a reduce loop.
+  bool bound(const Linear& f) {
+    std::string inner;
+    int inner_at = -1;
+    for (const auto& [index, coef] : f.terms) {
+      auto it = position_.find(index);
+      const int at = it == position_.end() ? -1 : it->second;  // -1: an enclosing loop
+      if (at > inner_at) inner = index, inner_at = at;
+    }
+    auto r = reduce_at_.find(inner);
+    if (inner_at < 0 || r == reduce_at_.end()) return false;
+    const int64_t a = f.terms.at(inner);
+    Linear rest = f;
+    rest.terms.erase(inner);
+    ReduceRange& range = out_.reduce[r->second];
+    if (a > 0)
+      range.lower.push_back({to_affine(scaled(rest, -1)), a});
+    else
+      range.upper.push_back({to_affine(rest), -a});
+    return true;
+  }
+
+  const ir::Compute& c_;
+  const std::map<std::string, IndexInfo>& ranges_;
+  GuardBounds out_;
+  std::map<std::string, int> position_;
+  std::map<std::string, size_t> reduce_at_;
+};
+
+CExpr nested(const char* fn, std::vector<CExpr> terms) {
+  CExpr text = terms[0];
+  for (size_t i = 1; i < terms.size(); ++i)
+    text = CExpr{std::string(fn) + "(" + text.text + ", " + terms[i].text + ")", kPrecPrimary};
+  return text;
+}
+
+}  // namespace
+
+GuardBounds infer_guard_bounds(const ir::Compute& c, const std::vector<std::string>& loop_order,
+                               const std::map<std::string, IndexInfo>& ranges) {
+  return Narrower(c, loop_order, ranges).run();
+}
+
+CExpr loop_start(const ir::Dim& d, const ReduceRange& range, const Scope& scope) {
+  std::vector<CExpr> terms;
+  // ceil(n / k) >= lo exactly when n >= (lo - 1) * k + 1.
+  bool implied = false;
+  for (const LoopBound& b : range.lower)
+    implied = implied || ir::provably_le((d.lo - 1) * b.divisor + 1,
+                                         extreme(b.numerator, scope.indices, false));
+  if (!implied) terms.push_back(size_to_c(d.lo, *scope.size_names));
+  for (const LoopBound& b : range.lower) {
+    CExpr n = affine_to_c(b.numerator, scope);
+    terms.push_back(b.divisor == 1 ? n
+                                   : CExpr{"tenet::ceildiv<int64_t>(" + n.text + ", " +
+                                               std::to_string(b.divisor) + ")",
+                                           kPrecPrimary});
+  }
+  return nested("std::max<int64_t>", terms);
+}
+
+CExpr loop_end(const ir::Dim& d, const ReduceRange& range, const Scope& scope) {
+  std::vector<CExpr> terms;
+  // floor(n / k) + 1 <= hi exactly when n <= hi * k - 1.
+  bool implied = false;
+  for (const LoopBound& b : range.upper)
+    implied =
+        implied || ir::provably_le(extreme(b.numerator, scope.indices, true), d.hi * b.divisor - 1);
+  if (!implied) terms.push_back(size_to_c(d.hi, *scope.size_names));
+  for (const LoopBound& b : range.upper) {
+    if (b.divisor == 1) {
+      ir::Affine end = b.numerator;
+      end.offset = end.offset + 1;
+      terms.push_back(affine_to_c(end, scope));
+      continue;
+    }
+    CExpr n = affine_to_c(b.numerator, scope);
+    terms.push_back(
+        CExpr{"tenet::floordiv<int64_t>(" + n.text + ", " + std::to_string(b.divisor) + ") + 1",
+              kPrecAdditive});
+  }
+  return nested("std::min<int64_t>", terms);
+}
+
+std::optional<int64_t> window_trip_count(const ReduceRange& range) {
+  std::optional<int64_t> best;
+  for (const LoopBound& lo : range.lower)
+    for (const LoopBound& hi : range.upper) {
+      if (lo.divisor != hi.divisor || lo.numerator.terms != hi.numerator.terms) continue;
+      auto width = ir::const_difference(hi.numerator.offset, lo.numerator.offset);
+      if (!width) continue;
+      // ceil(n / k) <= r <= floor((n + width) / k): at most width / k + 1 values.
+      const int64_t trips = *width < 0 ? 0 : *width / lo.divisor + 1;
+      best = best ? std::min(*best, trips) : trips;
+    }
+  return best;
+}
+
+}  // namespace tenet::codegen::detail

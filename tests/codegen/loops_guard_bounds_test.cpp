@@ -1,0 +1,246 @@
+// Reduce loops narrowed by the guards of their bodies (codegen/loop_bounds.h):
+// compiled code matches the interpreter for guards of every shape (strides
+// 2 and 3, windows wider than the stride, negative offsets, bounds through
+// two reduce indices, sizes where a range is empty), for the gathers AD makes
+// of strided, padded and transposed reads, and for guarded reads; and the
+// narrowed loops are what is emitted (the guard leaves the loop body; a
+// golden of the max-pool gradient).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "ad/grad.h"
+#include "codegen/cpp.h"
+#include "codegen/jit.h"
+#include "ir/builder.h"
+#include "lang/check.h"
+#include "runtime/tenet_runtime.h"
+#include "support/diagnostics.h"
+#include "tests/codegen/codegen_test_util.h"
+#include "tests/support/golden.h"
+
+namespace tenet::codegen::testing {
+namespace {
+
+const char* const kGuards = R"(
+def stride2(float(Y) d) -> (g) {
+  g(h) +=! select(h - 2*y >= 0 && h - 2*y < 2, d(y), 0) where h in 0:H
+}
+
+def stride3_wide(float(Y) d) -> (g) {
+  g(h) +=! select(h - 3*y >= -1 && h - 3*y < 4, d(y), 0) where h in 0:H
+}
+
+def flipped(float(Y, X) d) -> (g) {
+  g(h, w) +=! select(2*y <= h + 1 && h < 2*y + 2 && 3*x - w < 2 && w - 3*x <= 1 && x > 0, d(y, x), 0)
+      where h in 0:H, w in 0:W
+}
+
+def triangle(float(Y, K) d) -> (g) {
+  g(h) +=! select(y + k < h && k >= 1 && y >= h - 5 && d(y, k) > 0, d(y, k), 0) where h in 0:H
+}
+
+def kept(float(Y) d) -> (g) {
+  g(h) +=! select(h >= 2 && h - y >= 0, d(y), 0) where h in 0:H
+}
+
+def gather(float(Y, K) cols) -> (g) {
+  g(h) +=! cols?(y, h - 2*y + 1) where h in 0:H, y in 0:Y
+}
+
+def product(float(Y) d, float(K) w) -> (g, q) {
+  g(h) +=! d(y) * w?(h - 2*y) where h in 0:H
+  q(h) +=! d(y) / 2 * w?(h - 2*y) where h in 0:H
+}
+
+def nested(float(Y) d, float(Y) m) -> (g) {
+  g(h) +=! select(h - 2*y >= 0, select(m(y) > 0 && h - 2*y < 3, d(y), 0), 0) where h in 0:H
+}
+)";
+
+class GuardBounds : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    module_ = new ir::Module(compile_tn(kGuards));
+    std::vector<std::string> names;
+    for (const auto& f : module_->functions) names.push_back(f.name);
+    auto compiled = jit_compile_together(*module_, names, test_jit_options());
+    functions_ = new std::map<std::string, CompiledFunction>();
+    for (size_t i = 0; i < names.size(); ++i) functions_->emplace(names[i], compiled[i]);
+    source_ = new std::string(emit_cpp(*module_).source);
+  }
+  static void TearDownTestSuite() {
+    delete functions_;
+    delete module_;
+    delete source_;
+  }
+  static const CompiledFunction& fn(const std::string& name) { return functions_->at(name); }
+  /// The generated body of `name` (its __with_workspace definition).
+  static std::string body(const std::string& name) {
+    const size_t begin = source_->find("extern \"C\" void " + name + "__with_workspace(");
+    EXPECT_NE(begin, std::string::npos) << name;
+    return source_->substr(begin, source_->find("\n}\n", begin) - begin);
+  }
+
+  static ir::Module* module_;
+  static std::map<std::string, CompiledFunction>* functions_;
+  static std::string* source_;
+};
+ir::Module* GuardBounds::module_ = nullptr;
+std::map<std::string, CompiledFunction>* GuardBounds::functions_ = nullptr;
+std::string* GuardBounds::source_ = nullptr;
+
+TEST(GuardBoundsRuntime, CeilAndFloorDivisionOfNegativeValues) {
+  for (int64_t b : {1, 2, 3, 7}) {
+    for (int64_t a = -15; a <= 15; ++a) {
+      const double exact = double(a) / double(b);
+      EXPECT_EQ(tenet::ceildiv<int64_t>(a, b), int64_t(std::ceil(exact))) << a << " / " << b;
+      EXPECT_EQ(tenet::floordiv<int64_t>(a, b), int64_t(std::floor(exact))) << a << " / " << b;
+    }
+  }
+}
+
+TEST_F(GuardBounds, StridesWindowsAndNegativeOffsetsMatchTheInterpreter) {
+  // Odd and even sizes; H beyond the last window (empty ranges at the end);
+  // Y = 0 (every range empty). The sums skip only zero terms and keep the
+  // interpreter's order: bit for bit its results (tolerance 0).
+  for (int64_t h : {1, 2, 7, 8, 13}) {
+    for (int64_t y : {0, 1, 3, 4}) {
+      SCOPED_TRACE("H=" + std::to_string(h) + " Y=" + std::to_string(y));
+      expect_matches_interpreter(fn("stride2"), {{"H", h}, {"Y", y}}, 1, 0);
+      expect_matches_interpreter(fn("stride3_wide"), {{"H", h}, {"Y", y}}, 2, 0);
+      expect_matches_interpreter(fn("flipped"), {{"H", h}, {"W", h + 2}, {"Y", y}, {"X", y + 1}}, 3,
+                                 0);
+      expect_matches_interpreter(fn("triangle"), {{"H", h}, {"Y", y}, {"K", 3}}, 4, 0);
+      expect_matches_interpreter(fn("kept"), {{"H", h}, {"Y", y}}, 5, 0);
+      expect_matches_interpreter(fn("gather"), {{"H", h}, {"Y", y}, {"K", 3}}, 6, 0);
+      expect_matches_interpreter(fn("nested"), {{"H", h}, {"Y", y}}, 7, 0);
+      expect_matches_interpreter(fn("product"), {{"H", h}, {"Y", y}, {"K", 3}}, 8, 0);
+    }
+  }
+}
+
+TEST_F(GuardBounds, TheGuardBecomesLoopBounds) {
+  // h - 2*y >= 0 and h - 2*y < 2: y from ceil((h - 1) / 2) (never below 0:
+  // h >= 0) to floor(h / 2).
+  const std::string stride2 = body("stride2");
+  EXPECT_NE(stride2.find("y = tenet::ceildiv<int64_t>(h - 1, 2);"), std::string::npos) << stride2;
+  EXPECT_NE(stride2.find("std::min<int64_t>(Y, tenet::floordiv<int64_t>(h, 2) + 1)"),
+            std::string::npos)
+      << stride2;
+  EXPECT_NE(stride2.find("acc += d[y];"), std::string::npos) << stride2;
+  // Coefficients of both signs, Le and Gt, and x > 0 as a plain lower bound.
+  const std::string flipped = body("flipped");
+  EXPECT_EQ(flipped.find("?"), std::string::npos) << flipped;
+  EXPECT_NE(flipped.find("tenet::ceildiv<int64_t>(w - 1, 3)"), std::string::npos) << flipped;
+  // y + k < h bounds k (the inner loop) by y; the read of d stays a test.
+  const std::string triangle = body("triangle");
+  EXPECT_NE(triangle.find("k < std::min<int64_t>(K, h - y)"), std::string::npos) << triangle;
+  EXPECT_NE(triangle.find("? d["), std::string::npos) << triangle;
+  // h >= 2 has no reduce index: it stays; h - y >= 0 bounds y.
+  const std::string kept = body("kept");
+  EXPECT_NE(kept.find("y < std::min<int64_t>(Y, h + 1)"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("acc += h >= 2 ? d[y] : 0.0f;"), std::string::npos) << kept;
+  // A guarded read whose bounds check involves y: the read becomes plain.
+  const std::string gather = body("gather");
+  EXPECT_EQ(gather.find("in_bounds"), std::string::npos) << gather;
+  // A guarded factor of a product bounds y; not when another factor divides
+  // (it could be infinite, and inf * 0 is NaN, not 0).
+  const std::string product = body("product");
+  EXPECT_NE(product.find("acc += d[y] * w[h - 2 * y];"), std::string::npos) << product;
+  EXPECT_NE(product.find("tenet::in_bounds(h - 2 * y, K)"), std::string::npos) << product;
+  // The inner select's affine conjunct bounds y too; m(y) > 0 stays.
+  const std::string nested = body("nested");
+  EXPECT_NE(nested.find("m[y] > 0.0f ? d[y] : 0.0f"), std::string::npos) << nested;
+}
+
+ir::Module gradient_of(const std::string& path, const std::string& fn) {
+  ir::Module m = lang::compile_source(SourceFile::read(tenet::testing::source_path(path)));
+  ad::GradRequest req;
+  req.vjp = true;
+  ir::Module out;
+  out.functions.push_back(ad::differentiate(m, fn, req));
+  return out;
+}
+
+/// The gradient of a zoo model compiled as loops (no GEMM lowering), against
+/// the interpreter, at several sizes; returns the generated code.
+std::string expect_gradient_matches(const std::string& model,
+                                    const std::vector<ir::SizeBindings>& sizes,
+                                    double tolerance = 0) {
+  SCOPED_TRACE(model);
+  ir::Module g = gradient_of("models/zoo/" + model + ".tn", model);
+  CompiledFunction f = jit_compile(g, model + "_grad", test_jit_options());
+  for (size_t i = 0; i < sizes.size(); ++i)
+    expect_matches_interpreter(f, sizes[i], 10 + i, tolerance);
+  return emit_cpp(g).source;
+}
+
+TEST(GuardBoundsGradients, PoolingGradientsSumOnlyTheirWindows) {
+  const std::vector<ir::SizeBindings> sizes = {{{"B", 2}, {"C", 3}, {"H", 7}, {"W", 6}},
+                                               {{"B", 1}, {"C", 2}, {"H", 2}, {"W", 9}},
+                                               {{"B", 1}, {"C", 1}, {"H", 1}, {"W", 5}}};
+  // Only terms that are exactly 0 are skipped, and the rest are summed in the
+  // interpreter's order: the results are the interpreter's, bit for bit.
+  for (const char* model : {"maxpool2x2", "avgpool2x2"}) {
+    const std::string source = expect_gradient_matches(model, sizes, 0);
+    EXPECT_EQ(source.find("h - 2 * y >= 0"), std::string::npos) << source;
+    EXPECT_NE(source.find("only where the guard holds"), std::string::npos) << source;
+  }
+}
+
+TEST(GuardBoundsGradients, MaxPoolGradientGolden) {
+  // The gradient program as AD writes it (no pass pipeline): the pooling
+  // gather with its loops over y and x narrowed to one window.
+  const std::string source = emit_cpp(gradient_of("models/zoo/maxpool2x2.tn", "maxpool2x2")).source;
+  const size_t begin = source.find("extern \"C\" void maxpool2x2_grad__with_workspace(");
+  ASSERT_NE(begin, std::string::npos);
+  const size_t end = source.find("\n}\n", begin);
+  ASSERT_NE(end, std::string::npos);
+  tenet::testing::expect_golden("codegen/maxpool2x2_grad_loops.cpp.expected",
+                                source.substr(begin, end + 3 - begin));
+}
+
+TEST(GuardBoundsGradients, StridedPaddedAndTransposedConvolutionGradients) {
+  // Their gathers read the weights through guarded factors (w?(o, c, h - 2*y,
+  // w2 - 2*x)); the loops over y and x cover only the kernel's reach.
+  const std::string stride2 = expect_gradient_matches(
+      "conv2d_stride2", {{{"B", 1}, {"C", 2}, {"H", 9}, {"W", 8}, {"O", 3}, {"KH", 3}, {"KW", 2}},
+                         {{"B", 2}, {"C", 1}, {"H", 5}, {"W", 5}, {"O", 2}, {"KH", 1}, {"KW", 4}}});
+  EXPECT_EQ(stride2.find("in_bounds(h - 2 * y"), std::string::npos) << stride2;
+  EXPECT_NE(stride2.find("tenet::ceildiv<int64_t>(h - KH + 1, 2)"), std::string::npos) << stride2;
+  expect_gradient_matches("conv2d_padded", {{{"B", 1}, {"C", 2}, {"H", 5}, {"W", 4}, {"O", 3}},
+                                            {{"B", 2}, {"C", 1}, {"H", 1}, {"W", 2}, {"O", 1}}});
+  expect_gradient_matches("transposed_conv", {{{"B", 1}, {"C", 2}, {"H", 3}, {"W", 4}, {"O", 2}},
+                                              {{"B", 1}, {"C", 1}, {"H", 1}, {"W", 1}, {"O", 1}}});
+}
+
+TEST(GuardBoundsBuilder, MaxWithMinusInfinityAsTheElseValue) {
+  // m(h) max=! select(h - 2*y >= 0 && h - 2*y < 3, d(y), -inf): windows of 3
+  // with stride 2 overlap; positions without a window stay -inf.
+  ir::FunctionBuilder fb("window_max");
+  ir::SizeExpr Y = ir::SizeExpr::sym("Y"), H = ir::SizeExpr::sym("H");
+  ir::ValuePtr d = fb.input("d", ElemType::F32, {Y});
+  fb.size_param("H");
+  auto i64 = [](double v) { return ir::make_const(v, ElemType::I64); };
+  ir::Expr off = ir::make_binary(ir::BinOp::Sub, ir::make_index("h"),
+                                 ir::make_binary(ir::BinOp::Mul, i64(2), ir::make_index("y")));
+  ir::Expr cond = ir::make_binary(ir::BinOp::And, ir::make_binary(ir::BinOp::Ge, off, i64(0)),
+                                  ir::make_binary(ir::BinOp::Lt, off, i64(3)));
+  ir::Expr body =
+      ir::make_select(cond, ir::make_read(d, {ir::Affine::var("y")}),
+                      ir::make_const(-std::numeric_limits<double>::infinity(), ElemType::F32));
+  ir::ValuePtr m = fb.compute("m", {{"h", 0, H}}, {{"y", 0, Y}}, ir::ReduceOp::Max, body);
+  fb.output(m);
+  ir::Module mod;
+  mod.functions.push_back(fb.finish());
+  CompiledFunction f = jit_compile(mod, "window_max", test_jit_options());
+  for (int64_t h : {1, 6, 9}) expect_matches_interpreter(f, {{"H", h}, {"Y", 3}}, 20, 0);
+  const std::string source = emit_cpp(mod).source;
+  EXPECT_NE(source.find("tenet::ceildiv<int64_t>(h - 2, 2)"), std::string::npos) << source;
+  EXPECT_EQ(source.find("h - 2 * y"), std::string::npos) << source;
+}
+
+}  // namespace
+}  // namespace tenet::codegen::testing
