@@ -9,6 +9,8 @@
 #include "passes/contraction.h"
 #include "passes/dce.h"
 #include "passes/fuse.h"
+#include "passes/hoist.h"
+#include "passes/index_split.h"
 #include "passes/schedule.h"
 #include "passes/simplify.h"
 #include "support/diagnostics.h"
@@ -20,6 +22,9 @@ const std::vector<Pass>& pipeline() {
       // Passes are registered here, in order (see passes/README.md).
       {"simplify", "fold constants and exact algebraic identities", simplify},
       {"dce", "remove statements no output needs", dce},
+      {"hoist", "move selects on out indices out of sum reductions", hoist},
+      {"index_split", "split reductions where a select on a reduce index changes branch",
+       index_split},
       {"contraction", "mark large A * B contractions for the GEMM library", contraction},
       {"fuse", "inline cheap element-wise statements into their readers (save or recompute)", fuse},
       {"schedule", "choose loop orders and shared loop nests (attributes for codegen)", schedule},

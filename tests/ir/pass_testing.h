@@ -17,5 +17,7 @@ Module read_ir(const std::string& name);
 /// float64, and EXPECTs identical outputs (NaN matches NaN). Every size
 /// parameter is bound to `size`.
 void expect_same_outputs(const Function& before, const Function& after, int64_t size = 7);
+/// The same with each size parameter bound as given.
+void expect_same_outputs(const Function& before, const Function& after, const SizeBindings& sizes);
 
 }  // namespace tenet::ir::testing

@@ -17,8 +17,8 @@ namespace {
 TEST(Pipeline, ListsThePassesInOrder) {
   std::vector<std::string> names;
   for (const passes::Pass& p : passes::pipeline()) names.push_back(p.name);
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"simplify", "dce", "contraction", "fuse", "schedule"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"simplify", "dce", "hoist", "index_split",
+                                             "contraction", "fuse", "schedule"}));
 }
 
 TEST(Pipeline, DumpsParseBackAndOutputsStayTheSame) {
@@ -45,8 +45,8 @@ TEST(Pipeline, DumpsParseBackAndOutputsStayTheSame) {
     EXPECT_EQ(parsed.functions.size(), m.functions.size());
     at = next;
   }
-  EXPECT_EQ(stages, (std::vector<std::string>{"check", "simplify", "dce", "contraction", "fuse",
-                                              "schedule"}));
+  EXPECT_EQ(stages, (std::vector<std::string>{"check", "simplify", "dce", "hoist", "index_split",
+                                              "contraction", "fuse", "schedule"}));
   EXPECT_EQ(text.substr(text.rfind(marker)), marker + "schedule -----\n" + print(m));
   for (size_t i = 0; i < m.functions.size(); ++i)
     testing::expect_same_outputs(before.functions[i], m.functions[i]);
