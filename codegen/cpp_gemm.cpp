@@ -188,11 +188,6 @@ ir::SizeExpr bytes_per_chunk_unit(const GemmLowering& g, const std::string& len)
   return bytes;
 }
 
-// ---- FunctionEmitter -------------------------------------------------------
-
-namespace {
-
-/// The product of the extents of `dims` as C++, constants folded ("C * 81").
 std::string product_text(const std::vector<ir::Dim>& dims, const NameMap& size_names) {
   int64_t constant = 1;
   std::string product;
@@ -208,6 +203,10 @@ std::string product_text(const std::vector<ir::Dim>& dims, const NameMap& size_n
   if (product.empty()) return std::to_string(constant);
   return constant == 1 ? product : product + " * " + std::to_string(constant);
 }
+
+// ---- FunctionEmitter -------------------------------------------------------
+
+namespace {
 
 std::string plus_offset(const std::string& pointer, const std::string& offset) {
   return offset == "0" ? pointer : pointer + " + " + offset;
@@ -264,6 +263,25 @@ ir::SizeExpr bytes_read_per_chunk(const GemmLowering& g, const std::string& inde
     if (!holds) bytes = bytes + size;
   }
   return bytes;
+}
+
+/// Moves the packs that read no view of the chunk (the same in every chunk)
+/// from `before` to `before_chunks`.
+void hoist_invariant_packs(GemmLowering& g) {
+  auto reads_view = [&](const ir::Stmt& pack) {
+    const ir::Value* read =
+        pack.compute.body->kind == ir::ExprKind::Read ? pack.compute.body->tensor.get() : nullptr;
+    if (!read || pack.compute.result == g.statement->compute.result) return true;
+    for (const ChunkView& v : g.chunk->views)
+      if (v.view.get() == read) return true;
+    for (const ir::SizeExpr& extent : pack.compute.result->shape)
+      if (extent.symbols().count(g.chunk->len)) return true;
+    return false;
+  };
+  std::vector<ir::Stmt> per_chunk;
+  for (ir::Stmt& pack : g.before)
+    (reads_view(pack) ? per_chunk : g.before_chunks).push_back(std::move(pack));
+  g.before = std::move(per_chunk);
 }
 
 }  // namespace
@@ -363,6 +381,7 @@ std::optional<GemmLowering> FunctionEmitter::lower_in_chunks(const ir::Stmt& s,
   TENET_ASSERT(g.has_value(), "the chunk of " << s.compute.result->name << " cannot be planned");
   g->chunk_start = start;
   g->chunk_capacity = capacity;
+  hoist_invariant_packs(*g);
   const std::string slice = size_to_c(bytes_per_chunk_unit(*g, len), size_names_).text;
   size_locals_.push_back({capacity, "tenet::chunk_extent(" +
                                         extent_text(index->extent(), s.compute.result->name, 0) +
@@ -394,6 +413,10 @@ void FunctionEmitter::emit_gemm(Code& code, const ir::Stmt& s, const Scope& scop
               ", so that the GEMM's buffers take at most " +
               bytes_text(options_.pack_budget_bytes) +
               "; a pointer *_chunk points at the chunk's part of a tensor.");
+    for (const ir::Stmt& pack : g.before_chunks) {
+      emit_loop_nest(code, pack, scope);
+      code.line("");
+    }
     code.open("for (int64_t " + start + " = 0; " + start + " < " + extent + "; " + start +
               " += " + g.chunk_capacity + ")");
     code.line("const int64_t " + chunk.len + " = std::min<int64_t>(" + g.chunk_capacity + ", " +
@@ -516,7 +539,8 @@ void FunctionEmitter::emit_gemm_calls(Code& code, const GemmLowering& g, const S
 
   for (const ir::Stmt& after : g.after) {
     code.line("");
-    emit_loop_nest(code, after, scope);
+    const bool gather = g.plan.split && &after == &g.after.back();
+    if (!gather || !emit_col2im(code, after, scope)) emit_loop_nest(code, after, scope);
   }
 }
 

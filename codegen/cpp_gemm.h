@@ -7,10 +7,12 @@
 /// a plain assignment statement (`x_packed(b, c, ky, kz, y, z) = x(b, c, y +
 /// ky, z + kz)`, guarded reads included) that the loop-nest emitter writes like
 /// any other, so it is readable, commented and OpenMP-parallel; the GEMM call
-/// between the packs is the only new kind of code. When the buffers would
-/// exceed CppOptions::pack_budget_bytes, the statement runs in chunks along
-/// one of its out indices (gemm_chunks.h), and all of the above is planned
-/// for one chunk.
+/// between the packs is one new kind of code, the gather of a split statement
+/// (col2im) as a scatter of contiguous windows (gemm_col2im.cpp) the other.
+/// When the buffers would exceed CppOptions::pack_budget_bytes, the statement
+/// runs in chunks along one of its out indices (gemm_chunks.h), and all of
+/// the above is planned for one chunk; packs that read nothing of the chunk
+/// run once, before the first.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/c_text.h"
 #include "codegen/gemm_chunks.h"
 #include "ir/ir.h"
 #include "passes/contraction.h"
@@ -44,6 +47,9 @@ struct GemmLowering {
   /// Statements run before the GEMM calls: the packs, and (C in place with an
   /// init) the copy of the init into the result, after which the GEMM adds.
   std::vector<ir::Stmt> before;
+  /// In chunks: the packs of matrices that no chunk changes (they read no
+  /// view), moved out of `before` to run once, before the first chunk.
+  std::vector<ir::Stmt> before_chunks;
   /// C packed: result(out) = [init(out) +] c_buffer(loops, m, n); for a
   /// split statement, then the gather of the result from the columns.
   std::vector<ir::Stmt> after;
@@ -72,5 +78,8 @@ GemmLowering lower_gemm(const ir::Stmt& s, passes::ContractionPlan plan);
 /// they take per unit of it: the sum of their element counts with len = 1,
 /// times the element size.
 ir::SizeExpr bytes_per_chunk_unit(const GemmLowering& g, const std::string& len);
+
+/// The product of the extents of `dims` as C++, constants folded ("C * 81").
+std::string product_text(const std::vector<ir::Dim>& dims, const NameMap& size_names);
 
 }  // namespace tenet::codegen::detail

@@ -12,14 +12,23 @@
 namespace tenet::codegen::testing {
 namespace {
 
-/// The vector-Jacobian product program of `fn` in `path`, alone in a module.
-ir::Module gradient(const std::string& path, const std::string& fn) {
-  ir::Module m = compile_tn(tenet::testing::read_file(tenet::testing::source_path(path)));
+/// The vector-Jacobian product program of `fn` in `source`, alone in a module.
+ir::Module gradient_of_source(const std::string& source, const std::string& fn) {
+  ir::Module m = compile_tn(source);
   ad::GradRequest req;
   req.vjp = true;
   ir::Module out;
   out.functions.push_back(ad::differentiate(m, fn, req));
   return out;
+}
+
+/// The vector-Jacobian product program of `fn` in the file `path`.
+ir::Module gradient(const std::string& path, const std::string& fn) {
+  return gradient_of_source(tenet::testing::read_file(tenet::testing::source_path(path)), fn);
+}
+
+bool scatters_windows(const std::string& source) {
+  return source.find("As a scatter") != std::string::npos;
 }
 
 TEST(ContractionGrad, ConvStride1) {
@@ -35,6 +44,52 @@ TEST(ContractionGrad, ConvStride2) {
   ir::Module g = gradient("models/conv2d.tn", "conv2d_stride2");
   expect_gemm_matches_interpreter(g, "conv2d_stride2_grad",
                                   {{"B", 2}, {"C", 3}, {"H", 21}, {"W", 20}, {"O", 8}}, 3);
+}
+
+// The split gathers (col2im) run as scatters of windows (codegen/gemm_col2im.cpp):
+// padding 1 and stride 2 on odd and even sizes give windows clipped at both
+// ends; the input gradient adds onto an init (x is also squared); the
+// weight gradient is a split gather too (its factor x is guarded).
+const char* const kPaddedStride2 =
+    "def padded(float(B, C, H, W) x, float(O, C, 3, 3) w) -> (y, z) {\n"
+    "  y(b, o, i, j) +=! x?(b, c, 2*i + ki - 1, 2*j + kj - 1) * w(o, c, ki, kj)\n"
+    "      where b in 0:B, i in 0:(H + 1)/2, j in 0:(W + 1)/2\n"
+    "  z(b, c, h, v) = x(b, c, h, v) * x(b, c, h, v)\n"
+    "}\n";
+// Large enough for every GEMM to run (M*N*K >= passes::kGemmMinWork).
+const ir::SizeBindings kPaddedSizes{{"B", 4}, {"C", 8}, {"H", 9}, {"W", 8}, {"O", 16}};
+
+TEST(ContractionGrad, PaddedStride2ScattersWindows) {
+  const std::string source = expect_gemm_matches_interpreter(
+      gradient_of_source(kPaddedStride2, "padded"), "padded_grad", kPaddedSizes, 3);
+  EXPECT_TRUE(scatters_windows(source));
+  EXPECT_NE(source.find("starts from d_x"), std::string::npos) << "the init of d_x";
+}
+
+TEST(ContractionGrad, ScatteredWindowsInChunks) {
+  // Budgets that chunk the split statements: a few hundred bytes (chunks
+  // that end mid-image and a last short chunk) and 1 byte (less than one
+  // slice of any index: chunks of one).
+  for (int64_t budget : {600, 1}) {
+    JitOptions options = test_jit_options();
+    options.cpp.pack_budget_bytes = budget;
+    const std::string source = expect_gemm_matches_interpreter(
+        gradient_of_source(kPaddedStride2, "padded"), "padded_grad", kPaddedSizes, 3, 11, &options);
+    EXPECT_TRUE(scatters_windows(source)) << "budget " << budget;
+    EXPECT_NE(source.find("_start"), std::string::npos) << "budget " << budget << ": no chunks";
+  }
+}
+
+TEST(ContractionGrad, StrideLargerThanKernelLeavesGaps) {
+  // Stride 3, kernel 2: the windows do not overlap and every third row and
+  // column of d_x gets no term (it stays 0).
+  const std::string source = expect_gemm_matches_interpreter(
+      gradient_of_source("def gaps(float(B, C, 11, 10) x, float(O, C, 2, 2) w) -> (y) {\n"
+                         "  y(b, o, i, j) +=! x(b, c, 3*i + ki, 3*j + kj) * w(o, c, ki, kj)\n"
+                         "}\n",
+                         "gaps"),
+      "gaps_grad", {{"B", 4}, {"C", 16}, {"O", 32}}, 3);
+  EXPECT_TRUE(scatters_windows(source));
 }
 
 TEST(ContractionGrad, Linear) {
