@@ -84,9 +84,11 @@ CExpr binary(const ir::ExprNode& e, const CExpr& a, const CExpr& b) {
     case ir::BinOp::Pow:
       return call("std::pow", {a, b});
     case ir::BinOp::Max:
-      return is_float(t) ? call("std::fmax", {a, b}) : call("std::max<" + c_type(t) + ">", {a, b});
+      return is_float(t) ? call("tenet::math::max", {a, b})
+                         : call("std::max<" + c_type(t) + ">", {a, b});
     case ir::BinOp::Min:
-      return is_float(t) ? call("std::fmin", {a, b}) : call("std::min<" + c_type(t) + ">", {a, b});
+      return is_float(t) ? call("tenet::math::min", {a, b})
+                         : call("std::min<" + c_type(t) + ">", {a, b});
     case ir::BinOp::Lt:
       return infix(a, "<", b, kPrecRelational);
     case ir::BinOp::Le:

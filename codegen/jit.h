@@ -58,8 +58,8 @@ struct JitOptions {
   bool verbose = false;
 };
 
-/// -O3 -march=native -fopenmp -fwrapv -ffp-contract=off -fPIC -shared -Wl,-Bsymbolic
-/// -std=c++17.
+/// -O3 -march=native -fopenmp -fwrapv -ffp-contract=off -fno-math-errno -fPIC -shared
+/// -Wl,-Bsymbolic -std=c++17.
 /// -fwrapv makes int32/int64 overflow wrap as in the interpreter (see
 /// runtime/tenet_runtime.h); -ffp-contract=off rounds a * b before adding c,
 /// as the interpreter does, whichever loop order the schedule chose (an FMA

@@ -5,7 +5,14 @@
 /// helper is header-only, allocation-free (except Workspace) and gives the
 /// same results as the reference interpreter (ir/interp.cpp), which calls the
 /// same formulas: sigmoid, floor division, bounds checks, reduction
-/// identities and workspace planning.
+/// identities and workspace planning. tenet::math::max/min (how element-wise
+/// float max and min are spelled; reductions keep std::fmax/fmin) are
+/// branch-free fmax/fmin, so they inline and vectorise.
+/// tenet::math::exp, log and tanh are Tenet's own branch-free float versions,
+/// within 1.3 ulp of the C library's with its special values
+/// (tests/codegen/math_accuracy_test.cpp); generated code does not call them
+/// yet: scalar, they are slower than glibc's, and the fused loop nests they
+/// would sit in do not vectorise yet (GCC: "latch block not empty").
 #pragma once
 
 #include <algorithm>
@@ -13,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <new>
 #include <type_traits>
@@ -20,6 +28,50 @@
 namespace tenet {
 
 // ---- Element-wise math ------------------------------------------------------
+
+/// Vectorisable element-wise max and min. The choice is a bitwise blend
+/// rather than `c ? a : b` or a branch: GCC vectorises a loop with a branch
+/// only through if-conversion, which the JIT turns off (codegen/jit.cpp,
+/// compiler_workaround_flags); std::fmax is an out-of-line libm call. The
+/// double versions are the C library's.
+namespace math {
+
+inline uint32_t to_bits(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+inline float from_bits(uint32_t u) {
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+/// c ? a : b, without a branch.
+inline float blend(bool c, float a, float b) {
+  const uint32_t mask = 0u - uint32_t(c);
+  return from_bits((to_bits(a) & mask) | (to_bits(b) & ~mask));
+}
+
+/// fmax: the larger operand; a NaN operand is ignored (both NaN give NaN),
+/// as in the interpreter. Of +0 and -0 it returns b (C leaves that open).
+inline float max(float a, float b) {
+  return blend((a > b) | (b != b), a, b);
+}
+inline double max(double a, double b) {
+  return std::fmax(a, b);
+}
+
+/// fmin, with the same conventions as max.
+inline float min(float a, float b) {
+  return blend((a < b) | (b != b), a, b);
+}
+inline double min(double a, double b) {
+  return std::fmin(a, b);
+}
+
+}  // namespace math
 
 /// The logistic function, written as 1 / (1 + exp(-x)) like the interpreter.
 inline float sigmoid(float x) {
