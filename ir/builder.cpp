@@ -94,6 +94,21 @@ Expr make_cast(Expr a, ElemType to) {
   return n;
 }
 
+Expr with_args(const Expr& e, std::vector<Expr> args) {
+  switch (e->kind) {
+    case ExprKind::Unary:
+      return make_unary(e->unop, std::move(args[0]));
+    case ExprKind::Binary:
+      return make_binary(e->binop, std::move(args[0]), std::move(args[1]));
+    case ExprKind::Select:
+      return make_select(std::move(args[0]), std::move(args[1]), std::move(args[2]));
+    case ExprKind::Cast:
+      return make_cast(std::move(args[0]), e->type);
+    default:
+      return e;
+  }
+}
+
 FunctionBuilder::FunctionBuilder(std::string name, Span span) {
   fn_.name = std::move(name);
   fn_.span = span;

@@ -27,6 +27,9 @@ Expr make_unary(UnOp op, Expr a);
 Expr make_binary(BinOp op, Expr a, Expr b);
 Expr make_select(Expr cond, Expr then_value, Expr else_value);
 Expr make_cast(Expr a, ElemType to);
+/// The operator node `e` (unary, binary, select, cast) rebuilt with new
+/// operands, through the make_* functions above; a leaf is returned as is.
+Expr with_args(const Expr& e, std::vector<Expr> args);
 
 /// Builds one Function. Values get unique names: the first value named "b" is
 /// "b", later ones "b.1", "b.2", ...

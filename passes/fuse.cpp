@@ -62,23 +62,6 @@ void collect_reads(const Expr& e, const Value* tensor, std::vector<const ExprNod
   for (const Expr& a : e->args) collect_reads(a, tensor, out);
 }
 
-/// The node `e` with new operands (same kind and operator).
-Expr with_args(const ExprNode& e, const std::vector<Expr>& args) {
-  switch (e.kind) {
-    case ExprKind::Unary:
-      return make_unary(e.unop, args[0]);
-    case ExprKind::Binary:
-      return make_binary(e.binop, args[0], args[1]);
-    case ExprKind::Select:
-      return make_select(args[0], args[1], args[2]);
-    case ExprKind::Cast:
-      return make_cast(args[0], e.type);
-    default:
-      break;
-  }
-  TENET_UNREACHABLE("with_args: a leaf has no operands");
-}
-
 /// Rewrites every node `rewrite` answers for (bottom-up otherwise), sharing
 /// the subtrees it leaves alone.
 Expr rewrite(const Expr& e, const std::function<Expr(const Expr&)>& replace) {
@@ -90,7 +73,7 @@ Expr rewrite(const Expr& e, const std::function<Expr(const Expr&)>& replace) {
     args.push_back(rewrite(a, replace));
     changed |= args.back() != a;
   }
-  return changed ? with_args(*e, args) : e;
+  return changed ? with_args(e, std::move(args)) : e;
 }
 
 /// `a` with each index of `at` replaced by its affine value.

@@ -253,21 +253,6 @@ bool IndexFacts::in_bounds(const Affine& a, const SizeExpr& extent) const {
 
 namespace {
 
-Expr rebuild(const Expr& e, std::vector<Expr> args) {
-  switch (e->kind) {
-    case ExprKind::Unary:
-      return make_unary(e->unop, args[0]);
-    case ExprKind::Binary:
-      return make_binary(e->binop, args[0], args[1]);
-    case ExprKind::Select:
-      return make_select(args[0], args[1], args[2]);
-    case ExprKind::Cast:
-      return make_cast(args[0], e->type);
-    default:
-      return e;
-  }
-}
-
 bool all_in_bounds(const ExprNode& read, const IndexFacts& facts) {
   for (size_t d = 0; d < read.indices.size(); ++d)
     if (!facts.in_bounds(read.indices[d], read.tensor->shape[d])) return false;
@@ -297,7 +282,7 @@ Expr refine(const Expr& e, const IndexFacts& facts) {
     args.push_back(refine(a, facts));
     changed = changed || args.back() != a;
   }
-  return changed ? rebuild(e, std::move(args)) : e;
+  return changed ? with_args(e, std::move(args)) : e;
 }
 
 bool safe_to_evaluate(const Expr& e, const IndexFacts& facts) {
@@ -337,7 +322,7 @@ Expr shift_index(const Expr& e, const std::string& index, const SizeExpr& shift)
   }
   std::vector<Expr> args;
   for (const Expr& a : e->args) args.push_back(shift_index(a, index, shift));
-  return rebuild(e, std::move(args));
+  return with_args(e, std::move(args));
 }
 
 FreshValues::FreshValues(const Function& fn) {

@@ -345,21 +345,6 @@ Expr rewrite(const Expr& e) {
   }
 }
 
-Expr rebuild(const Expr& e, std::vector<Expr> args) {
-  switch (e->kind) {
-    case ExprKind::Unary:
-      return make_unary(e->unop, args[0]);
-    case ExprKind::Binary:
-      return make_binary(e->binop, args[0], args[1]);
-    case ExprKind::Select:
-      return make_select(args[0], args[1], args[2]);
-    case ExprKind::Cast:
-      return make_cast(args[0], e->type);
-    default:
-      return e;
-  }
-}
-
 void simplify_block(std::vector<Stmt>& body) {
   for (Stmt& s : body) {
     if (s.kind == StmtKind::Compute)
@@ -378,7 +363,7 @@ Expr simplify_expr(const Expr& e) {
     args.push_back(simplify_expr(a));
     changed = changed || args.back() != a;
   }
-  Expr current = changed ? rebuild(e, std::move(args)) : e;
+  Expr current = changed ? with_args(e, std::move(args)) : e;
   // Each rule makes the tree smaller or (select(not c, ...)) removes a not, so this stops.
   for (;;) {
     Expr next = rewrite(current);

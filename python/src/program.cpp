@@ -1,7 +1,6 @@
 // Programs and their variants for the Python module (program.h).
 #include "python/src/program.h"
 
-
 #include "ad/retype.h"
 #include "ir/bind.h"
 #include "ir/builder.h"
