@@ -124,19 +124,11 @@ class Hoister {
  public:
   explicit Hoister(Function& fn) : fresh_(fn) {}
 
-  void block(std::vector<Stmt>& body, const IndexFacts& outer) {
-    std::vector<Stmt> out;
-    for (Stmt& s : body) {
-      if (s.kind == StmtKind::Loop) {
-        IndexFacts inner = outer;
-        inner.add_range(s.loop->var, SizeExpr(0), SizeExpr(s.loop->trip));
-        block(s.loop->body, inner);
-        out.push_back(std::move(s));
-      } else if (!statement(s, outer, out)) {
-        out.push_back(std::move(s));
-      }
-    }
-    body = std::move(out);
+  void run(std::vector<Stmt>& body) {
+    detail::rewrite_statements(body, IndexFacts{},
+                               [this](Stmt& s, const IndexFacts& facts, std::vector<Stmt>& out) {
+                                 if (!statement(s, facts, out)) out.push_back(std::move(s));
+                               });
   }
 
  private:
@@ -219,7 +211,7 @@ class Hoister {
 }  // namespace
 
 void hoist(Function& fn) {
-  Hoister(fn).block(fn.body, IndexFacts{});
+  Hoister(fn).run(fn.body);
 }
 
 }  // namespace tenet::passes

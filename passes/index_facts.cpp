@@ -363,4 +363,21 @@ ValuePtr FreshValues::make(const std::string& base, ElemType type, std::vector<S
   return v;
 }
 
+void rewrite_statements(
+    std::vector<Stmt>& body, const IndexFacts& outer,
+    const std::function<void(Stmt& s, const IndexFacts& facts, std::vector<Stmt>& out)>& rewrite) {
+  std::vector<Stmt> out;
+  for (Stmt& s : body) {
+    if (s.kind == StmtKind::Loop) {
+      IndexFacts inner = outer;
+      inner.add_range(s.loop->var, SizeExpr(0), SizeExpr(s.loop->trip));
+      rewrite_statements(s.loop->body, inner, rewrite);
+      out.push_back(std::move(s));
+    } else {
+      rewrite(s, outer, out);
+    }
+  }
+  body = std::move(out);
+}
+
 }  // namespace tenet::passes::detail

@@ -18,6 +18,7 @@
 /// where the facts hold.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -98,6 +99,14 @@ bool reads_tensor(const ir::Expr& e);
 
 /// `e` with `index` replaced by `index + shift` everywhere.
 ir::Expr shift_index(const ir::Expr& e, const std::string& index, const ir::SizeExpr& shift);
+
+/// Rewrites the statements of `body` and of the loops inside it, in order:
+/// `rewrite(s, facts, out)` appends what replaces the statement `s` (itself,
+/// moved, to keep it) to `out`, with `facts` knowing the enclosing loops'
+/// variables' ranges (and what `outer` knows).
+void rewrite_statements(std::vector<ir::Stmt>& body, const IndexFacts& outer,
+                        const std::function<void(ir::Stmt& s, const IndexFacts& facts,
+                                                 std::vector<ir::Stmt>& out)>& rewrite);
 
 /// Makes Values with ids and names not used in a function yet.
 class FreshValues {

@@ -92,21 +92,14 @@ class Splitter {
  public:
   explicit Splitter(Function& fn) : fresh_(fn) {}
 
-  void block(std::vector<Stmt>& body, const IndexFacts& outer) {
-    std::vector<Stmt> out;
-    for (Stmt& s : body) {
-      if (s.kind == StmtKind::Loop) {
-        IndexFacts inner = outer;
-        inner.add_range(s.loop->var, SizeExpr(0), SizeExpr(s.loop->trip));
-        block(s.loop->body, inner);
-        out.push_back(std::move(s));
-      } else if (s.compute.op == ReduceOp::None) {
-        out.push_back(std::move(s));
-      } else {
-        statement(s, outer, out);
-      }
-    }
-    body = std::move(out);
+  void run(std::vector<Stmt>& body) {
+    detail::rewrite_statements(body, IndexFacts{},
+                               [this](Stmt& s, const IndexFacts& facts, std::vector<Stmt>& out) {
+                                 if (s.compute.op == ReduceOp::None)
+                                   out.push_back(std::move(s));
+                                 else
+                                   statement(s, facts, out);
+                               });
   }
 
  private:
@@ -139,7 +132,7 @@ class Splitter {
 }  // namespace
 
 void index_split(Function& fn) {
-  Splitter(fn).block(fn.body, IndexFacts{});
+  Splitter(fn).run(fn.body);
 }
 
 }  // namespace tenet::passes

@@ -14,18 +14,6 @@
 namespace tenet::ir {
 namespace {
 
-/// The statement defining `name` in `body` or a loop inside it, or null.
-const Stmt* find_statement(const std::vector<Stmt>& body, const std::string& name) {
-  for (const Stmt& s : body) {
-    if (s.kind == StmtKind::Loop) {
-      if (const Stmt* inner = find_statement(s.loop->body, name)) return inner;
-    } else if (s.compute.result->name == name) {
-      return &s;
-    }
-  }
-  return nullptr;
-}
-
 std::string attr(const Stmt* s, const std::string& key) {
   if (!s) return "(no statement)";
   auto it = s->attrs.find(key);
@@ -45,10 +33,10 @@ class FusePass : public ::testing::Test {
   }
   /// Whether `value` is still computed by a statement of function `fn`.
   bool kept(const std::string& fn, const std::string& value) {
-    return find_statement(after_.find(fn)->body, value) != nullptr;
+    return testing::find_statement(after_.find(fn)->body, value) != nullptr;
   }
   const Stmt* statement(const std::string& fn, const std::string& value) {
-    return find_statement(after_.find(fn)->body, value);
+    return testing::find_statement(after_.find(fn)->body, value);
   }
 
   Module before_, after_;

@@ -62,4 +62,15 @@ void expect_same_outputs(const Function& before, const Function& after, const Si
   }
 }
 
+const Stmt* find_statement(const std::vector<Stmt>& body, const std::string& name) {
+  for (const Stmt& s : body) {
+    if (s.kind == StmtKind::Loop) {
+      if (const Stmt* inner = find_statement(s.loop->body, name)) return inner;
+    } else if (s.compute.result->name == name) {
+      return &s;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace tenet::ir::testing

@@ -4,10 +4,14 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "ir/ir.h"
 
 namespace tenet::ir::testing {
+
+/// The statement defining `name` in `body` or a loop inside it, or null.
+const Stmt* find_statement(const std::vector<Stmt>& body, const std::string& name);
 
 /// Parses tests/ir/data/<name>.
 Module read_ir(const std::string& name);

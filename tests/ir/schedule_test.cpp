@@ -13,17 +13,6 @@
 namespace tenet::ir {
 namespace {
 
-const Stmt* find_statement(const std::vector<Stmt>& body, const std::string& name) {
-  for (const Stmt& s : body) {
-    if (s.kind == StmtKind::Loop) {
-      if (const Stmt* inner = find_statement(s.loop->body, name)) return inner;
-    } else if (s.compute.result->name == name) {
-      return &s;
-    }
-  }
-  return nullptr;
-}
-
 void strip(std::vector<Stmt>& body) {
   for (Stmt& s : body) {
     s.attrs.erase("order");
@@ -45,7 +34,7 @@ class SchedulePass : public ::testing::Test {
   }
   /// The attribute of the statement defining `value` in `fn`, or "-".
   std::string attr(const std::string& fn, const std::string& value, const std::string& key) {
-    const Stmt* s = find_statement(after_.find(fn)->body, value);
+    const Stmt* s = testing::find_statement(after_.find(fn)->body, value);
     if (!s) return "(no statement)";
     auto it = s->attrs.find(key);
     return it == s->attrs.end() ? "-" : it->second;
