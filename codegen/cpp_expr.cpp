@@ -245,11 +245,11 @@ std::string reduce_step(ir::ReduceOp op, ElemType t, const std::string& acc, con
     case ir::ReduceOp::Sum:
       return acc + " += " + value.text + ";";
     case ir::ReduceOp::Max:
-      return acc + " = " + (is_float(t) ? "std::fmax(" : "std::max<" + c_type(t) + ">(") + acc +
-             ", " + value.text + ");";
+      return acc + " = " + (is_float(t) ? "tenet::math::max(" : "std::max<" + c_type(t) + ">(") +
+             acc + ", " + value.text + ");";
     case ir::ReduceOp::Min:
-      return acc + " = " + (is_float(t) ? "std::fmin(" : "std::min<" + c_type(t) + ">(") + acc +
-             ", " + value.text + ");";
+      return acc + " = " + (is_float(t) ? "tenet::math::min(" : "std::min<" + c_type(t) + ">(") +
+             acc + ", " + value.text + ");";
     case ir::ReduceOp::None:
       break;
   }

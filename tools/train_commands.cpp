@@ -87,8 +87,8 @@ HyperParams hyper_params_from(const Args& a, const ModelSpec& spec) {
   Settings s(a, spec);
   HyperParams h;
   h.optimizer = s.get("optimizer", std::nullopt);
-  if (h.optimizer != "adam" && h.optimizer != "sgd")
-    throw UsageError("--optimizer must be adam or sgd, not '" + h.optimizer + "'");
+  if (h.optimizer != "adam" && h.optimizer != "sgd" && h.optimizer != "adadelta")
+    throw UsageError("--optimizer must be adam, sgd or adadelta, not '" + h.optimizer + "'");
   h.lr = parse_double("--lr", s.get("lr", std::nullopt), 0, HUGE_VAL, true, "a positive number");
   h.momentum =
       parse_double("--momentum", s.get("momentum", "0"), 0, 1, false, "a number in [0, 1]");
@@ -98,6 +98,9 @@ HyperParams hyper_params_from(const Args& a, const ModelSpec& spec) {
                                 "a non-negative number");
   h.lr_decay = parse_double("--lr-decay", s.get("lr_decay", "1"), 0, 1, true, "a number in (0, 1]");
   h.lr_decay_every = parse_int("--lr-decay-every", s.get("lr_decay_every", "1"), 1, INT64_MAX);
+  std::string staircase =
+      a.is_set("lr-decay-staircase") ? "true" : s.get("lr_decay_staircase", "false");
+  h.lr_decay_staircase = staircase == "true";
   h.batch = parse_int("--batch", s.get("batch", std::nullopt), 1, 1 << 20);
   h.epochs = parse_int("--epochs", s.get("epochs", std::nullopt), 1, 1 << 20);
   h.shift = parse_int("--shift", s.get("shift", "0"), 0, 27);
@@ -115,7 +118,8 @@ HyperParams resumed_hyper_params(const Args& a, const HyperParams& saved) {
   for (const auto& [key, value] : values) {
     std::string flag = flag_of(key).substr(2);
     if (key == "epochs" || !a.is_set(flag)) continue;
-    std::string given = key == "nesterov" ? "true" : a.get(flag);
+    const bool is_flag = key == "nesterov" || key == "lr_decay_staircase";
+    std::string given = is_flag ? "true" : a.get(flag);
     if (given != value) {
       // Compare numbers as numbers: --lr 0.001 and 0.001000 agree.
       char* end = nullptr;
@@ -197,7 +201,7 @@ int cmd_train(const std::vector<std::string>& argv) {
   add_model_options(a);
   a.option("epochs", "N", "epochs to train (model default)");
   a.option("batch", "B", "batch size (model default)");
-  a.option("optimizer", "adam|sgd", "the optimiser (model default)");
+  a.option("optimizer", "adam|sgd|adadelta", "the optimiser (model default)");
   a.option("lr", "X", "learning rate (model default)");
   a.option("momentum", "M", "SGD momentum (model default, else 0)");
   a.flag("nesterov", "SGD with Nesterov momentum");
@@ -206,6 +210,9 @@ int cmd_train(const std::vector<std::string>& argv) {
            "multiply the learning rate by R every --lr-decay-every steps, "
            "continuously (model default, else 1)");
   a.option("lr-decay-every", "STEPS", "steps per decay factor (model default, else 1)");
+  a.flag("lr-decay-staircase",
+         "decay in whole factors: lr x R^floor(step / STEPS), as torch's StepLR "
+         "(model default, else continuous)");
   a.option("shift", "PIXELS",
            "augment training images with random shifts of up to PIXELS "
            "(model default, else 0)");

@@ -95,6 +95,12 @@ std::unique_ptr<train::Optimizer> make_optimizer(train::ParameterStore& params,
     o.weight_decay = h.weight_decay;
     return std::make_unique<train::Adam>(params, o);
   }
+  if (h.optimizer == "adadelta") {
+    train::AdadeltaOptions o;
+    o.lr = h.lr;
+    o.weight_decay = h.weight_decay;
+    return std::make_unique<train::Adadelta>(params, o);
+  }
   train::SgdOptions o;
   o.lr = h.lr;
   o.momentum = h.momentum;
@@ -167,7 +173,7 @@ class Trainer {
     b.max_shift = int(hyper_.shift);
     batcher_ = std::make_unique<train::Batcher>(train_data_, b);
     optimizer_ = make_optimizer(model_.params(), hyper_);
-    schedule_ = {hyper_.lr, hyper_.lr_decay, hyper_.lr_decay_every, false};
+    schedule_ = {hyper_.lr, hyper_.lr_decay, hyper_.lr_decay_every, hyper_.lr_decay_staircase};
     schedule_.validate();
     fs::create_directories(options_.run_dir);
     if (options_.resume.empty()) {
@@ -365,6 +371,7 @@ std::map<std::string, std::string> HyperParams::to_map() const {
           {"weight_decay", exact(weight_decay)},
           {"lr_decay", exact(lr_decay)},
           {"lr_decay_every", std::to_string(lr_decay_every)},
+          {"lr_decay_staircase", lr_decay_staircase ? "true" : "false"},
           {"batch", std::to_string(batch)},
           {"epochs", std::to_string(epochs)},
           {"shift", std::to_string(shift)},
@@ -391,6 +398,9 @@ HyperParams HyperParams::from_map(const std::map<std::string, std::string>& valu
     h.weight_decay = std::stod(get("weight_decay"));
     h.lr_decay = std::stod(get("lr_decay"));
     h.lr_decay_every = std::stoll(get("lr_decay_every"));
+    // Checkpoints written before the staircase option decay continuously.
+    auto staircase = values.find("lr_decay_staircase");
+    h.lr_decay_staircase = staircase != values.end() && staircase->second == "true";
     h.batch = std::stoll(get("batch"));
     h.epochs = std::stoll(get("epochs"));
     h.shift = std::stoll(get("shift"));

@@ -33,13 +33,14 @@ namespace tenet::cli {
 /// Hyper-parameters: what decides the parameters a run produces. A resumed
 /// run takes them from its checkpoint.
 struct HyperParams {
-  std::string optimizer;  // "adam" or "sgd"
+  std::string optimizer;  // "adam", "sgd" or "adadelta"
   double lr = 0;
   double momentum = 0;
   bool nesterov = false;
   double weight_decay = 0;
   double lr_decay = 1;
   int64_t lr_decay_every = 1;
+  bool lr_decay_staircase = false;  // lr x lr_decay^floor(step / lr_decay_every)
   int64_t batch = 0;
   int64_t epochs = 0;
   int64_t shift = 0;

@@ -133,8 +133,9 @@ void check_default(const SourceFile& file, const std::string& key, const Word& v
       fail_at(file, value.span, "'" + key + "' must be " + what + ", not '" + value.text + "'");
   };
   if (key == "optimizer") {
-    need(value.text == "adam" || value.text == "sgd", "adam or sgd");
-  } else if (key == "nesterov") {
+    need(value.text == "adam" || value.text == "sgd" || value.text == "adadelta",
+         "adam, sgd or adadelta");
+  } else if (key == "nesterov" || key == "lr_decay_staircase") {
     need(value.text == "true" || value.text == "false", "true or false");
   } else if (key == "batch" || key == "epochs" || key == "lr_decay_every") {
     need(parse_count(value.text, n) && n > 0, "a positive integer");
@@ -438,13 +439,14 @@ class SpecBuilder {
 
 const std::vector<std::pair<std::string, std::string>>& default_keys() {
   static const std::vector<std::pair<std::string, std::string>> keys = {
-      {"optimizer", "adam or sgd"},
+      {"optimizer", "adam, sgd or adadelta"},
       {"lr", "learning rate"},
       {"momentum", "SGD momentum"},
       {"nesterov", "SGD Nesterov momentum (true or false)"},
       {"weight_decay", "L2 weight decay added to the gradient"},
       {"lr_decay", "exponential learning-rate decay factor"},
       {"lr_decay_every", "steps per decay factor: lr x lr_decay^(step / lr_decay_every)"},
+      {"lr_decay_staircase", "true: lr x lr_decay^floor(step / lr_decay_every), as StepLR"},
       {"batch", "training batch size"},
       {"epochs", "epochs to train"},
       {"shift", "training augmentation: random shifts of up to this many pixels"},

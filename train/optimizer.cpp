@@ -196,6 +196,57 @@ std::string Adam::describe() const {
   return os.str();
 }
 
+// ---- Adadelta ------------------------------------------------------------
+
+Adadelta::Adadelta(ParameterStore& params, const AdadeltaOptions& o)
+    : Optimizer(params, o.lr), options_(o) {
+  set_lr(o.lr);
+  require(o.rho >= 0 && o.rho <= 1, "Adadelta rho must be in [0, 1], got " + number(o.rho));
+  require(o.eps >= 0, "Adadelta eps must be >= 0, got " + number(o.eps));
+  require(o.weight_decay >= 0, "Adadelta weight decay must be >= 0, got " + number(o.weight_decay));
+  for (const Parameter& p : params_) {
+    square_avg_.emplace_back(ElemType::F32, p.value.shape());
+    acc_delta_.emplace_back(ElemType::F32, p.value.shape());
+  }
+}
+
+std::vector<std::string> Adadelta::buffer_names() const {
+  return {"square_avg", "acc_delta"};
+}
+
+Tensor& Adadelta::buffer(size_t param, size_t b) {
+  return b == 0 ? square_avg_[param] : acc_delta_[param];
+}
+
+void Adadelta::step() {
+  const float lr = float(lr_), rho = float(options_.rho), w = float(1.0 - options_.rho);
+  const float eps = float(options_.eps), wd = float(options_.weight_decay);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    float* __restrict__ p = params_[i].value.data<float>();
+    const float* __restrict__ grad = params_[i].grad.data<float>();
+    float* __restrict__ s = square_avg_[i].data<float>();
+    float* __restrict__ a = acc_delta_[i].data<float>();
+    const int64_t n = params_[i].value.numel();
+#pragma omp parallel for simd schedule(static) if (parallel : n >= kParallelMin)
+    for (int64_t k = 0; k < n; ++k) {
+      const float g = grad[k] + wd * p[k];
+      s[k] = s[k] * rho + w * g * g;
+      // PyTorch's order: sqrt(a + eps), divided by sqrt(s + eps), times g.
+      const float d = std::sqrt(a[k] + eps) / std::sqrt(s[k] + eps) * g;
+      a[k] = a[k] * rho + w * d * d;
+      p[k] -= lr * d;
+    }
+  }
+  ++step_count_;
+}
+
+std::string Adadelta::describe() const {
+  std::ostringstream os;
+  os << "adadelta(lr=" << lr_ << ", rho=" << options_.rho << ", eps=" << options_.eps
+     << ", weight_decay=" << options_.weight_decay << ")";
+  return os.str();
+}
+
 // ---- ExponentialDecay ----------------------------------------------------
 
 void ExponentialDecay::validate() const {

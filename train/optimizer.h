@@ -1,7 +1,7 @@
 /// \file
-/// Optimisers with exactly the update rules of torch.optim.SGD and
-/// torch.optim.Adam (PyTorch 2.x, maximize=False, amsgrad=False), and the
-/// exponential learning-rate decay of the CapsNet paper's setup.
+/// Optimisers with exactly the update rules of torch.optim.SGD, torch.optim.Adam
+/// and torch.optim.Adadelta (PyTorch 2.x, maximize=False, amsgrad=False), and
+/// the exponential learning-rate decay of the CapsNet paper's setup.
 ///
 /// With g = grad + weight_decay * p (L2 regularisation, as in PyTorch), t the
 /// step number counted from 1:
@@ -12,6 +12,11 @@
 ///   Adam: m_t = beta1 * m_{t-1} + (1 - beta1) * g
 ///         v_t = beta2 * v_{t-1} + (1 - beta2) * g^2
 ///         p -= (lr / (1 - beta1^t)) * m_t / (sqrt(v_t) / sqrt(1 - beta2^t) + eps)
+///   Adadelta (Zeiler 2012):
+///         s_t = rho * s_{t-1} + (1 - rho) * g^2
+///         d = sqrt(a_{t-1} + eps) / sqrt(s_t + eps) * g
+///         a_t = rho * a_{t-1} + (1 - rho) * d^2
+///         p -= lr * d
 ///
 /// Expects: the ParameterStore outlives the optimiser and gets no new
 /// parameters after the optimiser is made; gradients are in Parameter::grad
@@ -41,7 +46,7 @@ class Optimizer {
   /// One update of every parameter from its gradient, at the current lr.
   virtual void step() = 0;
 
-  /// "sgd" or "adam": stored in checkpoints and checked on load.
+  /// "sgd", "adam" or "adadelta": stored in checkpoints and checked on load.
   virtual std::string kind() const = 0;
   /// The hyper-parameters as text, e.g. "adam(lr=0.001, beta1=0.9, beta2=0.999, eps=1e-08,
   /// weight_decay=0)".
@@ -55,7 +60,8 @@ class Optimizer {
 
   /// The state as named tensors: "step" (an int64 scalar, shape []) and
   /// "<param>/<buffer>" (float32, the parameter's shape) for each buffer
-  /// (SGD: momentum_buffer, when momentum > 0; Adam: exp_avg, exp_avg_sq).
+  /// (SGD: momentum_buffer, when momentum > 0; Adam: exp_avg, exp_avg_sq;
+  /// Adadelta: square_avg, acc_delta — PyTorch's names).
   /// The tensors alias the optimiser's buffers: copy them to keep a snapshot.
   NamedTensors state() const;
   /// Copies the state back in. A BindError when a name is missing, unknown or
@@ -123,6 +129,29 @@ class Adam final : public Optimizer {
   Tensor& buffer(size_t param, size_t b) override;
   AdamOptions options_;
   std::vector<Tensor> exp_avg_, exp_avg_sq_;
+};
+
+struct AdadeltaOptions {
+  double lr = 1.0;
+  double rho = 0.9;
+  double eps = 1e-6;
+  double weight_decay = 0;  // L2 added to the gradient, as in torch.optim.Adadelta
+};
+
+class Adadelta final : public Optimizer {
+ public:
+  /// A BindError for invalid options (lr <= 0, rho outside [0, 1], eps < 0, ...).
+  Adadelta(ParameterStore& params, const AdadeltaOptions& options);
+  void step() override;
+  std::string kind() const override { return "adadelta"; }
+  std::string describe() const override;
+  const AdadeltaOptions& options() const { return options_; }
+
+ private:
+  std::vector<std::string> buffer_names() const override;
+  Tensor& buffer(size_t param, size_t b) override;
+  AdadeltaOptions options_;
+  std::vector<Tensor> square_avg_, acc_delta_;
 };
 
 /// lr(step) = initial_lr * rate^(step / every_steps), with the exponent

@@ -1,5 +1,6 @@
 // The runtime's element-wise float max and min (runtime/tenet_runtime.h,
-// tenet::math), which generated code calls for max(a, b) and min(a, b), agree
+// tenet::math), which generated code calls for max(a, b) and min(a, b) and
+// to combine the terms of max= and min= reductions, agree
 // with fmax and fmin (the interpreter's semantics) on every pair of NaN,
 // infinities, signed zeros and finite values.
 #include <gtest/gtest.h>

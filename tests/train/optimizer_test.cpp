@@ -1,5 +1,5 @@
-// Optimisers against the published update rules (torch.optim.SGD and
-// torch.optim.Adam documentation), computed here independently in double:
+// Optimisers against the published update rules (torch.optim.SGD,
+// torch.optim.Adam and torch.optim.Adadelta documentation), computed here independently in double:
 // a few hand-worked steps, then longer runs over every option, the parallel
 // path on a large parameter, state export/import, and the schedule.
 #include <gtest/gtest.h>
@@ -64,6 +64,21 @@ std::vector<double> adam_reference(const AdamOptions& o, int64_t n, int steps) {
       const double m_hat = m[i] / (1 - std::pow(o.beta1, t));
       const double v_hat = v[i] / (1 - std::pow(o.beta2, t));
       p[i] -= o.lr * m_hat / (std::sqrt(v_hat) + o.eps);
+    }
+  return p;
+}
+
+// torch.optim.Adadelta's documented algorithm (Zeiler 2012), in double.
+std::vector<double> adadelta_reference(const AdadeltaOptions& o, int64_t n, int steps) {
+  std::vector<double> p(static_cast<size_t>(n)), s(p), a(p);
+  for (int64_t i = 0; i < n; ++i) p[size_t(i)] = initial_value(i);
+  for (int t = 1; t <= steps; ++t)
+    for (size_t i = 0; i < p.size(); ++i) {
+      const double g = double(float(grad_at(int64_t(i), t))) + o.weight_decay * p[i];
+      s[i] = o.rho * s[i] + (1 - o.rho) * g * g;
+      const double d = std::sqrt(a[i] + o.eps) / std::sqrt(s[i] + o.eps) * g;
+      a[i] = o.rho * a[i] + (1 - o.rho) * d * d;
+      p[i] -= o.lr * d;
     }
   return p;
 }
@@ -181,6 +196,43 @@ TEST(Adam, MatchesTheReferenceForEveryOption) {
   }
 }
 
+TEST(Adadelta, HandWorkedSteps) {
+  // rho 0.9, eps 1e-6, lr 1, p = 1, g = 2:
+  //   s1 = 0.1 * 4 = 0.4;  d1 = sqrt(1e-6) / sqrt(0.4 + 1e-6) * 2;  a1 = 0.1 * d1^2
+  ParameterStore s;
+  s.add("p", {1}, "ones");
+  s.initialize(0);
+  Adadelta adadelta(s, {});
+  const double s1 = 0.4, d1 = std::sqrt(1e-6) / std::sqrt(s1 + 1e-6) * 2, a1 = 0.1 * d1 * d1;
+  EXPECT_FLOAT_EQ(value_after(adadelta, s, 2), float(1 - d1));
+  // Then g = -1: the step grows with the accumulated updates a1.
+  const double s2 = 0.9 * s1 + 0.1, d2 = std::sqrt(a1 + 1e-6) / std::sqrt(s2 + 1e-6) * -1;
+  EXPECT_FLOAT_EQ(value_after(adadelta, s, -1), float(1 - d1 - d2));
+  // lr scales the update and nothing else.
+  ParameterStore half;
+  half.add("p", {1}, "ones");
+  half.initialize(0);
+  Adadelta slow(half, {.lr = 0.5});
+  EXPECT_FLOAT_EQ(value_after(slow, half, 2), float(1 - 0.5 * d1));
+}
+
+TEST(Adadelta, MatchesTheReferenceForEveryOption) {
+  const AdadeltaOptions cases[] = {
+      {},
+      {.lr = 0.5, .rho = 0.5},
+      {.lr = 1.0, .eps = 1e-3},
+      {.lr = 2.0, .rho = 0.95, .weight_decay = 0.05},
+  };
+  for (const AdadeltaOptions& o : cases) {
+    ParameterStore store;
+    add_param(store, "w", 41);
+    Adadelta adadelta(store, o);
+    SCOPED_TRACE(adadelta.describe());
+    run(adadelta, store, 7);
+    expect_close(store[0].value, adadelta_reference(o, 41, 7), 2e-6);
+  }
+}
+
 TEST(Optimizers, LargeParametersTakeTheParallelPathWithTheSameResults) {
   constexpr int64_t n = 1'500'000;
   {
@@ -201,6 +253,14 @@ TEST(Optimizers, LargeParametersTakeTheParallelPathWithTheSameResults) {
     run(adam, store, 3);
     expect_close(store[0].value, adam_reference(o, n, 3), 2e-6);
   }
+  {
+    ParameterStore store;
+    add_param(store, "big", n);
+    const AdadeltaOptions o{.lr = 1.0, .weight_decay = 0.01};
+    Adadelta adadelta(store, o);
+    run(adadelta, store, 3);
+    expect_close(store[0].value, adadelta_reference(o, n, 3), 2e-6);
+  }
 }
 
 TEST(Optimizers, StepAllocatesNothing) {
@@ -209,21 +269,26 @@ TEST(Optimizers, StepAllocatesNothing) {
   add_param(store, "b", 10);
   Adam adam(store, {});
   Sgd sgd(store, {.lr = 0.1, .momentum = 0.9});
+  Adadelta adadelta(store, {});
   const void* exp_avg = adam.state()[1].tensor.raw();
   const void* momentum = sgd.state()[1].tensor.raw();
+  const void* square_avg = adadelta.state()[1].tensor.raw();
   set_grads(store, 1);
   adam.step();
   sgd.step();
+  adadelta.step();
   tenet::testing::Counter counter(tenet::testing::Threads::all);
   for (int i = 0; i < 3; ++i) {
     adam.step();
     sgd.step();
+    adadelta.step();
   }
   const tenet::testing::Allocations a = counter.stop();
   EXPECT_EQ(a.cxx, 0);
   EXPECT_EQ(a.c_other, 0);
   EXPECT_EQ(adam.state()[1].tensor.raw(), exp_avg);
   EXPECT_EQ(sgd.state()[1].tensor.raw(), momentum);
+  EXPECT_EQ(adadelta.state()[1].tensor.raw(), square_avg);
 }
 
 // A deep copy of optimiser state (state() aliases the live buffers).
@@ -264,6 +329,7 @@ TEST(Optimizers, StateRoundTripResumesBitExactly) {
   expect_resume_is_exact<Adam>(AdamOptions{.lr = 0.01});
   expect_resume_is_exact<Sgd>(SgdOptions{.lr = 0.01, .momentum = 0.9, .nesterov = true});
   expect_resume_is_exact<Sgd>(SgdOptions{.lr = 0.01});
+  expect_resume_is_exact<Adadelta>(AdadeltaOptions{.lr = 1.0, .weight_decay = 0.01});
 }
 
 TEST(Optimizers, StateNames) {
@@ -275,6 +341,10 @@ TEST(Optimizers, StateNames) {
   EXPECT_EQ(names, (std::vector<std::string>{"step", "w/exp_avg", "w/exp_avg_sq"}));
   Sgd plain(store, {.lr = 1});
   EXPECT_EQ(plain.state().size(), 1u);  // no momentum, no buffer
+  Adadelta adadelta(store, {});
+  names.clear();
+  for (const NamedTensor& t : adadelta.state()) names.push_back(t.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"step", "w/square_avg", "w/acc_delta"}));
 }
 
 TEST(Optimizers, LoadStateErrors) {
@@ -320,6 +390,11 @@ TEST(Optimizers, InvalidOptions) {
   expect_error([&] { Adam(store, {.beta1 = 1}); }, {"Adam beta1 must be in [0, 1)"});
   expect_error([&] { Adam(store, {.beta2 = -0.1}); }, {"Adam beta2 must be in [0, 1)"});
   expect_error([&] { Adam(store, {.eps = -1}); }, {"Adam eps must be >= 0"});
+  expect_error([&] { Adadelta(store, {.rho = 1.5}); }, {"Adadelta rho must be in [0, 1]"});
+  expect_error([&] { Adadelta(store, {.eps = -1}); }, {"Adadelta eps must be >= 0"});
+  expect_error([&] { Adadelta(store, {.lr = 0}); }, {"learning rate must be positive, got 0"});
+  expect_error([&] { Adadelta(store, {.weight_decay = -1}); },
+               {"Adadelta weight decay must be >= 0"});
   Adam adam(store, {});
   expect_error([&] { adam.set_lr(-1); }, {"learning rate must be positive, got -1"});
 }

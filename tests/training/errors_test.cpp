@@ -49,7 +49,7 @@ TEST_F(Training, BadFlags) {
   expect_error(tenet("train models/mlp.tn --lr -1 --out " + path("run")),
                "error: --lr expects a positive number, not '-1'");
   expect_error(tenet("train models/mlp.tn --optimizer rmsprop --out " + path("run")),
-               "error: --optimizer must be adam or sgd, not 'rmsprop'");
+               "error: --optimizer must be adam, sgd or adadelta, not 'rmsprop'");
   expect_error(tenet("train models/mlp.tn --lr-decay 1.5 --out " + path("run")),
                "error: --lr-decay expects a number in (0, 1], not '1.5'");
   expect_error(tenet("train models/mlp.tn --shift 30 --out " + path("run")),
@@ -110,6 +110,10 @@ TEST_F(Training, ResumeKeepsTheHyperParameters) {
                "keeps its hyper-parameters");
   expect_error(tenet("train " + model + " --out " + path("run")),
                path("run") + " already holds a run (last.safetensors): continue it with --resume");
+  // A flag that is not a value (the staircase schedule) cannot be added either.
+  expect_error(tenet("train " + model + " --resume " + path("run") + " --lr-decay-staircase"),
+               "error: --lr-decay-staircase true differs from the run being resumed "
+               "(lr_decay_staircase=false)");
   // Repeating a value, or asking for more epochs, is fine.
   CommandResult more =
       tenet("train " + model + " --resume " + path("run") + " --lr 0.1 --epochs 2");
@@ -152,6 +156,10 @@ TEST_F(Training, DirectiveErrors) {
        "linear.tn:2:3: error: @eval needs scores=OUTPUT"},
       {"label=label", "label=image", "linear.tn:3:27: error: input 'image' already has a role"},
       {"lr=0.1", "lr=fast", "linear.tn:6:30: error: 'lr' must be a positive number, not 'fast'"},
+      {"optimizer=sgd", "optimizer=rmsprop",
+       "linear.tn:6:23: error: 'optimizer' must be adam, sgd or adadelta, not 'rmsprop'"},
+      {"epochs=1", "epochs=1 lr_decay_staircase=yes",
+       "linear.tn:6:71: error: 'lr_decay_staircase' must be true or false, not 'yes'"},
       {"lr=0.1", "speed=0.1", "linear.tn:6:27: error: unknown key 'speed' in @defaults"},
       {"@param bias zeros", "@param bias zeros\n# @dropout bias p=1",
        "linear.tn:6:19: error: the dropout probability must be in [0, 1), not '1'"},

@@ -56,7 +56,8 @@ def mlp(p, image, label, masks):
 
 def mnist_cnn(p, image, label, masks):
     # github.com/pytorch/examples mnist/main.py, with the dropout masks given.
-    x = F.relu(F.conv2d(image, p["conv1_w"], p["conv1_b"]))
+    x = (image - 0.1307) / 0.3081  # transforms.Normalize((0.1307,), (0.3081,))
+    x = F.relu(F.conv2d(x, p["conv1_w"], p["conv1_b"]))
     x = F.relu(F.conv2d(x, p["conv2_w"], p["conv2_b"]))
     x = F.max_pool2d(x, 2) * masks["drop1"]
     x = torch.flatten(x, 1)
