@@ -103,6 +103,19 @@ void expect_close(const Tensor& actual, const std::vector<double>& expected, dou
                         << expected[size_t(at)];
 }
 
+// `steps` steps of an Opt made with `o` on one parameter of n elements, then
+// the values against `reference(o, n, steps)` (float64).
+template <typename Opt, typename Options, typename Reference>
+void expect_matches_reference(const Options& o, Reference reference, int64_t n, int steps) {
+  ParameterStore store;
+  add_param(store, "w", n);
+  Opt opt(store, o);
+  SCOPED_TRACE(opt.describe());
+  run(opt, store, steps);
+  EXPECT_EQ(opt.step_count(), steps);
+  expect_close(store[0].value, reference(o, n, steps), 2e-6);
+}
+
 float value_after(Optimizer& opt, ParameterStore& store, float grad) {
   store[0].grad.data<float>()[0] = grad;
   opt.step();
@@ -152,15 +165,7 @@ TEST(Sgd, MatchesTheReferenceForEveryOption) {
       {.lr = 0.02, .momentum = 0.9, .weight_decay = 0.1, .nesterov = true},
       {.lr = 0.1, .weight_decay = 0.2},
   };
-  for (const SgdOptions& o : cases) {
-    ParameterStore store;
-    add_param(store, "w", 37);
-    Sgd sgd(store, o);
-    SCOPED_TRACE(sgd.describe());
-    run(sgd, store, 6);
-    EXPECT_EQ(sgd.step_count(), 6);
-    expect_close(store[0].value, sgd_reference(o, 37, 6), 2e-6);
-  }
+  for (const SgdOptions& o : cases) expect_matches_reference<Sgd>(o, sgd_reference, 37, 6);
 }
 
 TEST(Adam, HandWorkedSteps) {
@@ -186,14 +191,7 @@ TEST(Adam, MatchesTheReferenceForEveryOption) {
       {.lr = 0.003, .eps = 1e-3},
       {.lr = 0.001, .weight_decay = 0.05},
   };
-  for (const AdamOptions& o : cases) {
-    ParameterStore store;
-    add_param(store, "w", 41);
-    Adam adam(store, o);
-    SCOPED_TRACE(adam.describe());
-    run(adam, store, 7);
-    expect_close(store[0].value, adam_reference(o, 41, 7), 2e-6);
-  }
+  for (const AdamOptions& o : cases) expect_matches_reference<Adam>(o, adam_reference, 41, 7);
 }
 
 TEST(Adadelta, HandWorkedSteps) {
@@ -223,14 +221,8 @@ TEST(Adadelta, MatchesTheReferenceForEveryOption) {
       {.lr = 1.0, .eps = 1e-3},
       {.lr = 2.0, .rho = 0.95, .weight_decay = 0.05},
   };
-  for (const AdadeltaOptions& o : cases) {
-    ParameterStore store;
-    add_param(store, "w", 41);
-    Adadelta adadelta(store, o);
-    SCOPED_TRACE(adadelta.describe());
-    run(adadelta, store, 7);
-    expect_close(store[0].value, adadelta_reference(o, 41, 7), 2e-6);
-  }
+  for (const AdadeltaOptions& o : cases)
+    expect_matches_reference<Adadelta>(o, adadelta_reference, 41, 7);
 }
 
 TEST(Optimizers, LargeParametersTakeTheParallelPathWithTheSameResults) {
@@ -245,22 +237,10 @@ TEST(Optimizers, LargeParametersTakeTheParallelPathWithTheSameResults) {
     expect_close(store[0].value, sgd_reference(o, n, 3), 2e-6);
     expect_close(store[1].value, sgd_reference(o, 5, 3), 2e-6);
   }
-  {
-    ParameterStore store;
-    add_param(store, "big", n);
-    const AdamOptions o{.lr = 0.01, .weight_decay = 0.01};
-    Adam adam(store, o);
-    run(adam, store, 3);
-    expect_close(store[0].value, adam_reference(o, n, 3), 2e-6);
-  }
-  {
-    ParameterStore store;
-    add_param(store, "big", n);
-    const AdadeltaOptions o{.lr = 1.0, .weight_decay = 0.01};
-    Adadelta adadelta(store, o);
-    run(adadelta, store, 3);
-    expect_close(store[0].value, adadelta_reference(o, n, 3), 2e-6);
-  }
+  expect_matches_reference<Adam>(AdamOptions{.lr = 0.01, .weight_decay = 0.01}, adam_reference, n,
+                                 3);
+  expect_matches_reference<Adadelta>(AdadeltaOptions{.lr = 1.0, .weight_decay = 0.01},
+                                     adadelta_reference, n, 3);
 }
 
 TEST(Optimizers, StepAllocatesNothing) {
