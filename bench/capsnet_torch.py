@@ -1,6 +1,7 @@
 """The CapsNet of models/capsnet.tn in PyTorch, with identical math, and its
-operators on their own (the per-operator benchmark), plus the LLTM cell of
-PyTorch's C++ extension tutorial.
+operators on their own (the per-operator benchmark), plus the MNIST CNN of
+models/mnist_cnn.tn (PyTorch's MNIST example) and the LLTM cell of PyTorch's
+C++ extension tutorial.
 
 Written the way public PyTorch CapsNet code is written: convolutions with
 F.conv2d, the capsule transform as one broadcast torch.matmul of the 16x8
@@ -20,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from workloads import PARAMETER_SHAPES
+from workloads import CNN_PARAMETER_SHAPES, PARAMETER_SHAPES
 
 
 def conv1_relu(image: torch.Tensor, w: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
@@ -122,6 +123,44 @@ class CapsNet(nn.Module):
         return capsnet_forward(image, label, [
             self.conv1_w, self.conv1_b, self.primary_w, self.primary_b, self.W, self.dec1_w,
             self.dec1_b, self.dec2_w, self.dec2_b, self.dec3_w, self.dec3_b])
+
+
+def mnist_cnn_forward(image: torch.Tensor, label: torch.Tensor, drop1: torch.Tensor,
+                      drop2: torch.Tensor,
+                      params: List[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(log_probs, loss) of PyTorch's MNIST example (github.com/pytorch/examples,
+    mnist/main.py) with its dropout masks given, params in CNN_PARAMETER_SHAPES
+    order (fc1_w is [128, 64, 12, 12]: nn.Linear(9216, 128)'s weight, unflattened)."""
+    x = (image - 0.1307) / 0.3081
+    x = F.relu(F.conv2d(x, params[0], params[1]))
+    x = F.relu(F.conv2d(x, params[2], params[3]))
+    x = F.max_pool2d(x, 2) * drop1
+    x = torch.flatten(x, 1)
+    x = F.relu(F.linear(x, params[4].reshape(params[4].shape[0], -1), params[5])) * drop2
+    log_probs = F.log_softmax(F.linear(x, params[6], params[7]), dim=1)
+    return log_probs, F.nll_loss(log_probs, label.long())
+
+
+class MnistCnn(nn.Module):
+    """mnist_cnn.tn's `mnist_cnn` as a module; its parameters are named as there."""
+
+    def __init__(self, initial: dict):
+        super().__init__()
+        for name, _ in CNN_PARAMETER_SHAPES:
+            self.register_parameter(name, nn.Parameter(torch.as_tensor(initial[name]).clone()))
+
+    def forward(self, image: torch.Tensor, label: torch.Tensor, drop1: torch.Tensor,
+                drop2: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        return mnist_cnn_forward(image, label, drop1, drop2, [
+            self.conv1_w, self.conv1_b, self.conv2_w, self.conv2_b, self.fc1_w, self.fc1_b,
+            self.fc2_w, self.fc2_b])
+
+
+# The whole models: (module class, parameter shapes, output names; the loss is last).
+MODELS = {
+    "capsnet": (CapsNet, PARAMETER_SHAPES, ["lengths", "reconstruction", "loss"]),
+    "mnist_cnn": (MnistCnn, CNN_PARAMETER_SHAPES, ["log_probs", "loss"]),
+}
 
 
 # ---- the operators on their own, with capsnet.tn's shapes -------------------

@@ -161,7 +161,7 @@ def plot(path, env, workloads, frameworks, results):
     import matplotlib.pyplot as plt
 
     table = by_key(results)
-    groups = [("CapsNet and LLTM", [w for w in workloads if w.group != "op"]),
+    groups = [("CapsNet, MNIST CNN and LLTM", [w for w in workloads if w.group != "op"]),
               ("CapsNet operators, batch %d" % env["op_batch"],
                [w for w in workloads if w.group == "op"])]
     groups = [(title, ws) for title, ws in groups if ws]

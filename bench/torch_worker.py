@@ -83,36 +83,37 @@ def wrap(framework, fn):
     return fn
 
 
-def capsnet_job(workload, framework, data_dir):
-    """(step, reference): `reference()` returns the outputs and gradients at
-    the initial parameters by Tenet's names (called before any step)."""
-    initial = {name: np.load("%s/%s.npy" % (data_dir, name))
-               for name, _ in capsnet_torch.PARAMETER_SHAPES}
-    (image, label), _ = load_inputs(workload, data_dir)
-    model = capsnet_torch.CapsNet(initial)
+def model_job(workload, framework, data_dir):
+    """(step, reference) for a whole model (capsnet_torch.MODELS): `reference()`
+    returns the outputs and gradients at the initial parameters by Tenet's
+    names (called before any step)."""
+    module, shapes, names = capsnet_torch.MODELS[workload.torch_fn]
+    initial = {name: np.load("%s/%s.npy" % (data_dir, name)) for name, _ in shapes}
+    args, _ = load_inputs(workload, data_dir)
+    model = module(initial)
     forward = wrap(framework, model)
 
     if workload.mode == "forward":
         def step():
             with torch.no_grad():
-                return forward(image, label)
+                return forward(*args)
 
         def reference():
-            return dict(zip(["lengths", "reconstruction", "loss"], step()))
+            return dict(zip(names, step()))
         return step, reference
 
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
 
     def train_step():
         optimizer.zero_grad(set_to_none=True)
-        loss = forward(image, label)[2]
+        loss = forward(*args)[-1]
         loss.backward()
         optimizer.step()
 
     def reference():
-        outputs = forward(image, label)
-        outputs[2].backward()
-        result = dict(zip(["lengths", "reconstruction", "loss"], [o.detach() for o in outputs]))
+        outputs = forward(*args)
+        outputs[-1].backward()
+        result = dict(zip(names, [o.detach() for o in outputs]))
         for name, p in model.named_parameters():
             result["d_" + name] = p.grad.clone()
         optimizer.zero_grad(set_to_none=True)
@@ -181,7 +182,7 @@ def run_job(job):
         framework = job["framework"]
         rss_start = rss_mib()
         t0 = time.perf_counter()
-        make = capsnet_job if workload.group == "capsnet" else operator_job
+        make = model_job if workload.torch_fn in capsnet_torch.MODELS else operator_job
         step, reference = make(workload, framework, job["data_dir"])
         check = None
         if job.get("check_against"):

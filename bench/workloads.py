@@ -35,16 +35,29 @@ PARAMETER_SHAPES = [
     ("dec3_b", (28, 28)),
 ]
 
+# The parameters of models/mnist_cnn.tn (PyTorch's MNIST example), in its order.
+CNN_PARAMETER_SHAPES = [
+    ("conv1_w", (32, 1, 3, 3)),
+    ("conv1_b", (32,)),
+    ("conv2_w", (64, 32, 3, 3)),
+    ("conv2_b", (64,)),
+    ("fc1_w", (128, 64, 12, 12)),
+    ("fc1_b", (128,)),
+    ("fc2_w", (10, 128)),
+    ("fc2_b", (10,)),
+]
+CNN_FAN_IN = {"conv1": 9, "conv2": 288, "fc1": 9216, "fc2": 128}
+
 
 @dataclass
 class Workload:
     name: str  # identifier, also the data folder's name
     title: str  # for tables
-    group: str  # "capsnet", "op", "lltm"
+    group: str  # "capsnet", "cnn", "op", "lltm"
     mode: str  # "train", "forward", "vjp" (forward + backward with cotangents)
     tn_file: str  # relative to the repository root
     tn_fn: str
-    torch_fn: str  # a key of capsnet_torch.OPERATORS, or "capsnet"
+    torch_fn: str  # a key of capsnet_torch.OPERATORS or of capsnet_torch.MODELS
     arg_names: List[str]  # the PyTorch function's arguments, in order
     outputs: List[Tuple[str, Tuple[int, ...]]]  # Tenet output names and shapes
     make_inputs: Callable[[np.random.Generator], Dict[str, np.ndarray]]
@@ -94,6 +107,11 @@ def capsnet_parameters(rng):
         else:
             out[name] = fan_in_uniform(rng, shape, fans[name.split("_")[0]])
     return out
+
+
+def dropout_mask(rng, shape, p):
+    """Inverted dropout's mask: Bernoulli(1 - p) / (1 - p), as the trainer draws it."""
+    return ((rng.uniform(size=shape) >= p) / (1.0 - p)).astype(np.float32)
 
 
 def with_cotangents(make, outputs):
@@ -161,6 +179,33 @@ def capsnet_workloads():
                 flops=capsnet_flops(batch, mode == "train"),
                 loss_output="loss" if mode == "train" else None))
     return out
+
+
+def cnn_flops(batch):
+    """The MNIST CNN's training step: conv1 (its weight gradient only: the
+    image is not differentiated), conv2, fc1 and fc2 (both operands' gradients)."""
+    conv1 = batch * 32 * 26 * 26 * 9
+    rest = batch * (64 * 24 * 24 * 288 + 128 * 9216 + 10 * 128)
+    return 2 * conv1 * 2 + 2 * rest * 3
+
+
+def cnn_workloads(batch=64):
+    """The PyTorch MNIST example's CNN (models/mnist_cnn.tn), its training
+    step at the example's batch size, with fixed dropout masks."""
+    def make(rng):
+        image, label = digits(rng, batch)
+        arrays = {"image": image, "label": label,
+                  "drop1": dropout_mask(rng, (batch, 64, 12, 12), 0.25),
+                  "drop2": dropout_mask(rng, (batch, 128), 0.5)}
+        for name, shape in CNN_PARAMETER_SHAPES:
+            arrays[name] = fan_in_uniform(rng, shape, CNN_FAN_IN[name.split("_")[0]])
+        return arrays
+    return [Workload(
+        name="mnist_cnn_train_b%d" % batch, title="MNIST CNN training step, batch %d" % batch,
+        group="cnn", mode="train", tn_file="models/mnist_cnn.tn", tn_fn="mnist_cnn",
+        torch_fn="mnist_cnn", arg_names=["image", "label", "drop1", "drop2"],
+        outputs=[("log_probs", (batch, 10)), ("loss", ())], make_inputs=make,
+        wrt=[n for n, _ in CNN_PARAMETER_SHAPES], flops=cnn_flops(batch), loss_output="loss")]
 
 
 def operator_specs(batch):
@@ -271,7 +316,8 @@ def lltm_workloads(batch=16, features=32, state=128):
 
 
 def all_workloads(op_batch=100):
-    return capsnet_workloads() + operator_workloads(op_batch) + lltm_workloads()
+    return (capsnet_workloads() + cnn_workloads() + operator_workloads(op_batch) +
+            lltm_workloads())
 
 
 def write_inputs(workload, folder, seed):

@@ -30,7 +30,8 @@
 /// index (the input gradient of a strided convolution, `w?(o, c, h - 2*i,
 /// ...)`) would pack mostly zeros; such a statement is split instead: a GEMM
 /// into a fresh tensor of columns, then a guarded gather (col2im) of the
-/// result from it (contraction_split.h).
+/// result from it (contraction_split.h). So is an unstrided one whose columns
+/// are no larger than its packed factor would be.
 ///
 /// Lowered when one GEMM does at least kGemmMinWork multiply-adds (M*N*K); when
 /// that depends on size parameters, the generated code decides per call.

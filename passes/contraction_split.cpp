@@ -45,6 +45,31 @@ bool provably_in_range(const ir::Affine& a, const std::map<std::string, ir::Dim>
   return ir::provably_le(0, d.lo) && ir::provably_le(d.hi, extent);
 }
 
+/// Whether the product of `a` is provably at most the product of `b`: equal
+/// factors cancel, and what remains must be constant.
+bool product_provably_le(std::vector<ir::SizeExpr> a, std::vector<ir::SizeExpr> b) {
+  for (auto it = a.begin(); it != a.end();) {
+    auto same = std::find(b.begin(), b.end(), *it);
+    if (same != b.end()) {
+      b.erase(same);
+      it = a.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  auto product = [](const std::vector<ir::SizeExpr>& factors) -> std::optional<int64_t> {
+    int64_t p = 1;
+    for (const ir::SizeExpr& f : factors) {
+      std::optional<int64_t> k = f.constant();
+      if (!k || *k < 0) return std::nullopt;
+      p *= *k;
+    }
+    return p;
+  };
+  std::optional<int64_t> pa = product(a), pb = product(b);
+  return pa && pb && *pa <= *pb;
+}
+
 }  // namespace
 
 std::optional<SplitGather> split_strided_gather(const ir::Compute& c) {
@@ -77,7 +102,13 @@ std::optional<SplitGather> split_strided_gather(const ir::Compute& c) {
         strided = strided || (!out_names.count(index) && (coef >= 2 || coef <= -2));
       }
     }
-    if (!strided) continue;
+    // A stride-1 gather (the input gradient of an unstrided convolution,
+    // d_x(b, c, h, w) +=! d_y?(b, o, h - kh, w - kw) * w(o, c, kh, kw)) is a
+    // GEMM as it is, with f packed: one row per (b, h, w), one column per
+    // (o, kh, kw), the zeros outside d_y included. The split is worth it when
+    // its columns are no larger than that packed matrix (below); a strided
+    // one always is.
+    if (mixed.empty()) continue;
     // The mixed out indices must vanish from the product: read nowhere else.
     bool applies = true;
     for (const std::string& index : mixed_out) {
@@ -127,7 +158,22 @@ std::optional<SplitGather> split_strided_gather(const ir::Compute& c) {
     }
     sort_by_storage(g_only, *g.tensor, g.indices);
     sort_by_storage(f_only, *f.tensor, f_indices);
-    std::vector<ir::Dim> cols_dims = both;
+    // The result's outermost dimension (the batch of NCHW) comes first
+    // wherever it is read, so that the GEMM loops over it with every matrix
+    // in place (dy's rows for one image are its channels); the guarded dims
+    // (kappa) stay innermost, where the gather adds unit-stride windows.
+    std::vector<ir::Dim> cols_dims;
+    const int outermost = c.result->layout.empty() ? 0 : c.result->layout[0];
+    if (size_t(outermost) < c.out.size()) {
+      auto batch = std::find_if(f_only.begin(), f_only.end(), [&](const ir::Dim& d) {
+        return d.index == c.out[size_t(outermost)].index;
+      });
+      if (batch != f_only.end()) {
+        cols_dims.push_back(*batch);
+        f_only.erase(batch);
+      }
+    }
+    cols_dims.insert(cols_dims.end(), both.begin(), both.end());
     cols_dims.insert(cols_dims.end(), g_only.begin(), g_only.end());
     cols_dims.insert(cols_dims.end(), f_only.begin(), f_only.end());
 
@@ -135,6 +181,15 @@ std::optional<SplitGather> split_strided_gather(const ir::Compute& c) {
     cols->name = c.result->name + "_cols";
     cols->type = c.result->type;
     for (const ir::Dim& d : cols_dims) cols->shape.push_back(d.extent());
+
+    if (!strided) {
+      std::vector<ir::SizeExpr> packed, columns;
+      for (const ir::Dim& d : c.out)
+        if (mentions(f.indices, d.index)) packed.push_back(d.extent());
+      for (const ir::Dim& d : c.reduce) packed.push_back(d.extent());
+      for (const ir::Dim& d : cols_dims) columns.push_back(d.extent());
+      if (!product_provably_le(columns, packed)) continue;
+    }
 
     SplitGather split;
     split.product.result = cols;

@@ -13,6 +13,14 @@
 ///
 /// the first is a dense GEMM doing only the useful multiply-adds, the second
 /// a guarded gather (col2im). Same sum in real arithmetic, reassociated.
+///
+/// An unstrided convolution's input gradient, `dx(b, c, h, w) +=! dy?(b, o,
+/// h - kh, w - kw) * w(o, c, kh, kw)`, is a GEMM as it stands, but its
+/// packed factor has a row per (b, h, w) and a column per (o, kh, kw), the
+/// zeros around dy included (for the MNIST CNN's second convolution, 2.35
+/// times the columns' size, rebuilt and re-packed by the library every step).
+/// It is split the same way when the columns are provably no larger than that
+/// packed factor (equal extents cancel; what remains must be constant).
 #pragma once
 
 #include <optional>
@@ -23,8 +31,9 @@ namespace tenet::passes::detail {
 
 /// The two statements for `c`, or nullopt when `c` has no guarded factor
 /// with such a dimension (a dimension whose index mixes out and reduce
-/// indices, a reduce index with a coefficient of magnitude 2 or more), or the
-/// split does not apply (see contraction_split.cpp).
+/// indices: with a reduce index of coefficient magnitude 2 or more, or any
+/// when the columns are no larger than the packed factor), or the split does
+/// not apply (see contraction_split.cpp).
 std::optional<SplitGather> split_strided_gather(const ir::Compute& c);
 
 }  // namespace tenet::passes::detail

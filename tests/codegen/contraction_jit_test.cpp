@@ -85,14 +85,16 @@ TEST(ContractionJit, Decoder) {
 }
 
 TEST(ContractionJit, PackedResultsGuardedPacksAndInits) {
-  // Constant sizes: every decision is made at compile time. y2 and d_x
-  // compute into a packed C; d_x.1 adds its init; d_w packs both factors;
-  // d_x2 is split into a GEMM into columns and a gather.
+  // Constant sizes: every decision is made at compile time. y2 computes
+  // into a packed C; d_w packs both factors; d_x, d_x.1 (adding its init)
+  // and d_x2 are split into a GEMM into columns and a gather; d_x3 packs
+  // d_y3 with zeros around it.
   ir::Module m =
       ir::parse_ir(SourceFile::read(tenet::testing::source_path("tests/ir/data/contraction.ir")));
-  const std::string conv = expect_gemm_matches_interpreter(m, "conv", {}, 6);
-  EXPECT_NE(conv.find("d_y_packed"), std::string::npos);
-  EXPECT_NE(conv.find("tenet::in_bounds"), std::string::npos);  // zeros outside d_y
+  const std::string conv = expect_gemm_matches_interpreter(m, "conv", {}, 7);
+  EXPECT_NE(conv.find("d_x_cols"), std::string::npos);
+  EXPECT_NE(conv.find("d_y3_packed"), std::string::npos);
+  EXPECT_NE(conv.find("tenet::in_bounds"), std::string::npos);  // zeros outside d_y3
   expect_gemm_matches_interpreter(m, "shapes", {}, 3);
 }
 

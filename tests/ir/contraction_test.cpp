@@ -74,10 +74,18 @@ TEST_F(ContractionPass, PlansMatricesInPlaceOrPacked) {
             "pack(y2)[b, i, j | o] = pack(x2)[b, i, j | c, ki, kj] * w^T[c, ki, kj | o]");
   EXPECT_EQ(attr(statement(conv, "d_w"), "gemm"),
             "d_w[o | c, ki, kj] = pack(d_y)[o | b, i, j] * pack(x)[b, i, j | c, ki, kj]");
-  // 4 channels are too few rows for a GEMM per image: one GEMM, C packed.
+  // Stride 1, 128 -> 4 channels: columns without zeros (smaller than d_y
+  // packed with them), then a gather; 4 channels are too few rows for a GEMM
+  // per image: one GEMM, C packed.
   EXPECT_EQ(attr(statement(conv, "d_x"), "gemm"),
-            "pack(d_x)[b, h, w | c] = pack(d_y)[b, h, w | o, ki, kj] * pack(w)[o, ki, kj | c]");
+            "d_x(b, c, h, w) = sum over ki, kj of d_x_cols?(b, c, ki, kj, h - ki, w - kj); "
+            "pack(d_x_cols)[b, k_h, k_w | c, ki, kj] = pack(d_y)[b, k_h, k_w | o] * "
+            "w[o | c, ki, kj]");
   EXPECT_EQ(attr(statement(conv, "d_x.1"), "lower"), "gemm");
+  // Stride 1, 4 -> 64 channels: the columns would be larger than d_y3 packed
+  // with its zeros, so one GEMM with the guarded read packed.
+  EXPECT_EQ(attr(statement(conv, "d_x3"), "gemm"),
+            "pack(d_x3)[b, h, w | c] = pack(d_y3)[b, h, w | o, ki, kj] * pack(w3)[o, ki, kj | c]");
   // Stride 2: the GEMM computes columns without zeros, a guarded gather the rest.
   EXPECT_EQ(attr(statement(conv, "d_x2"), "gemm"),
             "d_x2(b, c, h, w) = sum over i, j of d_x2_cols?(b, i, j, c, h - 2*i, w - 2*j); "
