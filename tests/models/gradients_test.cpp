@@ -1,0 +1,149 @@
+// The gradients `tenet train` compiles — of a model's loss with respect to
+// every parameter, through the whole optimising pipeline — agree with the
+// interpreter running the unoptimised gradient program on the same inputs.
+//
+// The MNIST CNN exercises every way a contraction is lowered in a real
+// training step: the forward convolutions and linear layers as GEMMs, the
+// weight gradients with both factors packed, and conv2's input gradient split
+// into a GEMM per image into columns and a col2im gather
+// (passes/contraction_split.h); the test checks that the split happened.
+//
+// Tolerance: the GEMMs sum in their own order (blocked, vectorised), the
+// interpreter sequentially, both in float32; as in
+// tests/codegen/contraction_util.h the difference stays below
+// 1e-5 * sqrt(K) * max |interpreter| for the longest reduction K (conv2's
+// weight gradient: B x 24 x 24 = 1152 terms at batch 2, so 3.4e-4).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "ad/grad.h"
+#include "codegen/jit.h"
+#include "ir/bind.h"
+#include "ir/interp.h"
+#include "lang/check.h"
+#include "passes/pipeline.h"
+#include "tests/support/golden.h"
+
+namespace {
+
+struct GradCase {
+  const char* file;
+  const char* fn;
+  std::vector<std::string> params;
+  std::vector<std::pair<std::string, double>> scales;  // half-width of each input's range
+  int64_t batch;
+  double tolerance;  // relative to the largest interpreter value, per output
+};
+
+// GoogleTest prints a parameter with this.
+void PrintTo(const GradCase& c, std::ostream* os) { *os << c.file << ", " << c.fn; }
+
+const GradCase kGradCases[] = {
+    {"models/mlp.tn",
+     "mlp",
+     {"fc1_w", "fc1_b", "fc2_w", "fc2_b"},
+     {{"image", 1.0}, {"fc1_w", 0.036}, {"fc1_b", 0.036}, {"fc2_w", 0.0625}, {"fc2_b", 0.0625}},
+     3,
+     1e-5 * std::sqrt(784.0)},
+    {"models/mnist_cnn.tn",
+     "mnist_cnn",
+     {"conv1_w", "conv1_b", "conv2_w", "conv2_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b"},
+     {{"image", 1.0},
+      {"drop1", 1.0},
+      {"drop2", 1.0},
+      {"conv1_w", 0.33},
+      {"conv1_b", 0.33},
+      {"conv2_w", 0.059},
+      {"conv2_b", 0.059},
+      {"fc1_w", 0.0104},
+      {"fc1_b", 0.0104},
+      {"fc2_w", 0.088},
+      {"fc2_b", 0.088}},
+     2,
+     1e-5 * std::sqrt(2 * 24 * 24.0)},
+};
+
+class ModelGradients : public ::testing::TestWithParam<GradCase> {};
+
+TEST_P(ModelGradients, CompiledMatchesInterpreter) {
+  const GradCase& c = GetParam();
+  tenet::SourceFile file = tenet::SourceFile::read(tenet::testing::source_path(c.file));
+  tenet::ir::Module source = tenet::lang::compile_source(file);
+  const tenet::ir::Function* fn = source.find(c.fn);
+  ASSERT_NE(fn, nullptr) << c.fn;
+
+  tenet::ad::GradRequest request;
+  request.output = "loss";
+  request.wrt = c.params;
+  tenet::ir::Module m;
+  m.functions.push_back(tenet::ad::differentiate(*fn, request));
+  const tenet::ir::Function reference = m.functions[0].clone();
+  const std::string name = reference.name;
+  tenet::passes::run_pipeline(m);
+
+  const tenet::ir::SizeBindings sizes = {{"B", c.batch}};
+  std::vector<tenet::Tensor> inputs = tenet::ir::random_inputs(reference, sizes, 42);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!tenet::is_float(inputs[i].type())) continue;
+    for (const auto& [input, scale] : c.scales)
+      if (input == reference.inputs[i]->name)
+        for (int64_t k = 0; k < inputs[i].numel(); ++k)
+          inputs[i].set(k, inputs[i].get(k) * scale);
+  }
+
+  std::vector<tenet::Tensor> expected = tenet::ir::interpret(reference, inputs, sizes);
+  tenet::codegen::CompiledFunction compiled = tenet::codegen::jit_compile(m, name);
+  std::vector<tenet::Tensor> actual = compiled.run(inputs, sizes);
+  ASSERT_EQ(actual.size(), expected.size());
+  ASSERT_EQ(actual.size(), 2 + c.params.size());  // the forward outputs, then one per parameter
+  for (size_t i = 0; i < actual.size(); ++i) {
+    const std::string& output = reference.output_names[i];
+    ASSERT_EQ(actual[i].shape(), expected[i].shape()) << output;
+    double peak = 0;
+    for (int64_t k = 0; k < expected[i].numel(); ++k)
+      peak = std::max(peak, std::fabs(expected[i].get(k)));
+    // A gradient that is 0 everywhere would agree vacuously.
+    EXPECT_GT(peak, 0) << c.fn << ": " << output << " is 0 everywhere";
+    tenet::Diff d = tenet::compare(actual[i], expected[i]);
+    EXPECT_LE(d.max_abs, c.tolerance * peak)
+        << c.fn << ": compiled " << output << " differs by " << d.max_abs << " at flat index "
+        << d.worst_index << " (interp " << expected[i].get(d.worst_index) << ", compiled "
+        << actual[i].get(d.worst_index) << "), peak " << peak;
+  }
+}
+
+std::string grad_case_name(const ::testing::TestParamInfo<GradCase>& info) {
+  return info.param.fn;
+}
+
+INSTANTIATE_TEST_SUITE_P(Training, ModelGradients, ::testing::ValuesIn(kGradCases),
+                         grad_case_name);
+
+// The CNN's conv2 input gradient is the split kind: a GEMM per image into
+// columns, then a gather (what CompiledMatchesInterpreter then checks).
+TEST(ModelGradients, MnistCnnSplitsConv2InputGradient) {
+  tenet::SourceFile file =
+      tenet::SourceFile::read(tenet::testing::source_path("models/mnist_cnn.tn"));
+  tenet::ir::Module source = tenet::lang::compile_source(file);
+  tenet::ad::GradRequest request;
+  request.output = "loss";
+  request.wrt = {"conv1_w", "conv1_b", "conv2_w", "conv2_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b"};
+  tenet::ir::Module m;
+  m.functions.push_back(tenet::ad::differentiate(*source.find("mnist_cnn"), request));
+  tenet::passes::run_pipeline(m);
+  std::string plan;
+  for (const tenet::ir::Stmt& s : m.functions[0].body)
+    if (s.kind == tenet::ir::StmtKind::Compute && s.compute.result->name == "d_relu1")
+      if (auto it = s.attrs.find("gemm"); it != s.attrs.end()) plan = it->second;
+  EXPECT_EQ(plan,
+            "d_relu1(b, c, y2, y3) = sum over ky, kx of d_relu1_cols?(b, c, ky, kx, y2 - ky, y3 - "
+            "kx); for b: d_relu1_cols[c, ky, kx | k_y2, k_y3] = conv2_w^T[c, ky, kx | o] * "
+            "d_conv2[o | k_y2, k_y3]");
+}
+
+}  // namespace
