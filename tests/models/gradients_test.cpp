@@ -41,7 +41,9 @@ struct GradCase {
 };
 
 // GoogleTest prints a parameter with this.
-void PrintTo(const GradCase& c, std::ostream* os) { *os << c.file << ", " << c.fn; }
+void PrintTo(const GradCase& c, std::ostream* os) {
+  *os << c.file << ", " << c.fn;
+}
 
 const GradCase kGradCases[] = {
     {"models/mlp.tn",
@@ -92,8 +94,7 @@ TEST_P(ModelGradients, CompiledMatchesInterpreter) {
     if (!tenet::is_float(inputs[i].type())) continue;
     for (const auto& [input, scale] : c.scales)
       if (input == reference.inputs[i]->name)
-        for (int64_t k = 0; k < inputs[i].numel(); ++k)
-          inputs[i].set(k, inputs[i].get(k) * scale);
+        for (int64_t k = 0; k < inputs[i].numel(); ++k) inputs[i].set(k, inputs[i].get(k) * scale);
   }
 
   std::vector<tenet::Tensor> expected = tenet::ir::interpret(reference, inputs, sizes);
@@ -121,8 +122,7 @@ std::string grad_case_name(const ::testing::TestParamInfo<GradCase>& info) {
   return info.param.fn;
 }
 
-INSTANTIATE_TEST_SUITE_P(Training, ModelGradients, ::testing::ValuesIn(kGradCases),
-                         grad_case_name);
+INSTANTIATE_TEST_SUITE_P(Training, ModelGradients, ::testing::ValuesIn(kGradCases), grad_case_name);
 
 // The CNN's conv2 input gradient is the split kind: a GEMM per image into
 // columns, then a gather (what CompiledMatchesInterpreter then checks).
