@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@
 #include "ir/interp.h"
 #include "lang/check.h"
 #include "passes/pipeline.h"
+#include "tests/models/model_scales.h"
 #include "tests/support/golden.h"
 
 namespace {
@@ -35,7 +37,7 @@ struct GradCase {
   const char* file;
   const char* fn;
   std::vector<std::string> params;
-  std::vector<std::pair<std::string, double>> scales;  // half-width of each input's range
+  std::map<std::string, double> scales;  // half-width of each input's range
   int64_t batch;
   double tolerance;  // relative to the largest interpreter value, per output
 };
@@ -49,23 +51,13 @@ const GradCase kGradCases[] = {
     {"models/mlp.tn",
      "mlp",
      {"fc1_w", "fc1_b", "fc2_w", "fc2_b"},
-     {{"image", 1.0}, {"fc1_w", 0.036}, {"fc1_b", 0.036}, {"fc2_w", 0.0625}, {"fc2_b", 0.0625}},
+     tenet::testing::kMlpScales,
      3,
      1e-5 * std::sqrt(784.0)},
     {"models/mnist_cnn.tn",
      "mnist_cnn",
      {"conv1_w", "conv1_b", "conv2_w", "conv2_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b"},
-     {{"image", 1.0},
-      {"drop1", 1.0},
-      {"drop2", 1.0},
-      {"conv1_w", 0.33},
-      {"conv1_b", 0.33},
-      {"conv2_w", 0.059},
-      {"conv2_b", 0.059},
-      {"fc1_w", 0.0104},
-      {"fc1_b", 0.0104},
-      {"fc2_w", 0.088},
-      {"fc2_b", 0.088}},
+     tenet::testing::kMnistCnnScales,
      2,
      1e-5 * std::sqrt(2 * 24 * 24.0)},
 };
@@ -91,10 +83,10 @@ TEST_P(ModelGradients, CompiledMatchesInterpreter) {
   const tenet::ir::SizeBindings sizes = {{"B", c.batch}};
   std::vector<tenet::Tensor> inputs = tenet::ir::random_inputs(reference, sizes, 42);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!tenet::is_float(inputs[i].type())) continue;
-    for (const auto& [input, scale] : c.scales)
-      if (input == reference.inputs[i]->name)
-        for (int64_t k = 0; k < inputs[i].numel(); ++k) inputs[i].set(k, inputs[i].get(k) * scale);
+    auto scale = c.scales.find(reference.inputs[i]->name);
+    if (scale == c.scales.end() || !tenet::is_float(inputs[i].type())) continue;
+    for (int64_t k = 0; k < inputs[i].numel(); ++k)
+      inputs[i].set(k, inputs[i].get(k) * scale->second);
   }
 
   std::vector<tenet::Tensor> expected = tenet::ir::interpret(reference, inputs, sizes);

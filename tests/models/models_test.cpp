@@ -23,6 +23,7 @@
 #include "ir/interp.h"
 #include "lang/check.h"
 #include "passes/pipeline.h"
+#include "tests/models/model_scales.h"
 #include "tests/support/golden.h"
 
 namespace {
@@ -63,24 +64,8 @@ const ModelCase kCases[] = {
      {{"B", 2}, {"T", 3}, {"Y", 2}, {"X", 2}, {"D", 8}, {"K", 10}, {"E", 16}},
      {}},
     {"models/routing.tn", "routing", {{"B", 2}, {"I", 12}, {"J", 10}, {"E", 16}}, {}},
-    {"models/mlp.tn",
-     "mlp",
-     {{"B", 3}},
-     {{"image", 1.0}, {"fc1_w", 0.036}, {"fc1_b", 0.036}, {"fc2_w", 0.0625}, {"fc2_b", 0.0625}}},
-    {"models/mnist_cnn.tn",
-     "mnist_cnn",
-     {{"B", 2}},
-     {{"image", 1.0},
-      {"drop1", 1.0},
-      {"drop2", 1.0},
-      {"conv1_w", 0.33},
-      {"conv1_b", 0.33},
-      {"conv2_w", 0.059},
-      {"conv2_b", 0.059},
-      {"fc1_w", 0.0104},
-      {"fc1_b", 0.0104},
-      {"fc2_w", 0.088},
-      {"fc2_b", 0.088}}},
+    {"models/mlp.tn", "mlp", {{"B", 3}}, tenet::testing::kMlpScales},
+    {"models/mnist_cnn.tn", "mnist_cnn", {{"B", 2}}, tenet::testing::kMnistCnnScales},
     {"models/capsnet.tn", "capsnet", {{"B", 2}}, kCapsnetScales},
     {"models/capsnet.tn", "capsnet_eval", {{"B", 2}}, kCapsnetScales},
 };
