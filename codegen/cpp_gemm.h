@@ -29,11 +29,8 @@ namespace tenet::codegen::detail {
 
 /// A loop of GEMMs runs them one per thread (the library single-threaded
 /// inside the parallel region) when each does fewer multiply-adds than this;
-/// larger ones run one after another, each threaded by the library. 2^24:
-/// the MNIST CNN's per-image input gradient of conv2 (288 x 576 x 64, 10.6M)
-/// ran 7% faster per training step one per thread than library-threaded
-/// (2 threads), the CapsNet step (conv1 per image, 8.3M) no slower.
-constexpr int64_t kThreadedGemmWork = int64_t(1) << 24;
+/// larger ones run one after another, each threaded by the library.
+constexpr int64_t kThreadedGemmWork = int64_t(1) << 22;
 
 struct GemmLowering {
   /// The statement planned: the lowered statement, or one chunk of it.
