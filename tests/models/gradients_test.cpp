@@ -62,23 +62,35 @@ const GradCase kGradCases[] = {
      1e-5 * std::sqrt(2 * 24 * 24.0)},
 };
 
+/// The gradient of `fn`'s loss with respect to `params`, as `tenet train`
+/// derives it (the first function of the returned module, unoptimised), and
+/// `optimised`, the same after the whole pipeline.
+tenet::ir::Module differentiate_loss(const char* file, const char* fn,
+                                     const std::vector<std::string>& params,
+                                     tenet::ir::Module* optimised) {
+  tenet::SourceFile source = tenet::SourceFile::read(tenet::testing::source_path(file));
+  tenet::ir::Module m = tenet::lang::compile_source(source);
+  const tenet::ir::Function* f = m.find(fn);
+  EXPECT_NE(f, nullptr) << fn;
+  tenet::ad::GradRequest request;
+  request.output = "loss";
+  request.wrt = params;
+  tenet::ir::Module grad;
+  if (f) grad.functions.push_back(tenet::ad::differentiate(*f, request));
+  for (const tenet::ir::Function& g : grad.functions) optimised->functions.push_back(g.clone());
+  tenet::passes::run_pipeline(*optimised);
+  return grad;
+}
+
 class ModelGradients : public ::testing::TestWithParam<GradCase> {};
 
 TEST_P(ModelGradients, CompiledMatchesInterpreter) {
   const GradCase& c = GetParam();
-  tenet::SourceFile file = tenet::SourceFile::read(tenet::testing::source_path(c.file));
-  tenet::ir::Module source = tenet::lang::compile_source(file);
-  const tenet::ir::Function* fn = source.find(c.fn);
-  ASSERT_NE(fn, nullptr) << c.fn;
-
-  tenet::ad::GradRequest request;
-  request.output = "loss";
-  request.wrt = c.params;
   tenet::ir::Module m;
-  m.functions.push_back(tenet::ad::differentiate(*fn, request));
-  const tenet::ir::Function reference = m.functions[0].clone();
+  const tenet::ir::Module unoptimised = differentiate_loss(c.file, c.fn, c.params, &m);
+  ASSERT_EQ(unoptimised.functions.size(), 1u);
+  const tenet::ir::Function& reference = unoptimised.functions[0];
   const std::string name = reference.name;
-  tenet::passes::run_pipeline(m);
 
   const tenet::ir::SizeBindings sizes = {{"B", c.batch}};
   std::vector<tenet::Tensor> inputs = tenet::ir::random_inputs(reference, sizes, 42);
@@ -119,15 +131,10 @@ INSTANTIATE_TEST_SUITE_P(Training, ModelGradients, ::testing::ValuesIn(kGradCase
 // The CNN's conv2 input gradient is the split kind: a GEMM per image into
 // columns, then a gather (what CompiledMatchesInterpreter then checks).
 TEST(ModelGradients, MnistCnnSplitsConv2InputGradient) {
-  tenet::SourceFile file =
-      tenet::SourceFile::read(tenet::testing::source_path("models/mnist_cnn.tn"));
-  tenet::ir::Module source = tenet::lang::compile_source(file);
-  tenet::ad::GradRequest request;
-  request.output = "loss";
-  request.wrt = {"conv1_w", "conv1_b", "conv2_w", "conv2_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b"};
+  const GradCase& cnn = kGradCases[1];
   tenet::ir::Module m;
-  m.functions.push_back(tenet::ad::differentiate(*source.find("mnist_cnn"), request));
-  tenet::passes::run_pipeline(m);
+  differentiate_loss(cnn.file, cnn.fn, cnn.params, &m);
+  ASSERT_EQ(m.functions.size(), 1u);
   std::string plan;
   for (const tenet::ir::Stmt& s : m.functions[0].body)
     if (s.kind == tenet::ir::StmtKind::Compute && s.compute.result->name == "d_relu1")
