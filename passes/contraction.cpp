@@ -182,7 +182,7 @@ std::string matrix_name(const GemmMatrix& m, const std::string& tensor) {
 
 std::optional<ContractionPlan> plan_contraction(const ir::Compute& c) {
   if (c.op != ir::ReduceOp::Sum || !is_float(c.result->type) || c.reduce.empty()) return {};
-  if (std::optional<SplitGather> split = detail::split_strided_gather(c)) {
+  if (std::optional<SplitGather> split = detail::split_gather(c)) {
     // The product has no strided guarded dimension left, so this recursion ends.
     std::optional<ContractionPlan> plan = plan_contraction(split->product);
     if (plan) {
