@@ -1,6 +1,6 @@
 /// \file
-/// Part of the `contraction` pass (contraction.h): the split of a strided
-/// gather into a GEMM and a col2im-like sum.
+/// Part of the `contraction` pass (contraction.h): the split of a
+/// convolution's input gradient (a gather) into a GEMM and a col2im-like sum.
 ///
 /// The input gradient of a strided convolution reads the weights through a
 /// guard at `h - 2*i`: an out index (h) and a reduce index of stride 2 (i) in
