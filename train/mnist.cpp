@@ -68,11 +68,6 @@ std::string gunzip(std::string_view bytes, const std::string& path) {
   fail(path, "truncated gzip data (the compressed stream ends early)");
 }
 
-std::string file_contents(const std::string& path) {
-  std::string bytes = read_bytes(path);
-  return is_gzip(bytes) ? gunzip(bytes, path) : bytes;
-}
-
 uint32_t big_endian_u32(std::string_view bytes, size_t at) {
   const auto b = [&](size_t i) { return uint32_t(uint8_t(bytes[at + i])); };
   return b(0) << 24 | b(1) << 16 | b(2) << 8 | b(3);
@@ -135,8 +130,9 @@ void order_of_epoch(std::vector<int64_t>& order, const BatchOptions& options, in
 
 }  // namespace
 
-Tensor read_idx_images(const std::string& path) {
-  const std::string bytes = file_contents(path);
+Tensor parse_idx_images(std::string_view file, const std::string& path) {
+  const std::string inflated = is_gzip(file) ? gunzip(file, path) : std::string();
+  const std::string_view bytes = is_gzip(file) ? std::string_view(inflated) : file;
   const std::vector<uint32_t> dims = idx_header(bytes, path, kImagesMagic, "images");
   if (dims[1] != kMnistRows || dims[2] != kMnistCols)
     fail(path, "images are " + std::to_string(dims[1]) + "x" + std::to_string(dims[2]) +
@@ -147,8 +143,9 @@ Tensor read_idx_images(const std::string& path) {
   return t;
 }
 
-Tensor read_idx_labels(const std::string& path) {
-  const std::string bytes = file_contents(path);
+Tensor parse_idx_labels(std::string_view file, const std::string& path) {
+  const std::string inflated = is_gzip(file) ? gunzip(file, path) : std::string();
+  const std::string_view bytes = is_gzip(file) ? std::string_view(inflated) : file;
   const std::vector<uint32_t> dims = idx_header(bytes, path, kLabelsMagic, "labels");
   check_length(bytes, path, 8, dims[0], 1, "labels");
   Tensor t(ElemType::U8, {int64_t(dims[0])});
@@ -159,6 +156,14 @@ Tensor read_idx_labels(const std::string& path) {
       fail(path, "label " + std::to_string(p[i]) + " at index " + std::to_string(i) +
                      " is not a digit 0-9");
   return t;
+}
+
+Tensor read_idx_images(const std::string& path) {
+  return parse_idx_images(read_bytes(path), path);
+}
+
+Tensor read_idx_labels(const std::string& path) {
+  return parse_idx_labels(read_bytes(path), path);
 }
 
 MnistDataset load_mnist(const std::string& images_path, const std::string& labels_path,

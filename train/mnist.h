@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -41,6 +42,9 @@ struct MnistDataset {
 /// labels (uint8 [N]).
 Tensor read_idx_images(const std::string& path);
 Tensor read_idx_labels(const std::string& path);
+/// The same, from a file's bytes (raw or gzip); `path` names it in errors.
+Tensor parse_idx_images(std::string_view bytes, const std::string& path);
+Tensor parse_idx_labels(std::string_view bytes, const std::string& path);
 
 /// Loads an image file and a label file; `limit` > 0 keeps only the first
 /// `limit` examples.

@@ -1,4 +1,4 @@
-// Replays tests/fuzz/regressions/: inputs that once broke the front end (found
+// Replays tests/fuzz/regressions/frontend/: inputs that once broke the front end (found
 // by scripts/fuzz.sh) or that are hostile on purpose. compile_source must
 // either succeed or report a user error; crashes, sanitizer reports and
 // internal errors fail the test.
@@ -17,7 +17,7 @@ namespace {
 
 TEST(FuzzRegressions, CompileOrReportAUserError) {
   namespace fs = std::filesystem;
-  fs::path dir = tenet::testing::source_path("tests/fuzz/regressions");
+  fs::path dir = tenet::testing::source_path("tests/fuzz/regressions/frontend");
   int replayed = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {
     if (!entry.is_regular_file() || entry.path().filename() == "README.md") continue;

@@ -1,0 +1,5 @@
+// libFuzzer target: tenet::fuzz::check_ir (checks.h) on arbitrary bytes.
+#include "tests/fuzz/checks.h"
+#include "tests/fuzz/harness.h"
+
+TENET_FUZZ_TARGET(tenet::fuzz::check_ir)
