@@ -10,13 +10,13 @@
 #include <exception>
 #include <string_view>
 
-#define TENET_FUZZ_TARGET(check)                                                     \
-  extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {          \
-    try {                                                                            \
-      check(std::string_view(reinterpret_cast<const char*>(data), size));            \
-    } catch (const std::exception& e) {                                              \
-      std::fprintf(stderr, "%s\n", e.what());                                        \
-      std::abort();                                                                  \
-    }                                                                                \
-    return 0;                                                                        \
+#define TENET_FUZZ_TARGET(check)                                            \
+  extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) { \
+    try {                                                                   \
+      check(std::string_view(reinterpret_cast<const char*>(data), size));   \
+    } catch (const std::exception& e) {                                     \
+      std::fprintf(stderr, "%s\n", e.what());                               \
+      std::abort();                                                         \
+    }                                                                       \
+    return 0;                                                               \
   }
