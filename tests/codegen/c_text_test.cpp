@@ -47,17 +47,24 @@ TEST(CText, SizesUseFloorDivision) {
   EXPECT_EQ(size_to_c(SizeExpr::floordiv(A * Z, 2), {}).text, "tenet::floordiv<int64_t>(A * Z, 2)");
 }
 
-TEST(CText, NamerAvoidsKeywordsAndCollisions) {
+TEST(CText, NamerPrefixesEveryNameOfTheProgram) {
   Namer names;
-  EXPECT_EQ(names.take("b"), "b");
-  EXPECT_EQ(names.take("b"), "b_1");
-  EXPECT_EQ(names.take("b.1"), "b_1_1");
-  EXPECT_EQ(names.take("int"), "int_");
-  EXPECT_EQ(names.take("int"), "int_1");
-  EXPECT_EQ(names.take("_Hidden"), "v_Hidden");
-  EXPECT_EQ(names.take("a__b"), "a_b");
-  EXPECT_EQ(names.take("2x"), "t2x");
-  EXPECT_EQ(names.take("workspace"), "workspace_");
+  EXPECT_EQ(names.take("b"), "t_b");
+  EXPECT_EQ(names.take("b"), "t_b_1");
+  EXPECT_EQ(names.take("b.1"), "t_b_1_1");
+  EXPECT_EQ(names.take("int"), "t_int");
+  EXPECT_EQ(names.take("_Hidden"), "t_Hidden");
+  EXPECT_EQ(names.take("a__b"), "t_a_b");
+  EXPECT_EQ(names.take("a_b"), "t_a_b_1");
+  EXPECT_EQ(names.take("2x"), "t_2x");
+  EXPECT_EQ(names.take("__"), "t_");
+  EXPECT_EQ(names.take("workspace"), "t_workspace");
+  // Derived and Tenet's own names are used as they are, when free.
+  EXPECT_EQ(names.take_derived("t_b_stride0"), "t_b_stride0");
+  EXPECT_EQ(names.take_derived("t_b_stride0"), "t_b_stride0_1");
+  EXPECT_EQ(names.take_derived("t_" + std::string("_stride0")), "t_stride0");
+  EXPECT_EQ(names.take_derived("gemm_m"), "gemm_m");
+  EXPECT_EQ(names.take("gemm_m"), "t_gemm_m");
 }
 
 TEST(CText, LongLinesBreakLikeClangFormat) {
