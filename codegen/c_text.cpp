@@ -51,6 +51,8 @@ CExpr literal(double value, ElemType type) {
     case ElemType::F32:
     case ElemType::F64: {
       const char* c_type = type == ElemType::F32 ? "float" : "double";
+      // The value the type holds: a double beyond float's range is infinite.
+      if (type == ElemType::F32) value = double(float(value));
       if (std::isnan(value))
         return CExpr{"std::numeric_limits<" + std::string(c_type) + ">::quiet_NaN()", kPrecPrimary};
       if (std::isinf(value))

@@ -43,7 +43,9 @@ std::string wrap(const CExpr& e, int min_prec);
 
 /// A literal of exactly this type and value: 1.0f and 1e-7f (float), 0.5 (double),
 /// 3 (integers), true. Floats print the shortest text that reads back to the
-/// same value; infinities and NaN use std::numeric_limits.
+/// same value (std::to_chars; subnormals included: 1e-45f); infinities and
+/// NaN, including a float32 constant whose double value is beyond float's
+/// range (as in the interpreter, it is infinite), use std::numeric_limits.
 CExpr literal(double value, ElemType type);
 
 /// A C string literal with the text escaped ("a\"b").
