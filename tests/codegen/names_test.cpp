@@ -36,9 +36,9 @@ std::vector<std::string> read_lines(const std::string& path) {
 const std::vector<std::string>& usable_names() {
   static const std::vector<std::string> names = [] {
     const std::set<std::string> reserved = {
-        "def",     "for",   "in",    "where", "float", "double", "float32", "float64", "int",
-        "int8",    "uint8", "int16", "int32", "int64", "exp",    "log",     "sqrt",    "tanh",
-        "sigmoid", "abs",   "pow",   "fmax",  "fmin",  "select"};
+        "def",  "for",  "in",      "where", "float", "double", "float32", "float64",
+        "int",  "int8", "uint8",   "int16", "int32", "int64",  "exp",     "log",
+        "sqrt", "tanh", "sigmoid", "abs",   "pow",   "fmax",   "fmin",    "select"};
     std::vector<std::string> usable;
     for (const std::string& name :
          read_lines(tenet::testing::source_path("tests/codegen/data/c_world_names.txt"))) {
@@ -63,8 +63,8 @@ const std::vector<std::string>& usable_names() {
 /// CMake default is -std=gnu++17).
 JitOptions quick_options() {
   JitOptions options = test_jit_options();
-  options.flags = {"-O0",     "-fopenmp", "-fwrapv",       "-ffp-contract=off",
-                   "-fPIC",   "-shared",  "-Wl,-Bsymbolic", "-std=gnu++17"};
+  options.flags = {"-O0",   "-fopenmp", "-fwrapv",        "-ffp-contract=off",
+                   "-fPIC", "-shared",  "-Wl,-Bsymbolic", "-std=gnu++17"};
   return options;
 }
 
@@ -167,16 +167,16 @@ TEST(WorldNames, AsFunctions) {
   // generated code itself calls, the examples of issue 13 and a sample of
   // the rest.
   const std::vector<std::string>& names = usable_names();
-  std::vector<std::string> chosen = {"omp_get_thread_num", "GOMP_parallel", "INT64_MAX",
-                                     "M_PI",               "HUGE_VAL",      "fmaxf",
-                                     "aligned_alloc",      "errno",         "linux",
-                                     "runtime",            "gemm",          "memcpy"};
+  std::vector<std::string> chosen = {
+      "omp_get_thread_num", "GOMP_parallel", "INT64_MAX", "M_PI",    "HUGE_VAL", "fmaxf",
+      "aligned_alloc",      "errno",         "linux",     "runtime", "gemm",     "memcpy"};
   for (size_t k = 0; k < names.size(); k += 97) chosen.push_back(names[k]);
   std::string source;
   std::set<std::string> seen;
   for (const std::string& name : chosen)
     if (seen.insert(name).second)
-    source += "def " + name + "(float(qq_N) qq_x) -> (qq_y) { qq_y(qq_i) = qq_x(qq_i) * 2 + 1 }\n";
+      source +=
+          "def " + name + "(float(qq_N) qq_x) -> (qq_y) { qq_y(qq_i) = qq_x(qq_i) * 2 + 1 }\n";
   ir::Module m = compile_tn(source);
   std::vector<std::string> all;
   for (const auto& f : m.functions) all.push_back(f.name);
@@ -211,9 +211,9 @@ TEST(WorldNames, NoMacroIsInTenetsNamespace) {
       default_jit_compiler() + " -std=gnu++17 -fopenmp -DTENET_GEMM_CBLAS -dM -E -I" +
       runtime_dir() + " " + dir + "/all.cpp");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::set<std::string> own = {"acc",    "offsets", "tenants", "workspace", "sizes",
-                                     "buffers", "i",      "gemm_m",  "gemm_n",    "gemm_k",
-                                     "std",     "tenet",  "int64_t", "nullptr"};
+  const std::set<std::string> own = {"acc",     "offsets", "tenants", "workspace", "sizes",
+                                     "buffers", "i",       "gemm_m",  "gemm_n",    "gemm_k",
+                                     "std",     "tenet",   "int64_t", "nullptr"};
   std::istringstream lines(r.out);
   int macros = 0;
   for (std::string line; std::getline(lines, line);) {
