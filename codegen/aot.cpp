@@ -213,10 +213,11 @@ std::string readme(const std::string& unit, const CppUnit& code, const ir::Funct
          "## Call\n"
          "\n"
          "Sizes come first, then input buffers, then output buffers. Buffers are dense,\n"
-         "row-major, and must not overlap; the caller allocates the outputs. `f` allocates\n"
-         "its scratch memory on each call; `f__with_workspace` takes caller-owned memory\n"
-         "of `f__workspace_bytes(...)` bytes (64-byte aligned) instead, so a loop of calls\n"
-         "allocates nothing.\n"
+         "row-major, and must not overlap; the caller allocates the outputs. A function\n"
+         "`f` of the source is `tenet_f` here; it allocates its scratch memory on each\n"
+         "call; `tenet_f__with_workspace` takes caller-owned memory of\n"
+         "`tenet_f__workspace_bytes(...)` bytes (64-byte aligned) instead, so a loop of\n"
+         "calls allocates nothing.\n"
          "\n"
          "```c\n" +
          prototypes +
