@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "codegen/c_text.h"
 #include "codegen/jit.h"
@@ -137,16 +138,24 @@ std::string cmake_lists(const std::string& unit, bool uses_gemm) {
 /// A call of `fn` with its outputs allocated, for the README.
 std::string example_call(const ir::Function& fn, const std::string& header_name) {
   std::string out = "#include <stdlib.h>\n#include \"" + header_name + "\"\n\n";
+  // The names the header's prototypes give the parameters.
+  detail::Namer names;
+  std::map<std::string, ir::SizeExpr> size_names;
   std::string args;
-  for (const auto& s : fn.size_params) args += (args.empty() ? "" : ", ") + s;
-  for (const auto& v : fn.inputs)
-    args += (args.empty() ? "" : ", ") + detail::sanitize_identifier(v->name);
+  for (const auto& s : fn.size_params) {
+    const std::string name = names.take(s);
+    size_names.emplace(s, ir::SizeExpr::sym(name));
+    args += (args.empty() ? "" : ", ") + name;
+  }
+  for (const auto& v : fn.inputs) args += (args.empty() ? "" : ", ") + names.take(v->name);
   for (size_t i = 0; i < fn.outputs.size(); ++i) {
     const ir::Value* v = fn.outputs[i].get();
-    const std::string name = detail::sanitize_identifier(detail::output_name(fn, i));
+    const std::string name = names.take(detail::output_name(fn, i));
     std::string count;
-    for (const auto& d : v->shape)
+    for (const auto& size : v->shape) {
+      const ir::SizeExpr d = size.substitute(size_names);
       count += " * " + (d.is_constant() || d.as_symbol() ? d.str() : "(" + d.str() + ")");
+    }
     const std::string type(c_type_name(v->type));
     out += type + "* " + name + " = malloc(sizeof(" + type + ")" + count + ");\n";
     args += (args.empty() ? "" : ", ") + name;
@@ -204,10 +213,11 @@ std::string readme(const std::string& unit, const CppUnit& code, const ir::Funct
          "## Call\n"
          "\n"
          "Sizes come first, then input buffers, then output buffers. Buffers are dense,\n"
-         "row-major, and must not overlap; the caller allocates the outputs. `f` allocates\n"
-         "its scratch memory on each call; `f__with_workspace` takes caller-owned memory\n"
-         "of `f__workspace_bytes(...)` bytes (64-byte aligned) instead, so a loop of calls\n"
-         "allocates nothing.\n"
+         "row-major, and must not overlap; the caller allocates the outputs. A function\n"
+         "`f` of the source is `tenet_f` here; it allocates its scratch memory on each\n"
+         "call; `tenet_f__with_workspace` takes caller-owned memory of\n"
+         "`tenet_f__workspace_bytes(...)` bytes (64-byte aligned) instead, so a loop of\n"
+         "calls allocates nothing.\n"
          "\n"
          "```c\n" +
          prototypes +

@@ -51,6 +51,8 @@ CExpr literal(double value, ElemType type) {
     case ElemType::F32:
     case ElemType::F64: {
       const char* c_type = type == ElemType::F32 ? "float" : "double";
+      // The value the type holds: a double beyond float's range is infinite.
+      if (type == ElemType::F32) value = double(float(value));
       if (std::isnan(value))
         return CExpr{"std::numeric_limits<" + std::string(c_type) + ">::quiet_NaN()", kPrecPrimary};
       if (std::isinf(value))
@@ -92,58 +94,45 @@ std::string c_string_literal(const std::string& text) {
 
 // ---- Identifiers --------------------------------------------------------------
 
-bool is_reserved_identifier(const std::string& name) {
-  static const std::set<std::string> reserved = {
-      // C++ keywords and alternative tokens.
-      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
-      "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
-      "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
-      "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
-      "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
-      "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
-      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
-      "reinterpret_cast", "requires", "restrict", "return", "short", "signed", "sizeof", "static",
-      "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
-      "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
-      "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
-      // Names the generated code refers to unqualified, and common macros.
-      "tenet", "std", "int8_t", "uint8_t", "int16_t", "int32_t", "int64_t", "uint64_t", "size_t",
-      "main", "NULL", "EOF", "INFINITY", "NAN", "assert", "errno", "offsetof", "workspace", "sizes",
-      "buffers"};
-  if (reserved.count(name)) return true;
-  // Identifiers with a double underscore or _Capital are the implementation's.
-  if (name.find("__") != std::string::npos) return true;
-  return name.size() >= 2 && name[0] == '_' && std::isupper(static_cast<unsigned char>(name[1]));
-}
-
 std::string output_name(const ir::Function& fn, size_t i) {
   return i < fn.output_names.size() && !fn.output_names[i].empty() ? fn.output_names[i]
                                                                    : fn.outputs[i]->name;
 }
 
-std::string sanitize_identifier(const std::string& name) {
+namespace {
+
+/// Characters other than letters, digits and '_' as '_'; runs of '_' as one.
+std::string identifier_chars(const std::string& name) {
   std::string out;
   for (char c : name) {
-    bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-    out += ok ? c : '_';
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    if (!(c == '_' && !out.empty() && out.back() == '_')) out += c;
   }
-  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "t" + out;
   return out;
 }
 
-Namer::Namer() = default;
+}  // namespace
 
-std::string Namer::take(const std::string& wanted) {
-  std::string base = sanitize_identifier(wanted);
-  // Collapse runs of '_' that sanitising or suffixing could create ("a__1" is reserved).
-  std::string collapsed;
-  for (char c : base)
-    if (!(c == '_' && !collapsed.empty() && collapsed.back() == '_')) collapsed += c;
-  base = collapsed;
-  if (base[0] == '_') base = "v" + base;  // leading '_' names belong to the implementation
-  if (is_reserved_identifier(base)) base += "_";
+std::string sanitize_identifier(const std::string& name) {
+  std::string out = identifier_chars(name);
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "v" + out;
+  return out;
+}
+
+std::string Namer::take(const std::string& program_name) {
+  // The prefix ends in '_', so a leading '_' of the name would make "__".
+  std::string name = identifier_chars(program_name);
+  if (!name.empty() && name[0] == '_') name.erase(0, 1);
+  return take_free(kNamePrefix + name);
+}
+
+std::string Namer::take_derived(const std::string& base) {
+  return take_free(sanitize_identifier(base));
+}
+
+std::string Namer::take_free(const std::string& base) {
   std::string name = base;
-  for (int n = 1; used_.count(name) || is_reserved_identifier(name); ++n)
+  for (int n = 1; used_.count(name); ++n)
     name = base + (base.back() == '_' ? "" : "_") + std::to_string(n);
   used_.insert(name);
   return name;

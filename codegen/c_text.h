@@ -43,7 +43,9 @@ std::string wrap(const CExpr& e, int min_prec);
 
 /// A literal of exactly this type and value: 1.0f and 1e-7f (float), 0.5 (double),
 /// 3 (integers), true. Floats print the shortest text that reads back to the
-/// same value; infinities and NaN use std::numeric_limits.
+/// same value (std::to_chars; subnormals included: 1e-45f); infinities and
+/// NaN, including a float32 constant whose double value is beyond float's
+/// range (as in the interpreter, it is infinite), use std::numeric_limits.
 CExpr literal(double value, ElemType type);
 
 /// A C string literal with the text escaped ("a\"b").
@@ -59,29 +61,46 @@ CExpr size_to_c(const ir::SizeExpr& e, const NameMap& size_names);
 /// True when the size prints as a single name or number (no operator).
 bool is_simple_size(const ir::SizeExpr& e);
 
-/// Hands out C++ identifiers: a wanted name when it is free and not reserved
-/// (C++ keywords, the runtime's namespace, common macros), otherwise the name
-/// with a numeric suffix. '.' in IR names ("b.1") becomes '_'.
+/// Every identifier generated code makes from a name of the program (a
+/// tensor, size, index or loop variable, and the names derived from those:
+/// strides, extents, buffers) starts with this prefix; the identifiers
+/// generated code declares for itself (acc, offsets, workspace, gemm_m, ...)
+/// never do. No macro of the headers generated code includes starts with it
+/// either (tests/codegen/names_test.cpp checks), so no name a program chooses
+/// can collide with a macro, a keyword, a library function or Tenet's own
+/// locals, whatever headers are included: macros ignore C++ scopes and
+/// namespaces, so only the spelling of the identifier itself can protect it.
+/// Short, so that loops still read like the source (`for (int64_t t_n ...)`).
+inline constexpr const char kNamePrefix[] = "t_";
+
+/// Hands out C++ identifiers, each distinct from those taken before.
 class Namer {
  public:
-  Namer();
-  /// A fresh identifier based on `wanted`, now taken.
-  std::string take(const std::string& wanted);
+  /// An identifier for a name of the program: kNamePrefix + the name, with
+  /// characters identifiers cannot have ('.' in "b.1") as '_' and runs of '_'
+  /// as one (C++ reserves names containing "__"); a numeric suffix
+  /// ("t_x_1") when that is taken.
+  std::string take(const std::string& program_name);
+  /// An identifier generated code declares for itself ("gemm_m"), or one made
+  /// from an identifier this namer gave (`t_x` + "_stride0"): `base` when it
+  /// is free, else with a numeric suffix.
+  std::string take_derived(const std::string& base);
   /// Marks a name as used (e.g. the function's own symbol).
   void reserve(const std::string& name) { used_.insert(name); }
   bool taken(const std::string& name) const { return used_.count(name) != 0; }
 
  private:
+  std::string take_free(const std::string& base);
   std::set<std::string> used_;
 };
 
 /// The name users know output i of `fn` by (Function::output_names).
 std::string output_name(const ir::Function& fn, size_t i);
 
-/// `name` made into a valid C identifier (letters, digits, '_'; no leading digit).
+/// `name` made into a valid C identifier: characters other than letters,
+/// digits and '_' as '_', runs of '_' as one; a name that would be empty or
+/// start with a digit gets a leading 'v'. Not injective ("a.b" and "a_b" both
+/// give "a_b"): Namer makes the results distinct.
 std::string sanitize_identifier(const std::string& name);
-
-/// True for C++ keywords and names generated code must not shadow.
-bool is_reserved_identifier(const std::string& name);
 
 }  // namespace tenet::codegen::detail

@@ -1,5 +1,6 @@
 #include "codegen/cpp.h"
 
+#include <cctype>
 #include <set>
 
 #include "codegen/c_text.h"
@@ -10,19 +11,19 @@ namespace tenet::codegen {
 
 namespace {
 
-/// Names a C symbol must not take: the C library's (a library exporting
-/// "exp" would interpose on the math library) and the program entry point.
-bool clashes_with_c_library(const std::string& name) {
-  static const std::set<std::string> names = {
-      "main",   "exit",   "abort",  "malloc",  "calloc", "realloc", "free",   "memcpy", "memmove",
-      "memset", "strlen", "printf", "puts",    "abs",    "labs",    "div",    "exp",    "exp2",
-      "expf",   "log",    "log2",   "log10",   "logf",   "sqrt",    "sqrtf",  "cbrt",   "pow",
-      "powf",   "tanh",   "tanhf",  "sinh",    "cosh",   "sin",     "cos",    "tan",    "asin",
-      "acos",   "atan",   "atan2",  "fabs",    "fabsf",  "fmax",    "fmin",   "fmod",   "floor",
-      "ceil",   "round",  "trunc",  "erf",     "erfc",   "lgamma",  "tgamma", "hypot",  "frexp",
-      "ldexp",  "modf",   "nan",    "rand",    "srand",  "time",    "clock",  "signal", "raise",
-      "system", "getenv", "qsort",  "bsearch", "select", "read",    "write",  "open",   "close"};
-  return names.count(name) != 0;
+/// The runtime headers (runtime/*.h) that sit beside a unit's own files: a
+/// unit must not be named like one ("#include \"tenet_gemm.h\"" would find it).
+bool names_a_runtime_header(const std::string& unit) {
+  return unit == "tenet_runtime" || unit == "tenet_gemm";
+}
+
+/// A plain identifier with no "__" (which would read as the separator of an
+/// entry point's suffix) and no leading '_'.
+bool is_plain_name(const std::string& name) {
+  if (name.empty() || name[0] == '_' || name.find("__") != std::string::npos) return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
 }
 
 std::string shape_text(const std::string& name, const ir::Value& v) {
@@ -34,14 +35,30 @@ std::string shape_text(const std::string& name, const ir::Value& v) {
 }  // namespace
 
 std::string c_symbol(const ir::Function& fn) {
-  std::string name = detail::sanitize_identifier(fn.name);
-  if (detail::is_reserved_identifier(name) || clashes_with_c_library(name) || name[0] == '_')
-    name = "tenet_" + name;
-  return name;
+  if (is_plain_name(fn.name)) return "tenet_" + fn.name;
+  // Anything else is spelled with escapes, under a prefix no plain name gets:
+  // 'u' as "uu", '_' as "u_", another byte as "ux" and two hex digits. The
+  // code is prefix-free, so distinct names stay distinct, and it never makes
+  // "__" or starts with '_'.
+  static const char* hex = "0123456789abcdef";
+  std::string out = "tenetx_";
+  for (unsigned char c : fn.name) {
+    if (c == 'u' || c == '_') {
+      out += 'u';
+      out += char(c);
+    } else if (std::isalnum(c)) {
+      out += char(c);
+    } else {
+      out += "ux";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
 }
 
 std::string abi_signature(const ir::Function& fn) {
-  std::string out = "tenet-abi-2 " + c_symbol(fn) + "(sizes";
+  std::string out = "tenet-abi-3 " + c_symbol(fn) + "(sizes";
   for (size_t i = 0; i < fn.size_params.size(); ++i) out += (i ? ", " : " ") + fn.size_params[i];
   out += ";";
   for (const auto& v : fn.inputs) out += " in " + shape_text(v->name, *v) + ";";
@@ -67,6 +84,7 @@ CppUnit emit_cpp(const ir::Module& m, const std::vector<std::string>& functions,
 
   std::string unit = options.unit_name;
   if (unit.empty()) unit = selected.size() == 1 ? c_symbol(*selected[0]) : "tenet_kernels";
+  if (names_a_runtime_header(unit)) unit += "_kernels";
   CppUnit out;
   out.header_name = unit + ".h";
   out.source_name = unit + ".cpp";

@@ -11,16 +11,21 @@
 /// statements marked lower = "gemm" (passes/contraction.h) call tenet::gemm
 /// of runtime/tenet_gemm.h, which sums in the GEMM library's order. For each
 /// function `f` with size parameters S..., inputs I... and outputs O... it
-/// defines, with C linkage:
+/// defines, with C linkage (`tenet_f` is c_symbol(f)):
 ///
-///   void    f(int64_t S..., const T* I..., T* O...);          // allocates its workspace
-///   int64_t f__workspace_bytes(int64_t S...);                  // scratch memory f needs
-///   void    f__with_workspace(int64_t S..., const T* I..., T* O..., void* workspace);
-///   int     f__packed(const int64_t* sizes, void* const* buffers);  // for loaders; 0 = ok
-///   int64_t f__packed_workspace_bytes(const int64_t* sizes);   // -1 for a negative size
-///   int     f__packed_with_workspace(const int64_t* sizes, void* const* buffers,
-///                                    void* workspace);         // allocates nothing; 0 = ok
-///   const char* f__signature(void);                            // see abi_signature()
+///   void    tenet_f(int64_t S..., const T* I..., T* O...);     // allocates its workspace
+///   int64_t tenet_f__workspace_bytes(int64_t S...);             // scratch memory f needs
+///   void    tenet_f__with_workspace(int64_t S..., const T* I..., T* O..., void* workspace);
+///   int     tenet_f__packed(const int64_t* sizes, void* const* buffers);  // 0 = ok
+///   int64_t tenet_f__packed_workspace_bytes(const int64_t* sizes);  // -1: a negative size
+///   int     tenet_f__packed_with_workspace(const int64_t* sizes, void* const* buffers,
+///                                          void* workspace);    // allocates nothing; 0 = ok
+///   const char* tenet_f__signature(void);                       // see abi_signature()
+///
+/// No name of the program can collide with anything of the C/C++ world: the
+/// symbols all start with "tenet_" (or "tenetx_"), every identifier made from
+/// a name of the program with "t_" (detail::kNamePrefix), and the
+/// identifiers generated code declares for itself with neither.
 ///
 /// Buffers are dense and row-major, must not overlap, and the workspace is
 /// 64-byte aligned. Tensors of rank 0 are passed as pointers to one element.
@@ -46,8 +51,10 @@ struct CppOptions {
   /// A statement is "large" when out elements times reduction length reaches
   /// this; smaller ones stay serial (a parallel region costs microseconds).
   int64_t parallel_min_work = 32768;
-  /// Base name of the header and source ("<unit_name>.h"); empty: the function's
-  /// name when there is one, else "tenet_kernels".
+  /// Base name of the header and source ("<unit_name>.h"); empty: the
+  /// function's symbol (c_symbol) when there is one function, else
+  /// "tenet_kernels" ("tenet_runtime_kernels" for a function named `runtime`,
+  /// whose symbol names a runtime header).
   std::string unit_name;
   /// Where the IR came from (e.g. the .tn path), for the banner comment.
   std::string origin;
@@ -76,13 +83,20 @@ struct CppUnit {
 CppUnit emit_cpp(const ir::Module& m, const std::vector<std::string>& functions = {},
                  const CppOptions& options = {});
 
-/// The C symbol of a function: its name, or "tenet_<name>" when the name would
-/// collide with the C library or a C++ keyword (e.g. "exp", "main", "int").
+/// The C symbol of a function, in a namespace of Tenet's own so that it can
+/// neither collide with a symbol of the libraries the code links (a function
+/// named `omp_get_thread_num` would have libgomp's calls from the same
+/// library bind to it) nor with a macro: "tenet_" + the name when that is a
+/// plain identifier (no leading '_', no "__"), e.g. "tenet_softmax"; otherwise
+/// "tenetx_" + the name with 'u' as "uu", '_' as "u_" and other bytes as "ux"
+/// and two hex digits, e.g. "tenetx_u_x" for "_x". Distinct names give
+/// distinct symbols, and none contains "__", which separates the suffixes of
+/// the entry points ("tenet_f__packed").
 std::string c_symbol(const ir::Function& fn);
 
-/// The string f__signature() returns, describing the ABI so a loader can check
-/// that a library matches the IR it was built from, e.g.
-///   "tenet-abi-2 softmax(sizes N, K; in float32 z[N, K]; out float32 p[N, K])"
+/// The string tenet_f__signature() returns, describing the ABI so a loader can
+/// check that a library matches the IR it was built from, e.g.
+///   "tenet-abi-3 tenet_softmax(sizes N, K; in float32 z[N, K]; out float32 p[N, K])"
 std::string abi_signature(const ir::Function& fn);
 
 }  // namespace tenet::codegen

@@ -90,7 +90,7 @@ void FunctionEmitter::plan_block(const std::vector<ir::Stmt>& body, const ir::Lo
       // An output, written in place.
     } else if (enclosing && in_place != in_place_buffers_.end()) {
       std::string pointer = names_.take(result->name);
-      in_place->second = names_.take(pointer + "_buffers");
+      in_place->second = names_.take_derived(pointer + "_buffers");
       add_tensor(result, pointer);
       slot_of_[result.get()] = add_slot(in_place->second, result->type, count_text(*result), 2);
     } else {
@@ -202,7 +202,7 @@ void FunctionEmitter::add_tensor(const ir::ValuePtr& v, const std::string& point
     if (constant != 1 || product.empty())
       product += (product.empty() ? "" : " * ") + std::to_string(constant);
     const int dim = order[size_t(p)];
-    std::string name = names_.take(pointer + "_stride" + std::to_string(dim));
+    std::string name = names_.take_derived(pointer + "_stride" + std::to_string(dim));
     t.strides[size_t(dim)] = name;
     strides[size_t(p)] = {name, product};
   }
@@ -219,7 +219,7 @@ std::string FunctionEmitter::extent_text(const ir::SizeExpr& size, const std::st
   if (is_simple_size(size)) return size_to_c(size, size_names_).text;
   auto it = size_local_by_key_.find(size.key());
   if (it != size_local_by_key_.end()) return it->second;
-  std::string name = names_.take(sanitize_identifier(owner) + "_dim" + std::to_string(d));
+  std::string name = names_.take(owner + "_dim" + std::to_string(d));
   size_locals_.push_back({name, size_to_c(size, size_names_).text});
   size_local_by_key_[size.key()] = name;
   return name;

@@ -313,7 +313,7 @@ void FunctionEmitter::plan_gemm(const ir::Stmt& s) {
     // Views: the original's strides, the chunk's extent, a pointer of their own.
     for (const ChunkView& v : g.chunk->views) {
       TensorAccess view = access(v.original);
-      view.pointer = names_.take(view.pointer + "_chunk");
+      view.pointer = names_.take_derived(view.pointer + "_chunk");
       view.dims[size_t(v.dim)] = g.chunk->len;
       tensors_[v.view.get()] = std::move(view);
     }
@@ -368,12 +368,18 @@ std::optional<GemmLowering> FunctionEmitter::lower_in_chunks(const ir::Stmt& s,
   if (auto bytes = best->chunked_bytes.constant(); bytes && *bytes <= budget) return std::nullopt;
   const ir::Dim* index = best->index;
 
+  // The chunk's extent and capacity are size symbols of its statements as well
+  // as C++ names (size_to_c prints a symbol it does not know as it is): no
+  // size parameter may have their names.
+  auto chunk_symbol = [&](const std::string& wanted) {
+    std::string name = names_.take(wanted);
+    while (std::find(fn_.size_params.begin(), fn_.size_params.end(), name) != fn_.size_params.end())
+      name = names_.take(wanted);
+    return name;
+  };
   const std::string start = names_.take(index->index + "_start");
-  const std::string len = names_.take(index->index + "_len");
-  const std::string capacity = names_.take(index->index + "_chunk");
-  TENET_ASSERT(
-      std::find(fn_.size_params.begin(), fn_.size_params.end(), len) == fn_.size_params.end(),
-      "chunk extent " << len << " is also a size parameter");
+  const std::string len = chunk_symbol(index->index + "_len");
+  const std::string capacity = chunk_symbol(index->index + "_chunk");
   std::optional<GemmChunk> chunk = chunk_statement(s, index->index, len);
   TENET_ASSERT(chunk.has_value(), "the chunk of " << s.compute.result->name << " vanished");
   std::optional<GemmLowering> g =
@@ -457,7 +463,8 @@ void FunctionEmitter::emit_gemm_calls(Code& code, const GemmLowering& g, const S
     loop_vars.push_back(local.take(d.index));
     inner.indices[d.index] = IndexInfo{loop_vars.back(), d.lo, d.hi};
   }
-  const std::string m = local.take("gemm_m"), n = local.take("gemm_n"), k = local.take("gemm_k");
+  const std::string m = local.take_derived("gemm_m"), n = local.take_derived("gemm_n"),
+                    k = local.take_derived("gemm_k");
   code.open("");
   code.line("const int64_t " + m + " = " + product_text(p.m, size_names_) + ", " + n + " = " +
             product_text(p.n, size_names_) + ", " + k + " = " + product_text(p.k, size_names_) +

@@ -204,7 +204,10 @@ class Lowerer {
   Ty infer_binary(const ast::Expr& e, StmtInfo& st, NodeInfo& info);
   Ty unify(const ast::Expr& whole, const ast::Expr& a, Ty ta, const ast::Expr& b, Ty tb,
            bool numeric, bool floats_only, ElemType* operand);
-  ir::Expr emit(const ast::Expr& e, const StmtInfo& st, ElemType want) const;
+  ir::Expr emit(const ast::Expr& e, const StmtInfo& st, ElemType want);
+  /// A literal of type `type` (negated: the operand of a unary minus); an
+  /// error at it when its value is outside what the type holds.
+  ir::Expr emit_number(const ast::Expr& e, ElemType type, bool negated);
 
   Diagnostic& error(Span span, std::string message);
   std::string text(Span span) const;

@@ -54,7 +54,50 @@ std::optional<ir::BinOp> binary_op(const std::string& op) {
 
 constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
 
+/// Why a literal of value `v` cannot have type `t`, or "" when it can. The
+/// interpreter and compiled code would otherwise compute with something else
+/// than what the program says (inf, 0, a wrapped integer), and not always
+/// the same thing: compiled code compares an int8 with 300 as an int.
+std::string out_of_range(double v, ElemType t) {
+  switch (t) {
+    case ElemType::F32: {
+      const float f = float(v);
+      if (std::isinf(f))
+        return "is outside the range of float32 (largest finite value 3.4028235e38)";
+      if (f == 0 && v != 0)
+        return "is too small for float32: it would round to 0 (the smallest nonzero float32 "
+               "is about 1.4e-45)";
+      return "";
+    }
+    case ElemType::F64:
+    case ElemType::Bool:
+      return "";  // the lexer rejects what float64 cannot hold
+    default: {
+      const double lo = t == ElemType::U8    ? 0
+                        : t == ElemType::I8  ? -128
+                        : t == ElemType::I16 ? -32768
+                        : t == ElemType::I32 ? -2147483648.0
+                                             : -9223372036854775808.0;
+      const double hi = t == ElemType::U8    ? 255
+                        : t == ElemType::I8  ? 127
+                        : t == ElemType::I16 ? 32767
+                        : t == ElemType::I32 ? 2147483647.0
+                                             : 9223372036854775807.0;
+      if (v >= lo && v <= hi) return "";
+      return "is outside the range of " + std::string(type_name(t)) + " (" +
+             std::to_string(int64_t(lo)) + " to " + std::to_string(int64_t(hi)) + ")";
+    }
+  }
+}
+
 }  // namespace
+
+ir::Expr Lowerer::emit_number(const ast::Expr& e, ElemType type, bool negated) {
+  const double value = negated ? -e.number : e.number;
+  if (const std::string problem = out_of_range(value, type); !problem.empty())
+    error(e.span, quote((negated ? "-" : "") + text(e.span)) + " " + problem);
+  return ir::make_const(e.number, type);
+}
 
 Ty Lowerer::infer(const ast::Expr& e, StmtInfo& st) {
   NodeInfo info;
@@ -325,14 +368,14 @@ Ty Lowerer::unify(const ast::Expr& whole, const ast::Expr& a, Ty ta, const ast::
 }
 
 // Builds e as an expression of type `want` (pass 2; infer() succeeded on it).
-ir::Expr Lowerer::emit(const ast::Expr& e, const StmtInfo& st, ElemType want) const {
+ir::Expr Lowerer::emit(const ast::Expr& e, const StmtInfo& st, ElemType want) {
   const NodeInfo& info = st.nodes.at(&e);
   TENET_ASSERT(info.ty.kind != Ty::Poison, "emitting a poisoned expression");
   ElemType own = info.ty.kind == Ty::Concrete ? info.ty.type : want;
   ir::Expr r;
   switch (e.kind) {
     case ast::ExprKind::Number:
-      r = ir::make_const(e.number, own);
+      r = emit_number(e, own, false);
       break;
     case ast::ExprKind::Name:
       switch (info.name) {
@@ -372,8 +415,12 @@ ir::Expr Lowerer::emit(const ast::Expr& e, const StmtInfo& st, ElemType want) co
       }
       break;
     case ast::ExprKind::Unary:
-      r = e.op == "!" ? ir::make_unary(ir::UnOp::Not, emit(*e.args[0], st, ElemType::Bool))
-                      : ir::make_unary(ir::UnOp::Neg, emit(*e.args[0], st, own));
+      if (e.op == "!")
+        r = ir::make_unary(ir::UnOp::Not, emit(*e.args[0], st, ElemType::Bool));
+      else if (e.args[0]->kind == ast::ExprKind::Number)  // -128 is an int8
+        r = ir::make_unary(ir::UnOp::Neg, emit_number(*e.args[0], own, true));
+      else
+        r = ir::make_unary(ir::UnOp::Neg, emit(*e.args[0], st, own));
       break;
     case ast::ExprKind::Binary: {
       ir::BinOp op = *binary_op(e.op);

@@ -57,7 +57,7 @@ TEST_F(GradCli, PrintGradStages) {
       << ir.out;
   CommandResult cpp = run_in_source("print models/softmax.tn --grad softmax --vjp --stage cpp");
   EXPECT_EQ(cpp.exit_code, 0) << cpp.err;
-  EXPECT_NE(cpp.out.find("void softmax_grad("), std::string::npos) << cpp.out;
+  EXPECT_NE(cpp.out.find("void tenet_softmax_grad("), std::string::npos) << cpp.out;
   CommandResult source = run_in_source("print models/softmax.tn --grad softmax --vjp");
   EXPECT_EQ(source.out.rfind("def softmax_grad(float32(N, K) z, float32(N, K) d_p) -> (p, d_z)", 0),
             0u)

@@ -48,12 +48,12 @@ int main(int argc, char** argv) {
   FILE* f = fopen(argv[5], "rb");
   if (!f || fread(in, sizeof(float), n_in, f) != n_in) return 3;
   fclose(f);
-  softmax_last(N, K, in, out);
-  int64_t bytes = pool__workspace_bytes(H, W);
+  tenet_softmax_last(N, K, in, out);
+  int64_t bytes = tenet_pool__workspace_bytes(H, W);
   void* workspace = bytes > 0 ? aligned_alloc(64, (size_t)bytes) : NULL;
-  pool__with_workspace(H, W, in + N * K, out + N * K, workspace);
+  tenet_pool__with_workspace(H, W, in + N * K, out + N * K, workspace);
   free(workspace);
-  if (strstr(softmax_last__signature(), "softmax_last") == NULL) return 4;
+  if (strstr(tenet_softmax_last__signature(), "tenet_softmax_last") == NULL) return 4;
   f = fopen(argv[6], "wb");
   if (!f || fwrite(out, sizeof(float), n_out, f) != n_out) return 5;
   fclose(f);
@@ -73,7 +73,8 @@ TEST(Aot, ProjectBuildsStandaloneAndMatchesTheInterpreter) {
        {"kernels.h", "kernels.cpp", "tenet_runtime.h", "CMakeLists.txt", "README.md"})
     EXPECT_TRUE(fs::exists(project + "/" + file)) << file;
   const std::string readme = tenet::testing::read_file(project + "/README.md");
-  EXPECT_NE(readme.find("void softmax_last(int64_t N, int64_t K, const float* z, float* p);"),
+  EXPECT_NE(readme.find(
+                "void tenet_softmax_last(int64_t t_N, int64_t t_K, const float* t_z, float* t_p);"),
             std::string::npos)
       << readme;
 

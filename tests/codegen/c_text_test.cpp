@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <vector>
 
 #include "codegen/code_writer.h"
 
@@ -29,6 +31,35 @@ TEST(CText, LiteralsAreExactlyTyped) {
   // Shortest text that reads back to the same float.
   EXPECT_EQ(literal(double(0.3f), ElemType::F32).text, "0.3f");
   EXPECT_EQ(std::stof(literal(16777217.0, ElemType::F32).text), 16777216.0f);
+  // Issue 13: a float32 constant beyond float's range was printed "inf.0f".
+  EXPECT_EQ(literal(1e39, ElemType::F32).text, "std::numeric_limits<float>::infinity()");
+  EXPECT_EQ(literal(-1e39, ElemType::F32).text, "-std::numeric_limits<float>::infinity()");
+}
+
+TEST(CText, FloatLiteralsReadBackExactly) {
+  // Extremes, subnormals and values that need every digit: the text, read
+  // back as the literal's type, is the same value bit for bit.
+  const std::vector<double> values = {3.4028234663852886e38,
+                                      1.1754943508222875e-38,
+                                      1e-45,
+                                      1.401298464324817e-45,
+                                      0.1,
+                                      1.0 / 3,
+                                      16777215.0,
+                                      2.2250738585072014e-308,
+                                      4.9406564584124654e-324,
+                                      1.7976931348623157e308,
+                                      0.30000000000000004};
+  for (double v : values) {
+    if (std::isfinite(float(v))) {
+      const std::string f = literal(v, ElemType::F32).text;
+      ASSERT_EQ(f.back(), 'f') << f;
+      EXPECT_EQ(std::strtof(f.c_str(), nullptr), float(v)) << f;
+    }
+    const std::string d = literal(v, ElemType::F64).text;
+    EXPECT_EQ(std::strtod(d.c_str(), nullptr), v) << d;
+    EXPECT_TRUE(d.find('.') != std::string::npos || d.find('e') != std::string::npos) << d;
+  }
 }
 
 TEST(CText, SizesUseFloorDivision) {
@@ -47,17 +78,24 @@ TEST(CText, SizesUseFloorDivision) {
   EXPECT_EQ(size_to_c(SizeExpr::floordiv(A * Z, 2), {}).text, "tenet::floordiv<int64_t>(A * Z, 2)");
 }
 
-TEST(CText, NamerAvoidsKeywordsAndCollisions) {
+TEST(CText, NamerPrefixesEveryNameOfTheProgram) {
   Namer names;
-  EXPECT_EQ(names.take("b"), "b");
-  EXPECT_EQ(names.take("b"), "b_1");
-  EXPECT_EQ(names.take("b.1"), "b_1_1");
-  EXPECT_EQ(names.take("int"), "int_");
-  EXPECT_EQ(names.take("int"), "int_1");
-  EXPECT_EQ(names.take("_Hidden"), "v_Hidden");
-  EXPECT_EQ(names.take("a__b"), "a_b");
-  EXPECT_EQ(names.take("2x"), "t2x");
-  EXPECT_EQ(names.take("workspace"), "workspace_");
+  EXPECT_EQ(names.take("b"), "t_b");
+  EXPECT_EQ(names.take("b"), "t_b_1");
+  EXPECT_EQ(names.take("b.1"), "t_b_1_1");
+  EXPECT_EQ(names.take("int"), "t_int");
+  EXPECT_EQ(names.take("_Hidden"), "t_Hidden");
+  EXPECT_EQ(names.take("a__b"), "t_a_b");
+  EXPECT_EQ(names.take("a_b"), "t_a_b_1");
+  EXPECT_EQ(names.take("2x"), "t_2x");
+  EXPECT_EQ(names.take("__"), "t_");
+  EXPECT_EQ(names.take("workspace"), "t_workspace");
+  // Derived and Tenet's own names are used as they are, when free.
+  EXPECT_EQ(names.take_derived("t_b_stride0"), "t_b_stride0");
+  EXPECT_EQ(names.take_derived("t_b_stride0"), "t_b_stride0_1");
+  EXPECT_EQ(names.take_derived("t_" + std::string("_stride0")), "t_stride0");
+  EXPECT_EQ(names.take_derived("gemm_m"), "gemm_m");
+  EXPECT_EQ(names.take("gemm_m"), "t_gemm_m");
 }
 
 TEST(CText, LongLinesBreakLikeClangFormat) {

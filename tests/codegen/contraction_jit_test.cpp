@@ -47,7 +47,7 @@ TEST(ContractionJit, AddsOntoAnInit) {
       "}\n");
   const std::string source =
       expect_gemm_matches_interpreter(m, "accumulate", {{"M", 40}, {"K", 45}, {"N", 50}}, 1);
-  EXPECT_NE(source.find(", 1.0f, z,"), std::string::npos) << "beta = 1 onto z";
+  EXPECT_NE(source.find("1.0f, t_z, t_z_stride0);"), std::string::npos) << "beta = 1 onto z";
 }
 
 TEST(ContractionJit, Linear) {
@@ -92,8 +92,8 @@ TEST(ContractionJit, PackedResultsGuardedPacksAndInits) {
   ir::Module m =
       ir::parse_ir(SourceFile::read(tenet::testing::source_path("tests/ir/data/contraction.ir")));
   const std::string conv = expect_gemm_matches_interpreter(m, "conv", {}, 7);
-  EXPECT_NE(conv.find("d_x_cols"), std::string::npos);
-  EXPECT_NE(conv.find("d_y3_packed"), std::string::npos);
+  EXPECT_NE(conv.find("t_d_x_cols"), std::string::npos);
+  EXPECT_NE(conv.find("t_d_y3_packed"), std::string::npos);
   EXPECT_NE(conv.find("tenet::in_bounds"), std::string::npos);  // zeros outside d_y3
   expect_gemm_matches_interpreter(m, "shapes", {}, 3);
 }

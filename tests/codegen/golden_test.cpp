@@ -31,8 +31,8 @@ TEST(CppGolden, Softmax) {
   CppOptions options;
   options.origin = "softmax.tn";
   CppUnit unit = emit_cpp(m, {}, options);
-  EXPECT_EQ(unit.header_name, "softmax_last.h");
-  EXPECT_EQ(unit.source_name, "softmax_last.cpp");
+  EXPECT_EQ(unit.header_name, "tenet_softmax_last.h");
+  EXPECT_EQ(unit.source_name, "tenet_softmax_last.cpp");
   tenet::testing::expect_golden("codegen/softmax_last.h.expected", unit.header);
   tenet::testing::expect_golden("codegen/softmax_last.cpp.expected", unit.source);
   // The pinned code is also right.

@@ -172,7 +172,7 @@ TEST_F(JitBuilder, NamesThatAreNotCppIdentifiers) {
 TEST_F(JitBuilder, TemporariesWithALayout) {
   expect_matches_interpreter((*functions_)[4], {{"N", 7}, {"K", 5}}, 25);
   const std::string source = emit_cpp(*module_, {"transposed"}).source;
-  EXPECT_NE(source.find("t_stride1 = N;"), std::string::npos) << source;
+  EXPECT_NE(source.find("t_t_stride1 = t_N;"), std::string::npos) << source;
 }
 
 // libc exports `step` (regexp.h): the library's f__packed must still call its

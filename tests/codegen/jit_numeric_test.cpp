@@ -2,6 +2,9 @@
 // functions share one library (one compiler run, cached between test runs).
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "codegen/jit.h"
 #include "ir/bind.h"
 #include "tests/codegen/codegen_test_util.h"
@@ -148,6 +151,29 @@ TEST_F(JitNumeric, LargeStatementsRunInParallelAndStayDeterministic) {
   auto second = f.run(inputs);
   for (size_t i = 0; i < first.size(); ++i) expect_close(second[i], first[i], 0, "rerun");
   expect_matches_interpreter(f, {{"M", 300}, {"K", 500}}, 15);
+}
+
+// Issue 13: literals at the edges of their types compile (1e39 used to
+// print as "inf.0f") and equal the interpreter's: the largest float32, its
+// smallest subnormal, a double beyond float32, the ends of int8.
+TEST(JitLiterals, ExtremeLiteralsMatchTheInterpreter) {
+  ir::Module m = compile_tn(
+      "def extremes(float(N) x, double(N) d, int8(N) c) -> (y, big, small, w, z) {\n"
+      "  y(i) = x(i) * 1e-45 + 3.4028234e38\n"
+      "  big(i) = select(x(i) < 2, 3.4028235e38, -3.4028235e38)\n"
+      "  small(i) = x(i) * 0 + 1e-45 + 1.17549435e-38\n"
+      "  w(i) = d(i) * 1e39 + 4.9406564584124654e-324 + 1.7976931348623157e308\n"
+      "  z(i) = select(c(i) > -128, c(i) - 1, 127)\n"
+      "}\n");
+  CompiledFunction f = jit_compile(m, "extremes", test_jit_options());
+  expect_matches_interpreter(f, {{"N", 6}}, 4, 0);
+  const std::string source = f.source_path().empty() ? "" : [&] {
+    std::ifstream in(f.source_path());
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  EXPECT_NE(source.find("1e-45f"), std::string::npos) << source;
+  EXPECT_NE(source.find("3.4028235e38f"), std::string::npos) << source;
+  EXPECT_NE(source.find("5e-324"), std::string::npos) << source;
 }
 
 }  // namespace

@@ -78,7 +78,7 @@ class GuardBounds : public ::testing::Test {
   static const CompiledFunction& fn(const std::string& name) { return functions_->at(name); }
   /// The generated body of `name` (its __with_workspace definition).
   static std::string body(const std::string& name) {
-    const size_t begin = source_->find("extern \"C\" void " + name + "__with_workspace(");
+    const size_t begin = source_->find("extern \"C\" void tenet_" + name + "__with_workspace(");
     EXPECT_NE(begin, std::string::npos) << name;
     return source_->substr(begin, source_->find("\n}\n", begin) - begin);
   }
@@ -125,34 +125,36 @@ TEST_F(GuardBounds, TheGuardBecomesLoopBounds) {
   // h - 2*y >= 0 and h - 2*y < 2: y from ceil((h - 1) / 2) (never below 0:
   // h >= 0) to floor(h / 2).
   const std::string stride2 = body("stride2");
-  EXPECT_NE(stride2.find("y = tenet::ceildiv<int64_t>(h - 1, 2);"), std::string::npos) << stride2;
-  EXPECT_NE(stride2.find("std::min<int64_t>(Y, tenet::floordiv<int64_t>(h, 2) + 1)"),
+  EXPECT_NE(stride2.find("t_y = tenet::ceildiv<int64_t>(t_h - 1, 2);"), std::string::npos)
+      << stride2;
+  EXPECT_NE(stride2.find("std::min<int64_t>(t_Y, tenet::floordiv<int64_t>(t_h, 2) + 1)"),
             std::string::npos)
       << stride2;
-  EXPECT_NE(stride2.find("acc += d[y];"), std::string::npos) << stride2;
+  EXPECT_NE(stride2.find("acc += t_d[t_y];"), std::string::npos) << stride2;
   // Coefficients of both signs, Le and Gt, and x > 0 as a plain lower bound.
   const std::string flipped = body("flipped");
   EXPECT_EQ(flipped.find("?"), std::string::npos) << flipped;
-  EXPECT_NE(flipped.find("tenet::ceildiv<int64_t>(w - 1, 3)"), std::string::npos) << flipped;
+  EXPECT_NE(flipped.find("tenet::ceildiv<int64_t>(t_w - 1, 3)"), std::string::npos) << flipped;
   // y + k < h bounds k (the inner loop) by y; the read of d stays a test.
   const std::string triangle = body("triangle");
-  EXPECT_NE(triangle.find("k < std::min<int64_t>(K, h - y)"), std::string::npos) << triangle;
-  EXPECT_NE(triangle.find("? d["), std::string::npos) << triangle;
+  EXPECT_NE(triangle.find("t_k < std::min<int64_t>(t_K, t_h - t_y)"), std::string::npos)
+      << triangle;
+  EXPECT_NE(triangle.find("? t_d["), std::string::npos) << triangle;
   // h >= 2 has no reduce index: it stays; h - y >= 0 bounds y.
   const std::string kept = body("kept");
-  EXPECT_NE(kept.find("y < std::min<int64_t>(Y, h + 1)"), std::string::npos) << kept;
-  EXPECT_NE(kept.find("acc += h >= 2 ? d[y] : 0.0f;"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("t_y < std::min<int64_t>(t_Y, t_h + 1)"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("acc += t_h >= 2 ? t_d[t_y] : 0.0f;"), std::string::npos) << kept;
   // A guarded read whose bounds check involves y: the read becomes plain.
   const std::string gather = body("gather");
   EXPECT_EQ(gather.find("in_bounds"), std::string::npos) << gather;
   // A guarded factor of a product bounds y; not when another factor divides
   // (it could be infinite, and inf * 0 is NaN, not 0).
   const std::string product = body("product");
-  EXPECT_NE(product.find("acc += d[y] * w[h - 2 * y];"), std::string::npos) << product;
-  EXPECT_NE(product.find("tenet::in_bounds(h - 2 * y, K)"), std::string::npos) << product;
+  EXPECT_NE(product.find("acc += t_d[t_y] * t_w[t_h - 2 * t_y];"), std::string::npos) << product;
+  EXPECT_NE(product.find("tenet::in_bounds(t_h - 2 * t_y, t_K)"), std::string::npos) << product;
   // The inner select's affine conjunct bounds y too; m(y) > 0 stays.
   const std::string nested = body("nested");
-  EXPECT_NE(nested.find("m[y] > 0.0f ? d[y] : 0.0f"), std::string::npos) << nested;
+  EXPECT_NE(nested.find("t_m[t_y] > 0.0f ? t_d[t_y] : 0.0f"), std::string::npos) << nested;
 }
 
 ir::Module gradient_of(const std::string& path, const std::string& fn) {
@@ -185,7 +187,7 @@ TEST(GuardBoundsGradients, PoolingGradientsSumOnlyTheirWindows) {
   // interpreter's order: the results are the interpreter's, bit for bit.
   for (const char* model : {"maxpool2x2", "avgpool2x2"}) {
     const std::string source = expect_gradient_matches(model, sizes, 0);
-    EXPECT_EQ(source.find("h - 2 * y >= 0"), std::string::npos) << source;
+    EXPECT_EQ(source.find("t_h - 2 * t_y >= 0"), std::string::npos) << source;
     EXPECT_NE(source.find("only where the guard holds"), std::string::npos) << source;
   }
 }
@@ -194,7 +196,7 @@ TEST(GuardBoundsGradients, MaxPoolGradientGolden) {
   // The gradient program as AD writes it (no pass pipeline): the pooling
   // gather with its loops over y and x narrowed to one window.
   const std::string source = emit_cpp(gradient_of("models/zoo/maxpool2x2.tn", "maxpool2x2")).source;
-  const size_t begin = source.find("extern \"C\" void maxpool2x2_grad__with_workspace(");
+  const size_t begin = source.find("extern \"C\" void tenet_maxpool2x2_grad__with_workspace(");
   ASSERT_NE(begin, std::string::npos);
   const size_t end = source.find("\n}\n", begin);
   ASSERT_NE(end, std::string::npos);
@@ -208,8 +210,9 @@ TEST(GuardBoundsGradients, StridedPaddedAndTransposedConvolutionGradients) {
   const std::string stride2 = expect_gradient_matches(
       "conv2d_stride2", {{{"B", 1}, {"C", 2}, {"H", 9}, {"W", 8}, {"O", 3}, {"KH", 3}, {"KW", 2}},
                          {{"B", 2}, {"C", 1}, {"H", 5}, {"W", 5}, {"O", 2}, {"KH", 1}, {"KW", 4}}});
-  EXPECT_EQ(stride2.find("in_bounds(h - 2 * y"), std::string::npos) << stride2;
-  EXPECT_NE(stride2.find("tenet::ceildiv<int64_t>(h - KH + 1, 2)"), std::string::npos) << stride2;
+  EXPECT_EQ(stride2.find("in_bounds(t_h - 2 * t_y"), std::string::npos) << stride2;
+  EXPECT_NE(stride2.find("tenet::ceildiv<int64_t>(t_h - t_KH + 1, 2)"), std::string::npos)
+      << stride2;
   expect_gradient_matches("conv2d_padded", {{{"B", 1}, {"C", 2}, {"H", 5}, {"W", 4}, {"O", 3}},
                                             {{"B", 2}, {"C", 1}, {"H", 1}, {"W", 2}, {"O", 1}}});
   expect_gradient_matches("transposed_conv", {{{"B", 1}, {"C", 2}, {"H", 3}, {"W", 4}, {"O", 2}},
@@ -238,8 +241,8 @@ TEST(GuardBoundsBuilder, MaxWithMinusInfinityAsTheElseValue) {
   CompiledFunction f = jit_compile(mod, "window_max", test_jit_options());
   for (int64_t h : {1, 6, 9}) expect_matches_interpreter(f, {{"H", h}, {"Y", 3}}, 20, 0);
   const std::string source = emit_cpp(mod).source;
-  EXPECT_NE(source.find("tenet::ceildiv<int64_t>(h - 2, 2)"), std::string::npos) << source;
-  EXPECT_EQ(source.find("h - 2 * y"), std::string::npos) << source;
+  EXPECT_NE(source.find("tenet::ceildiv<int64_t>(t_h - 2, 2)"), std::string::npos) << source;
+  EXPECT_EQ(source.find("t_h - 2 * t_y"), std::string::npos) << source;
 }
 
 }  // namespace

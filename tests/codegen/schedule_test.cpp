@@ -110,7 +110,7 @@ TEST(Schedule, GeneratedCodeGolden) {
   const std::string source = emit_cpp(m).source;
   // The function body: the statements as scheduled (the wrappers around it
   // are the ABI's, tested elsewhere).
-  const size_t begin = source.find("extern \"C\" void routing_step__with_workspace(");
+  const size_t begin = source.find("extern \"C\" void tenet_routing_step__with_workspace(");
   ASSERT_NE(begin, std::string::npos);
   const size_t end = source.find("\n}\n", begin);
   ASSERT_NE(end, std::string::npos);

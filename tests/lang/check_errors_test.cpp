@@ -46,7 +46,7 @@ INSTANTIATE_TEST_SUITE_P(Classes, ErrorGolden,
                                            "right_only_assign", "duplicate_lhs_index",
                                            "assign_input", "bool_result", "non_affine",
                                            "undefined_output", "inline_out_of_bounds",
-                                           "loop_var_type", "several_errors"));
+                                           "loop_var_type", "several_errors", "literal_range"));
 
 // Independent errors in one function and in another are all reported, in
 // source order, and an error does not cause follow-on errors downstream.
