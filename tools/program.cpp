@@ -143,7 +143,7 @@ void prepare_save_folder(const Args& a) {
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir))
     throw UsageError("--save: cannot create the folder '" + dir +
-                     "': " + (ec ? ec.message() : "a file of that name exists"));
+                     "': " + (ec ? ec.message() : "it is not a folder"));
 }
 
 std::string fmt(double v) {

@@ -72,11 +72,11 @@ TEST_F(UserErrors, SaveToAPathThatCannotBeAFolder) {
   write("file", "");
   const ErrorCase cases[] = {
       {"run f.tn --sizes N=3 --save file",
-       "error: --save: cannot create the folder 'file': a file of that name exists"},
+       "error: --save: cannot create the folder 'file': Not a directory"},
       {"run f.tn --sizes N=3 --save file/sub",
        "error: --save: cannot create the folder 'file/sub': Not a directory"},
       {"run f.tn --sizes N=3 --grad --save file",
-       "error: --save: cannot create the folder 'file': a file of that name exists"},
+       "error: --save: cannot create the folder 'file': Not a directory"},
       {"run f.tn --sizes N=3 --save ''",
        "error: --save: cannot create the folder '': Invalid argument"},
   };
