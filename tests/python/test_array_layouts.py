@@ -116,6 +116,11 @@ def test_gradcheck_fails_on_a_nan_loss_or_finite_difference():
         "x[1]: gradient 1e+07, finite differences nan (central)")
 
 
+def test_an_empty_program_defines_no_function():
+    with pytest.raises(ValueError, match=r"^the program defines no function$"):
+        tenet.compile("")
+
+
 def test_gradcheck_refuses_a_nan_step_or_tolerance():
     src = "def f(float(N) x) -> (y) { y +=! x(n) * x(n) }"
     with pytest.raises(tenet.BindError, match="the step must be a positive number, not nan"):
