@@ -40,6 +40,7 @@ std::string entry_name(const std::string& input, const Tensor& t, int64_t flat) 
 }
 
 std::string num(double v) {
+  if (std::isnan(v)) return "nan";  // printf may say "-nan"
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", v);
   return buf;
@@ -64,7 +65,8 @@ class Objective {
         sum = t;
       }
     }
-    return sum + compensation;
+    // Past an infinity the compensation is NaN (inf - inf): the sum says what happened.
+    return std::isfinite(sum) ? sum + compensation : sum;
   }
 
  private:
@@ -78,31 +80,43 @@ struct Entry {
   double ad, central, forward, backward;
 };
 
+bool finite(const Entry& e) {
+  return std::isfinite(e.ad) && std::isfinite(e.central) && std::isfinite(e.forward) &&
+         std::isfinite(e.backward);
+}
+
 InputCheck judge(const std::string& name, const Tensor& x, const std::vector<Entry>& entries,
                  const GradcheckOptions& opt, std::vector<std::string>& warnings) {
   InputCheck check;
   check.input = name;
-  double scale = 0;
-  for (const Entry& e : entries) scale = std::max({scale, std::abs(e.ad), std::abs(e.central)});
+  double scale = 0;  // over finite entries: an infinite one must not hide the others' errors
+  for (const Entry& e : entries)
+    if (finite(e)) scale = std::max({scale, std::abs(e.ad), std::abs(e.central)});
   const double floor = 1e-3 * scale;
   const Entry* first_kink = nullptr;
   for (const Entry& e : entries) {
     ++check.checked;
-    double denom = std::max({std::abs(e.central), std::abs(e.ad), floor});
-    double gap = std::abs(e.forward - e.backward);
-    bool kink =
-        gap > opt.kink_tolerance * std::max({std::abs(e.forward), std::abs(e.backward), floor});
-    double reference = e.central, err = std::abs(e.ad - e.central);
-    if (kink) {  // compare with the nearer end of [one-sided, other one-sided]
-      ++check.kinks;
-      if (!first_kink) first_kink = &e;
-      double lo = std::min(e.forward, e.backward), hi = std::max(e.forward, e.backward);
-      reference = std::clamp(e.ad, lo, hi);
-      err = std::abs(e.ad - reference);
-      denom = std::max({std::abs(lo), std::abs(hi), floor});
+    double reference = e.central, err = INFINITY, rel = INFINITY;
+    if (!finite(e)) {  // NaN or inf: fails, whatever a comparison with NaN would say
+      if (check.problem.empty())
+        check.problem = entry_name(name, x, e.flat) + ": gradient " + num(e.ad) +
+                        ", finite differences " + num(e.central) + " (central), " +
+                        num(e.backward) + " and " + num(e.forward) + " (one-sided)";
+    } else {
+      double denom = std::max({std::abs(e.central), std::abs(e.ad), floor});
+      err = std::abs(e.ad - e.central);
+      double gap = std::abs(e.forward - e.backward);
+      if (gap > opt.kink_tolerance * std::max({std::abs(e.forward), std::abs(e.backward), floor})) {
+        // A kink: compare with the nearer end of [one-sided, other one-sided].
+        ++check.kinks;
+        if (!first_kink) first_kink = &e;
+        double lo = std::min(e.forward, e.backward), hi = std::max(e.forward, e.backward);
+        reference = std::clamp(e.ad, lo, hi);
+        err = std::abs(e.ad - reference);
+        denom = std::max({std::abs(lo), std::abs(hi), floor});
+      }
+      rel = denom > 0 ? err / denom : 0;  // denom is 0 only when ad and fd are both 0
     }
-    double rel = denom > 0 ? err / denom : 0;
-    if (!std::isfinite(e.ad) || !std::isfinite(rel)) err = rel = INFINITY;  // NaN must fail
     check.max_abs = std::max(check.max_abs, err);
     if (check.worst < 0 || rel > check.max_rel) {
       check.max_rel = rel;
@@ -111,7 +125,7 @@ InputCheck judge(const std::string& name, const Tensor& x, const std::vector<Ent
       check.worst_fd = reference;
     }
   }
-  check.pass = check.max_rel <= opt.tolerance;
+  check.pass = check.problem.empty() && check.max_rel <= opt.tolerance;
   if (first_kink)
     warnings.push_back(name + ": " + std::to_string(check.kinks) +
                        " entries at non-differentiable points (a relu/abs kink or a max/min tie), "
@@ -122,9 +136,24 @@ InputCheck judge(const std::string& name, const Tensor& x, const std::vector<Ent
   return check;
 }
 
+void validate(const GradcheckOptions& opt) {
+  if (!(std::isfinite(opt.step) && opt.step > 0))
+    throw BindError("gradcheck: the step must be a positive number, not " + num(opt.step));
+  if (!(opt.tolerance >= 0))
+    throw BindError("gradcheck: the tolerance must be a non-negative number, not " +
+                    num(opt.tolerance));
+  if (!(opt.kink_tolerance >= 0))
+    throw BindError("gradcheck: the kink tolerance must be a non-negative number, not " +
+                    num(opt.kink_tolerance));
+  if (opt.max_entries < 0)
+    throw BindError("gradcheck: max_entries must be non-negative (0: all), not " +
+                    std::to_string(opt.max_entries));
+}
+
 }  // namespace
 
 GradcheckReport gradcheck(const ir::Function& fn, const GradcheckOptions& opt) {
+  validate(opt);
   std::vector<std::string> wrt = resolve_wrt(fn, opt.request);
   std::vector<std::string> outs = resolve_outputs(fn, opt.request);
   ir::Function fn64 = with_float_type(fn, ElemType::F64);
@@ -157,6 +186,13 @@ GradcheckReport gradcheck(const ir::Function& fn, const GradcheckOptions& opt) {
   Objective loss(fn64, out_positions, cotangents);
   const double base = loss(inputs);
   GradcheckReport report;
+  if (!std::isfinite(base)) {
+    report.pass = false;
+    report.errors.push_back(
+        "the checked function is " + num(base) +
+        (opt.request.vjp ? " (summed against the cotangents)" : "") +
+        " at the inputs: finite differences of it mean nothing (inputs outside its domain?)");
+  }
   for (size_t k = 0; k < wrt.size(); ++k) {
     size_t pos = position_of(fn.inputs, wrt[k]);
     const Tensor& ad = grad_out[fn64.outputs.size() + k];
@@ -180,6 +216,7 @@ GradcheckReport gradcheck(const ir::Function& fn, const GradcheckOptions& opt) {
     }
     InputCheck check = judge(wrt[k], x, entries, opt, report.warnings);
     report.pass = report.pass && check.pass;
+    if (!check.problem.empty()) report.errors.push_back(check.problem + ": not finite");
     report.inputs.push_back(check);
   }
   return report;
@@ -197,6 +234,7 @@ std::string format_report(const GradcheckReport& report) {
     os << line;
   }
   for (const std::string& w : report.warnings) os << "warning: " << w << "\n";
+  for (const std::string& e : report.errors) os << "error: " << e << "\n";
   return os.str();
 }
 

@@ -15,6 +15,11 @@
 /// derivative at all, so the entry is not compared with it; it passes when the
 /// AD value lies between the two one-sided derivatives (a valid one-sided
 /// gradient), and the report carries a warning naming the entry.
+///
+/// Nothing non-finite passes: an entry whose gradient or any of its finite
+/// differences is NaN or infinite fails (its relative error is infinite, and
+/// InputCheck::problem names it), and a loss L that is not finite at the
+/// checked inputs fails the whole check (GradcheckReport::errors).
 #pragma once
 
 #include <cstdint>
@@ -57,20 +62,29 @@ struct InputCheck {
   double max_rel = 0;
   int64_t worst = -1;  // flat index of the worst entry
   double worst_ad = 0, worst_fd = 0;
+  /// The first entry with a non-finite gradient or finite difference, e.g.
+  /// "x[2]: gradient 0.5, finite differences nan (central), nan and nan
+  /// (one-sided)"; empty when every value was finite.
+  std::string problem;
   bool pass = true;
 };
 
 struct GradcheckReport {
   std::vector<InputCheck> inputs;
   std::vector<std::string> warnings;
+  /// Why the check failed beyond the table: a loss that is not finite, each
+  /// input's `problem`.
+  std::vector<std::string> errors;
   bool pass = true;
 };
 
-/// Throws what differentiate() and the interpreter throw (CompileError, BindError).
+/// Throws what differentiate() and the interpreter throw (CompileError, BindError),
+/// and a BindError for options out of range (a step that is not a positive
+/// finite number, a NaN or negative tolerance, a negative max_entries).
 GradcheckReport gradcheck(const ir::Function& fn, const GradcheckOptions& options);
 
 /// The report as a table: input, entries, max abs err, max rel err, pass;
-/// then the warnings, one per line.
+/// then the warnings and the errors, one per line ("warning: ...", "error: ...").
 std::string format_report(const GradcheckReport& report);
 
 }  // namespace tenet::ad

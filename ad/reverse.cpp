@@ -146,7 +146,14 @@ class Reverse {
     const ir::Compute& c = s.compute;
     if (!wanted(c)) return;
     const Adjoint& a = adjoints_.at(c.result.get());
-    TENET_ASSERT(a.tensor || a.one, "no adjoint for " << c.result->name);
+    if (!a.tensor && !a.one) {
+      // Every contribution to dT was zero (T reaches the outputs only through
+      // `* 0`, say): so is every contribution this statement would make.
+      for (const Expr& read : differentiable_reads(c.body, wants()))
+        skip_contribution(*read->tensor);
+      if (init_contributes(c)) skip_contribution(*c.init);
+      return;
+    }
     std::vector<Affine> at_out = plain_indices(c.out);
     Expr d_result = a.one ? constant(1, c.result->type) : ir::make_read(a.tensor, at_out);
     Expr result = ir::make_read(c.result, at_out);
@@ -187,6 +194,13 @@ class Reverse {
     fb_.annotate("ad", std::string(is_max ? "argmax" : "argmin") + " of " + c.result->name +
                            ": the first in domain order wins ties");
     return arg;
+  }
+
+  // A planned contribution that is zero: counted, not emitted.
+  void skip_contribution(const ir::Value& target) {
+    Adjoint& a = adjoints_.at(&target);
+    ++a.emitted;
+    TENET_ASSERT(a.emitted <= a.expected, "unplanned contribution to " << target.name);
   }
 
   // dR += the contribution `g` of one read of R, as a gather over R's domain.

@@ -1,6 +1,7 @@
 #include "support/diagnostics.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -22,10 +23,15 @@ SourceFile::SourceFile(std::string path, std::string text)
 }
 
 SourceFile SourceFile::read(const std::string& path) {
+  // An ifstream opens a directory and reads it as empty: refuse it by name.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw CompileError("error: cannot open '" + path + "': it is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CompileError("error: cannot open '" + path + "'");
   std::ostringstream ss;
   ss << in.rdbuf();
+  if (in.bad()) throw CompileError("error: cannot read '" + path + "'");
   return SourceFile(path, ss.str());
 }
 

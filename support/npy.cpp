@@ -3,6 +3,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -257,6 +258,9 @@ std::string to_npy(const Tensor& t) {
 }
 
 Tensor read_npy(const std::string& path) {
+  std::error_code ec;  // an ifstream reads a directory as an empty file
+  if (std::filesystem::is_directory(path, ec))
+    throw BindError("cannot read '" + path + "': it is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw BindError("cannot read '" + path + "': " + std::strerror(errno));
   std::ostringstream bytes;

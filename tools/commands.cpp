@@ -1,7 +1,6 @@
 // The subcommands check, print, run and emit (commands.h).
 #include "tools/commands.h"
 
-#include <filesystem>
 #include <iostream>
 
 #include "codegen/aot.h"
@@ -77,12 +76,7 @@ int cmd_print(const std::vector<std::string>& argv) {
   }
   bool whole = stage == "ir" || stage == "cpp" || stage == "source";
   Program p = load(path, a.get("dump-after"), whole ? "" : stage);
-  std::vector<std::string> fns;
-  if (a.is_set("fn")) {
-    fns.push_back(select_function(p, a.get("fn")).name);
-  } else {
-    for (const auto& f : p.module.functions) fns.push_back(f.name);
-  }
+  std::vector<std::string> fns = chosen_functions(p, a.get("fn"));
   if (stage == "cpp") {
     codegen::CppUnit unit = codegen::emit_cpp(p.module, fns, codegen::CppOptions{});
     std::cout << "// ----- " << unit.header_name << " -----\n"
@@ -122,9 +116,10 @@ int cmd_run(const std::vector<std::string>& argv) {
   a.flag("verbose", "print compiler commands and cache hits");
   add_common_options(a);
   if (!a.parse(argv)) return 0;
-  if (a.is_set("grad")) return run_gradient(a);
-  if (a.is_set("wrt") || a.is_set("output") || a.is_set("vjp"))
+  if (!a.is_set("grad") && (a.is_set("wrt") || a.is_set("output") || a.is_set("vjp")))
     throw UsageError("--wrt, --output and --vjp apply with --grad only");
+  prepare_save_folder(a);
+  if (a.is_set("grad")) return run_gradient(a);
   Program p = load(require_file(a), a.get("dump-after"));
   const ir::Function& fn = select_function(p, a.get("fn"));
   ir::SizeBindings given = parse_sizes(a.get("sizes"));
@@ -161,10 +156,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string& name = fn.output_names[i];
     print_tensor_summary(std::cout, "output", name, outputs[i]);
-    if (a.is_set("save")) {
-      std::filesystem::create_directories(a.get("save"));
-      write_npy(a.get("save") + "/" + name + ".npy", outputs[i]);
-    }
+    if (a.is_set("save")) write_npy(a.get("save") + "/" + name + ".npy", outputs[i]);
   }
   return 0;
 }
@@ -183,12 +175,7 @@ int cmd_emit(const std::vector<std::string>& argv) {
     throw UsageError("--target must be 'cpp' (CUDA is not implemented yet)");
   if (!a.is_set("o")) throw UsageError("emit needs an output directory: -o DIR");
   Program p = load(require_file(a), a.get("dump-after"));
-  std::vector<std::string> fns;
-  if (a.is_set("fn")) {
-    fns.push_back(select_function(p, a.get("fn")).name);
-  } else {
-    for (const auto& f : p.module.functions) fns.push_back(f.name);
-  }
+  std::vector<std::string> fns = chosen_functions(p, a.get("fn"));
   codegen::CppOptions options;
   options.openmp = !a.is_set("no-openmp");
   codegen::emit_project(p.module, fns, a.get("o"), options);

@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 
 #include "ad/grad.h"
@@ -95,23 +94,41 @@ std::vector<Tensor> gradient_inputs(const Args& a, const ir::Function& grad,
 struct Comparison {
   std::string name;
   double max_abs = 0;
-  double rel = 0;  // max_abs over the reference's largest magnitude (floored)
+  double rel = 0;       // max_abs over the reference's largest magnitude (floored)
+  std::string problem;  // a value that is not finite, or shapes that differ
   bool pass = true;
 };
 
+std::string sci(double v) {
+  if (std::isnan(v)) return "nan";  // printf may say "-nan"
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+/// A NaN or infinity in either tensor fails the comparison: agreeing on
+/// them says nothing of the gradient, and an infinite magnitude would make
+/// every relative error 0.
 Comparison compare_tensors(const std::string& name, const Tensor& got, const Tensor& want) {
   Comparison c;
   c.name = name;
+  if (got.shape() != want.shape())
+    c.problem =
+        "the compiled program gives " + got.describe() + ", the interpreter " + want.describe();
   double magnitude = 0;
-  bool nan = false;
-  for (int64_t i = 0; i < want.numel(); ++i) {
+  for (int64_t i = 0; i < want.numel() && c.problem.empty(); ++i) {
     double w = want.get(i), x = got.get(i);
-    nan |= std::isnan(w) != std::isnan(x);
-    if (!std::isnan(w) && !std::isnan(x)) c.max_abs = std::max(c.max_abs, std::fabs(x - w));
+    if (!std::isfinite(w) || !std::isfinite(x)) {
+      c.problem = "not finite at flat index " + std::to_string(i) + ": compiled " + sci(x) +
+                  ", interpreted " + sci(w);
+      break;
+    }
+    c.max_abs = std::max(c.max_abs, std::fabs(x - w));
     magnitude = std::max(magnitude, std::fabs(w));
   }
+  if (!c.problem.empty()) c.max_abs = INFINITY;
   c.rel = c.max_abs / std::max(magnitude, kMagnitudeFloor);
-  c.pass = !nan && got.shape() == want.shape() && c.rel <= kCompiledTolerance;
+  c.pass = c.problem.empty() && c.rel <= kCompiledTolerance;
   return c;
 }
 
@@ -123,12 +140,6 @@ std::string row(const std::string& name, const std::string& abs, const std::stri
   std::snprintf(line, sizeof line, "%-16s %12s %12s  %s\n", name.c_str(), abs.c_str(), rel.c_str(),
                 pass.c_str());
   return line;
-}
-
-std::string sci(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
 }
 
 }  // namespace
@@ -199,10 +210,7 @@ int run_gradient(const Args& a) {
     const std::string& name = grad.output_names[i];
     print_tensor_summary(std::cout, i < n_forward_outputs ? "output" : "gradient", name,
                          outputs[i]);
-    if (a.is_set("save")) {
-      std::filesystem::create_directories(a.get("save"));
-      write_npy(a.get("save") + "/" + name + ".npy", outputs[i]);
-    }
+    if (a.is_set("save")) write_npy(a.get("save") + "/" + name + ".npy", outputs[i]);
   }
   return 0;
 }
@@ -262,11 +270,14 @@ int cmd_gradcheck(const std::vector<std::string>& argv) {
   std::cout << "\ncompiled (C++, float32) against the interpreter (float32)\n"
             << row("output/gradient", "max abs err", "rel to max", "pass");
   bool compiled_pass = true;
+  std::vector<std::string> problems;
   for (size_t i = 0; i < want.size(); ++i) {
     Comparison c = compare_tensors(grad.output_names[i], got[i], want[i]);
     compiled_pass &= c.pass;
     std::cout << row(c.name, sci(c.max_abs), sci(c.rel), c.pass ? "yes" : "NO");
+    if (!c.problem.empty()) problems.push_back(c.name + ": " + c.problem);
   }
+  for (const std::string& p : problems) std::cout << "error: " << p << "\n";
   bool pass = report.pass && compiled_pass;
   std::cout << "\ngradcheck " << fn.name << ": " << (pass ? "ok" : "FAILED") << "\n";
   return pass ? 0 : 1;

@@ -1,8 +1,11 @@
 // Loading, choosing and parsing for the subcommands (program.h).
 #include "tools/program.h"
 
+#include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <ostream>
 #include <set>
 #include <sstream>
@@ -67,6 +70,14 @@ const ir::Function& select_function(const Program& p, const std::string& name) {
                    "); choose one with --fn NAME");
 }
 
+std::vector<std::string> chosen_functions(const Program& p, const std::string& name) {
+  if (!name.empty()) return {select_function(p, name).name};
+  if (p.module.functions.empty()) throw UsageError(p.file->path() + " defines no function");
+  std::vector<std::string> names;
+  for (const auto& f : p.module.functions) names.push_back(f.name);
+  return names;
+}
+
 ir::SizeBindings parse_sizes(const std::string& spec) {
   ir::SizeBindings sizes;
   std::stringstream ss(spec);
@@ -78,18 +89,26 @@ ir::SizeBindings parse_sizes(const std::string& spec) {
       throw UsageError("--sizes expects NAME=VALUE[,NAME=VALUE...], got '" + item + "'");
     std::string name = item.substr(0, eq), value = item.substr(eq + 1);
     char* end = nullptr;
+    errno = 0;
     long long v = std::strtoll(value.c_str(), &end, 10);
-    if (value.empty() || *end != '\0' || v < 0)
+    if (value.empty() || *end != '\0' || v < 0 ||
+        !std::isdigit(static_cast<unsigned char>(value[0])))
       throw UsageError("--sizes: '" + value + "' is not a non-negative integer (for " + name + ")");
-    sizes[name] = v;
+    if (errno == ERANGE)
+      throw UsageError("--sizes: " + name + "=" + value + " is too large (at most 2^63 - 1)");
+    if (!sizes.emplace(name, v).second) throw UsageError("--sizes: " + name + " is given twice");
   }
   return sizes;
 }
 
 uint64_t parse_seed(const std::string& text) {
   char* end = nullptr;
+  errno = 0;
   unsigned long long seed = std::strtoull(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0') throw UsageError("--seed expects an integer");
+  // strtoull would take "-1" as 2^64 - 1 and " 7" as 7.
+  if (text.empty() || *end != '\0' || !std::isdigit(static_cast<unsigned char>(text[0])))
+    throw UsageError("--seed expects an integer");
+  if (errno == ERANGE) throw UsageError("--seed: " + text + " is too large (at most 2^64 - 1)");
   return seed;
 }
 
@@ -115,6 +134,16 @@ void require_sizes(const ir::Function& fn, const ir::SizeBindings& given, bool i
 void add_common_options(Args& a) {
   a.option("dump-after", "PASS[,PASS]|all",
            "print the IR after the named passes to stderr (also TENET_DUMP_AFTER)");
+}
+
+void prepare_save_folder(const Args& a) {
+  if (!a.is_set("save")) return;
+  const std::string dir = a.get("save");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    throw UsageError("--save: cannot create the folder '" + dir +
+                     "': " + (ec ? ec.message() : "it is not a folder"));
 }
 
 std::string fmt(double v) {

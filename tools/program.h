@@ -39,8 +39,14 @@ void optimise(ir::Module& m, const std::string& dump_after, const std::string& s
 /// The function named by `name`, or the file's one entry function (a def
 /// that no other def calls).
 const ir::Function& select_function(const Program& p, const std::string& name);
+/// The functions to print or emit: the one named by `name`, or every one; a
+/// UsageError when the file defines none (an empty file).
+std::vector<std::string> chosen_functions(const Program& p, const std::string& name);
 
+/// "B=2,N=3": a UsageError for a malformed item, a value that is not a
+/// non-negative integer or does not fit int64, a name given twice.
 ir::SizeBindings parse_sizes(const std::string& spec);
+/// A decimal integer in [0, 2^64); a UsageError otherwise (no sign, no wrap-around).
 uint64_t parse_seed(const std::string& text);
 /// "a,b,c" as a list (empty items dropped).
 std::vector<std::string> parse_list(const std::string& text);
@@ -51,6 +57,10 @@ std::vector<std::string> parse_list(const std::string& text);
 void require_sizes(const ir::Function& fn, const ir::SizeBindings& given, bool inputs_option);
 
 void add_common_options(Args& a);
+
+/// Creates the --save folder (when the option is set) before anything runs,
+/// so that a path that cannot be a folder is a UsageError, not a lost result.
+void prepare_save_folder(const Args& a);
 
 /// A number as `run` prints it (%.9g).
 std::string fmt(double v);

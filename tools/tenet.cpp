@@ -4,6 +4,7 @@
 // Every user error (bad program, bad input, bad flag) prints a diagnostic on
 // stderr and exits with status 1; an internal compiler error exits with 2.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -69,6 +70,12 @@ int main(int argc, char** argv) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;
   } catch (const tenet::cli::UsageError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the user gave or the environment set up (a file where a folder
+    // should be, no permission): their error, though a message naming the
+    // option is better (each command checks its paths first).
     std::cerr << "error: " << e.what() << "\n";
     return 1;
   } catch (const tenet::InternalError& e) {

@@ -79,6 +79,9 @@ struct Tally {
       t.loss_sum = std::stod(m.at(prefix + ".loss_sum"));
       t.correct = std::stoll(m.at(prefix + ".correct"));
       t.images = std::stoll(m.at(prefix + ".images"));
+      // The sums of finite losses of images seen: anything else is no tally.
+      if (!std::isfinite(t.loss_sum) || t.correct < 0 || t.images < t.correct)
+        throw std::out_of_range(prefix);
     } catch (const std::exception&) {
       throw BindError(source + ": checkpoint metadata '" + prefix +
                       ".*' is missing or malformed: not a checkpoint of `tenet train`");
@@ -203,8 +206,11 @@ class Trainer {
   void resume() {
     train::CheckpointState s = model_.load_checkpoint(options_.resume, optimizer_.get());
     const int64_t per_epoch = batcher_->batches_per_epoch();
-    if (s.step != optimizer_->step_count() || s.step < s.epoch * per_epoch ||
-        s.step > (s.epoch + 1) * per_epoch)
+    // step in [epoch * per_epoch, (epoch + 1) * per_epoch], without overflow
+    // for an epoch a malformed file makes huge (step and epoch are >= 0).
+    const int64_t whole = s.step / per_epoch, rest = s.step % per_epoch;
+    if (s.step != optimizer_->step_count() ||
+        !(s.epoch == whole || (rest == 0 && s.epoch + 1 == whole)))
       throw BindError(options_.resume + ": checkpoint at step " + std::to_string(s.step) +
                       ", epoch " + std::to_string(s.epoch) + " does not fit " +
                       std::to_string(per_epoch) + " batches per epoch");
@@ -325,8 +331,15 @@ class Trainer {
     epoch_tally_ = Tally{};
   }
 
-  /// A checkpoint with `epoch` as the epoch to continue with.
+  /// A checkpoint with `epoch` as the epoch to continue with. A step with a
+  /// finite loss can still make the parameters NaN (an infinite gradient):
+  /// such a state stops the run instead of replacing the last good checkpoint.
   void save(int64_t epoch) {
+    if (std::string problem = train::invalid_state(model_.params(), optimizer_.get());
+        !problem.empty())
+      throw BindError("training diverged by step " + std::to_string(step_) + ": " + problem +
+                      "; no checkpoint written (" + checkpoint_path() +
+                      " is left as it was); try a lower learning rate (--lr)");
     train::CheckpointState s;
     s.step = step_;
     s.epoch = epoch;

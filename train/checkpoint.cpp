@@ -42,11 +42,13 @@ class CheckpointReader {
     return *t;
   }
 
-  int64_t scalar(const std::string& name) const {
+  int64_t count(const std::string& name) const {
     const Tensor& t = require(name);
     if (t.type() != ElemType::I64 || t.numel() != 1 || t.rank() > 1)
       fail("'" + name + "' must be an int64 scalar, found " + t.describe());
-    return t.data<int64_t>()[0];
+    const int64_t n = t.data<int64_t>()[0];
+    if (n < 0) fail("'" + name + "' is negative (" + std::to_string(n) + ")");
+    return n;
   }
 
   Rng::Snapshot rng() const {
@@ -86,6 +88,8 @@ class CheckpointReader {
       if (t.type() != ElemType::F32 || t.shape() != p.value.shape())
         fail("parameter '" + p.name + "' is " + t.describe() + " in the file but " +
              p.value.describe() + " in the model");
+      if (std::string bad = first_non_finite(t); !bad.empty())
+        fail("parameter '" + p.name + "' holds " + bad + ": the run that saved it diverged");
     }
   }
 
@@ -110,8 +114,22 @@ class CheckpointReader {
 
 }  // namespace
 
+std::string invalid_state(const ParameterStore& params, const Optimizer* optimizer) {
+  for (const Parameter& p : params)
+    if (std::string bad = first_non_finite(p.value); !bad.empty())
+      return "parameter '" + p.name + "' holds " + bad;
+  if (optimizer)
+    if (std::string problem = optimizer->state_problem(optimizer->state()); !problem.empty())
+      return optimizer->kind() + " optimiser state: " + problem;
+  return "";
+}
+
 void save_checkpoint(const std::string& path, const ParameterStore& params,
                      const Optimizer* optimizer, const CheckpointState& state) {
+  if (std::string problem = invalid_state(params, optimizer); !problem.empty())
+    throw BindError(path + ": checkpoint not written (the file keeps what it held): " + problem);
+  if (state.step < 0 || state.epoch < 0)
+    throw BindError(path + ": checkpoint not written: negative step or epoch");
   Metadata metadata = state.metadata;
   for (const auto& [key, value] : metadata)
     if (key.starts_with("tenet."))
@@ -137,8 +155,8 @@ CheckpointState load_checkpoint(const std::string& path, ParameterStore& params,
   reader.check_format();
   reader.check_parameters(params);
   CheckpointState state;
-  state.step = reader.scalar("train/step");
-  state.epoch = reader.scalar("train/epoch");
+  state.step = reader.count("train/step");
+  state.epoch = reader.count("train/epoch");
   state.rng = reader.rng();
   for (const auto& [key, value] : reader.file().metadata)
     if (!key.starts_with("tenet.")) state.metadata.emplace(key, value);

@@ -18,6 +18,11 @@
 /// optimiser: every parameter present with its shape and float32, the same
 /// optimiser kind, no unknown tensors. Every mismatch is a BindError naming
 /// the file and the tensor.
+/// Neither writes nor accepts a state no training run can continue from (a
+/// diverged one): a parameter or optimiser buffer that is NaN or infinite, a
+/// negative running average of squares, a negative or out-of-range step or
+/// epoch (Optimizer::state_problem). Saving such a
+/// state is a BindError that leaves the previous file in place.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +43,11 @@ struct CheckpointState {
   /// Keys starting with "tenet." are reserved (a BindError on save).
   Metadata metadata{};
 };
+
+/// The first value of the parameters or the optimiser's state that a
+/// checkpoint must not hold, e.g. "parameter 'w' holds nan at [0, 3]"; empty
+/// when there is none. A training loop checks it to stop at divergence.
+std::string invalid_state(const ParameterStore& params, const Optimizer* optimizer);
 
 /// Saves parameters, optimiser state (when `optimizer` is not null) and state.
 void save_checkpoint(const std::string& path, const ParameterStore& params,

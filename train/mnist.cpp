@@ -24,6 +24,8 @@ constexpr size_t kMaxDecompressedBytes = size_t(1) << 30;
 }
 
 std::string read_bytes(const std::string& path) {
+  std::error_code ec;  // an ifstream reads a directory as an empty file
+  if (std::filesystem::is_directory(path, ec)) fail(path, "cannot open: it is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, std::string("cannot open: ") + std::strerror(errno));
   std::ostringstream os;

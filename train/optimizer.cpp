@@ -65,7 +65,6 @@ void Optimizer::load_state(const NamedTensors& state, const std::string& source)
   require(step != nullptr, where + "missing 'step'");
   require(step->type() == ElemType::I64 && step->numel() == 1 && step->rank() <= 1,
           where + "'step' must be an int64 scalar, got " + shape_text(*step));
-  require(step->data<int64_t>()[0] >= 0, where + "'step' is negative");
   for (size_t i = 0; i < params_.size(); ++i)
     for (size_t b = 0; b < names.size(); ++b) {
       const std::string name = params_[i].name + "/" + names[b];
@@ -75,6 +74,8 @@ void Optimizer::load_state(const NamedTensors& state, const std::string& source)
       require(t->type() == mine.type() && t->shape() == mine.shape(),
               where + "'" + name + "' is " + shape_text(*t) + ", expected " + shape_text(mine));
     }
+  const std::string problem = state_problem(state);
+  require(problem.empty(), where + problem);
 
   step_count_ = step->data<int64_t>()[0];
   for (size_t i = 0; i < params_.size(); ++i)
@@ -82,6 +83,29 @@ void Optimizer::load_state(const NamedTensors& state, const std::string& source)
       const Tensor* t = find_tensor(state, params_[i].name + "/" + names[b]);
       std::memcpy(buffer(i, b).raw(), t->raw(), t->nbytes());
     }
+}
+
+std::string Optimizer::state_problem(const NamedTensors& state) const {
+  // PyTorch keeps the step as a float: beyond 2^53 it no longer counts.
+  constexpr int64_t kMaxStep = int64_t(1) << 53;
+  if (const Tensor* step = find_tensor(state, "step"); step && step->type() == ElemType::I64) {
+    const int64_t n = step->data<int64_t>()[0];
+    if (n < 0 || n > kMaxStep) return "'step' is " + std::to_string(n) + ", outside [0, 2^53]";
+  }
+  const std::vector<std::string> names = buffer_names();
+  for (size_t i = 0; i < params_.size(); ++i)
+    for (size_t b = 0; b < names.size(); ++b) {
+      const std::string name = params_[i].name + "/" + names[b];
+      const Tensor* t = find_tensor(state, name);
+      if (!t) continue;
+      if (std::string bad = first_non_finite(*t); !bad.empty())
+        return "'" + name + "' holds " + bad + ": the run that saved it diverged";
+      if (averages_squares(b))
+        if (std::string bad = first_negative(*t); !bad.empty())
+          return "'" + name + "' holds " + bad +
+                 ", but it is a running average of squares (never negative)";
+    }
+  return "";
 }
 
 // ---- SGD -----------------------------------------------------------------

@@ -65,8 +65,16 @@ class Optimizer {
   /// The tensors alias the optimiser's buffers: copy them to keep a snapshot.
   NamedTensors state() const;
   /// Copies the state back in. A BindError when a name is missing, unknown or
-  /// has the wrong shape or type; `source` names where it came from (a file).
+  /// has the wrong shape or type, or a value is one no run can reach (see
+  /// state_problem); `source` names where it came from (a file).
   void load_state(const NamedTensors& state, const std::string& source);
+  /// Values in `state` (names and shapes as state() makes them) that no
+  /// training run reaches and that would make every later step NaN: a
+  /// buffer value that is NaN or infinite, a negative running average of
+  /// squares (Adam's exp_avg_sq, Adadelta's), a step count outside
+  /// [0, 2^53]. The first one as text ("'w/exp_avg_sq' holds -1 at [2], ..."),
+  /// or empty.
+  std::string state_problem(const NamedTensors& state) const;
 
  protected:
   Optimizer(ParameterStore& params, double lr);
@@ -74,6 +82,8 @@ class Optimizer {
   virtual std::vector<std::string> buffer_names() const = 0;
   /// Buffer b of parameter i (allocated by the constructor).
   virtual Tensor& buffer(size_t param, size_t b) = 0;
+  /// Whether buffer b is a running average of squares (never negative).
+  virtual bool averages_squares(size_t /*b*/) const { return false; }
   const Tensor& buffer(size_t param, size_t b) const {
     return const_cast<Optimizer*>(this)->buffer(param, b);
   }
@@ -127,6 +137,7 @@ class Adam final : public Optimizer {
  private:
   std::vector<std::string> buffer_names() const override;
   Tensor& buffer(size_t param, size_t b) override;
+  bool averages_squares(size_t b) const override { return b == 1; }  // exp_avg_sq
   AdamOptions options_;
   std::vector<Tensor> exp_avg_, exp_avg_sq_;
 };
@@ -150,6 +161,7 @@ class Adadelta final : public Optimizer {
  private:
   std::vector<std::string> buffer_names() const override;
   Tensor& buffer(size_t param, size_t b) override;
+  bool averages_squares(size_t) const override { return true; }  // square_avg, acc_delta
   AdadeltaOptions options_;
   std::vector<Tensor> square_avg_, acc_delta_;
 };

@@ -1,6 +1,7 @@
 // NumPy arrays <-> Tensor (arrays.h).
 #include "python/src/arrays.h"
 
+#include <bit>
 #include <cstdint>
 #include <optional>
 
@@ -54,9 +55,22 @@ RawInput raw_input(const py::array& array, const std::string& name) {
   if (!type)
     throw BindError("input '" + name + "': numpy dtype " + std::string(py::str(array.dtype())) +
                     " is not a Tenet element type");
-  TENET_ASSERT(array.flags() & py::array::c_style, "input " << name << " is not C-contiguous");
-  TENET_ASSERT(reinterpret_cast<uintptr_t>(array.data()) % uintptr_t(array.itemsize()) == 0,
-               "input " << name << " is not aligned");
+  // The tenet package converts what it is given (arguments.to_numpy); a
+  // direct caller of this module gets an error, never byte-swapped or
+  // misread values.
+  const char order = array.dtype().byteorder();
+  const char native = std::endian::native == std::endian::little ? '<' : '>';
+  if (order != '=' && order != '|' && order != native)
+    throw BindError("input '" + name + "': numpy dtype " + std::string(py::str(array.dtype())) +
+                    " is not in the machine's byte order (convert with "
+                    "array.astype(array.dtype.newbyteorder('=')))");
+  if (!(array.flags() & py::array::c_style))
+    throw BindError("input '" + name +
+                    "': the array is not C-contiguous (np.ascontiguousarray makes a copy that is)");
+  if (reinterpret_cast<uintptr_t>(array.data()) % uintptr_t(array.itemsize()) != 0)
+    throw BindError("input '" + name + "': the array's data is not aligned to its " +
+                    std::to_string(array.itemsize()) + "-byte elements (np.require(array, " +
+                    "requirements='CA') makes an aligned copy)");
   return RawInput{*type, std::vector<int64_t>(array.shape(), array.shape() + array.ndim()),
                   array.data()};
 }

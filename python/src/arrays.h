@@ -1,9 +1,11 @@
 /// \file
 /// NumPy arrays <-> tenet::Tensor for the Python module.
 ///
-/// Expects: C-contiguous, aligned arrays (the Python layer makes them so).
+/// Expects: C-contiguous, aligned arrays in native byte order (the Python
+/// layer makes them so).
 /// Guarantees: raw_input describes an array's buffer in place, without a copy
-/// (a dtype Tenet does not have is a BindError naming the input); to_numpy
+/// (a dtype Tenet does not have, a byte-swapped, non-contiguous or misaligned
+/// array is a BindError naming the input); to_numpy
 /// returns an array that shares the Tensor's memory and keeps it alive.
 #pragma once
 

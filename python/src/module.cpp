@@ -132,10 +132,12 @@ void bind_descriptions(py::module_& m) {
       .def_readonly("kinks", &ad::InputCheck::kinks)
       .def_readonly("max_abs", &ad::InputCheck::max_abs)
       .def_readonly("max_rel", &ad::InputCheck::max_rel)
+      .def_readonly("problem", &ad::InputCheck::problem)
       .def_readonly("passed", &ad::InputCheck::pass);
   py::class_<ad::GradcheckReport>(m, "GradcheckReport")
       .def_readonly("inputs", &ad::GradcheckReport::inputs)
       .def_readonly("warnings", &ad::GradcheckReport::warnings)
+      .def_readonly("errors", &ad::GradcheckReport::errors)
       .def_readonly("passed", &ad::GradcheckReport::pass)
       .def("table", &ad::format_report);
 }

@@ -134,8 +134,12 @@ def check(fn_name, inputs, args, kwargs, allow_meta=False):
 
 
 def to_numpy(value):
-    """A C-contiguous, aligned numpy array with the same values (no copy when possible)."""
-    if isinstance(value, np.ndarray):
-        flags = value.flags
-        return value if flags.c_contiguous and flags.aligned else np.require(value, None, "CA")
-    return value.detach().contiguous().numpy()
+    """A C-contiguous, aligned numpy array in the machine's byte order with the same
+    values (no copy when possible): the compiled code reads the buffer as it is, so a
+    big-endian (``>f4``), strided or misaligned array is copied first."""
+    if not isinstance(value, np.ndarray):
+        value = value.detach().contiguous().numpy()
+    flags = value.flags
+    if flags.c_contiguous and flags.aligned and value.dtype.isnative:
+        return value
+    return np.require(value, value.dtype.newbyteorder("="), "CA")

@@ -194,6 +194,8 @@ def pick_entry(program, entry):
         return entry  # an unknown name is a CompileError listing the functions
     if len(names) == 1:
         return names[0]
+    if not names:
+        raise ValueError("the program defines no function")
     raise ValueError(f"the program defines several functions ({', '.join(names)}): "
                      f"name the entry")
 

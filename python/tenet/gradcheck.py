@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _tenet
 from . import sizes as symbolic
+from .arguments import is_torch_tensor, to_numpy
 from .function import load, pick_entry
 
 # max |compiled - interpreted| / max |interpreted|: float32 sums in another
@@ -23,31 +24,54 @@ COMPILED_TOLERANCE = 1e-4
 _MAGNITUDE_FLOOR = 1e-6
 
 
+def _non_finite(array):
+    """The first entry of ``array`` that is NaN or infinite, as "nan at [1, 2]", or ""."""
+    bad = np.flatnonzero(~np.isfinite(array))
+    if not bad.size:
+        return ""
+    index = [int(i) for i in np.unravel_index(bad[0], array.shape)]
+    return f"{array.flat[bad[0]]} at {index}"
+
+
 class CompiledCheck:
-    """One output of the compiled gradient program against the interpreter."""
+    """One output of the compiled gradient program against the interpreter. A NaN or
+    infinity in either fails (``problem`` says where): agreeing on them says nothing of
+    the gradient, and an infinite magnitude would make every relative error 0."""
 
     def __init__(self, name, compiled, interpreted, tolerance):
         self.name = name
-        self.max_abs = float(np.max(np.abs(compiled.astype(np.float64) - interpreted))) \
-            if interpreted.size else 0.0
-        magnitude = float(np.max(np.abs(interpreted))) if interpreted.size else 0.0
-        self.rel = self.max_abs / max(magnitude, _MAGNITUDE_FLOOR)
-        finite = np.array_equal(np.isnan(compiled), np.isnan(interpreted))
-        self.passed = bool(finite and compiled.shape == interpreted.shape and
-                           self.rel <= tolerance)
+        self.problem = ""
+        if compiled.shape != interpreted.shape:
+            self.problem = f"shape {list(compiled.shape)} compiled, " \
+                           f"{list(interpreted.shape)} interpreted"
+        elif _non_finite(compiled):
+            self.problem = f"the compiled program gives {_non_finite(compiled)}"
+        elif _non_finite(interpreted):
+            self.problem = f"the interpreter gives {_non_finite(interpreted)}"
+        if self.problem:
+            self.max_abs = self.rel = float("inf")
+        else:
+            self.max_abs = float(np.max(np.abs(compiled.astype(np.float64) - interpreted))) \
+                if interpreted.size else 0.0
+            magnitude = float(np.max(np.abs(interpreted))) if interpreted.size else 0.0
+            self.rel = self.max_abs / max(magnitude, _MAGNITUDE_FLOOR)
+        self.passed = bool(not self.problem and self.rel <= tolerance)
 
 
 class GradcheckResult:
     """``passed``; ``finite_differences`` (per input: ``input``, ``checked``, ``kinks``,
-    ``max_abs``, ``max_rel``, ``passed``); ``warnings``; ``compiled`` (per output of the
-    gradient program: ``name``, ``max_abs``, ``rel``, ``passed``). ``str()`` is the
-    two tables."""
+    ``max_abs``, ``max_rel``, ``problem``, ``passed``); ``warnings``; ``errors`` (a loss
+    or a value that is not finite: such a check never passes); ``compiled`` (per output
+    of the gradient program: ``name``, ``max_abs``, ``rel``, ``problem``, ``passed``).
+    ``str()`` is the two tables and the errors."""
 
     def __init__(self, entry, report, compiled):
         self.entry = entry
         self.finite_differences = list(report.inputs)
         self.warnings = list(report.warnings)
         self.compiled = compiled
+        self.errors = list(report.errors) + [f"{c.name}: {c.problem}" for c in compiled
+                                             if c.problem]
         self.passed = bool(report.passed and all(c.passed for c in compiled))
         self._table = report.table()
 
@@ -63,6 +87,7 @@ class GradcheckResult:
             for c in self.compiled:
                 lines.append(f"{c.name:<16} {c.max_abs:>12.3g} {c.rel:>12.3g}  "
                              f"{'yes' if c.passed else 'NO'}")
+            lines += [f"error: {c.name}: {c.problem}" for c in self.compiled if c.problem]
         lines.append(f"gradcheck {self.entry}: {'ok' if self.passed else 'FAILED'}")
         return "\n".join(lines)
 
@@ -81,7 +106,7 @@ def gradcheck(source, entry=None, *, sizes=None, inputs=None, wrt=None, output=N
     entry = pick_entry(program, entry)
     sizes = dict(sizes or {})
     request = _tenet.GradRequest(wrt=list(wrt or []), output=output or "", vjp=vjp)
-    arrays = [np.asarray(a, order="C") for a in (inputs or [])]
+    arrays = [to_numpy(a if is_torch_tensor(a) else np.asarray(a)) for a in (inputs or [])]
     declared = program.info(_tenet.Variant(entry)).inputs
     if arrays:
         sizes = symbolic.bind(declared, [a.shape for a in arrays], sizes)

@@ -120,6 +120,43 @@ def f(float(N) x, int32(N) k, float(N) unused) -> (out) {
   EXPECT_EQ(rep.inputs[1].input, "unused");
 }
 
+// A value that reaches the outputs only through `* 0` has a zero adjoint, and
+// so has everything it reads (AD stopped with "no adjoint for t" before):
+// through one statement, a chain of them, a max-reduction and an init.
+TEST(ElementwiseGrad, ValuesMultipliedByZeroGetZeroGradients) {
+  const char* src = R"(
+def f(float(B, K) x, float(B, K) w) -> (loss) {
+  t(b, k) = x(b, k) * w(b, k)
+  u(b, k) = exp(t(b, k)) + 1
+  m(b) max=! u(b, k)
+  s(b) = m(b) * 2
+  dead(b) = s(b) * 0
+  loss +=! dead(b) + 0.0 * u(b, k) + w(b, k) * w(b, k)
+}
+)";
+  GradcheckOptions opt;
+  opt.sizes = {{"B", 2}, {"K", 3}};
+  GradcheckReport r = expect_gradcheck(src, "f", opt);
+  ASSERT_EQ(r.inputs.size(), 2u);
+  ir::Function g = differentiate(compile_fn(src, "f"), {});
+  Tensor x = random_tensor(ElemType::F32, {2, 3}, 1), w = random_tensor(ElemType::F32, {2, 3}, 2);
+  std::vector<Tensor> out = ir::interpret(g, {x, w});
+  ASSERT_EQ(out.size(), 3u);
+  for (int64_t e = 0; e < 6; ++e) {
+    EXPECT_EQ(out[1].get(e), 0) << "d_x[" << e << "]";
+    EXPECT_FLOAT_EQ(out[2].get(e), 2 * w.get(e)) << "d_w[" << e << "]";
+  }
+  // The minimal case of the issue, and a loss that does not depend on x at all.
+  GradcheckOptions three;
+  three.sizes = {{"N", 3}};
+  expect_gradcheck("def f(float(N) x) -> (loss) {\n  y(i) = x(i) * 0\n  loss +=! y(i)\n}\n", "f",
+                   three);
+  expect_gradcheck(
+      "def f(float(N) x) -> (loss) {\n  y(i) = x(i) * 2\n  z(i) = y(i) * 0\n  loss +=! "
+      "z(i) * z(i)\n}\n",
+      "f", three);
+}
+
 // fmax/fmin at a tie send the whole adjoint to their first operand.
 TEST(ElementwiseGrad, FmaxFminTiesGoToTheFirstOperand) {
   const char* src = R"(

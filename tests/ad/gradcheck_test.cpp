@@ -6,6 +6,7 @@
 
 #include "ad/gradcheck.h"
 #include "ir/builder.h"
+#include "support/error.h"
 #include "tests/ad/ad_test_util.h"
 
 namespace tenet::ad::testing {
@@ -57,6 +58,103 @@ TEST(Gradcheck, ANaNGradientFails) {
   GradcheckReport r = gradcheck(fn, opt);
   EXPECT_FALSE(r.pass);
   EXPECT_TRUE(std::isinf(r.inputs.at(0).max_rel));
+  EXPECT_EQ(r.inputs.at(0).problem.rfind("x[0]: gradient nan, finite differences ", 0), 0u)
+      << r.inputs.at(0).problem;
+  EXPECT_NE(format_report(r).find("\nerror: x[0]: gradient nan"), std::string::npos)
+      << format_report(r);
+}
+
+Tensor vector_of(std::initializer_list<double> values) {
+  Tensor t(ElemType::F32, {int64_t(values.size())});
+  int64_t i = 0;
+  for (double v : values) t.set(i++, v);
+  return t;
+}
+
+// A NaN compares false with everything: a max or a <= over one must not let
+// the check pass (it did: a NaN finite difference gave a relative error of 0).
+TEST(Gradcheck, ANaNLossFails) {
+  const char* src = "def f(float(N) x) -> (y) {\n  y +=! log(x(i))\n}\n";
+  ir::Function fn = compile_fn(src, "f");
+  GradcheckOptions opt;
+  opt.inputs = {vector_of({0.5, -0.5})};  // log(-0.5) is NaN; the gradient 1/x is finite
+  GradcheckReport r = gradcheck(fn, opt);
+  EXPECT_FALSE(r.pass) << format_report(r);
+  ASSERT_FALSE(r.errors.empty());
+  EXPECT_EQ(r.errors[0],
+            "the checked function is nan at the inputs: finite differences of it mean nothing "
+            "(inputs outside its domain?)");
+  EXPECT_FALSE(r.inputs.at(0).pass);
+  EXPECT_TRUE(std::isinf(r.inputs.at(0).max_rel));
+}
+
+TEST(Gradcheck, ANaNFiniteDifferenceFails) {
+  // log at 1e-7: the loss is finite, but x - h is negative, so the central and
+  // the lower one-sided difference are NaN while the gradient (1e7) is not.
+  const char* src = "def f(float(N) x) -> (y) {\n  y +=! log(x(i))\n}\n";
+  ir::Function fn = compile_fn(src, "f");
+  GradcheckOptions opt;
+  Tensor x(ElemType::F64, {2});
+  x.set(0, 0.5);
+  x.set(1, 1e-7);
+  opt.inputs = {x};
+  GradcheckReport r = gradcheck(fn, opt);
+  EXPECT_FALSE(r.pass) << format_report(r);
+  EXPECT_EQ(r.inputs.at(0).problem.rfind("x[1]: gradient 1e+07, finite differences nan (central), "
+                                         "nan and ",
+                                         0),
+            0u)
+      << r.inputs.at(0).problem;
+  EXPECT_TRUE(std::isinf(r.inputs.at(0).max_rel));
+  EXPECT_NE(format_report(r).find("  NO\n"), std::string::npos) << format_report(r);
+}
+
+TEST(Gradcheck, AnInfiniteLossFails) {
+  const char* src = "def f(float(N) x) -> (y) {\n  y +=! exp(x(i))\n}\n";
+  ir::Function fn = compile_fn(src, "f");
+  GradcheckOptions opt;
+  Tensor x(ElemType::F64, {2});
+  x.set(0, 0.5);
+  x.set(1, 1000);  // exp(1000) overflows float64
+  opt.inputs = {x};
+  GradcheckReport r = gradcheck(fn, opt);
+  EXPECT_FALSE(r.pass) << format_report(r);
+  ASSERT_FALSE(r.errors.empty());
+  EXPECT_EQ(r.errors[0].rfind("the checked function is inf at the inputs", 0), 0u) << r.errors[0];
+  // inf - inf: every finite difference is NaN.
+  EXPECT_EQ(r.inputs.at(0).problem.rfind("x[0]: gradient 1.65, finite differences nan", 0), 0u)
+      << r.inputs.at(0).problem;
+}
+
+TEST(Gradcheck, RejectsOptionsOutOfRange) {
+  ir::Function fn = compile_fn(kSquare, "f");
+  GradcheckOptions opt;
+  opt.request.vjp = true;
+  opt.sizes = {{"N", 3}};
+  struct Case {
+    double step, tolerance;
+    int64_t max_entries;
+    const char* message;
+  };
+  const Case cases[] = {
+      {NAN, 1e-4, 0, "gradcheck: the step must be a positive number, not nan"},
+      {0, 1e-4, 0, "gradcheck: the step must be a positive number, not 0"},
+      {INFINITY, 1e-4, 0, "gradcheck: the step must be a positive number, not inf"},
+      {1e-6, NAN, 0, "gradcheck: the tolerance must be a non-negative number, not nan"},
+      {1e-6, -1, 0, "gradcheck: the tolerance must be a non-negative number, not -1"},
+      {1e-6, 1e-4, -2, "gradcheck: max_entries must be non-negative (0: all), not -2"},
+  };
+  for (const Case& c : cases) {
+    opt.step = c.step;
+    opt.tolerance = c.tolerance;
+    opt.max_entries = c.max_entries;
+    try {
+      gradcheck(fn, opt);
+      ADD_FAILURE() << "no error for " << c.message;
+    } catch (const BindError& e) {
+      EXPECT_EQ(std::string(e.what()), c.message);
+    }
+  }
 }
 
 TEST(Gradcheck, WarnsAtAReluKinkAndPasses) {

@@ -180,5 +180,93 @@ TEST(Checkpoint, MismatchesAreClearErrorsAndChangeNothing) {
                {"metadata key 'tenet.format' is reserved"});
 }
 
+// A copy of the checkpoint at `from` with one value of tensor `name` changed.
+std::string tampered(const TempDir& tmp, const std::string& from, const std::string& name,
+                     int64_t flat, double value) {
+  SafetensorsFile f = read_safetensors(from);
+  bool found = false;
+  for (NamedTensor& t : f.tensors)
+    if (t.name == name) {
+      t.tensor.set(flat, value);
+      found = true;
+    }
+  EXPECT_TRUE(found) << name;
+  const std::string path = tmp.path("tampered.safetensors");
+  write_safetensors(path, f.tensors, f.metadata);
+  return path;
+}
+
+// A diverged state (NaN parameters, a negative second moment...) is neither
+// written over a good checkpoint nor resumed from (resuming trained on and
+// wrote an all-NaN checkpoint with exit 0).
+TEST(Checkpoint, DivergedStatesAreNeitherSavedNorLoaded) {
+  TempDir tmp;
+  const std::string path = tmp.path("ck.safetensors");
+  ParameterStore saved;
+  make_model(saved);
+  saved.initialize(1);
+  Adam adam(saved, {});
+  fake_grads(saved, 1);
+  adam.step();
+  save_checkpoint(path, saved, &adam, some_state());
+  const std::string good = testing::read_bytes(path);
+
+  // Saving: nothing is written, the file keeps the last good state.
+  const float kept = saved[0].value.data<float>()[5];
+  saved[0].value.data<float>()[5] = NAN;
+  EXPECT_EQ(invalid_state(saved, &adam), "parameter 'conv_w' holds nan at [0, 0, 1, 2]");
+  expect_error([&] { save_checkpoint(path, saved, &adam, some_state()); },
+               {path + ": checkpoint not written (the file keeps what it held): parameter "
+                       "'conv_w' holds nan at [0, 0, 1, 2]"});
+  saved[0].value.data<float>()[5] = kept;
+  NamedTensors state = adam.state();  // aliases the buffers
+  state[4].tensor.data<float>()[1] = -INFINITY;
+  EXPECT_EQ(state[4].name, "conv_b/exp_avg_sq");
+  expect_error([&] { save_checkpoint(path, saved, &adam, some_state()); },
+               {"checkpoint not written (the file keeps what it held): adam optimiser state: "
+                "'conv_b/exp_avg_sq' holds -inf at [1]: the run that saved it diverged"});
+  state[4].tensor.data<float>()[1] = 0;
+  EXPECT_EQ(testing::read_bytes(path), good);
+  EXPECT_EQ(invalid_state(saved, &adam), "");
+
+  // Loading: each refused by name, nothing changed.
+  struct Case {
+    std::string tensor;
+    int64_t flat;
+    double value;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"conv_w", 5, NAN,
+       "checkpoint: parameter 'conv_w' holds nan at [0, 0, 1, 2]: the run that saved it "
+       "diverged"},
+      {"fc_w", 0, INFINITY, "checkpoint: parameter 'fc_w' holds inf at [0, 0]"},
+      {"optimizer/conv_b/exp_avg_sq", 3, -1,
+       "adam optimiser state: 'conv_b/exp_avg_sq' holds -1 at [3], but it is a running average "
+       "of squares (never negative)"},
+      {"optimizer/fc_w/exp_avg", 2, NAN,
+       "adam optimiser state: 'fc_w/exp_avg' holds nan at [0, 2]: the run that saved it "
+       "diverged"},
+      {"optimizer/step", 0, -4, "adam optimiser state: 'step' is -4, outside [0, 2^53]"},
+      {"train/step", 0, -5, "checkpoint: 'train/step' is negative (-5)"},
+      {"train/epoch", 0, -1, "checkpoint: 'train/epoch' is negative (-1)"},
+  };
+  ParameterStore m;
+  make_model(m);
+  m.initialize(2);
+  Tensor before(m[0].value.type(), m[0].value.shape());
+  std::memcpy(before.raw(), m[0].value.raw(), m[0].value.nbytes());
+  Adam fresh(m, {});
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.tensor);
+    const std::string bad = tampered(tmp, path, c.tensor, c.flat, c.value);
+    expect_error([&] { load_checkpoint(bad, m, &fresh); }, {bad + ": ", c.message});
+    EXPECT_EQ(fresh.step_count(), 0);
+    EXPECT_TRUE(same(m[0].value, before));
+  }
+  load_checkpoint(path, m, &fresh);  // the good file still loads
+  EXPECT_EQ(fresh.step_count(), 1);
+}
+
 }  // namespace
 }  // namespace tenet::train

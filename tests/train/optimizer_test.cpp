@@ -355,8 +355,53 @@ TEST(Optimizers, LoadStateErrors) {
   negative.data<int64_t>()[0] = -1;
   NamedTensors negative_step = without("step");
   negative_step.push_back({"step", negative});
-  expect_error([&] { adam.load_state(negative_step, "f"); }, {"'step' is negative"});
+  expect_error([&] { adam.load_state(negative_step, "f"); },
+               {"f: adam optimiser state: 'step' is -1, outside [0, 2^53]"});
+  negative_step.back().tensor.data<int64_t>()[0] = INT64_MAX;  // t + 1 would overflow
+  expect_error([&] { adam.load_state(negative_step, "f"); },
+               {"'step' is 9223372036854775807, outside [0, 2^53]"});
   EXPECT_EQ(adam.step_count(), 0);  // failed loads changed nothing
+}
+
+// State no run reaches, which would make every later step NaN, is refused
+// by name before anything changes (resuming from it trained on and wrote an
+// all-NaN checkpoint).
+TEST(Optimizers, LoadStateRefusesNonFiniteAndNegativeSecondMoments) {
+  ParameterStore store;
+  add_param(store, "w", 4);
+  Adam adam(store, {});
+  Adadelta adadelta(store, {});
+  Sgd sgd(store, {.lr = 0.1, .momentum = 0.9});
+  struct Case {
+    Optimizer& optimizer;
+    std::string buffer;
+    float value;
+    std::string message;
+  };
+  const Case cases[] = {
+      {adam, "w/exp_avg", NAN, "'w/exp_avg' holds nan at [2]: the run that saved it diverged"},
+      {adam, "w/exp_avg_sq", -1,
+       "'w/exp_avg_sq' holds -1 at [2], but it is a running average of squares (never "
+       "negative)"},
+      {adam, "w/exp_avg_sq", INFINITY, "'w/exp_avg_sq' holds inf at [2]"},
+      {adadelta, "w/square_avg", -0.5f, "'w/square_avg' holds -0.5 at [2], but it is a running"},
+      {adadelta, "w/acc_delta", -INFINITY, "'w/acc_delta' holds -inf at [2]"},
+      {sgd, "w/momentum_buffer", NAN, "'w/momentum_buffer' holds nan at [2]"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.buffer);
+    NamedTensors state = snapshot(c.optimizer);
+    for (NamedTensor& t : state)
+      if (t.name == c.buffer) t.tensor.data<float>()[2] = c.value;
+    expect_error([&] { c.optimizer.load_state(state, "ck.safetensors"); },
+                 {"ck.safetensors: " + c.optimizer.kind() + " optimiser state: " + c.message});
+    EXPECT_EQ(c.optimizer.state_problem(state).rfind(c.message, 0), 0u);
+    EXPECT_EQ(c.optimizer.state_problem(snapshot(c.optimizer)), "");
+  }
+  // A negative first moment or momentum is a valid state.
+  NamedTensors state = snapshot(adam);
+  state[1].tensor.data<float>()[0] = -3;
+  adam.load_state(state, "f");
 }
 
 TEST(Optimizers, InvalidOptions) {

@@ -113,6 +113,12 @@ std::string tensor_json(const std::string& name, const std::string& dtype, const
          ",\"data_offsets\":" + offsets + "}";
 }
 
+std::string repeat(const std::string& s, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
+}
+
 TEST(Safetensors, EveryValidationErrorNamesTheFileAndTheProblem) {
   const std::string f4(4, '\0'), f8(8, '\0');
   const std::string a = tensor_json("a", "\"F32\"", "[1]", "[0,4]");
@@ -165,6 +171,35 @@ TEST(Safetensors, EveryValidationErrorNamesTheFileAndTheProblem) {
       {file_of("{\"a\":{\"dtype\":\"F32\",\"shape\":[1]}}", f4), "tensor 'a' lacks 'data_offsets'"},
       {file_of("{" + tensor_json("a", "\"BOOL\"", "[2]", "[0,2]") + "}", "\x01\x02"),
        "tensor 'a': BOOL value other than 0 or 1"},
+      // What a JSON library does by default and a safetensors reader must not:
+      // keep one of two values for a key, nest without limit, read 2^64 as a
+      // float, accept trailing commas or lone surrogates.
+      {file_of("{\"__metadata__\":{\"k\":\"a\",\"k\":\"b\"}}", ""), "metadata 'k' appears twice"},
+      {file_of("{\"a\":{\"dtype\":\"F32\",\"dtype\":\"I32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+               f4),
+       "tensor 'a' has field 'dtype' twice"},
+      {file_of("{\"__metadata__\":{\"k\":\"a\"},\"__metadata__\":{}}", ""),
+       "'__metadata__' appears twice in the header"},
+      {file_of("{\"a\":" + repeat("{\"b\":", 70) + "1" + std::string(70, '}') + "}", ""),
+       "the header is nested deeper than 64 levels"},
+      {file_of("{" + tensor_json("a", "\"F32\"", "[18446744073709551616]", "[0,4]") + "}", f4),
+       "'shape' must hold non-negative integers, found 1.8446744073709552e+19"},
+      {file_of("{" + tensor_json("a", "\"F32\"", "[1]", "[0,1e2]") + "}", f4),
+       "'data_offsets' must hold non-negative integers, found 100.0"},
+      {file_of("{" + tensor_json("a", "\"F32\"", "[true]", "[0,4]") + "}", f4),
+       "'shape' must hold non-negative integers, found a boolean"},
+      {file_of("{\"a\":1,}", ""),
+       "invalid JSON in the header at byte 15: unexpected '}'; expected a member name in quotes"},
+      {file_of("{\"a\" 1}", ""),
+       "invalid JSON in the header at byte 13: unexpected number literal; expected ':'"},
+      {file_of("{\"a\":\"\\ud800\"}", ""),
+       "invalid JSON in the header at byte 20: invalid string: surrogate U+D800..U+DBFF must be "
+       "followed by U+DC00..U+DFFF"},
+      {file_of("{\"a\":\"x\ny\"}", ""),
+       "invalid JSON in the header at byte 15: invalid string: control character U+000A (LF) must "
+       "be escaped to \\u000A or \\n"},
+      {file_of("{\"a\":nul}", ""), "invalid JSON in the header at byte 16: invalid literal"},
+      {file_of("{\"a\":1} // note", ""), "unexpected text after the JSON value"},
   };
   for (const BadFile& c : cases) {
     SCOPED_TRACE(c.message);
@@ -186,6 +221,17 @@ TEST(Safetensors, FileErrors) {
   expect_error([&] { to_safetensors({{"a", t}, {"a", t}}); }, {"tensor name 'a' appears twice"});
   expect_error([&] { to_safetensors({{"", t}}); }, {"a tensor has an empty name"});
   expect_error([&] { to_safetensors({{"__metadata__", t}}); }, {"'__metadata__' is reserved"});
+  // A header that is not UTF-8 would be refused by every reader: not written.
+  expect_error(
+      [&] {
+        to_safetensors({{"a", t}}, {{"path", "caf\xe9"}});
+      },
+      {"safetensors: metadata 'path' is not valid UTF-8"});
+  expect_error(
+      [&] {
+        to_safetensors({{"\xff", t}});
+      },
+      {"safetensors: a tensor name is not valid UTF-8"});
 }
 
 TEST(Safetensors, WritesAtomicallyAndLeavesNoTemporaries) {

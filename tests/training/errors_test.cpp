@@ -4,6 +4,10 @@
 // trainer directives are wrong or missing.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
 #include "tests/training/training_util.h"
 #include "train/checkpoint.h"
 
@@ -171,6 +175,66 @@ TEST_F(Training, DirectiveErrors) {
         run_command("cd " + dir_.string() + " && " + tenet_binary() + " train linear.tn --out run");
     expect_error(r, c.message);
   }
+}
+
+// A checkpoint no run can continue from (a diverged one) is refused by name
+// on --resume and on eval; before, the run trained on and wrote an all-NaN
+// checkpoint with exit status 0.
+TEST_F(Training, ResumeFromADivergedCheckpointIsRefused) {
+  std::string model = write("linear.tn", kLinear);
+  CommandResult r =
+      tenet("train " + model +
+            " --optimizer adam --lr 0.01 --limit-train 20 --limit-test 10 --out " + path("run"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const train::SafetensorsFile good = train::read_safetensors(path("run/last.safetensors"));
+  struct Case {
+    std::string tensor;
+    double value;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"w", NAN,
+       "checkpoint: parameter 'w' holds nan at [0, 0, 3]: the run that saved it diverged"},
+      {"optimizer/w/exp_avg_sq", -1,
+       "adam optimiser state: 'w/exp_avg_sq' holds -1 at [0, 0, 3], but it is a running average of "
+       "squares (never negative)"},
+      {"optimizer/bias/exp_avg", INFINITY, "adam optimiser state: 'bias/exp_avg' holds inf at [3]"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.tensor);
+    train::SafetensorsFile bad = good;
+    for (train::NamedTensor& t : bad.tensors)
+      if (t.name == c.tensor) {
+        Tensor copy(t.tensor.type(), t.tensor.shape());
+        std::memcpy(copy.raw(), t.tensor.raw(), t.tensor.nbytes());
+        copy.set(3, c.value);
+        t.tensor = copy;
+      }
+    std::filesystem::create_directories(path("bad"));
+    const std::string file = path("bad/last.safetensors");
+    train::write_safetensors(file, bad.tensors, bad.metadata);
+    const std::string bytes = read_file(file);
+    expect_error(tenet("train " + model + " --resume " + file + " --epochs 2"),
+                 file + ": " + c.message);
+    EXPECT_EQ(read_file(file), bytes);  // not overwritten
+    if (c.tensor == "w") expect_error(tenet("eval " + model + " --checkpoint " + file), c.message);
+  }
+}
+
+// A step with a finite loss can make the parameters infinite (here an
+// absurd learning rate): the run stops with an error at the next checkpoint
+// instead of writing one that holds them.
+TEST_F(Training, DivergenceStopsBeforeACheckpointIsWritten) {
+  std::string model = write("linear.tn", kLinear);
+  CommandResult r = tenet(
+      "train " + model +
+      " --lr 1e300 --checkpoint-every 1 --limit-train 20 --limit-test 10 --out " + path("run"));
+  expect_error(r, "error: training diverged by step 1: parameter 'w' holds ");
+  EXPECT_NE(r.err.find("; no checkpoint written (" + path("run/last.safetensors") +
+                       " is left as it was); try a lower learning rate (--lr)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(path("run/last.safetensors")));
 }
 
 }  // namespace
