@@ -150,6 +150,13 @@ std::string probe_compiler(const std::string& dir, const CompileCommand& command
   return "$ " + detail::command_line(argv) + "\n" + r.output;
 }
 
+/// A hash of a file's bytes, recorded beside each library built.
+std::string file_checksum(const std::string& path) {
+  detail::Fnv1a hash;
+  hash.add(detail::read_text_file(path));
+  return hash.hex() + "\n";
+}
+
 /// Compiles `source_path` into `library_path` unless the cache has it already
 /// (and `rebuild` is false). Returns true on a cache hit.
 bool build_library(const std::string& dir, const CppUnit& unit, const std::string& library_path,
@@ -159,11 +166,18 @@ bool build_library(const std::string& dir, const CppUnit& unit, const std::strin
   if (std::string why = detail::untrusted_entry_reason(library_path); !why.empty())
     throw untrusted_cache("the JIT cache", why);
   // A library is only ever renamed into place complete; its source beside it
-  // guards against a (very unlikely) hash collision.
+  // guards against a (very unlikely) hash collision, its checksum against a
+  // file damaged since (truncated by a full disk: dlopen would die of SIGBUS).
+  const std::string checksum_path = library_path + ".fnv1a";
   if (!rebuild && fs::exists(library_path, ec) &&
       detail::read_text_file(source_path) == unit.source) {
-    if (options.verbose) std::cerr << "[tenet jit] cache hit: " << library_path << "\n";
-    return true;
+    if (detail::read_text_file(checksum_path) == file_checksum(library_path)) {
+      if (options.verbose) std::cerr << "[tenet jit] cache hit: " << library_path << "\n";
+      return true;
+    }
+    std::cerr << "warning: the cached library " << library_path
+              << " is damaged (its checksum is not the one recorded when it was built); "
+                 "building it again\n";
   }
   // Files a killed compile left behind.
   for (const std::string& name : {unit.header_name, unit.source_name, std::string("build.log"),
@@ -209,6 +223,7 @@ bool build_library(const std::string& dir, const CppUnit& unit, const std::strin
     throw BindError(compiler + " exited with status 0 but wrote no library " + temporary +
                     ": is it a C++ compiler? Set TENET_CXX to a C++17 compiler such as g++\n" +
                     "command: " + command + "\n" + output);
+  detail::write_file_atomically(checksum_path, file_checksum(temporary));
   fs::rename(temporary, library_path, ec);
   if (ec)
     throw BindError("cannot move the compiled library to '" + library_path + "' (" + ec.message() +
