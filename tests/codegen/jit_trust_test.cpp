@@ -107,8 +107,7 @@ TEST(JitTrust, SymbolicLinksInTheCacheAreRefused) {
   fs::copy_file(f.source_path(), planted / fs::path(f.source_path()).filename());
   fs::create_symlink(f.library_path(), planted / fs::path(f.library_path()).filename());
   what = refusal(quick_options(root + "/file-linked"));
-  expect_contains(what, (planted / fs::path(f.library_path()).filename()).string() +
-                            "' (owner ");
+  expect_contains(what, (planted / fs::path(f.library_path()).filename()).string() + "' (owner ");
   expect_contains(what, "is a symbolic link, not a file Tenet wrote");
 }
 
