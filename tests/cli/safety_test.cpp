@@ -72,7 +72,8 @@ TEST_F(Cli, FatalSignalsDuringACompileEndTheCompilerAndItsChildren) {
                                 "echo $$ > \"$TENET_TEST_DIR/compiler.pid\"\n"
                                 "wait\n");
   ::chmod(cxx.c_str(), 0755);
-  const std::string program = write("scale.tn", "def scale(float(N) x) -> (y) {\n  y(i) = 2 * x(i)\n}\n");
+  const std::string program =
+      write("scale.tn", "def scale(float(N) x) -> (y) {\n  y(i) = 2 * x(i)\n}\n");
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
     SCOPED_TRACE(strsignal(sig));
     const fs::path run_dir = dir_ / ("run-" + std::to_string(sig));
@@ -128,9 +129,8 @@ TEST_F(Cli, EmitRefusesToOverwriteFilesWithoutOverwrite) {
 
 TEST_F(Cli, BadCompilerIsAUserErrorNamingTenetCxx) {
   write("scale.tn", "def scale(float(N) x) -> (y) {\n  y(i) = 2 * x(i)\n}\n");
-  CommandResult r = run_command("cd " + dir_.string() +
-                                " && TENET_CXX=/nonexistent/c++ " + tenet_binary() +
-                                " run scale.tn --backend cpp --sizes N=3");
+  CommandResult r = run_command("cd " + dir_.string() + " && TENET_CXX=/nonexistent/c++ " +
+                                tenet_binary() + " run scale.tn --backend cpp --sizes N=3");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(r.err,
             "error: the C++ compiler '/nonexistent/c++' (TENET_CXX) does not exist; set "
@@ -147,9 +147,9 @@ TEST_F(Cli, BadCompilerIsAUserErrorNamingTenetCxx) {
 
 TEST_F(Cli, UnwritableJitCacheIsAUserError) {
   write("scale.tn", "def scale(float(N) x) -> (y) {\n  y(i) = 2 * x(i)\n}\n");
-  CommandResult r = run_command("cd " + dir_.string() +
-                                " && TENET_CACHE_DIR=/proc/tenet-test-cache " + tenet_binary() +
-                                " run scale.tn --backend cpp --sizes N=3");
+  CommandResult r =
+      run_command("cd " + dir_.string() + " && TENET_CACHE_DIR=/proc/tenet-test-cache " +
+                  tenet_binary() + " run scale.tn --backend cpp --sizes N=3");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(r.err,
             "error: cannot create the folder '/proc/tenet-test-cache' (No such file or "
