@@ -1,5 +1,6 @@
 #include "codegen/jit_cache.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -199,13 +200,30 @@ ProcessResult run_process(const std::vector<std::string>& argv) {
     result.output = "cannot start '" + argv[0] + "': " + std::strerror(spawned);
     return result;
   }
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) != 0;) {
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      break;
+  // Read until the program closes its output, running the interrupt check
+  // (support/child_processes.h) every 100 ms; if it throws, the program's
+  // group is killed before the exception goes on.
+  try {
+    char buf[4096];
+    for (;;) {
+      struct pollfd ready = {fds[0], POLLIN, 0};
+      const int polled = ::poll(&ready, 1, 100);
+      if (polled < 0 && errno != EINTR) break;
+      if (polled <= 0) {
+        check_interrupt();
+        continue;
+      }
+      const ssize_t n = ::read(fds[0], buf, sizeof buf);
+      if (n == 0 || (n < 0 && errno != EINTR)) break;
+      if (n > 0) result.output.append(buf, size_t(n));
     }
-    result.output.append(buf, size_t(n));
+  } catch (...) {
+    ::killpg(pid, SIGKILL);
+    ::close(fds[0]);
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    unregister_child_group(pid);
+    throw;
   }
   ::close(fds[0]);
   int status = 0;

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <mutex>
 
 static_assert(std::atomic<pid_t>::is_always_lock_free, "read in signal handlers");
 
@@ -11,6 +12,8 @@ namespace tenet {
 namespace {
 
 constexpr int kSlots = 64;
+std::mutex g_check_mutex;
+std::function<void()> g_interrupt_check;
 std::atomic<pid_t> g_groups[kSlots];  // 0: free
 
 void on_fatal_signal(int sig) {
@@ -53,6 +56,20 @@ void end_children_on_signals() {
     action.sa_flags = SA_RESTART;
     ::sigaction(sig, &action, nullptr);
   }
+}
+
+void set_interrupt_check(std::function<void()> check) {
+  std::lock_guard<std::mutex> lock(g_check_mutex);
+  g_interrupt_check = std::move(check);
+}
+
+void check_interrupt() {
+  std::function<void()> check;
+  {
+    std::lock_guard<std::mutex> lock(g_check_mutex);
+    check = g_interrupt_check;
+  }
+  if (check) check();
 }
 
 }  // namespace tenet

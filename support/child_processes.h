@@ -6,11 +6,14 @@
 /// compiler's own children, cc1plus and as, are in it too) and is registered
 /// here while it runs. A program that installs end_children_on_signals()
 /// (the `tenet` command line does) kills those groups when SIGINT, SIGTERM or
-/// SIGHUP ends it. Inside another program (Python) nothing is installed: the
-/// host's signal handling decides (docs/security.md, "Processes").
+/// SIGHUP ends it. Inside another program nothing is installed; the host may
+/// set an interrupt check instead, which runs while a child runs (the Python
+/// module's raises KeyboardInterrupt at Ctrl-C; docs/security.md, "Processes").
 #pragma once
 
 #include <sys/types.h>
+
+#include <functional>
 
 namespace tenet {
 
@@ -26,5 +29,11 @@ void kill_child_groups();
 /// start, as under nohup) that kill the registered groups, then end the
 /// process by the same signal with its default action.
 void end_children_on_signals();
+
+/// A check that code waiting for a child calls about every 100 ms (null: none).
+/// When it throws, the child's group is killed and the exception propagates.
+void set_interrupt_check(std::function<void()> check);
+/// Runs the interrupt check, if one is set.
+void check_interrupt();
 
 }  // namespace tenet

@@ -3,6 +3,7 @@
 // failures say what went wrong.
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,7 +14,9 @@
 #include "codegen/jit.h"
 #include "ir/bind.h"
 #include "ir/builder.h"
+#include "support/child_processes.h"
 #include "support/error.h"
+#include "support/temp_files.h"
 #include "tests/codegen/codegen_test_util.h"
 #include "tests/support/golden.h"
 
@@ -281,6 +284,32 @@ TEST(JitCache, MissingCompilerIsAUserErrorNamingWhereItCameFrom) {
   EXPECT_EQ(bind_error(options),
             "the C++ compiler '/etc' (JitOptions::cxx) is not an executable file; set TENET_CXX "
             "to a C++17 compiler such as g++");
+}
+
+TEST(JitCache, AnInterruptEndsTheCompilerAndItsChildren) {
+  // The check a host program (Python) sets throws while a slow compiler runs.
+  const std::string dir = fresh_folder("jit-interrupt");
+  const std::string cxx = dir + "/slow-c++";
+  std::ofstream(cxx) << "#!/bin/sh\n"
+                     << "if [ \"$1\" = \"--version\" ]; then echo slow; exit 0; fi\n"
+                     << "sleep 300 &\n"
+                     << "echo $! > '" << dir << "/child.pid'\n"
+                     << "wait\n";
+  fs::permissions(cxx, fs::perms::owner_all);
+  JitOptions options;
+  options.cache_dir = dir + "/cache";
+  options.cxx = cxx;
+  struct Interrupted {};
+  const std::string pid_file = dir + "/child.pid";
+  tenet::set_interrupt_check([&] {
+    if (fs::exists(pid_file) && fs::file_size(pid_file) > 0) throw Interrupted{};
+  });
+  EXPECT_THROW(jit_compile(compile_tn(kScale), "scale", options), Interrupted);
+  tenet::set_interrupt_check(nullptr);
+  const long child = std::atol(tenet::testing::read_file(pid_file).c_str());
+  for (int i = 0; i < 500 && tenet::process_is_running(child); ++i) ::usleep(10000);
+  EXPECT_FALSE(tenet::process_is_running(child)) << "the compiler's child outlived the compile";
+  ::kill(pid_t(child), SIGKILL);  // in case the test failed
 }
 
 TEST(JitRun, BadInputsAreBindErrorsBeforeAnyCodeRuns) {

@@ -68,8 +68,7 @@ TEST_F(Training, UnwritableOutIsAUserError) {
   write("file", "");  // --out naming a file
   r = tenet(std::string(kQuickRun) + "--out " + path("file"));
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_NE(r.err.find("error: cannot create the run directory " + path("file")),
-            std::string::npos)
+  EXPECT_NE(r.err.find("error: cannot create the run directory " + path("file")), std::string::npos)
       << r.err;
 }
 
@@ -85,8 +84,8 @@ TEST_F(Training, CheckpointTemporariesOfKilledRunsAreRemoved) {
   const std::string host_prefix = prefix.substr(0, prefix.size() - ours.size());
   const std::string stale = host_prefix + std::to_string(dead) + ".a1b2c3";
   const std::string live = host_prefix + std::to_string(::getpid()) + ".d4e5f6";
-  const std::string other_host = path("run/last.safetensors.tmp.otherhost.") +
-                                 std::to_string(dead) + ".g7h8i9";
+  const std::string other_host =
+      path("run/last.safetensors.tmp.otherhost.") + std::to_string(dead) + ".g7h8i9";
   for (const std::string& file : {stale, live, other_host}) write(fs::path(file).filename(), "");
   for (const std::string& file : {stale, live, other_host})
     fs::rename(path(fs::path(file).filename()), file);
