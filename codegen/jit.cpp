@@ -180,8 +180,10 @@ bool build_library(const std::string& dir, const CppUnit& unit, const std::strin
                  "building it again\n";
   }
   // Files a killed compile left behind.
-  for (const std::string& name : {unit.header_name, unit.source_name, std::string("build.log"),
-                                  fs::path(library_path).filename().string()})
+  for (const std::string& name :
+       {unit.header_name, unit.source_name, fs::path(library_path).filename().string(),
+        fs::path(library_path).filename().string() + ".fnv1a", std::string("build.log"),
+        std::string("probe.cpp"), std::string("libprobe.so")})
     remove_stale_temporaries(dir + "/" + name);
   try {
     detail::write_file_atomically(dir + "/" + unit.header_name, unit.header);
