@@ -39,10 +39,12 @@ def test_ctrl_c_during_a_compile_ends_the_compiler(tmp_path):
         """))
     cxx.chmod(0o755)
     script = textwrap.dedent(f"""\
+        import numpy as np
         import tenet
-        try:
-            tenet.compile("def twice(float(N) x) -> (y) {{ y(i) = 2 * x(i) }}",
+        f = tenet.compile("def twice(float(N) x) -> (y) {{ y(i) = 2 * x(i) }}",
                           cache_dir={str(tmp_path / "cache")!r}, cxx={str(cxx)!r})
+        try:
+            f(np.ones(4, np.float32))  # compiles for float32
         except KeyboardInterrupt:
             print("KeyboardInterrupt")
         """)
