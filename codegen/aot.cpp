@@ -7,6 +7,7 @@
 #include "codegen/c_text.h"
 #include "codegen/jit.h"
 #include "codegen/jit_cache.h"
+#include "codegen/trust.h"
 #include "support/error.h"
 
 namespace tenet::codegen {
@@ -232,23 +233,40 @@ std::string readme(const std::string& unit, const CppUnit& code, const ir::Funct
 }  // namespace
 
 void emit_project(const ir::Module& m, const std::vector<std::string>& functions,
-                  const std::string& dir, const CppOptions& options) {
+                  const std::string& dir, const CppOptions& options, bool overwrite) {
   const CppUnit code = emit_cpp(m, functions, options);
   const std::string unit = code.header_name.substr(0, code.header_name.size() - 2);
+  // Every file, named and written, before anything is written.
+  std::vector<std::pair<std::string, std::string>> files = {{code.header_name, code.header},
+                                                            {code.source_name, code.source}};
+  const std::string runtime = runtime_dir();
   std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(runtime, ec)) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".h") continue;
+    const std::string path = entry.path().string();
+    if (std::string why = detail::untrusted_reason(path, detail::Owners::MeOrRoot); !why.empty())
+      throw BindError("refusing to copy the runtime header '" + path + "' (TENET_RUNTIME_DIR): " +
+                      why + ", so another user could change the code you build");
+    files.emplace_back(entry.path().filename().string(), detail::read_text_file(path));
+  }
+  if (ec) throw BindError("cannot read the runtime headers in '" + runtime + "': " + ec.message());
+  files.emplace_back("CMakeLists.txt", cmake_lists(unit, code.uses_gemm));
+  const ir::Function* first = functions.empty() ? &m.functions.front() : m.find(functions.front());
+  files.emplace_back("README.md", readme(unit, code, *first));
+
+  const fs::path root(dir);
+  if (!overwrite) {
+    std::string existing;
+    for (const auto& [name, text] : files)
+      if (fs::exists(fs::symlink_status(root / name, ec)))
+        existing += (existing.empty() ? "" : ", ") + name;
+    if (!existing.empty())
+      throw BindError("'" + dir + "' already holds " + existing +
+                      ", which emit would overwrite: choose another folder, or allow "
+                      "overwriting (tenet emit --overwrite)");
+  }
   fs::create_directories(dir, ec);
   if (ec) throw BindError("cannot create the output folder '" + dir + "': " + ec.message());
-  const fs::path root(dir);
-  write_file(root / code.header_name, code.header);
-  write_file(root / code.source_name, code.source);
-  for (const auto& entry : fs::directory_iterator(runtime_dir(), ec)) {
-    if (!entry.is_regular_file() || entry.path().extension() != ".h") continue;
-    write_file(root / entry.path().filename(), detail::read_text_file(entry.path().string()));
-  }
-  if (ec) throw InternalError("cannot read the runtime headers in '" + runtime_dir() + "'");
-  write_file(root / "CMakeLists.txt", cmake_lists(unit, code.uses_gemm));
-  const ir::Function* first = functions.empty() ? &m.functions.front() : m.find(functions.front());
-  write_file(root / "README.md", readme(unit, code, *first));
+  for (const auto& [name, text] : files) write_file(root / name, text);
 }
-
 }  // namespace tenet::codegen

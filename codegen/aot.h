@@ -8,8 +8,10 @@
 /// builds a static library <unit> and a shared library <unit>_shared (file
 /// name lib<unit>.so) with nothing but a C++17 compiler and, when found,
 /// OpenMP, and a README.md showing how to build and call them. The project
-/// does not depend on Tenet. Files are overwritten; others in `dir` are kept.
-/// An unwritable directory is a BindError.
+/// does not depend on Tenet. Other files in `dir` are kept; one of these
+/// already there is a BindError (nothing is written) unless `overwrite`.
+/// An unwritable directory is a BindError, as are runtime headers that
+/// another user could have changed (docs/security.md).
 #pragma once
 
 #include <string>
@@ -21,6 +23,6 @@
 namespace tenet::codegen {
 
 void emit_project(const ir::Module& m, const std::vector<std::string>& functions,
-                  const std::string& dir, const CppOptions& options = {});
+                  const std::string& dir, const CppOptions& options = {}, bool overwrite = false);
 
 }  // namespace tenet::codegen

@@ -1,17 +1,22 @@
 #include "codegen/jit.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
 #include "codegen/bounds_check.h"
 #include "codegen/jit_cache.h"
+#include "codegen/trust.h"
 #include "ir/bind.h"
 #include "support/error.h"
+#include "support/temp_files.h"
 
 #ifndef TENET_RUNTIME_DIR_DEFAULT
 #define TENET_RUNTIME_DIR_DEFAULT "runtime"
@@ -94,30 +99,103 @@ void check_layouts(const ir::Function& fn) {
                                       << v->name << " of " << fn.name << " has a layout");
 }
 
-/// Compiles `source_path` into `library_path` unless the cache has it already.
-/// Returns true on a cache hit.
+/// How to run the compiler: `prefix` (compiler, flags, -I) before the output
+/// and source, `link_flags` after them; `origin` says where the compiler came
+/// from, for messages.
+struct CompileCommand {
+  std::vector<std::string> prefix, link_flags;
+  std::string origin;
+};
+
+/// A refusal to use a cache folder or file that another user could have written.
+BindError untrusted_cache(const std::string& what, const std::string& why) {
+  return BindError("refusing to load code from " + what + ": " + why +
+                   ", so another user could have put a library there that Tenet would run. "
+                   "Set TENET_CACHE_DIR to a folder only you can write (Tenet creates it with "
+                   "mode 0700), or remove the others' write permission (chmod go-w) or the "
+                   "foreign files");
+}
+
+/// Creates the cache folder and the entry `dir` in it (mode 0700) unless they
+/// exist, and checks that no other user could have written them.
+void prepare_cache_entry(const std::string& cache_dir, const std::string& dir) {
+  detail::create_private_directories(cache_dir, "TENET_CACHE_DIR");
+  if (std::string why = detail::untrusted_reason(cache_dir, detail::Owners::Me); !why.empty())
+    throw untrusted_cache("the JIT cache folder", why);
+  if (::mkdir(dir.c_str(), 0700) == 0)
+    ::chmod(dir.c_str(), 0700);  // whatever the umask
+  else if (errno != EEXIST)
+    throw BindError("cannot create the JIT cache folder '" + dir + "' (" + std::strerror(errno) +
+                    "); set TENET_CACHE_DIR to a writable folder");
+  if (std::string why = detail::untrusted_entry_reason(dir); !why.empty())
+    throw untrusted_cache("the JIT cache entry", why);
+}
+
+/// Why the compiler cannot build a trivial C++17 shared library with the
+/// command Tenet uses ("" when it can): then a failure on generated code is
+/// the compiler's or its flags', not Tenet's.
+std::string probe_compiler(const std::string& dir, const CompileCommand& command) {
+  const std::string source = detail::temporary_name(dir + "/probe.cpp");
+  const std::string library = detail::temporary_name(dir + "/libprobe.so");
+  detail::write_file_atomically(source, "extern \"C\" int tenet_probe(void) { return 17; }\n");
+  std::vector<std::string> argv = command.prefix;
+  argv.insert(argv.end(), {"-o", library, "-x", "c++", source, "-x", "none"});
+  argv.insert(argv.end(), command.link_flags.begin(), command.link_flags.end());
+  detail::ProcessResult r = run_process(argv);
+  std::error_code ec;
+  const bool built = r.exit_code == 0 && fs::exists(library, ec);
+  fs::remove(source, ec);
+  fs::remove(library, ec);
+  if (built) return "";
+  return "$ " + detail::command_line(argv) + "\n" + r.output;
+}
+
+/// A hash of a file's bytes, recorded beside each library built.
+std::string file_checksum(const std::string& path) {
+  detail::Fnv1a hash;
+  hash.add(detail::read_text_file(path));
+  return hash.hex() + "\n";
+}
+
+/// Compiles `source_path` into `library_path` unless the cache has it already
+/// (and `rebuild` is false). Returns true on a cache hit.
 bool build_library(const std::string& dir, const CppUnit& unit, const std::string& library_path,
-                   const std::vector<std::string>& command_prefix,
-                   const std::vector<std::string>& link_flags, const JitOptions& options) {
+                   const CompileCommand& compile, bool rebuild, const JitOptions& options) {
   const std::string source_path = dir + "/" + unit.source_name;
   std::error_code ec;
+  if (std::string why = detail::untrusted_entry_reason(library_path); !why.empty())
+    throw untrusted_cache("the JIT cache", why);
   // A library is only ever renamed into place complete; its source beside it
-  // guards against a (very unlikely) hash collision.
-  if (fs::exists(library_path, ec) && detail::read_text_file(source_path) == unit.source) {
-    if (options.verbose) std::cerr << "[tenet jit] cache hit: " << library_path << "\n";
-    return true;
+  // guards against a (very unlikely) hash collision, its checksum against a
+  // file damaged since (truncated by a full disk: dlopen would die of SIGBUS).
+  const std::string checksum_path = library_path + ".fnv1a";
+  if (!rebuild && fs::exists(library_path, ec) &&
+      detail::read_text_file(source_path) == unit.source) {
+    if (detail::read_text_file(checksum_path) == file_checksum(library_path)) {
+      if (options.verbose) std::cerr << "[tenet jit] cache hit: " << library_path << "\n";
+      return true;
+    }
+    std::cerr << "warning: the cached library " << library_path
+              << " is damaged (its checksum is not the one recorded when it was built); "
+                 "building it again\n";
   }
-  fs::create_directories(dir, ec);
-  if (ec)
-    throw BindError("cannot create the JIT cache folder '" + dir + "' (" + ec.message() +
-                    "); set TENET_CACHE_DIR to a writable folder");
-  detail::write_file_atomically(dir + "/" + unit.header_name, unit.header);
-  detail::write_file_atomically(source_path, unit.source);
+  // Files a killed compile left behind.
+  for (const std::string& name :
+       {unit.header_name, unit.source_name, fs::path(library_path).filename().string(),
+        fs::path(library_path).filename().string() + ".fnv1a", std::string("build.log"),
+        std::string("probe.cpp"), std::string("libprobe.so")})
+    remove_stale_temporaries(dir + "/" + name);
+  try {
+    detail::write_file_atomically(dir + "/" + unit.header_name, unit.header);
+    detail::write_file_atomically(source_path, unit.source);
+  } catch (const BindError& e) {
+    throw BindError(std::string(e.what()) + "; set TENET_CACHE_DIR to a writable folder");
+  }
 
   const std::string temporary = detail::temporary_name(library_path);
-  std::vector<std::string> argv = command_prefix;
+  std::vector<std::string> argv = compile.prefix;
   argv.insert(argv.end(), {"-o", temporary, source_path});
-  argv.insert(argv.end(), link_flags.begin(), link_flags.end());
+  argv.insert(argv.end(), compile.link_flags.begin(), compile.link_flags.end());
   const auto start = std::chrono::steady_clock::now();
   detail::ProcessResult r = run_process(argv);
   const double seconds =
@@ -126,15 +204,32 @@ bool build_library(const std::string& dir, const CppUnit& unit, const std::strin
   detail::write_file_atomically(dir + "/build.log", "$ " + command + "\n" + r.output);
   if (options.verbose)
     std::cerr << "[tenet jit] " << command << "  (" << seconds << " s)\n" << r.output;
+  const std::string& cxx = compile.prefix.front();
+  const std::string compiler = "the C++ compiler '" + cxx + "' (" + compile.origin + ")";
+  std::string output = r.output.size() > 20000 ? r.output.substr(0, 20000) + "\n[...]" : r.output;
   if (r.exit_code != 0) {
     fs::remove(temporary, ec);
-    std::string output = r.output.size() > 20000 ? r.output.substr(0, 20000) + "\n[...]" : r.output;
+    if (r.killed_by != 0)
+      throw BindError(compiler + " was killed by signal " + std::to_string(r.killed_by) + " (" +
+                      strsignal(r.killed_by) + ") while compiling " + source_path +
+                      " (out of memory?)\ncommand: " + command + "\n" + output);
+    if (std::string why = probe_compiler(dir, compile); !why.empty())
+      throw BindError(compiler + " cannot build even a one-line C++17 shared library with " +
+                      "the flags Tenet uses; set TENET_CXX to a C++17 compiler such as g++ " +
+                      "(and check JitOptions::flags)\n" + why);
     throw InternalError("the C++ compiler failed (exit status " + std::to_string(r.exit_code) +
                         ") on generated code " + source_path + "\ncommand: " + command + "\n" +
                         output);
   }
+  if (!fs::is_regular_file(temporary, ec))
+    throw BindError(compiler + " exited with status 0 but wrote no library " + temporary +
+                    ": is it a C++ compiler? Set TENET_CXX to a C++17 compiler such as g++\n" +
+                    "command: " + command + "\n" + output);
+  detail::write_file_atomically(checksum_path, file_checksum(temporary));
   fs::rename(temporary, library_path, ec);
-  if (ec) throw InternalError("cannot move the compiled library to '" + library_path + "'");
+  if (ec)
+    throw BindError("cannot move the compiled library to '" + library_path + "' (" + ec.message() +
+                    "); set TENET_CACHE_DIR to a writable folder");
   return false;
 }
 
@@ -154,15 +249,50 @@ GemmBuild gemm_build(const CppUnit& unit) {
                     "' does not exist. Install OpenBLAS (Debian: libopenblas0-openmp; "
                     "bash scripts/setup.sh does), set TENET_BLAS_LIBRARY to another CBLAS "
                     "shared library, or set TENET_BLAS_LIBRARY=none to use plain loops");
+  if (std::string why = detail::untrusted_reason(library, detail::Owners::MeOrRoot); !why.empty())
+    throw BindError("refusing to link the BLAS library '" + library + "' (TENET_BLAS_LIBRARY): " +
+                    why + ", so another user could have changed the code it holds. Use a " +
+                    "library only you or root can change");
   const std::string dir = fs::path(library).parent_path().string();
   return {{"-DTENET_GEMM_CBLAS"}, {library, "-Wl,-rpath," + dir}};
 }
 
 template <typename T>
-T lookup(void* handle, const std::string& symbol, const std::string& path) {
-  void* p = ::dlsym(handle, symbol.c_str());
-  TENET_ASSERT(p != nullptr, "symbol " << symbol << " is missing from " << path);
-  return reinterpret_cast<T>(p);
+T lookup(void* handle, const std::string& symbol) {
+  return reinterpret_cast<T>(::dlsym(handle, symbol.c_str()));
+}
+
+/// What is wrong with a loaded library for these functions: a missing entry
+/// point or another ABI; "" when nothing is.
+std::string library_problem(void* handle, const ir::Module& m,
+                            const std::vector<std::string>& functions) {
+  for (const auto& name : functions) {
+    const ir::Function& f = *m.find(name);
+    const std::string symbol = c_symbol(f);
+    for (const char* suffix :
+         {"__signature", "__packed", "__packed_workspace_bytes", "__packed_with_workspace"})
+      if (!::dlsym(handle, (symbol + suffix).c_str()))
+        return "the symbol " + symbol + suffix + " is missing";
+    using Signature = const char* (*)();
+    const std::string signature = lookup<Signature>(handle, symbol + "__signature")();
+    if (signature != abi_signature(f))
+      return "it has the ABI '" + signature + "', expected '" + abi_signature(f) + "'";
+  }
+  return "";
+}
+
+/// dlopen()s a library; "" and the handle, or why it failed. `alias`: open it
+/// through a hard link of that name (then removed), so that a damaged
+/// library loaded earlier under `path` is not returned again.
+std::pair<void*, std::string> open_library(const std::string& path, const std::string& alias) {
+  std::string opened = path;
+  if (!alias.empty() && ::link(path.c_str(), alias.c_str()) == 0) opened = alias;
+  // RTLD_NODELETE: unloading the library could unload libgomp with it while
+  // OpenMP's idle worker threads still run inside it (a crash at exit).
+  void* handle = ::dlopen(opened.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  const char* why = handle ? nullptr : ::dlerror();
+  if (opened != path) ::unlink(opened.c_str());
+  return {handle, handle ? "" : (why ? why : "dlopen failed")};
 }
 
 }  // namespace
@@ -177,7 +307,13 @@ std::vector<CompiledFunction> jit_compile_together(const ir::Module& m,
     check_layouts(*f);
   }
   const CppUnit unit = emit_cpp(m, functions, options.cpp);
-  const std::string cxx = options.cxx.empty() ? default_jit_compiler() : options.cxx;
+  const char* env_cxx = std::getenv("TENET_CXX");
+  const std::string origin = !options.cxx.empty()  ? "JitOptions::cxx"
+                             : env_cxx && *env_cxx ? "TENET_CXX"
+                                                   : "the compiler Tenet was built with";
+  const std::string cxx =
+      detail::resolve_compiler(options.cxx.empty() ? default_jit_compiler() : options.cxx, origin);
+  const std::string version = detail::compiler_version(cxx, origin);
   std::vector<std::string> flags = options.flags.empty() ? default_jit_flags() : options.flags;
   const std::vector<std::string> workarounds = compiler_workaround_flags(cxx);
   flags.insert(flags.end(), workarounds.begin(), workarounds.end());
@@ -186,12 +322,12 @@ std::vector<CompiledFunction> jit_compile_together(const ir::Module& m,
   detail::Fnv1a key;
   key.add(unit.source);
   key.add(unit.header);
-  key.add(detail::folder_contents(runtime));
+  key.add(detail::folder_contents(runtime, "TENET_RUNTIME_DIR"));
   const GemmBuild gemm = gemm_build(unit);
   for (const auto& f : gemm.compile_flags) key.add(f);
   for (const auto& f : gemm.link_flags) key.add(f);
   key.add(cxx);
-  key.add(detail::compiler_version(cxx));
+  key.add(version);
   bool native = false;
   for (const auto& f : flags) {
     key.add(f);
@@ -202,45 +338,45 @@ std::vector<CompiledFunction> jit_compile_together(const ir::Module& m,
   const std::string cache_dir =
       options.cache_dir.empty() ? detail::default_cache_dir() : options.cache_dir;
   const std::string dir = cache_dir + "/" + key.hex();
+  prepare_cache_entry(cache_dir, dir);
   const std::string unit_name = unit.source_name.substr(0, unit.source_name.size() - 4);
   auto library = std::make_shared<LoadedLibrary>();
   library->library_path = dir + "/lib" + unit_name + ".so";
   library->source_path = dir + "/" + unit.source_name;
 
-  std::vector<std::string> command{cxx};
-  command.insert(command.end(), flags.begin(), flags.end());
-  command.insert(command.end(), gemm.compile_flags.begin(), gemm.compile_flags.end());
-  command.push_back("-I" + runtime);
-  library->cache_hit =
-      build_library(dir, unit, library->library_path, command, gemm.link_flags, options);
-
-  // RTLD_NODELETE: unloading the library could unload libgomp with it while
-  // OpenMP's idle worker threads still run inside it (a crash at exit).
-  library->handle = ::dlopen(library->library_path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  if (!library->handle) {
-    const char* why = ::dlerror();
-    throw InternalError("cannot load " + library->library_path + ": " + (why ? why : "?"));
+  CompileCommand compile{{cxx}, gemm.link_flags, origin};
+  compile.prefix.insert(compile.prefix.end(), flags.begin(), flags.end());
+  compile.prefix.insert(compile.prefix.end(), gemm.compile_flags.begin(), gemm.compile_flags.end());
+  compile.prefix.push_back("-I" + runtime);
+  // A cached library that does not load, or lacks what it must have (a
+  // truncated or damaged file), is discarded and built again, once.
+  for (bool rebuild : {false, true}) {
+    library->cache_hit = build_library(dir, unit, library->library_path, compile, rebuild, options);
+    auto [handle, problem] = open_library(
+        library->library_path, rebuild ? detail::temporary_name(library->library_path) : "");
+    if (handle) problem = library_problem(handle, m, functions);
+    if (problem.empty()) {
+      library->handle = handle;
+      break;
+    }
+    if (!library->cache_hit)
+      throw InternalError("cannot load " + library->library_path + ", just built: " + problem);
+    std::cerr << "warning: the cached library " << library->library_path << " is damaged ("
+              << problem << "); building it again\n";
   }
 
   std::vector<CompiledFunction> out;
   for (const auto& name : functions) {
     const ir::Function& f = *m.find(name);
     const std::string symbol = c_symbol(f);
-    using Signature = const char* (*)();
-    const std::string signature =
-        lookup<Signature>(library->handle, symbol + "__signature", library->library_path)();
-    TENET_ASSERT(signature == abi_signature(f),
-                 "library " << library->library_path << " has the ABI '" << signature
-                            << "', expected '" << abi_signature(f) << "'");
     CompiledFunction cf;
     cf.library_ = library;
     cf.fn_ = std::make_shared<const ir::Function>(f.clone());
-    cf.packed_ = lookup<CompiledFunction::Packed>(library->handle, symbol + "__packed",
-                                                  library->library_path);
+    cf.packed_ = lookup<CompiledFunction::Packed>(library->handle, symbol + "__packed");
     cf.packed_workspace_bytes_ = lookup<CompiledFunction::PackedWorkspaceBytes>(
-        library->handle, symbol + "__packed_workspace_bytes", library->library_path);
+        library->handle, symbol + "__packed_workspace_bytes");
     cf.packed_with_workspace_ = lookup<CompiledFunction::PackedWithWorkspace>(
-        library->handle, symbol + "__packed_with_workspace", library->library_path);
+        library->handle, symbol + "__packed_with_workspace");
     out.push_back(std::move(cf));
   }
   return out;

@@ -10,9 +10,23 @@
 ///     second compile of the same code, in this or another process, runs no
 ///     compiler (cache_hit() is true);
 ///   - a library appears in the cache only complete (written under a
-///     temporary name, then renamed), so concurrent processes are safe;
-///   - a compiler failure is an InternalError carrying the compiler's output
-///     and the path of the generated source (valid IR must always compile);
+///     temporary name, then renamed), so concurrent processes are safe; a
+///     checksum recorded beside it is checked on every hit, and a library
+///     that is damaged (or does not load, or lacks its entry points) is built
+///     again once, with a warning on stderr;
+///   - nothing another user could have written is loaded or run: the cache
+///     folder, its entries and libraries, the compiler, the BLAS library and
+///     the runtime headers are checked first (codegen/trust.h; a BindError
+///     says which file and what to do); new cache folders get mode 0700;
+///   - the compiler runs in a process group of its own, ended with Tenet by a
+///     fatal signal where the program asks for it (support/child_processes.h);
+///   - a compiler failure on generated code is an InternalError carrying the
+///     compiler's output and the path of the generated source (valid IR must
+///     always compile); a compiler that is missing, untrusted, not a C++
+///     compiler, cannot build a one-line library with these flags, or is
+///     killed (out of memory) is a BindError naming where it came from
+///     (JitOptions::cxx, TENET_CXX); so is a cache folder that cannot be
+///     created or written (naming TENET_CACHE_DIR);
 ///   - a unit that calls tenet::gemm is built with -DTENET_GEMM_CBLAS and
 ///     linked with blas_library() (a BindError names the package when that
 ///     library is missing);
@@ -46,7 +60,9 @@
 namespace tenet::codegen {
 
 struct JitOptions {
-  /// Default: $TENET_CACHE_DIR, else $XDG_CACHE_HOME/tenet, else ~/.cache/tenet.
+  /// Default: $TENET_CACHE_DIR, else $XDG_CACHE_HOME/tenet, else ~/.cache/tenet,
+  /// else /tmp/tenet-cache-<uid>. Must be yours and writable by nobody else
+  /// (docs/security.md).
   std::string cache_dir;
   /// Default: $TENET_CXX, else the compiler that built Tenet.
   std::string cxx;

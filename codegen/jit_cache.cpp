@@ -1,5 +1,7 @@
 #include "codegen/jit_cache.h"
 
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,13 +10,17 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <sstream>
 
+#include "codegen/trust.h"
+#include "support/child_processes.h"
 #include "support/error.h"
+#include "support/temp_files.h"
 
 extern char** environ;
 
@@ -53,7 +59,35 @@ std::string default_cache_dir() {
   return (fs::temp_directory_path() / ("tenet-cache-" + std::to_string(::getuid()))).string();
 }
 
-std::string compiler_version(const std::string& cxx) {
+std::string resolve_compiler(const std::string& cxx, const std::string& origin) {
+  std::string path = cxx;
+  if (cxx.find('/') == std::string::npos) {
+    // As posix_spawnp would: the first executable of that name in $PATH.
+    path.clear();
+    const char* env = std::getenv("PATH");
+    std::stringstream dirs(env ? env : "/usr/bin:/bin");
+    for (std::string dir; path.empty() && std::getline(dirs, dir, ':');) {
+      const std::string candidate = (dir.empty() ? "." : dir) + "/" + cxx;
+      if (::access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate)) path = candidate;
+    }
+    if (path.empty())
+      throw BindError("the C++ compiler '" + cxx + "' (" + origin +
+                      ") is not found in PATH; set TENET_CXX to a C++17 compiler such as g++");
+  }
+  std::error_code ec;
+  path = fs::absolute(path, ec).lexically_normal().string();
+  if (!fs::is_regular_file(path, ec) || ::access(path.c_str(), X_OK) != 0)
+    throw BindError("the C++ compiler '" + cxx + "' (" + origin + ") " +
+                    (fs::exists(path, ec) ? "is not an executable file" : "does not exist") +
+                    "; set TENET_CXX to a C++17 compiler such as g++");
+  if (std::string why = untrusted_reason(path, Owners::MeOrRoot); !why.empty())
+    throw BindError("refusing to run the C++ compiler '" + cxx + "' (" + origin + "): " + why +
+                    ", so another user could have changed what it runs. Use a compiler only "
+                    "you or root can change");
+  return path;
+}
+
+std::string compiler_version(const std::string& cxx, const std::string& origin) {
   static std::mutex mutex;
   static std::map<std::string, std::string> versions;
   std::lock_guard<std::mutex> lock(mutex);
@@ -61,8 +95,11 @@ std::string compiler_version(const std::string& cxx) {
   if (it != versions.end()) return it->second;
   ProcessResult r = run_process({cxx, "--version"});
   if (r.exit_code != 0)
-    throw InternalError("cannot run the C++ compiler '" + cxx + "' (set TENET_CXX or " +
-                        "JitOptions::cxx): " + (r.output.empty() ? "it did not start" : r.output));
+    throw BindError("cannot run the C++ compiler '" + cxx + "' (" + origin + "): `--version` " +
+                    (r.exit_code < 0 ? std::string("did not finish")
+                                     : "exited with status " + std::to_string(r.exit_code)) +
+                    (r.output.empty() ? "" : ":\n" + r.output) +
+                    "\nset TENET_CXX to a C++17 compiler such as g++");
   return versions[cxx] = r.output;
 }
 
@@ -83,13 +120,24 @@ std::string read_text_file(const std::string& path) {
   return ss.str();
 }
 
-std::string folder_contents(const std::string& dir) {
+std::string folder_contents(const std::string& dir, const std::string& variable) {
+  auto require_trusted = [&](const std::string& path) {
+    if (std::string why = untrusted_reason(path, Owners::MeOrRoot); !why.empty())
+      throw BindError("refusing to compile the runtime headers in '" + dir + "' (" + variable +
+                      "): " + why + ", so another user could change the code Tenet builds. " +
+                      "Point " + variable + " to a folder only you or root can change");
+  };
+  require_trusted(dir);
   std::map<std::string, std::string> files;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec))
-    if (entry.is_regular_file())
+    if (entry.is_regular_file()) {
+      require_trusted(entry.path().string());
       files[entry.path().filename().string()] = read_text_file(entry.path().string());
-  if (ec) throw InternalError("cannot read the runtime headers in '" + dir + "': " + ec.message());
+    }
+  if (ec)
+    throw BindError("cannot read the runtime headers in '" + dir + "' (" + variable +
+                    "): " + ec.message());
   std::string out;
   for (const auto& [name, text] : files) out += name + "\n" + text + "\n";
   return out;
@@ -97,7 +145,7 @@ std::string folder_contents(const std::string& dir) {
 
 std::string temporary_name(const std::string& path) {
   static std::atomic<uint64_t> counter{0};
-  return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  return temporary_prefix(path) + std::to_string(counter++);
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
@@ -128,28 +176,62 @@ ProcessResult run_process(const std::vector<std::string>& argv) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // Its own process group (pgid = its pid), so that a fatal signal can end the
+  // compiler with its children (cc1plus, as). The fatal signals stay blocked
+  // in this thread until the group is registered; the child gets the old mask.
+  sigset_t fatal, old_mask;
+  sigemptyset(&fatal);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&fatal, sig);
+  ::pthread_sigmask(SIG_BLOCK, &fatal, &old_mask);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  posix_spawnattr_setsigmask(&attributes, &old_mask);
   pid_t pid = -1;
-  int spawned = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  int spawned = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
+  if (spawned == 0) register_child_group(pid);
+  ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   ::close(fds[1]);
   if (spawned != 0) {
     ::close(fds[0]);
-    result.output = "cannot start '" + argv[0] + "'";
+    result.output = "cannot start '" + argv[0] + "': " + std::strerror(spawned);
     return result;
   }
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) != 0;) {
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      break;
+  // Read until the program closes its output, running the interrupt check
+  // (support/child_processes.h) every 100 ms; if it throws, the program's
+  // group is killed before the exception goes on.
+  try {
+    char buf[4096];
+    for (;;) {
+      struct pollfd ready = {fds[0], POLLIN, 0};
+      const int polled = ::poll(&ready, 1, 100);
+      if (polled < 0 && errno != EINTR) break;
+      if (polled <= 0) {
+        check_interrupt();
+        continue;
+      }
+      const ssize_t n = ::read(fds[0], buf, sizeof buf);
+      if (n == 0 || (n < 0 && errno != EINTR)) break;
+      if (n > 0) result.output.append(buf, size_t(n));
     }
-    result.output.append(buf, size_t(n));
+  } catch (...) {
+    ::killpg(pid, SIGKILL);
+    ::close(fds[0]);
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    unregister_child_group(pid);
+    throw;
   }
   ::close(fds[0]);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  unregister_child_group(pid);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.killed_by = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   return result;
 }
 

@@ -28,18 +28,27 @@ class Fnv1a {
 /// $TENET_CACHE_DIR, $XDG_CACHE_HOME/tenet, ~/.cache/tenet, or a temp folder.
 std::string default_cache_dir();
 
-/// `cxx --version`, run once per compiler per process.
-std::string compiler_version(const std::string& cxx);
+/// The compiler `cxx` (a path, or a name looked up in $PATH) as an absolute
+/// path, once checked it is trustworthy (trust.h). `origin` says where the
+/// name came from, for messages: "TENET_CXX". Throws BindError naming it when
+/// the compiler is missing or could have been written by another user.
+std::string resolve_compiler(const std::string& cxx, const std::string& origin);
+
+/// `cxx --version`, run once per compiler per process. A compiler that does
+/// not run is a BindError naming `origin`.
+std::string compiler_version(const std::string& cxx, const std::string& origin = "TENET_CXX");
 
 /// The CPU model and feature flags (from /proc/cpuinfo), for -march=native keys.
 std::string host_cpu_identity();
 
-/// Every regular file of a folder, as "name\ncontents" in name order.
-std::string folder_contents(const std::string& dir);
+/// Every regular file of a folder, as "name\ncontents" in name order. The
+/// folder and its files must be trustworthy (trust.h; a BindError naming
+/// `variable`, which sets the folder, otherwise).
+std::string folder_contents(const std::string& dir, const std::string& variable);
 
 std::string read_text_file(const std::string& path);
 /// `path` plus a suffix unique to this process and call, for files that are
-/// renamed into place once complete.
+/// renamed into place once complete (support/temp_files.h names them).
 std::string temporary_name(const std::string& path);
 /// Writes under a unique temporary name, then renames over `path`. Throws
 /// BindError when the folder is not writable.
@@ -47,9 +56,12 @@ void write_file_atomically(const std::string& path, const std::string& text);
 
 struct ProcessResult {
   int exit_code = -1;  // -1: it could not be started or was killed
+  int killed_by = 0;   // the signal that killed it, if one did
   std::string output;  // stdout and stderr together
 };
-/// Runs a program (no shell) and collects its output.
+/// Runs a program (no shell) and collects its output. The program leads a
+/// process group of its own, registered while it runs so that a fatal signal
+/// ends it and its children with Tenet (support/child_processes.h).
 ProcessResult run_process(const std::vector<std::string>& argv);
 
 /// argv as a shell would need it typed (for messages and logs).

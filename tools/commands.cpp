@@ -169,6 +169,7 @@ int cmd_emit(const std::vector<std::string>& argv) {
   a.option("o", "DIR", "output directory");
   a.option("fn", "NAME", "emit only this function (default: every function)");
   a.flag("no-openmp", "emit serial code");
+  a.flag("overwrite", "replace the files of a project already in DIR");
   add_common_options(a);
   if (!a.parse(argv)) return 0;
   if (a.get("target") != "cpp")
@@ -178,7 +179,7 @@ int cmd_emit(const std::vector<std::string>& argv) {
   std::vector<std::string> fns = chosen_functions(p, a.get("fn"));
   codegen::CppOptions options;
   options.openmp = !a.is_set("no-openmp");
-  codegen::emit_project(p.module, fns, a.get("o"), options);
+  codegen::emit_project(p.module, fns, a.get("o"), options, a.is_set("overwrite"));
   std::cout << "wrote " << a.get("o") << " (" << fns.size() << " function"
             << (fns.size() == 1 ? "" : "s") << ")\n";
   return 0;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "support/child_processes.h"
 #include "support/diagnostics.h"
 #include "support/error.h"
 #include "tools/args.h"
@@ -52,6 +53,8 @@ int main(int argc, char** argv) {
   }
   std::string command = args[0];
   args.erase(args.begin());
+  // SIGINT, SIGTERM or SIGHUP during a JIT compile also end the compiler.
+  tenet::end_children_on_signals();
   try {
     if (command == "check") return tenet::cli::cmd_check(args);
     if (command == "print") return tenet::cli::cmd_print(args);

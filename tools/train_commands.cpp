@@ -153,9 +153,34 @@ std::string data_dir(const Args& a) {
   return a.is_set("data") ? a.get("data") : default_data_dir();
 }
 
+/// The files a run writes in its folder (train_loop.h).
+const char* const kRunFiles[] = {"last.safetensors", "log.csv", "model.tn"};
+
+/// A new run, or a resumed one in another folder than its checkpoint's,
+/// must not overwrite files already there (a user's log.csv, another run).
+void refuse_to_overwrite(const RunOptions& options, bool resumed) {
+  std::error_code ec;
+  fs::path checkpoint_dir = fs::path(options.resume).parent_path();
+  if (checkpoint_dir.empty()) checkpoint_dir = ".";
+  if (resumed && fs::equivalent(options.run_dir, checkpoint_dir, ec))
+    return;  // continuing a run in its own folder
+  if (fs::exists(options.run_dir + "/last.safetensors", ec))
+    throw UsageError(options.run_dir +
+                     " already holds a run (last.safetensors): continue it with --resume " +
+                     options.run_dir + ", or start afresh with --overwrite or another --out");
+  std::string existing;
+  for (const char* name : kRunFiles)
+    if (fs::exists(fs::path(options.run_dir) / name, ec))
+      existing += std::string(existing.empty() ? "" : " and ") + name;
+  if (!existing.empty())
+    throw UsageError(options.run_dir + " already holds " + existing +
+                     ", which the run would overwrite: choose another --out, or --overwrite");
+}
+
 /// The run's folders and intervals. A resumed run (`saved`: its checkpoint)
 /// continues in the checkpoint's folder, with its data folder and intervals,
-/// unless flags say otherwise; a new run refuses a folder that holds a run.
+/// unless flags say otherwise. Without --overwrite, a run refuses a folder
+/// that holds another run or files it would overwrite.
 RunOptions run_options(const Args& a, const std::string& model_path,
                        const train::SafetensorsFile* saved) {
   auto saved_or_flag = [&](const std::string& key, const std::string& flag) {
@@ -175,12 +200,9 @@ RunOptions run_options(const Args& a, const std::string& model_path,
     options.data_dir = data_dir(a);
     options.run_dir =
         a.is_set("out") ? a.get("out") : "runs/" + fs::path(model_path).stem().string();
-    if (fs::exists(options.run_dir + "/last.safetensors") && !a.is_set("overwrite"))
-      throw UsageError(options.run_dir +
-                       " already holds a run (last.safetensors): continue it with --resume " +
-                       options.run_dir + ", or start afresh with --overwrite or another --out");
   }
   if (options.run_dir.empty()) options.run_dir = ".";
+  if (!a.is_set("overwrite")) refuse_to_overwrite(options, saved != nullptr);
   options.checkpoint_every =
       parse_int("--checkpoint-every", saved_or_flag("run.checkpoint_every", "checkpoint-every"), 0,
                 INT64_MAX);
@@ -218,7 +240,7 @@ int cmd_train(const std::vector<std::string>& argv) {
            "(model default, else 0)");
   a.option("seed", "S", "seed of initialisation, shuffling, shifts and dropout", "1");
   a.option("out", "RUNDIR", "run directory", "runs/<model name>");
-  a.flag("overwrite", "start afresh in a RUNDIR that holds a run");
+  a.flag("overwrite", "start afresh in a RUNDIR that holds a run (or files a run writes)");
   a.option("checkpoint-every", "STEPS", "also checkpoint every STEPS steps (0: each epoch only)",
            "100");
   a.option("log-every", "STEPS", "steps per training row of log.csv", "20");

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "support/error.h"
+#include "support/temp_files.h"
 #include "train/checkpoint.h"
 #include "train/metrics.h"
 #include "train/optimizer.h"
@@ -178,11 +179,15 @@ class Trainer {
     optimizer_ = make_optimizer(model_.params(), hyper_);
     schedule_ = {hyper_.lr, hyper_.lr_decay, hyper_.lr_decay_every, hyper_.lr_decay_staircase};
     schedule_.validate();
-    fs::create_directories(options_.run_dir);
+    create_run_dir();
     if (options_.resume.empty()) {
       model_.params().initialize(hyper_.seed);
+      std::error_code ec;
       fs::copy_file(model_.path(), options_.run_dir + "/model.tn",
-                    fs::copy_options::overwrite_existing);
+                    fs::copy_options::overwrite_existing, ec);
+      if (ec)
+        throw BindError("cannot write " + options_.run_dir + "/model.tn: " + ec.message() +
+                        "; choose another --out");
     } else {
       resume();
     }
@@ -202,6 +207,21 @@ class Trainer {
 
  private:
   std::string checkpoint_path() const { return options_.run_dir + "/last.safetensors"; }
+
+  /// The run directory, created if need be, without checkpoint temporaries
+  /// that killed runs left in it.
+  void create_run_dir() const {
+    std::error_code ec;
+    fs::create_directories(options_.run_dir, ec);
+    if (ec || !fs::is_directory(options_.run_dir))
+      throw BindError("cannot create the run directory " + options_.run_dir + ": " +
+                      (ec ? ec.message() : "a file of that name exists") +
+                      "; choose another --out");
+    if (::access(options_.run_dir.c_str(), W_OK) != 0)
+      throw BindError("cannot write in the run directory " + options_.run_dir +
+                      "; choose another --out");
+    remove_stale_temporaries(checkpoint_path());
+  }
 
   void resume() {
     train::CheckpointState s = model_.load_checkpoint(options_.resume, optimizer_.get());

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/error.h"
+#include "support/temp_files.h"
 
 namespace tenet::train {
 
@@ -430,7 +431,10 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
   const std::string dir = slash == std::string::npos ? "."
                           : slash == 0               ? "/"
                                                      : path.substr(0, slash);
-  std::string tmp = path + ".tmp.XXXXXX";
+  // Temporaries of processes killed mid-write are removed; ours names this
+  // process (support/temp_files.h) so that a later one can do the same.
+  remove_stale_temporaries(path);
+  std::string tmp = temporary_prefix(path) + "XXXXXX";
   const int fd = ::mkstemp(tmp.data());
   if (fd < 0) throw BindError(path + ": cannot create a temporary file: " + errno_text());
   const auto fail = [&](const std::string& what) {

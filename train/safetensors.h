@@ -48,6 +48,8 @@ SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& nam
 
 /// Writes bytes to path atomically (temporary file in the same directory,
 /// fsync, rename). BindError naming the path on failure; no temporary is left.
+/// Temporaries of `path` that processes killed mid-write left behind are
+/// removed first (support/temp_files.h).
 void write_file_atomically(const std::string& path, std::string_view bytes);
 
 }  // namespace tenet::train

@@ -11,6 +11,7 @@
 #include "python/src/benchmark.h"
 #include "python/src/kernel.h"
 #include "python/src/program.h"
+#include "support/child_processes.h"
 #include "support/error.h"
 
 namespace py = pybind11;
@@ -148,6 +149,13 @@ PYBIND11_MODULE(_tenet, m) {
   m.doc() = "Tenet's compiler (C++), as the tenet package uses it";
   bind_errors(m);
   bind_descriptions(m);
+  // Ctrl-C during a JIT compile: Python's handler only sets a flag; this
+  // check (run while the compiler runs) raises KeyboardInterrupt, which ends
+  // the compiler's process group (support/child_processes.h).
+  tenet::set_interrupt_check([] {
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  });
 
   py::class_<Kernel>(m, "Kernel")
       .def("run", &run_kernel, py::arg("inputs"), py::arg("sizes"))
