@@ -163,7 +163,7 @@ TEST(JitCache, DamagedLibraryIsBuiltAgain) {
   for (const char* suffix : {"", ".fnv1a"})
     fs::copy_file(twice_library + suffix, library + suffix, fs::copy_options::overwrite_existing);
   out = run_child(options, /*expect_hit=*/false);
-  EXPECT_NE(out.find("the symbol scale__signature is missing"), std::string::npos) << out;
+  EXPECT_NE(out.find("the symbol tenet_scale__signature is missing"), std::string::npos) << out;
   EXPECT_EQ(lines_in(log), 4);
 }
 
