@@ -4,6 +4,7 @@
 /// element type and shape. Shared by the interpreter and the compiled backends.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "ir/ir.h"
@@ -26,6 +27,12 @@ void check_sizes(const Function& fn, const SizeBindings& sizes);
 
 /// Concrete shape of a value under bindings.
 std::vector<int64_t> concrete_shape(const Value& v, const SizeBindings& sizes);
+
+/// A zero-filled tensor for `v` under bindings (of `type` when given, else
+/// v's); a BindError names v and its shape when its byte size overflows or
+/// the machine cannot give that much memory.
+Tensor allocate(const Value& v, const SizeBindings& sizes,
+                std::optional<ElemType> type = std::nullopt);
 
 /// Random inputs for a function (used by `tenet run` without --inputs):
 /// input i gets random_tensor(type, shape, seed + i); integer inputs are

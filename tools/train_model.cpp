@@ -109,7 +109,7 @@ TrainableModel::Bound& TrainableModel::bound(size_t program, int64_t batch) {
       continue;
     }
     // Data (set per call) and masks: ones, refilled per step when training.
-    Tensor t(in->type, ir::concrete_shape(*in, sizes));
+    Tensor t = ir::allocate(*in, sizes);
     if (spec_.find_dropout(in->name)) std::fill_n(t.data<float>(), t.numel(), 1.0f);
     b.inputs.push_back(t);
   }
@@ -119,7 +119,7 @@ TrainableModel::Bound& TrainableModel::bound(size_t program, int64_t batch) {
     b.outputs.push_back(
         program == kGradient && p
             ? p->grad
-            : Tensor(fn.outputs[i]->type, ir::concrete_shape(*fn.outputs[i], sizes)));
+            : ir::allocate(*fn.outputs[i], sizes));
   }
   return bound_.emplace(key, std::move(b)).first->second;
 }
