@@ -335,8 +335,11 @@ std::vector<int64_t> concrete_shape(const Value& v, const SizeBindings& sizes) {
 }
 
 namespace {
-/// Throws what allocate() would, without allocating.
-void check_allocatable(const Value& v, const std::vector<int64_t>& shape, ElemType type) {
+/// Throws what allocate() would, without allocating: a negative dimension
+/// (with the sizes that make it so), an overflowing byte size, too many bytes.
+void check_allocatable(const Value& v, const SizeBindings& sizes,
+                       const std::vector<int64_t>& shape, ElemType type) {
+  check_shape(v, sizes);
   const std::string what = "tensor '" + v.name + "'";
   check_allocation(what + " of shape " + shape_text(shape), check_tensor_bytes(what, type, shape));
 }
@@ -344,7 +347,7 @@ void check_allocatable(const Value& v, const std::vector<int64_t>& shape, ElemTy
 
 Tensor allocate(const Value& v, const SizeBindings& sizes, std::optional<ElemType> type) {
   const std::vector<int64_t> shape = concrete_shape(v, sizes);
-  check_allocatable(v, shape, type.value_or(v.type));
+  check_allocatable(v, sizes, shape, type.value_or(v.type));
   return Tensor(type.value_or(v.type), shape);
 }
 
@@ -354,7 +357,7 @@ std::vector<Tensor> random_inputs(const Function& fn, const SizeBindings& sizes,
   for (size_t i = 0; i < fn.inputs.size(); ++i) {
     const Value& v = *fn.inputs[i];
     const std::vector<int64_t> shape = concrete_shape(v, sizes);
-    check_allocatable(v, shape, v.type);
+    check_allocatable(v, sizes, shape, v.type);
     out.push_back(random_tensor(v.type, shape, seed + i, -1.0, 1.0, int_hi));
   }
   return out;
