@@ -50,8 +50,8 @@ void check_expr(const ir::Expr& e, const Ranges& ranges, const ir::SizeBindings&
     }
     const int64_t extent = e->tensor->shape[d].eval(sizes);
     if (min && max && *min >= 0 && *max < extent) continue;
-    const std::string bad = !min || !max ? "a value beyond 64-bit integers"
-                                         : std::to_string(*min < 0 ? *min : *max);
+    const std::string bad =
+        !min || !max ? "a value beyond 64-bit integers" : std::to_string(*min < 0 ? *min : *max);
     throw BindError("out-of-bounds read " + read_text(*e) + " in the statement defining '" +
                     statement + "': dimension " + std::to_string(d) + " index " + a.str() +
                     " reaches " + bad + ", outside [0, " + std::to_string(extent) + ") (" +

@@ -190,9 +190,8 @@ void check_index_arithmetic(const Expr& e, const IndexRanges& ranges, const Size
       if (auto it = ranges.find(index); it != ranges.end())
         where += (where.empty() ? "" : ", ") + index + " in " + std::to_string(it->second.first) +
                  ":" + std::to_string(it->second.second);
-    throw BindError("index " + a.str() + " of the read " + read +
-                    ") in the statement defining '" + statement +
-                    "' overflows a 64-bit integer for " + where);
+    throw BindError("index " + a.str() + " of the read " + read + ") in the statement defining '" +
+                    statement + "' overflows a 64-bit integer for " + where);
   }
 }
 
@@ -214,9 +213,9 @@ void check_statements(const std::vector<Stmt>& body, const IndexRanges& outer,
         check_range(d, *c.result, sizes);
         const int64_t lo = d.lo.eval(sizes), hi = d.hi.eval(sizes);
         if (!checked_sub(hi, lo))
-          throw BindError("index '" + d.index + "' of the statement defining '" +
-                          c.result->name + "' has a range [" + std::to_string(lo) + ", " +
-                          std::to_string(hi) + ") longer than 64-bit integers count");
+          throw BindError("index '" + d.index + "' of the statement defining '" + c.result->name +
+                          "' has a range [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                          ") longer than 64-bit integers count");
         empty = empty || hi == lo;
         inner[d.index] = {lo, hi};
       }
@@ -337,8 +336,8 @@ std::vector<int64_t> concrete_shape(const Value& v, const SizeBindings& sizes) {
 namespace {
 /// Throws what allocate() would, without allocating: a negative dimension
 /// (with the sizes that make it so), an overflowing byte size, too many bytes.
-void check_allocatable(const Value& v, const SizeBindings& sizes,
-                       const std::vector<int64_t>& shape, ElemType type) {
+void check_allocatable(const Value& v, const SizeBindings& sizes, const std::vector<int64_t>& shape,
+                       ElemType type) {
   check_shape(v, sizes);
   const std::string what = "tensor '" + v.name + "'";
   check_allocation(what + " of shape " + shape_text(shape), check_tensor_bytes(what, type, shape));

@@ -30,8 +30,7 @@ int64_t check_tensor_bytes(const std::string& what, ElemType type,
                            const std::vector<int64_t>& shape) {
   const std::string head = what + " of shape " + shape_text(shape);
   for (size_t i = 0; i < shape.size(); ++i)
-    if (shape[i] < 0)
-      throw BindError(head + ": dimension " + std::to_string(i) + " is negative");
+    if (shape[i] < 0) throw BindError(head + ": dimension " + std::to_string(i) + " is negative");
   const auto numel = checked_numel(shape);
   if (!numel) throw BindError(head + ": its element count overflows a 64-bit integer");
   // With a zero dimension, the other dimensions' product still sets the

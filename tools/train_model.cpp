@@ -116,10 +116,7 @@ TrainableModel::Bound& TrainableModel::bound(size_t program, int64_t batch) {
   for (size_t i = 0; i < fn.outputs.size(); ++i) {
     const std::string& name = fn.output_names[i];
     const train::Parameter* p = name.starts_with("d_") ? params_.find(name.substr(2)) : nullptr;
-    b.outputs.push_back(
-        program == kGradient && p
-            ? p->grad
-            : ir::allocate(*fn.outputs[i], sizes));
+    b.outputs.push_back(program == kGradient && p ? p->grad : ir::allocate(*fn.outputs[i], sizes));
   }
   return bound_.emplace(key, std::move(b)).first->second;
 }

@@ -70,7 +70,8 @@ TEST_F(Cli, SizeWhoseTensorsOverflow) {
 
 TEST_F(Cli, NpyShapeWithZeroAndImpossibleDimensions) {
   // 128 bytes: a version 1.0 header of shape (0, 4611686018427387904), no data.
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4611686018427387904), }";
+  std::string header =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4611686018427387904), }";
   header += std::string(128 - 10 - 1 - header.size(), ' ') + "\n";
   std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + char(header.size()) + '\0' + header;
   ASSERT_EQ(bytes.size(), 128u);
