@@ -17,8 +17,8 @@
 ///   int64_t f__workspace_bytes(int64_t S...);                  // scratch memory f needs
 ///   void    f__with_workspace(int64_t S..., const T* I..., T* O..., void* workspace);
 ///   int     f__packed(const int64_t* sizes, void* const* buffers);  // for loaders; 0 = ok
-///   int64_t f__packed_workspace_bytes(const int64_t* sizes);   // -1: negative sizes, or an overflow
-///   int     f__packed_with_workspace(const int64_t* sizes, void* const* buffers,
+///   int64_t f__packed_workspace_bytes(const int64_t* sizes);   // -1: negative sizes, or an
+///   overflow int     f__packed_with_workspace(const int64_t* sizes, void* const* buffers,
 ///                                    void* workspace);         // allocates nothing; 0 = ok
 ///   const char* f__signature(void);                            // see abi_signature()
 ///

@@ -1,5 +1,6 @@
 #include "ir/bind.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -172,17 +173,26 @@ void check_index_arithmetic(const Expr& e, const IndexRanges& ranges, const Size
   if (e->kind != ExprKind::Read) return;
   for (size_t d = 0; d < e->indices.size(); ++d) {
     const Affine& a = e->indices[d];
-    std::optional<int64_t> min = a.offset.eval(sizes), max = min;
+    // The negative and the positive parts of the terms summed apart: every
+    // partial sum, in whatever order the code adds the terms, lies between.
+    const int64_t offset = a.offset.eval(sizes);
+    std::optional<int64_t> negative = std::min<int64_t>(offset, 0);
+    std::optional<int64_t> positive = std::max<int64_t>(offset, 0);
     for (const auto& [index, coef] : a.terms) {
       auto it = ranges.find(index);
       if (it == ranges.end()) continue;  // the verifier reports unknown indices
       const auto [lo, hi] = it->second;
-      auto at = [&, coef = coef](int64_t x) { return checked_mul(coef, x); };
-      auto low = coef > 0 ? at(lo) : at(hi - 1), high = coef > 0 ? at(hi - 1) : at(lo);
-      min = min && low ? checked_add(*min, *low) : std::nullopt;
-      max = max && high ? checked_add(*max, *high) : std::nullopt;
+      const auto first = checked_mul(coef, lo), last = checked_mul(coef, hi - 1);
+      if (!first || !last) {
+        negative = positive = std::nullopt;
+        break;
+      }
+      const int64_t least = std::min({*first, *last, int64_t(0)});
+      const int64_t most = std::max({*first, *last, int64_t(0)});
+      negative = negative ? checked_add(*negative, least) : std::nullopt;
+      positive = positive ? checked_add(*positive, most) : std::nullopt;
     }
-    if (min && max) continue;
+    if (negative && positive) continue;
     std::string read = e->tensor->name + "(";
     for (size_t i = 0; i < e->indices.size(); ++i) read += (i ? ", " : "") + e->indices[i].str();
     std::string where;
