@@ -124,3 +124,13 @@ TEST_F(Cli, ModelParameterWhoseBytesOverflow) {
                     "elements of 4 bytes overflow a 64-bit byte size");
   EXPECT_FALSE(std::filesystem::exists(dir_ / "runs" / "last.safetensors"));
 }
+
+TEST_F(Cli, FunctionNameLongerThanTheGeneratedBanner) {
+  // Found by fuzz_binder: the "// ---- f ----" banner's width, 70 - the name's
+  // length, wrapped around as an unsigned size for names over 70 characters.
+  const std::string name(80, 'f');
+  write("long.tn", "def " + name + "(float(N) x) -> (y) {\n  y(i) = x(i)\n}\n");
+  CommandResult r = run_in_dir("print long.tn --stage cpp");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("// ---- " + name + " ---\n"), std::string::npos) << r.out;
+}

@@ -183,7 +183,7 @@ void run_binder_input(const std::string& input) {
   try {
     passes::run_pipeline(m);
     for (const ir::Function& fn : m.functions) bind_function(fn, b);
-    codegen::emit_cpp(m);
+    if (!m.functions.empty()) codegen::emit_cpp(m);
   } catch (const CompileError&) {
   } catch (const BindError&) {
   }
