@@ -22,7 +22,11 @@ SizeBindings bind_sizes(const Function& fn, const std::vector<Tensor>& inputs,
 
 /// The checks bind_sizes makes once the sizes are known, for sizes given
 /// without tensors: none is negative, every size parameter the function uses
-/// is bound, and every range and shape is non-negative (BindError otherwise).
+/// is bound, every range and shape is non-negative, and nothing overflows 64
+/// bits: no size expression, tensor element count or byte size
+/// (support/checked.h), range length, or read index over its statement's
+/// domain (BindError otherwise, naming the tensor or read and the sizes).
+/// The interpreter and generated code compute with plain int64_t after it.
 void check_sizes(const Function& fn, const SizeBindings& sizes);
 
 /// Concrete shape of a value under bindings.
