@@ -1,7 +1,9 @@
 #include "codegen/bounds_check.h"
 
 #include <map>
+#include <optional>
 
+#include "support/checked.h"
 #include "support/error.h"
 
 namespace tenet::codegen::detail {
@@ -37,19 +39,23 @@ void check_expr(const ir::Expr& e, const Ranges& ranges, const ir::SizeBindings&
   if (e->kind != ir::ExprKind::Read || e->guarded) return;
   for (size_t d = 0; d < e->indices.size(); ++d) {
     const ir::Affine& a = e->indices[d];
-    int64_t min = a.offset.eval(sizes), max = min;
+    // Checked: a wrapped 2*k would pass for an index inside the tensor.
+    std::optional<int64_t> min = a.offset.eval(sizes), max = min;
     for (const auto& [index, coef] : a.terms) {
       const Range& r = ranges.at(index);
-      min += coef * (coef > 0 ? r.lo : r.hi - 1);
-      max += coef * (coef > 0 ? r.hi - 1 : r.lo);
+      auto low = checked_mul(coef, coef > 0 ? r.lo : r.hi - 1);
+      auto high = checked_mul(coef, coef > 0 ? r.hi - 1 : r.lo);
+      min = min && low ? checked_add(*min, *low) : std::nullopt;
+      max = max && high ? checked_add(*max, *high) : std::nullopt;
     }
     const int64_t extent = e->tensor->shape[d].eval(sizes);
-    if (min >= 0 && max < extent) continue;
-    const int64_t bad = min < 0 ? min : max;
+    if (min && max && *min >= 0 && *max < extent) continue;
+    const std::string bad =
+        !min || !max ? "a value beyond 64-bit integers" : std::to_string(*min < 0 ? *min : *max);
     throw BindError("out-of-bounds read " + read_text(*e) + " in the statement defining '" +
                     statement + "': dimension " + std::to_string(d) + " index " + a.str() +
-                    " reaches " + std::to_string(bad) + ", outside [0, " + std::to_string(extent) +
-                    ") (" + size_values(sizes) + ")");
+                    " reaches " + bad + ", outside [0, " + std::to_string(extent) + ") (" +
+                    size_values(sizes) + ")");
   }
 }
 

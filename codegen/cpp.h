@@ -17,7 +17,8 @@
 ///   int64_t tenet_f__workspace_bytes(int64_t S...);             // scratch memory f needs
 ///   void    tenet_f__with_workspace(int64_t S..., const T* I..., T* O..., void* workspace);
 ///   int     tenet_f__packed(const int64_t* sizes, void* const* buffers);  // 0 = ok
-///   int64_t tenet_f__packed_workspace_bytes(const int64_t* sizes);  // -1: a negative size
+///   int64_t tenet_f__packed_workspace_bytes(const int64_t* sizes);  // -1: a negative size,
+///                                                               //     or an overflow
 ///   int     tenet_f__packed_with_workspace(const int64_t* sizes, void* const* buffers,
 ///                                          void* workspace);    // allocates nothing; 0 = ok
 ///   const char* tenet_f__signature(void);                       // see abi_signature()

@@ -366,7 +366,7 @@ std::string FunctionEmitter::used_size_locals(const std::string& text, int depth
 std::string FunctionEmitter::definitions() {
   Code code;
   code.comment("---- " + fn_.name + " " +
-               std::string(std::max<size_t>(3, 70 - fn_.name.size()), '-'));
+               std::string(fn_.name.size() < 67 ? 70 - fn_.name.size() : 3, '-'));
   code.line("");
   emit_workspace_plan(code);
   code.line("");

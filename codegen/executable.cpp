@@ -9,6 +9,7 @@
 #include "codegen/c_text.h"
 #include "ir/bind.h"
 #include "runtime/tenet_runtime.h"
+#include "support/checked.h"
 #include "support/error.h"
 
 namespace tenet::codegen {
@@ -51,18 +52,24 @@ Executable::Executable(const CompiledFunction& f, const ir::SizeBindings& sizes)
   for (const auto& v : fn.inputs) input_shapes_.push_back(ir::concrete_shape(*v, sizes_));
   for (const auto& v : fn.outputs) {
     output_shapes_.push_back(ir::concrete_shape(*v, sizes_));
-    outputs_.emplace_back(v->type, output_shapes_.back());
+    outputs_.push_back(ir::allocate(*v, sizes_));
   }
   buffers_.assign(fn.inputs.size() + fn.outputs.size(), nullptr);
 
   workspace_bytes_ = f_.packed_workspace_bytes_(size_values_.data());
-  TENET_ASSERT(workspace_bytes_ >= 0, fn.name << "__packed_workspace_bytes rejected checked sizes");
+  std::string what = "the workspace of '" + fn.name + "'";
+  for (size_t i = 0; i < fn.size_params.size(); ++i)
+    what += (i ? ", " : " for ") + fn.size_params[i] + " = " + std::to_string(size_values_[i]);
+  if (workspace_bytes_ < 0) throw BindError(what + " overflows a 64-bit byte size");
   if (workspace_bytes_ > 0) {
-    // Rounded up to the alignment, as aligned_alloc requires; every page is
-    // written once here so that no call faults it in.
-    const int64_t bytes = tenet::workspace_bytes<char>(workspace_bytes_);
+    // A multiple of the alignment, as aligned_alloc requires (plan_workspace
+    // sums aligned sizes); every page is written once here so that no call
+    // faults it in.
+    const int64_t bytes = workspace_bytes_;
+    TENET_ASSERT(bytes % tenet::kWorkspaceAlignment == 0, what << " is " << bytes << " bytes");
+    check_allocation(what, bytes);
     void* arena = std::aligned_alloc(size_t(tenet::kWorkspaceAlignment), size_t(bytes));
-    if (!arena) throw std::bad_alloc();
+    if (!arena) allocation_failed(what, bytes);
     std::memset(arena, 0, size_t(bytes));
     arena_.reset(arena);
   }

@@ -411,12 +411,19 @@ std::vector<Tensor> CompiledFunction::run(const std::vector<Tensor>& inputs,
   std::vector<void*> buffers;
   for (const Tensor& t : inputs) buffers.push_back(const_cast<void*>(t.raw()));
   for (const auto& v : fn.outputs) {
-    outputs.emplace_back(v->type, ir::concrete_shape(*v, sizes));
+    outputs.push_back(ir::allocate(*v, sizes));
     buffers.push_back(outputs.back().raw());
   }
   const int status = packed_(size_values.data(), buffers.data());
   if (status == 1) throw BindError("a size parameter of " + fn.name + " is negative");
-  if (status == 2) throw std::bad_alloc();
+  if (status == 2) {
+    // Its workspace: more than 64-bit byte sizes hold, or than malloc gives.
+    std::string values;
+    for (const auto& [name, value] : sizes)
+      values += (values.empty() ? "" : ", ") + name + " = " + std::to_string(value);
+    throw BindError("cannot allocate the workspace of '" + fn.name + "'" +
+                    (values.empty() ? "" : " for " + values));
+  }
   TENET_ASSERT(status == 0, fn.name << "__packed returned " << status);
   return outputs;
 }

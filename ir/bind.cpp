@@ -1,9 +1,12 @@
 #include "ir/bind.h"
 
+#include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 
+#include "support/checked.h"
 #include "support/error.h"
 
 namespace tenet::ir {
@@ -75,11 +78,11 @@ Solution solve_for(const SizeExpr& e, const std::string& sym, int64_t target, Si
     return e.eval(sizes);
   };
   int64_t f0 = at(0), f1 = at(1), f2 = at(2);
-  int64_t slope = f1 - f0;
+  auto slope = checked_sub(f1, f0), step = checked_sub(f2, f1), rise = checked_sub(target, f0);
   Solution s;
-  s.linear = slope != 0 && f2 - f1 == slope;
-  if (!s.linear || (target - f0) % slope != 0) return s;
-  int64_t x = (target - f0) / slope;
+  s.linear = slope && *slope != 0 && step == slope;
+  if (!s.linear || !rise || *rise % *slope != 0) return s;
+  int64_t x = *rise / *slope;
   if (x >= 0 && at(x) == target) s.value = x;
   return s;
 }
@@ -142,28 +145,93 @@ void check_range(const Dim& d, const Value& result, const SizeBindings& sizes) {
                   (symbols.empty() ? "" : " for " + symbols));
 }
 
+/// Every dimension non-negative, and the element count and byte size in 64 bits.
 void check_shape(const Value& v, const SizeBindings& sizes) {
+  std::vector<int64_t> shape;
   for (size_t i = 0; i < v.shape.size(); ++i) {
     int64_t n = v.shape[i].eval(sizes);
+    shape.push_back(n);
     if (n >= 0) continue;
     std::string symbols = symbol_values({v.shape[i]}, sizes);
     throw BindError("dimension " + std::to_string(i) + " of '" + v.name + "' is " +
                     v.shape[i].str() + " = " + std::to_string(n) +
                     (symbols.empty() ? "" : " for " + symbols));
   }
+  check_tensor_bytes("tensor '" + v.name + "'", v.type, shape);
 }
 
-void check_ranges(const std::vector<Stmt>& body, const SizeBindings& sizes) {
+/// Where each index of a statement (and each enclosing loop's variable) ranges: [lo, hi).
+using IndexRanges = std::map<std::string, std::pair<int64_t, int64_t>>;
+
+/// The smallest and largest value of every read's indices over the
+/// statement's domain must fit in 64 bits: the interpreter's and the
+/// generated code's index arithmetic and bounds checks rely on it (a
+/// wrapped 2*k would land back inside the tensor).
+void check_index_arithmetic(const Expr& e, const IndexRanges& ranges, const SizeBindings& sizes,
+                            const std::string& statement) {
+  for (const auto& a : e->args) check_index_arithmetic(a, ranges, sizes, statement);
+  if (e->kind != ExprKind::Read) return;
+  for (size_t d = 0; d < e->indices.size(); ++d) {
+    const Affine& a = e->indices[d];
+    // The negative and the positive parts of the terms summed apart: every
+    // partial sum, in whatever order the code adds the terms, lies between.
+    const int64_t offset = a.offset.eval(sizes);
+    std::optional<int64_t> negative = std::min<int64_t>(offset, 0);
+    std::optional<int64_t> positive = std::max<int64_t>(offset, 0);
+    for (const auto& [index, coef] : a.terms) {
+      auto it = ranges.find(index);
+      if (it == ranges.end()) continue;  // the verifier reports unknown indices
+      const auto [lo, hi] = it->second;
+      const auto first = checked_mul(coef, lo), last = checked_mul(coef, hi - 1);
+      if (!first || !last) {
+        negative = positive = std::nullopt;
+        break;
+      }
+      const int64_t least = std::min({*first, *last, int64_t(0)});
+      const int64_t most = std::max({*first, *last, int64_t(0)});
+      negative = negative ? checked_add(*negative, least) : std::nullopt;
+      positive = positive ? checked_add(*positive, most) : std::nullopt;
+    }
+    if (negative && positive) continue;
+    std::string read = e->tensor->name + "(";
+    for (size_t i = 0; i < e->indices.size(); ++i) read += (i ? ", " : "") + e->indices[i].str();
+    std::string where;
+    for (const auto& [index, coef] : a.terms)
+      if (auto it = ranges.find(index); it != ranges.end())
+        where += (where.empty() ? "" : ", ") + index + " in " + std::to_string(it->second.first) +
+                 ":" + std::to_string(it->second.second);
+    throw BindError("index " + a.str() + " of the read " + read + ") in the statement defining '" +
+                    statement + "' overflows a 64-bit integer for " + where);
+  }
+}
+
+void check_statements(const std::vector<Stmt>& body, const IndexRanges& outer,
+                      const SizeBindings& sizes) {
   for (const Stmt& s : body) {
     if (s.kind == StmtKind::Loop) {
-      check_ranges(s.loop->body, sizes);
+      IndexRanges inner = outer;
+      inner[s.loop->var] = {0, s.loop->trip};
+      if (s.loop->trip > 0) check_statements(s.loop->body, inner, sizes);
       for (const auto& c : s.loop->carried) check_shape(*c.result, sizes);
       continue;
     }
     const Compute& c = s.compute;
-    for (const Dim& d : c.out) check_range(d, *c.result, sizes);
-    for (const Dim& d : c.reduce) check_range(d, *c.result, sizes);
+    IndexRanges inner = outer;
+    bool empty = false;
+    for (const auto* dims : {&c.out, &c.reduce}) {
+      for (const Dim& d : *dims) {
+        check_range(d, *c.result, sizes);
+        const int64_t lo = d.lo.eval(sizes), hi = d.hi.eval(sizes);
+        if (!checked_sub(hi, lo))
+          throw BindError("index '" + d.index + "' of the statement defining '" + c.result->name +
+                          "' has a range [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                          ") longer than 64-bit integers count");
+        empty = empty || hi == lo;
+        inner[d.index] = {lo, hi};
+      }
+    }
     check_shape(*c.result, sizes);
+    if (!empty) check_index_arithmetic(c.body, inner, sizes, c.result->name);
   }
 }
 
@@ -265,7 +333,8 @@ void check_sizes(const Function& fn, const SizeBindings& sizes) {
       throw BindError("size parameter '" + p + "' is not bound; give it with --sizes " + p +
                       "=...");
 
-  check_ranges(fn.body, sizes);
+  for (const auto& v : fn.inputs) check_shape(*v, sizes);
+  check_statements(fn.body, {}, sizes);
 }
 
 std::vector<int64_t> concrete_shape(const Value& v, const SizeBindings& sizes) {
@@ -274,12 +343,31 @@ std::vector<int64_t> concrete_shape(const Value& v, const SizeBindings& sizes) {
   return shape;
 }
 
+namespace {
+/// Throws what allocate() would, without allocating: a negative dimension
+/// (with the sizes that make it so), an overflowing byte size, too many bytes.
+void check_allocatable(const Value& v, const SizeBindings& sizes, const std::vector<int64_t>& shape,
+                       ElemType type) {
+  check_shape(v, sizes);
+  const std::string what = "tensor '" + v.name + "'";
+  check_allocation(what + " of shape " + shape_text(shape), check_tensor_bytes(what, type, shape));
+}
+}  // namespace
+
+Tensor allocate(const Value& v, const SizeBindings& sizes, std::optional<ElemType> type) {
+  const std::vector<int64_t> shape = concrete_shape(v, sizes);
+  check_allocatable(v, sizes, shape, type.value_or(v.type));
+  return Tensor(type.value_or(v.type), shape);
+}
+
 std::vector<Tensor> random_inputs(const Function& fn, const SizeBindings& sizes, uint64_t seed,
                                   int64_t int_hi) {
   std::vector<Tensor> out;
   for (size_t i = 0; i < fn.inputs.size(); ++i) {
     const Value& v = *fn.inputs[i];
-    out.push_back(random_tensor(v.type, concrete_shape(v, sizes), seed + i, -1.0, 1.0, int_hi));
+    const std::vector<int64_t> shape = concrete_shape(v, sizes);
+    check_allocatable(v, sizes, shape, v.type);
+    out.push_back(random_tensor(v.type, shape, seed + i, -1.0, 1.0, int_hi));
   }
   return out;
 }

@@ -4,6 +4,7 @@
 /// element type and shape. Shared by the interpreter and the compiled backends.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "ir/ir.h"
@@ -21,11 +22,21 @@ SizeBindings bind_sizes(const Function& fn, const std::vector<Tensor>& inputs,
 
 /// The checks bind_sizes makes once the sizes are known, for sizes given
 /// without tensors: none is negative, every size parameter the function uses
-/// is bound, and every range and shape is non-negative (BindError otherwise).
+/// is bound, every range and shape is non-negative, and nothing overflows 64
+/// bits: no size expression, tensor element count or byte size
+/// (support/checked.h), range length, or read index over its statement's
+/// domain (BindError otherwise, naming the tensor or read and the sizes).
+/// The interpreter and generated code compute with plain int64_t after it.
 void check_sizes(const Function& fn, const SizeBindings& sizes);
 
 /// Concrete shape of a value under bindings.
 std::vector<int64_t> concrete_shape(const Value& v, const SizeBindings& sizes);
+
+/// A zero-filled tensor for `v` under bindings (of `type` when given, else
+/// v's); a BindError names v and its shape when its byte size overflows or
+/// the machine cannot give that much memory.
+Tensor allocate(const Value& v, const SizeBindings& sizes,
+                std::optional<ElemType> type = std::nullopt);
 
 /// Random inputs for a function (used by `tenet run` without --inputs):
 /// input i gets random_tensor(type, shape, seed + i); integer inputs are

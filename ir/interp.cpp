@@ -20,6 +20,7 @@
 
 #include "ir/bind.h"
 #include "ir/interp_expr.h"
+#include "support/checked.h"
 #include "support/error.h"
 
 namespace tenet::ir {
@@ -213,15 +214,19 @@ Tensor run_compute(const ComputeRun& run) {
   const int n_dims = int(dom.indices.size());
   std::vector<int64_t> shape;
   for (int i = 0; i < n_out; ++i) shape.push_back(dom.indices[size_t(i)].extent);
-  Tensor result(interp::effective_type(c.result->type, run.float_type), shape);
+  const ElemType type = interp::effective_type(c.result->type, run.float_type);
+  const std::string what = "tensor '" + c.result->name + "'";
+  check_allocation(what + " of shape " + shape_text(shape), check_tensor_bytes(what, type, shape));
+  Tensor result(type, shape);
   initialise(result, run);
 
-  int64_t total = 1, reduce_points = 1;
-  for (int i = 0; i < n_dims; ++i) {
-    total *= dom.indices[size_t(i)].extent;
-    if (i >= n_out) reduce_points *= dom.indices[size_t(i)].extent;
-  }
-  if (total == 0) return result;
+  // (Not a product of the extents: that may overflow, even wrap to 0.)
+  for (const Domain::Index& ix : dom.indices)
+    if (ix.extent == 0) return result;
+  // Used only when the box holds the whole reduction, so at most kMaxLanes.
+  int64_t reduce_points = 1;
+  for (int i = n_out; i < n_dims; ++i)
+    reduce_points = checked_mul(reduce_points, dom.indices[size_t(i)].extent).value_or(0);
 
   // The box: the longest suffix of indices that fits, plus a chunk of the
   // next index (`split`) when that one does not fit whole.

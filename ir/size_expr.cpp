@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "support/checked.h"
 #include "support/error.h"
 
 namespace tenet::ir {
@@ -164,6 +165,19 @@ std::optional<std::string> SizeExpr::as_symbol() const {
 }
 
 int64_t SizeExpr::eval(const SizeBindings& sizes) const {
+  // Sizes come from users (--sizes, input shapes), so every step is checked:
+  // a wrapped value would be a wrong extent that loops and allocations trust.
+  auto overflow = [&]() -> int64_t {
+    std::string values;
+    for (const auto& s : symbols()) {
+      auto it = sizes.find(s);
+      if (it != sizes.end())
+        values += (values.empty() ? "" : ", ") + s + " = " + std::to_string(it->second);
+    }
+    throw BindError("size expression '" + str() + "' overflows a 64-bit integer" +
+                    (values.empty() ? "" : " for " + values));
+  };
+  auto check = [&](std::optional<int64_t> r) { return r ? *r : overflow(); };
   int64_t v = constant_;
   for (const auto& [atom, coef] : terms_) {
     int64_t x = 0;
@@ -186,10 +200,10 @@ int64_t SizeExpr::eval(const SizeBindings& sizes) const {
         x = std::max(atom->args[0].eval(sizes), atom->args[1].eval(sizes));
         break;
       case SizeAtom::Mul:
-        x = atom->args[0].eval(sizes) * atom->args[1].eval(sizes);
+        x = check(checked_mul(atom->args[0].eval(sizes), atom->args[1].eval(sizes)));
         break;
     }
-    v += coef * x;
+    v = check(checked_add(v, check(checked_mul(coef, x))));
   }
   return v;
 }

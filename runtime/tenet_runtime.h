@@ -157,10 +157,17 @@ constexpr T min_identity() {
 /// Temporaries start on 64-byte boundaries (a cache line, an AVX-512 vector).
 constexpr int64_t kWorkspaceAlignment = 64;
 
+/// The most bytes one temporary may take (2^60): far beyond any machine, and
+/// small enough that a double-buffered temporary's 2 * bytes, and the sum of
+/// a few, cannot overflow before plan_workspace checks them.
+constexpr int64_t kMaxWorkspaceBytes = int64_t(1) << 60;
+
 /// Bytes a temporary of `count` elements of T takes in a workspace, rounded up
-/// to the alignment so the next one starts aligned too.
+/// to the alignment so the next one starts aligned too; -1 (which
+/// plan_workspace refuses) for a negative count or one beyond kMaxWorkspaceBytes.
 template <typename T>
 constexpr int64_t workspace_bytes(int64_t count) {
+  if (count < 0 || count > kMaxWorkspaceBytes / int64_t(sizeof(T))) return -1;
   int64_t bytes = count * int64_t(sizeof(T));
   return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
 }
@@ -184,9 +191,12 @@ struct WorkspaceTenant {
 /// first, each at the lowest offset that is free for its whole range (ties in
 /// size by order of appearance), so the result is deterministic. O(N^2) time,
 /// no allocation: generated code calls it on every call with N of a few
-/// hundred at most.
+/// hundred at most. Returns -1 when a tenant's bytes are negative (see
+/// workspace_bytes) or the workspace would not fit in int64_t.
 template <size_t N>
 int64_t plan_workspace(const WorkspaceTenant (&tenants)[N], int64_t (&offsets)[N]) {
+  for (size_t i = 0; i < N; ++i)
+    if (tenants[i].bytes < 0) return -1;
   // By size, largest first (insertion sort: stable, allocation-free).
   size_t by_size[N];
   for (size_t i = 0; i < N; ++i) {
@@ -206,11 +216,13 @@ int64_t plan_workspace(const WorkspaceTenant (&tenants)[N], int64_t (&offsets)[N
       const WorkspaceTenant& other = tenants[placed[p]];
       if (other.last < t.first || t.last < other.first) continue;  // never live together
       const int64_t other_at = offsets[placed[p]];
-      if (at + t.bytes <= other_at) break;
+      if (t.bytes <= other_at - at) break;  // (at + bytes could overflow)
       at = std::max(at, other_at + other.bytes);
     }
+    int64_t end;
+    if (__builtin_add_overflow(at, t.bytes, &end)) return -1;
     offsets[by_size[n]] = at;
-    total = std::max(total, at + t.bytes);
+    total = std::max(total, end);
     size_t p = n;
     for (; p > 0 && offsets[placed[p - 1]] > at; --p) placed[p] = placed[p - 1];
     placed[p] = by_size[n];
@@ -235,7 +247,8 @@ constexpr int64_t chunk_extent(int64_t extent, int64_t slice_bytes, int64_t budg
 class Workspace {
  public:
   explicit Workspace(int64_t bytes) {
-    if (bytes <= 0) return;
+    if (bytes < 0) throw std::bad_alloc();  // workspace_bytes refused the sizes
+    if (bytes == 0) return;
     data_ = std::aligned_alloc(size_t(kWorkspaceAlignment), size_t(bytes));
     if (!data_) throw std::bad_alloc();
   }

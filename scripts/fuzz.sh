@@ -5,13 +5,16 @@
 #
 # Targets (tests/fuzz/fuzz_<target>.cpp):
 #   frontend      parse + check of .tn source
+#   binder        a program bound at fuzzed sizes and input shapes, interpreted
+#                 when small, emitted as C++ (tests/fuzz/binder_input.h)
 #   npy           .npy inputs (support/npy.h)
 #   safetensors   checkpoints and weights (train/safetensors.h)
 #   idx           MNIST IDX files, raw or gzipped (train/mnist.h)
 #   ir            the IR's text form (ir/ir_parser.h)
 # SECONDS is the budget of the whole run, shared equally by the targets named.
 # Set TENET_FUZZ_RUNS=N to stop each target after N executions instead (the
-# long runs outside CI; the time budget then still caps each target).
+# long runs outside CI; the time budget then still caps each target), and
+# TENET_FUZZ_FLAGS to pass more libFuzzer flags (e.g. -jobs=1).
 #
 # Builds the targets with clang (ASan + UBSan + libFuzzer) into build-fuzz/,
 # then runs each on its seed corpus tests/fuzz/corpus-<target>/ (new inputs it
@@ -22,7 +25,7 @@
 set -euo pipefail
 seconds=${1:-60}
 shift || true
-all_targets=(frontend npy safetensors idx ir)
+all_targets=(frontend binder npy safetensors idx ir)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
 for t in "${targets[@]}"; do
@@ -47,12 +50,14 @@ for t in "${targets[@]}"; do
   rm -f "$artifacts"/*
   extra=()
   [ -f "$root/tests/fuzz/tenet_$t.dict" ] && extra+=(-dict="$root/tests/fuzz/tenet_$t.dict")
-  [ "$t" = frontend ] && extra+=(-dict="$root/tests/fuzz/tenet.dict")
+  case $t in frontend | binder) extra+=(-dict="$root/tests/fuzz/tenet.dict") ;; esac
   [ -n "${TENET_FUZZ_RUNS:-}" ] && extra+=(-runs="$TENET_FUZZ_RUNS")
   status=0
+  # shellcheck disable=SC2086  # TENET_FUZZ_FLAGS is a list of flags
   "$build/tests/fuzz/fuzz_$t" "$corpus" "$root/tests/fuzz/corpus-$t" "${extra[@]}" \
     -max_len=4096 -timeout=5 -rss_limit_mb=2048 -max_total_time="$per_target" \
-    -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1 || status=$?
+    -print_final_stats=1 -artifact_prefix="$artifacts/" ${TENET_FUZZ_FLAGS:-} >"$log" 2>&1 ||
+    status=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   total=$(( total + ${runs:-0} ))
   echo "fuzz: $t: ${runs:-?} executions in at most ${per_target}s (log: $log)"

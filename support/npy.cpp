@@ -10,6 +10,7 @@
 #include <sstream>
 #include <vector>
 
+#include "support/checked.h"
 #include "support/error.h"
 
 namespace tenet {
@@ -204,14 +205,15 @@ Tensor parse_npy(std::string_view bytes, const std::string& name) {
     return fail("Fortran-order data is not supported; save np.ascontiguousarray(arr)");
 
   const std::vector<int64_t>& shape = *header.shape;
-  int64_t numel = 1;
-  for (int64_t d : shape) {
-    if (d != 0 && numel > std::numeric_limits<int64_t>::max() / byte_size(type) / d)
-      return fail("shape too large");
-    numel *= d;
-  }
   std::string_view data = bytes.substr(preamble + header_len);
-  uint64_t want = uint64_t(numel) * uint64_t(byte_size(type));
+  int64_t want_bytes = 0;
+  try {
+    want_bytes = check_tensor_bytes("the " + std::string(type_name(type)) + " data", type, shape);
+  } catch (const BindError& e) {
+    return fail(e.what());
+  }
+  const int64_t numel = want_bytes / byte_size(type);
+  const uint64_t want = uint64_t(want_bytes);
   std::string described = std::string(type_name(type)) + "[";
   for (size_t i = 0; i < shape.size(); ++i) described += (i ? ", " : "") + std::to_string(shape[i]);
   described += "]";

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "support/checked.h"
 #include "support/error.h"
 
 namespace tenet {
@@ -14,16 +15,17 @@ void Tensor::FreeDeleter::operator()(void* p) const {
 }
 
 Tensor::Tensor(ElemType type, std::vector<int64_t> shape) : type_(type), shape_(std::move(shape)) {
-  numel_ = 1;
-  for (int64_t d : shape_) {
-    TENET_ASSERT(d >= 0, "negative tensor dimension " << d);
-    numel_ *= d;
-  }
-  size_t bytes = (nbytes() + 63) / 64 * 64;
-  if (bytes == 0) bytes = 64;
-  void* p = std::aligned_alloc(64, bytes);
-  if (!p) throw std::bad_alloc();
-  std::memset(p, 0, bytes);
+  // Callers that know the tensor's name check its size first; this is the
+  // last line of defence, naming it by type and shape.
+  const std::string what = "a tensor of " + std::string(type_name(type_));
+  const int64_t nbytes = check_tensor_bytes(what, type_, shape_);
+  numel_ = nbytes / byte_size(type_);
+  // Rounded up to the alignment (at least one block), as aligned_alloc requires.
+  const int64_t bytes = nbytes == 0 ? 64 : nbytes / 64 * 64 + (nbytes % 64 ? 64 : 0);
+  check_allocation(what + " of shape " + shape_text(shape_), bytes);
+  void* p = std::aligned_alloc(64, size_t(bytes));
+  if (!p) allocation_failed(what + " of shape " + shape_text(shape_), bytes);
+  std::memset(p, 0, size_t(bytes));
   data_ = std::shared_ptr<void>(p, FreeDeleter{});
 }
 

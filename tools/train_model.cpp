@@ -109,17 +109,14 @@ TrainableModel::Bound& TrainableModel::bound(size_t program, int64_t batch) {
       continue;
     }
     // Data (set per call) and masks: ones, refilled per step when training.
-    Tensor t(in->type, ir::concrete_shape(*in, sizes));
+    Tensor t = ir::allocate(*in, sizes);
     if (spec_.find_dropout(in->name)) std::fill_n(t.data<float>(), t.numel(), 1.0f);
     b.inputs.push_back(t);
   }
   for (size_t i = 0; i < fn.outputs.size(); ++i) {
     const std::string& name = fn.output_names[i];
     const train::Parameter* p = name.starts_with("d_") ? params_.find(name.substr(2)) : nullptr;
-    b.outputs.push_back(
-        program == kGradient && p
-            ? p->grad
-            : Tensor(fn.outputs[i]->type, ir::concrete_shape(*fn.outputs[i], sizes)));
+    b.outputs.push_back(program == kGradient && p ? p->grad : ir::allocate(*fn.outputs[i], sizes));
   }
   return bound_.emplace(key, std::move(b)).first->second;
 }

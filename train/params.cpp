@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "support/checked.h"
 #include "support/error.h"
 
 namespace tenet::train {
@@ -30,6 +31,9 @@ Parameter& ParameterStore::add(const std::string& name, std::vector<int64_t> sha
   for (int64_t d : shape)
     if (d <= 0)
       throw BindError("parameter '" + name + "' has a non-positive dimension " + std::to_string(d));
+  const std::string what = "parameter '" + name + "'";
+  const int64_t bytes = check_tensor_bytes(what, ElemType::F32, shape);
+  check_allocation(what + " of shape " + shape_text(shape), bytes);
   Tensor value(ElemType::F32, shape);
   Tensor grad(ElemType::F32, std::move(shape));
   params_.push_back(Parameter{name, std::move(value), std::move(grad), init});

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/checked.h"
 #include "support/error.h"
 #include "support/temp_files.h"
 
@@ -294,12 +295,12 @@ class HeaderReader {
     if (e.end > data_.size())
       fail(what + ": data_offsets end at " + std::to_string(e.end) + ", beyond the " +
            std::to_string(data_.size()) + "-byte data buffer");
-    uint64_t numel = 1;
-    for (int64_t d : e.shape)
-      if (__builtin_mul_overflow(numel, uint64_t(d), &numel)) fail(what + ": shape too large");
     uint64_t expected = 0;
-    if (__builtin_mul_overflow(numel, uint64_t(byte_size(e.type)), &expected))
-      fail(what + ": shape too large");
+    try {
+      expected = uint64_t(check_tensor_bytes(what, e.type, e.shape));
+    } catch (const BindError& size) {
+      fail(size.what());
+    }
     if (e.end - e.begin != expected)
       fail(what + ": " + dtype.get<std::string>() + " of shape " + shape_text(e.shape) + " needs " +
            std::to_string(expected) + " bytes, but data_offsets cover " +

@@ -85,6 +85,25 @@ TEST(PlanWorkspace, RandomLifetimesNeverOverlapInMemory) {
   }
 }
 
+TEST(PlanWorkspace, SizesBeyondTheCapAreRefusedNotWrapped) {
+  EXPECT_EQ(tenet::workspace_bytes<float>(int64_t(1) << 58), int64_t(1) << 60);
+  EXPECT_EQ(tenet::workspace_bytes<float>((int64_t(1) << 58) + 1), -1);
+  EXPECT_EQ(tenet::workspace_bytes<float>(int64_t(1) << 62), -1);  // 2^64 bytes would wrap to 0
+  EXPECT_EQ(tenet::workspace_bytes<double>(-1), -1);
+  const tenet::WorkspaceTenant refused[] = {{640, 0, 1}, {-1, 1, 2}};
+  int64_t two[2];
+  EXPECT_EQ(tenet::plan_workspace(refused, two), -1);
+  // Eight tenants of 2^60 bytes live together: 2^63 bytes in all.
+  const int64_t cap = tenet::kMaxWorkspaceBytes;
+  const tenet::WorkspaceTenant together[] = {{cap, 0, 1}, {cap, 0, 1}, {cap, 0, 1}, {cap, 0, 1},
+                                             {cap, 0, 1}, {cap, 0, 1}, {cap, 0, 1}, {cap, 0, 1}};
+  int64_t eight[8];
+  EXPECT_EQ(tenet::plan_workspace(together, eight), -1);
+  // Never live together, they share one place.
+  const tenet::WorkspaceTenant apart[] = {{cap, 0, 0}, {cap, 1, 1}, {cap, 2, 2}};
+  EXPECT_EQ(plan_and_check(apart), cap);
+}
+
 TEST(PlanWorkspace, ChunkExtents) {
   // CapsNet's PrimaryCaps im2col at batch 100: 3 MB per image, 32 MiB.
   EXPECT_EQ(tenet::chunk_extent(100, 2985984, int64_t(32) << 20), 10);

@@ -91,6 +91,47 @@ TEST(Bind, NegativeRanges) {
             "index 'k' of the statement defining 'y' has an empty range [2, 1) for H = 1");
 }
 
+TEST(Bind, SizesWhoseProductsOverflow) {
+  // A tensor whose byte size does not fit in 64 bits, from its shape alone.
+  const int64_t big = int64_t(1) << 62;
+  Function f = one_input({sym("N")}, 1);
+  EXPECT_EQ(bind_error_of([&] {
+              check_sizes(f, {{"N", big}});
+            }),
+            "tensor 'x' of shape (4611686018427387904,): 4611686018427387904 elements of 4 bytes "
+            "overflow a 64-bit byte size");
+  // A size expression that overflows while it is evaluated.
+  Function product = one_input({sym("N") * sym("M")}, 1, {"M"});
+  EXPECT_EQ(bind_error_of([&] {
+              check_sizes(product, {{"N", int64_t(1) << 32}, {"M", int64_t(1) << 32}});
+            }),
+            "size expression 'M*N' overflows a 64-bit integer for M = 4294967296, N = 4294967296");
+  // An output (y, of M floats) that only a range sizes.
+  Function two = one_input({2}, sym("M"), {"M"});
+  EXPECT_EQ(bind_error_of([&] {
+              check_sizes(two, {{"M", big}});
+            }),
+            "tensor 'y' of shape (4611686018427387904,): 4611686018427387904 elements of 4 bytes "
+            "overflow a 64-bit byte size");
+  EXPECT_NO_THROW(check_sizes(two, {{"M", big / 4}}));  // 2^60 floats: representable
+  // A reduction range longer than int64 counts.
+  FunctionBuilder fb("r");
+  fb.size_param("N");
+  fb.output(fb.compute("y", {}, {{"k", SizeExpr(0) - sym("N"), sym("N")}}, ReduceOp::Sum, f32(1)));
+  Function r = fb.finish();
+  EXPECT_EQ(bind_error_of([&] {
+              check_sizes(r, {{"N", big}});
+            }),
+            "index 'k' of the statement defining 'y' has a range [-4611686018427387904, "
+            "4611686018427387904) longer than 64-bit integers count");
+  // Tensor itself refuses such shapes (a user error, not a wrapped size).
+  EXPECT_EQ(bind_error_of([&] {
+              Tensor(F32, {0, big, 4});
+            }),
+            "a tensor of float32 of shape (0, 4611686018427387904, 4): its element count "
+            "overflows a 64-bit integer");
+}
+
 TEST(Bind, CompoundDimensions) {
   SizeExpr N = sym("N"), M = sym("M");
   Function odd = one_input({N * 2 + 1}, N);

@@ -129,7 +129,13 @@ TEST(Npy, RejectsBadFiles) {
   EXPECT_EQ(npy_error(npy_bytes(1, header("<f4", "False", "(2, -3)"), data)),
             "cannot read 'x.npy': malformed .npy header (expected a dimension)");
   EXPECT_EQ(npy_error(npy_bytes(1, header("<f4", "False", "(99999999999, 99999999999)"), data)),
-            "cannot read 'x.npy': shape too large");
+            "cannot read 'x.npy': the float32 data of shape (99999999999, 99999999999): its "
+            "element count overflows a 64-bit integer");
+  // No elements, but a stride no 64-bit integer holds: not a silent empty tensor.
+  EXPECT_EQ(npy_error(npy_bytes(1, header("<f4", "False", "(0, 4611686018427387904)"), "")),
+            "cannot read 'x.npy': the float32 data of shape (0, 4611686018427387904): "
+            "4611686018427387904 elements of 4 bytes overflow a 64-bit byte size (counting each "
+            "zero dimension as 1, as strides do)");
   std::string v4 = good;
   v4[6] = 4;
   EXPECT_EQ(npy_error(v4), "cannot read 'x.npy': unsupported .npy version 4.0");

@@ -94,6 +94,18 @@ def test_sizes_from_where_clauses():
     np.testing.assert_array_equal(f(np.float32(2)), [0, 2, 4, 6])
 
 
+def test_sizes_whose_tensors_overflow_are_refused():
+    # 2^30 * 2^30 * 4 floats: 2^64 bytes, which a 64-bit size would wrap to 0.
+    src = "def cube(float s) -> (y) { y(i, j, k) = s where i in 0:M, j in 0:M, k in 0:4 }"
+    message = (r"tensor 'y' of shape \(1073741824, 1073741824, 4\): 4611686018427387904 elements "
+               r"of 4 bytes overflow a 64-bit byte size")
+    f = tenet.compile(src, sizes={"M": 2**30})
+    with pytest.raises(ValueError, match=message):
+        f(np.float32(1))
+    with pytest.raises(ValueError, match=message):
+        f.interpret(np.float32(1))
+
+
 def test_interpreter_agrees_with_compiled_code():
     f = tenet.compile(CONV, "conv")
     x, w = rng_array((2, 3, 6, 5), seed=5), rng_array((4, 3, 3, 2), seed=6)

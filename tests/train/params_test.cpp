@@ -73,5 +73,20 @@ TEST(ParameterStore, AllocationCounterSeesLibraryAllocations) {
   }
 }
 
+TEST(ParameterStore, RefusesShapesBeyond64BitByteSizes) {
+  ParameterStore store;
+  EXPECT_EQ(testing::error_of([&] {
+              store.add("big", {int64_t(1) << 30, int64_t(1) << 30, 2}, "zeros");
+            }),
+            "parameter 'big' of shape (1073741824, 1073741824, 2): 2305843009213693952 elements "
+            "of 4 bytes overflow a 64-bit byte size");
+  EXPECT_EQ(testing::error_of([&] {
+              store.add("huge", {int64_t(1) << 32, int64_t(1) << 32}, "zeros");
+            }),
+            "parameter 'huge' of shape (4294967296, 4294967296): its element count overflows a "
+            "64-bit integer");
+  EXPECT_EQ(store.size(), 0u);
+}
+
 }  // namespace
 }  // namespace tenet::train

@@ -155,6 +155,13 @@ TEST(Safetensors, EveryValidationErrorNamesTheFileAndTheProblem) {
        "tensor 'a': data_offsets end at 8, beyond the 4-byte data buffer"},
       {file_of("{" + tensor_json("a", "\"F32\"", "[2]", "[0,4]") + "}", f4),
        "tensor 'a': F32 of shape [2] needs 8 bytes, but data_offsets cover 4"},
+      // Sizes beyond 64 bits, even with no elements (a zero dimension).
+      {file_of("{" + tensor_json("a", "\"F32\"", "[0,4611686018427387904]", "[0,0]") + "}", ""),
+       "tensor 'a' of shape (0, 4611686018427387904): 4611686018427387904 elements of 4 bytes "
+       "overflow a 64-bit byte size (counting each zero dimension as 1, as strides do)"},
+      {file_of("{" + tensor_json("a", "\"F32\"", "[4294967296,4294967296,0]", "[0,0]") + "}", ""),
+       "tensor 'a' of shape (4294967296, 4294967296, 0): its element count overflows a 64-bit "
+       "integer"},
       {file_of("{" + a + "," + tensor_json("b", "\"F32\"", "[1]", "[2,6]") + "}", f8),
        "tensor 'b' (bytes 2..6) overlaps tensor 'a' (bytes 0..4)"},
       {file_of("{" + a + "," + tensor_json("b", "\"F32\"", "[1]", "[8,12]") + "}", f8 + f4),
