@@ -4,6 +4,7 @@
 // which of its definitions live on after it.
 #include <algorithm>
 #include <sstream>
+#include <unordered_set>
 
 #include "lang/check_internal.h"
 
@@ -75,9 +76,12 @@ void collect_mentions(const ast::Stmt& s, std::set<std::string>& out) {
   }
 }
 
-void collect_assigned(const std::vector<ast::StmtPtr>& stmts, std::vector<std::string>& out) {
+namespace {
+
+void collect_assigned(const std::vector<ast::StmtPtr>& stmts, std::vector<std::string>& out,
+                      std::unordered_set<std::string>& seen) {
   auto add = [&](const std::string& name) {
-    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    if (seen.insert(name).second) out.push_back(name);
   };
   for (const auto& s : stmts) {
     if (!s) continue;
@@ -89,10 +93,17 @@ void collect_assigned(const std::vector<ast::StmtPtr>& stmts, std::vector<std::s
         for (const auto& r : s->results) add(r.name);
         break;
       case ast::StmtKind::For:
-        collect_assigned(s->body, out);
+        collect_assigned(s->body, out, seen);
         break;
     }
   }
+}
+
+}  // namespace
+
+void collect_assigned(const std::vector<ast::StmtPtr>& stmts, std::vector<std::string>& out) {
+  std::unordered_set<std::string> seen(out.begin(), out.end());
+  collect_assigned(stmts, out, seen);
 }
 
 void index_names(const ast::Expr& e, bool in_index, std::vector<const ast::Expr*>& out) {
