@@ -150,11 +150,11 @@ void ModuleChecker::check_function(const ast::Function& fn) {
   collect_assigned(fn.body, assigned);
   not_sizes.insert(assigned.begin(), assigned.end());
   collect_loop_vars(fn.body, not_sizes);
-  for (const auto& [name, other] : entries_) not_sizes.insert(name);
   for (const auto& [name, value] : env.sizes) not_sizes.insert(name);
   std::vector<ast::Ident> where_sizes;
   collect_where_sizes(fn.body, not_sizes, where_sizes);
   for (const ast::Ident& id : where_sizes) {
+    if (find(id.name)) continue;  // a function's name (looked up, not copied per function)
     env.sizes[id.name] = ir::SizeExpr::sym(id.name);
     env.size_decl[id.name] = id.span;
     fb.size_param(id.name);

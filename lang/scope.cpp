@@ -129,13 +129,12 @@ void bound_names(const ast::Expr* e, std::vector<const ast::Expr*>& out) {
   for (const auto& a : e->args) bound_names(a.get(), out);
 }
 
-}  // namespace
-
 void collect_where_sizes(const std::vector<ast::StmtPtr>& stmts,
-                         const std::set<std::string>& not_sizes, std::vector<ast::Ident>& out) {
+                         const std::set<std::string>& not_sizes, std::vector<ast::Ident>& out,
+                         std::unordered_set<std::string>& seen) {
   for (const auto& s : stmts) {
     if (!s) continue;
-    if (s->kind == ast::StmtKind::For) collect_where_sizes(s->body, not_sizes, out);
+    if (s->kind == ast::StmtKind::For) collect_where_sizes(s->body, not_sizes, out, seen);
     if (s->kind != ast::StmtKind::Assign || s->where.empty()) continue;
     // The statement's own indices are not sizes ('where k in 0:i' is an error later).
     std::set<std::string> own;
@@ -151,11 +150,18 @@ void collect_where_sizes(const std::vector<ast::StmtPtr>& stmts,
     }
     for (const ast::Expr* n : names) {
       if (own.count(n->name) || not_sizes.count(n->name) || ast::is_builtin(n->name)) continue;
-      bool seen = false;
-      for (const ast::Ident& o : out) seen |= o.name == n->name;
-      if (!seen) out.push_back(ast::Ident{n->name, n->span});
+      if (seen.insert(n->name).second) out.push_back(ast::Ident{n->name, n->span});
     }
   }
+}
+
+}  // namespace
+
+void collect_where_sizes(const std::vector<ast::StmtPtr>& stmts,
+                         const std::set<std::string>& not_sizes, std::vector<ast::Ident>& out) {
+  std::unordered_set<std::string> seen;
+  for (const ast::Ident& o : out) seen.insert(o.name);
+  collect_where_sizes(stmts, not_sizes, out, seen);
 }
 
 // ---- targets -----------------------------------------------------------------
