@@ -11,13 +11,13 @@ temporary folder and times, in a fresh process each:
   cpp      tenet print FILE --stage cpp          (... + C++ code generation)
   interp   tenet run FILE --backend interp --sizes ... (checker + interpreter, tiny sizes)
   grad     tenet print FILE --grad f --vjp --stage ir   (AD + the pipeline on the gradient)
-and prints one line per run: shape, N, stage, seconds (or "timeout"/"error"),
-peak memory. After a timeout the larger N of that shape and stage are skipped.
+and prints one line per run: shape, N, stage, wall seconds (or "timeout",
+"exit N"), CPU seconds (user + system), peak memory (MiB). After a timeout the larger N of that shape and stage are skipped.
 """
 
 import argparse
+import os
 import pathlib
-import resource
 import subprocess
 import sys
 import tempfile
@@ -55,18 +55,30 @@ def command(tenet, stage, shape, n, path):
 
 
 def measure(cmd, timeout):
-    """Seconds and peak RSS (MiB) of one run, or a word saying why not."""
-    start = time.perf_counter()
-    try:
-        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return "timeout", None, ""
-    seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    """(wall seconds, CPU seconds, peak RSS in MiB, error text) of one run; wall is
+    "timeout" or "exit N" when it did not finish well. CPU time (user + system)
+    is the steadier number on a shared machine."""
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() - start > timeout:
+                proc.kill()
+                os.wait4(proc.pid, 0)
+                return "timeout", "", "", ""
+            time.sleep(0.005)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        text = err.read().decode(errors="replace")[-300:]
+    cpu = f"{usage.ru_utime + usage.ru_stime:.2f}"
+    peak = f"{usage.ru_maxrss / 1024:.0f}"
     if proc.returncode != 0:
-        return f"exit {proc.returncode}", peak, proc.stderr.decode(errors="replace")[-300:]
-    return f"{seconds:.2f}", peak, ""
+        return f"exit {proc.returncode}", cpu, peak, text
+    return f"{wall:.2f}", cpu, peak, ""
 
 
 def main():
@@ -78,7 +90,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=60)
     args = ap.parse_args()
 
-    print(f"{'shape':<8} {'N':>7} {'stage':<7} {'seconds':>9}  note")
+    print(f"{'shape':<8} {'N':>7} {'stage':<7} {'wall s':>9} {'cpu s':>7} {'peak MiB':>8}  note")
     with tempfile.TemporaryDirectory() as tmp:
         for shape in args.shapes.split(","):
             if args.sizes:
@@ -92,10 +104,11 @@ def main():
                 for stage in args.stages.split(","):
                     if stage in given_up:
                         continue
-                    result, _, err = measure(command(args.tenet, stage, shape, n, str(path)),
-                                             args.timeout)
-                    note = err.strip().splitlines()[-1] if err.strip() else ""
-                    print(f"{shape:<8} {n:>7} {stage:<7} {result:>9}  {note}", flush=True)
+                    result, cpu, peak, err = measure(
+                        command(args.tenet, stage, shape, n, str(path)), args.timeout)
+                    note = err.strip().splitlines()[-1][:100] if err.strip() else ""
+                    print(f"{shape:<8} {n:>7} {stage:<7} {result:>9} {cpu:>7} {peak:>8}  {note}",
+                          flush=True)
                     if result == "timeout":
                         given_up.add(stage)
 
