@@ -3,6 +3,7 @@
 // plan's table, the body and the ABI wrappers around it.
 #include <algorithm>
 #include <cctype>
+#include <unordered_set>
 
 #include "codegen/function_emitter.h"
 #include "support/error.h"
@@ -11,15 +12,20 @@ namespace tenet::codegen::detail {
 
 namespace {
 
-/// Whether `text` mentions the identifier `name` (not as part of a longer one).
-bool mentions(const std::string& text, const std::string& name) {
+/// The identifiers `text` mentions (maximal runs of letters, digits and '_'),
+/// so that asking whether it mentions a name does not scan it per name.
+void add_identifiers(const std::string& text, std::unordered_set<std::string>& out) {
   auto is_ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
-    bool starts = at == 0 || !is_ident(text[at - 1]);
-    bool ends = at + name.size() == text.size() || !is_ident(text[at + name.size()]);
-    if (starts && ends) return true;
+  for (size_t at = 0; at < text.size();) {
+    if (!is_ident(text[at])) {
+      ++at;
+      continue;
+    }
+    size_t end = at;
+    while (end < text.size() && is_ident(text[end])) ++end;
+    out.insert(text.substr(at, end - at));
+    at = end;
   }
-  return false;
 }
 
 std::string c_type(ElemType t) {
@@ -351,10 +357,11 @@ void FunctionEmitter::emit_workspace_plan(Code& code) const {
 std::string FunctionEmitter::used_size_locals(const std::string& text, int depth) const {
   // A local may be used by a later one only: walking backwards finds them all.
   std::vector<bool> used(size_locals_.size());
-  std::string needed = text;
+  std::unordered_set<std::string> needed;
+  add_identifiers(text, needed);
   for (size_t i = size_locals_.size(); i-- > 0;) {
-    used[i] = mentions(needed, size_locals_[i].first);
-    if (used[i]) needed += " " + size_locals_[i].second;
+    used[i] = needed.count(size_locals_[i].first) != 0;
+    if (used[i]) add_identifiers(size_locals_[i].second, needed);
   }
   Code locals(depth);
   for (size_t i = 0; i < size_locals_.size(); ++i)
@@ -418,6 +425,8 @@ void FunctionEmitter::emit_body(Code& code) {
                     ");  // the output is " + value->name);
   }
   const std::string body = statements.str();
+  std::unordered_set<std::string> body_names;
+  add_identifiers(body, body_names);
 
   Code strides(1);
   for (const auto& tensor : strides_) {
@@ -425,7 +434,7 @@ void FunctionEmitter::emit_body(Code& code) {
     // per stride when that does not fit on a line.
     std::vector<std::string> used;
     for (const auto& [name, expr] : tensor)
-      if (mentions(body, name)) used.push_back(name + " = " + expr);
+      if (body_names.count(name)) used.push_back(name + " = " + expr);
     std::string decl;
     for (const auto& u : used) decl += (decl.empty() ? "const int64_t " : ", ") + u;
     if (used.empty()) continue;
