@@ -12,6 +12,10 @@ namespace tenet::codegen::detail {
 
 namespace {
 
+/// A stride is the product of the extents inside its dimension while that has
+/// at most this many symbolic factors, else the next extent times the next stride.
+constexpr size_t kMaxStrideFactors = 8;
+
 /// The identifiers `text` mentions (maximal runs of letters, digits and '_'),
 /// so that asking whether it mentions a name does not scan it per name.
 void add_identifiers(const std::string& text, std::unordered_set<std::string>& out) {
@@ -194,24 +198,37 @@ void FunctionEmitter::add_tensor(const ir::ValuePtr& v, const std::string& point
     for (int d = 0; d < rank; ++d) order.push_back(d);
   t.strides.assign(size_t(rank), "1");
   std::vector<std::pair<std::string, std::string>> strides(size_t(std::max(rank - 1, 0)));
+  size_t symbolic = 0;  // symbolic extents inside position p
+  bool chained = false;
   for (int p = rank - 2; p >= 0; --p) {
-    // The product of the inner extents, constants folded: "C * 81", not "C * 9 * 9".
-    int64_t constant = 1;
+    const size_t next = size_t(order[size_t(p + 1)]);
+    symbolic += storage[next].constant() ? 0 : 1;
     std::string product;
-    for (int q = p + 1; q < rank; ++q) {
-      const size_t dim = size_t(order[size_t(q)]);
-      if (auto k = storage[dim].constant())
-        constant *= *k;
-      else
-        product += (product.empty() ? "" : " * ") + storage_dims[dim];
+    if (symbolic > kMaxStrideFactors) {
+      // The next extent times the next stride: products of every inner
+      // extent would make the declarations quadratic in the rank.
+      product = storage_dims[next] + " * " + strides[size_t(p + 1)].first;
+      chained = true;
+    } else {
+      // The product of the inner extents, constants folded: "C * 81", not "C * 9 * 9".
+      int64_t constant = 1;
+      for (int q = p + 1; q < rank; ++q) {
+        const size_t dim = size_t(order[size_t(q)]);
+        if (auto k = storage[dim].constant())
+          constant *= *k;
+        else
+          product += (product.empty() ? "" : " * ") + storage_dims[dim];
+      }
+      if (constant != 1 || product.empty())
+        product += (product.empty() ? "" : " * ") + std::to_string(constant);
     }
-    if (constant != 1 || product.empty())
-      product += (product.empty() ? "" : " * ") + std::to_string(constant);
     const int dim = order[size_t(p)];
     std::string name = names_.take(pointer + "_stride" + std::to_string(dim));
     t.strides[size_t(dim)] = name;
     strides[size_t(p)] = {name, product};
   }
+  // Declared in order, so a chained stride comes after the one it multiplies.
+  if (chained) std::reverse(strides.begin(), strides.end());
   if (!strides.empty()) strides_.push_back(std::move(strides));
   tensors_[v.get()] = std::move(t);
 }
@@ -432,9 +449,15 @@ void FunctionEmitter::emit_body(Code& code) {
   for (const auto& tensor : strides_) {
     // One declaration per tensor, with the strides the statements use; one
     // per stride when that does not fit on a line.
+    // Walking backwards also finds the strides a used one is a multiple of.
     std::vector<std::string> used;
-    for (const auto& [name, expr] : tensor)
-      if (body_names.count(name)) used.push_back(name + " = " + expr);
+    for (auto it = tensor.rbegin(); it != tensor.rend(); ++it) {
+      const auto& [name, expr] = *it;
+      if (!body_names.count(name)) continue;
+      used.push_back(name + " = " + expr);
+      add_identifiers(expr, body_names);
+    }
+    std::reverse(used.begin(), used.end());
     std::string decl;
     for (const auto& u : used) decl += (decl.empty() ? "const int64_t " : ", ") + u;
     if (used.empty()) continue;

@@ -195,6 +195,13 @@ void ModuleChecker::check_function(const ast::Function& fn) {
                         "a parameter"))
       continue;
     seen[p.name.name] = p.name.span;
+    if (p.dims.size() > size_t(kMaxIndices)) {
+      fail(p.name.span, "parameter " + quote(p.name.name) + " has rank " +
+                            std::to_string(p.dims.size()) + ", the limit is " +
+                            std::to_string(kMaxIndices));
+      lowerer.bind_input(p.name.name, nullptr, span);
+      continue;
+    }
     if (p.type == ElemType::Bool) {
       fail(p.type_span, "parameter " + quote(p.name.name) + " cannot be bool");
       lowerer.bind_input(p.name.name, nullptr, span);
@@ -212,6 +219,10 @@ void ModuleChecker::check_function(const ast::Function& fn) {
       d.notes.push_back({prev->second, "previous definition is here"});
     }
     outputs_seen.emplace(o.name.name, o.name.span);
+    if (o.dims.size() > size_t(kMaxIndices))
+      fail(o.name.span, "output " + quote(o.name.name) + " has rank " +
+                            std::to_string(o.dims.size()) + ", the limit is " +
+                            std::to_string(kMaxIndices));
     if (o.declared && o.type == ElemType::Bool)
       fail(o.name.span, "output " + quote(o.name.name) + " cannot be bool");
   }

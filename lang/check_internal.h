@@ -39,6 +39,11 @@ namespace tenet::lang::detail {
 constexpr int64_t kMaxConstant = (int64_t(1) << 31) - 1;
 /// Calls nest at most this deep (each level is inlined into the one above).
 constexpr int kMaxCallDepth = 64;
+/// A tensor has at most this many dimensions and a statement at most this
+/// many indices: each index is a loop of the generated code, and C++
+/// compilers need time and memory that grow steeply with the depth of a loop
+/// nest (about 25 s and 1 GB at 32 with -O3, 5 GB at 64).
+constexpr int kMaxIndices = 32;
 /// At most this many statements are produced by inlining, per module.
 constexpr int64_t kMaxInlinedStatements = 200000;
 

@@ -130,6 +130,13 @@ bool Lowerer::collect_indices(StmtInfo& st) {
     if (st.index_of.count(w.index.name) || rejected.count(w.index.name)) continue;
     if (!add(w.index, false)) ok = false;
   }
+  if (st.indices.size() > size_t(kMaxIndices)) {
+    error(st.indices[size_t(kMaxIndices)].span,
+          "too many indices: the statement defining " + quote(s.target.name) + " has " +
+              std::to_string(st.indices.size()) + ", the limit is " +
+              std::to_string(kMaxIndices) + " (each index is a loop of the generated code)");
+    return false;
+  }
   // IR names: an index may not reuse an enclosing loop variable's name.
   std::set<std::string> taken = ir_loop_vars_;
   for (const RangeIndex& ix : st.indices) taken.insert(ix.name);
