@@ -133,8 +133,8 @@ bool Lowerer::collect_indices(StmtInfo& st) {
   if (st.indices.size() > size_t(kMaxIndices)) {
     error(st.indices[size_t(kMaxIndices)].span,
           "too many indices: the statement defining " + quote(s.target.name) + " has " +
-              std::to_string(st.indices.size()) + ", the limit is " +
-              std::to_string(kMaxIndices) + " (each index is a loop of the generated code)");
+              std::to_string(st.indices.size()) + ", the limit is " + std::to_string(kMaxIndices) +
+              " (each index is a loop of the generated code)");
     return false;
   }
   // IR names: an index may not reuse an enclosing loop variable's name.

@@ -116,25 +116,28 @@ void expect_near_linear(const std::string& what, const std::function<void(int)>&
 }
 
 TEST(CompileScaling, ChainedStatements) {
-  expect_near_linear("chained statements", [](int n) { compile(chain(n)); }, 1000, 20);
+  expect_near_linear(
+      "chained statements", [](int n) { compile(chain(n)); }, 1000, 20);
 }
 
 TEST(CompileScaling, ManyFunctions) {
-  expect_near_linear("functions", [](int n) { compile(funcs(n)); }, 300, 20);
+  expect_near_linear(
+      "functions", [](int n) { compile(funcs(n)); }, 300, 20);
 }
 
 TEST(CompileScaling, ReductionsSharingLoops) {
-  expect_near_linear("reductions sharing loops", [](int n) { compile(mixed(n)); }, 300, 20);
+  expect_near_linear(
+      "reductions sharing loops", [](int n) { compile(mixed(n)); }, 300, 20);
 }
 
 TEST(CompileScaling, GradientOfChain) {
-  expect_near_linear("gradient of chained statements",
-                     [](int n) { compile_gradient(chain(n)); }, 500, 20);
+  expect_near_linear(
+      "gradient of chained statements", [](int n) { compile_gradient(chain(n)); }, 500, 20);
 }
 
 TEST(CompileScaling, GradientOfWideStatement) {
-  expect_near_linear("gradient of a statement with many reads",
-                     [](int n) { compile_gradient(wide(n)); }, 300, 20);
+  expect_near_linear(
+      "gradient of a statement with many reads", [](int n) { compile_gradient(wide(n)); }, 300, 20);
 }
 
 // Generated code grows linearly with the rank (it was quadratic: strides as
