@@ -128,6 +128,24 @@ struct StmtInfo {
 
 class ModuleChecker;
 
+/// The names mentioned after a point of a block or after the blocks around
+/// it: a chain with one link per enclosing block (not a copy of a set per
+/// loop, which made long functions of loops quadratic in time and memory).
+struct LaterNames {
+  const LaterNames* outer = nullptr;
+  const std::set<std::string>* names = nullptr;  // the function body: its outputs
+  const std::unordered_map<std::string, size_t>* last_mention = nullptr;  // in this block
+  size_t after = 0;                                                       // this statement
+  bool count(const std::string& name) const {
+    if (names && names->count(name)) return true;
+    if (last_mention) {
+      auto it = last_mention->find(name);
+      if (it != last_mention->end() && it->second > after) return true;
+    }
+    return outer && outer->count(name);
+  }
+};
+
 /// How one function body is lowered: standalone, or inlined into a caller.
 struct FunctionEnv {
   const ast::Function* fn = nullptr;
@@ -165,10 +183,10 @@ class Lowerer {
 
  private:
   // lower.cpp
-  void block(const std::vector<ast::StmtPtr>& stmts, const std::set<std::string>& later);
-  void statement(const ast::Stmt& s, const std::set<std::string>& later);
+  void block(const std::vector<ast::StmtPtr>& stmts, const LaterNames& later);
+  void statement(const ast::Stmt& s, const LaterNames& later);
   void assign(const ast::Stmt& s);
-  void for_loop(const ast::Stmt& s, const std::set<std::string>& later);
+  void for_loop(const ast::Stmt& s, const LaterNames& later);
   bool collect_indices(StmtInfo& st);
   bool where_clauses(StmtInfo& st);
   ir::ValuePtr emit_assign(StmtInfo& st, const Binding* existing, ElemType type);

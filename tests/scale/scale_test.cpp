@@ -16,6 +16,7 @@
 #include "ad/grad.h"
 #include "codegen/cpp.h"
 #include "ir/ir_parser.h"
+#include "ir/printer.h"
 #include "lang/check.h"
 #include "passes/pipeline.h"
 #include "support/diagnostics.h"
@@ -64,6 +65,14 @@ std::string wide(int n) {
     terms = pairs;
   }
   return "def f(" + params + ") -> (y) {\n  y(i) = " + terms[0] + "\n}\n";
+}
+
+// n loops in a row, each carrying t0.
+std::string loops(int n) {
+  std::string s = "def f(float(N) x) -> (y) {\n  t0(i) = x(i)\n";
+  for (int k = 0; k < n; ++k)
+    s += "  for it" + std::to_string(k) + " in 0:2 { t0(i) = t0(i) + 1 }\n";
+  return s + "  y(i) = t0(i)\n}\n";
 }
 
 std::string rank_copy(int rank) {
@@ -128,6 +137,16 @@ TEST(CompileScaling, ManyFunctions) {
 TEST(CompileScaling, ReductionsSharingLoops) {
   expect_near_linear(
       "reductions sharing loops", [](int n) { compile(mixed(n)); }, 300, 20);
+}
+
+TEST(CompileScaling, LoopsInARow) {
+  expect_near_linear(
+      "loops in a row", [](int n) { compile(loops(n)); }, 300, 20);
+  // A loop's result is named after the source name ("t0.7"); it was named
+  // after its init, growing by ".1" per loop ("t0.3.1.1.1...").
+  const std::string text = ir::print(lang::compile_source(SourceFile("l.tn", loops(50))));
+  EXPECT_EQ(text.find(".1.1"), std::string::npos) << text.substr(0, 2000);
+  EXPECT_NE(text.find("-> (%t0.150 = next %t0.149)"), std::string::npos) << text.substr(0, 2000);
 }
 
 TEST(CompileScaling, GradientOfChain) {
