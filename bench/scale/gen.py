@@ -13,6 +13,7 @@ Shapes (each has one function `f`, or N functions `f0..`, with input x and outpu
   parens  one statement inside N parentheses:  y(i) = ((((x(i)))))
   rank    a copy of rank N:  y(i0, ..., iN-1) = x(i0, ..., iN-1)
   mixed   N statements of a small layer each (reductions, reads of earlier values)
+  loops   N loops in a row, each carrying t0:  for itk in 0:2 { t0(i) = t0(i) + 1 }
 """
 
 import sys
@@ -80,7 +81,12 @@ def mixed(n):
     return f"def f(float(B, J) t0) -> (t{n}) {{\n{body}\n}}\n"
 
 
-SHAPES = {f.__name__: f for f in (chain, funcs, calls, wide, reads, deep, parens, rank, mixed)}
+def loops(n):
+    body = "\n".join(f"  for it{k} in 0:2 {{ t0(i) = t0(i) + 1 }}" for k in range(n))
+    return f"def f(float(N) x) -> (y) {{\n  t0(i) = x(i)\n{body}\n  y(i) = t0(i)\n}}\n"
+
+
+SHAPES = {f.__name__: f for f in (chain, funcs, calls, wide, reads, deep, parens, rank, mixed, loops)}
 
 
 def main():

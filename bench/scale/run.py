@@ -84,7 +84,7 @@ def measure(cmd, timeout):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tenet", default=str(HERE.parents[1] / "build" / "tools" / "tenet"))
-    ap.add_argument("--shapes", default="chain,funcs,calls,wide,deep,parens,mixed,rank")
+    ap.add_argument("--shapes", default="chain,funcs,calls,wide,reads,mixed,loops,rank")
     ap.add_argument("--stages", default="check,ir,cpp,interp,grad")
     ap.add_argument("--sizes", default=None, help="N values (default 1k..100k; rank: 10..300)")
     ap.add_argument("--timeout", type=float, default=60)
