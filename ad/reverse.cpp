@@ -19,6 +19,9 @@ using ir::ValuePtr;
 
 namespace {
 
+/// Longer forward sources are shortened in the comments of backward statements.
+constexpr size_t kMaxBackwardSource = 200;
+
 std::vector<Affine> plain_indices(const std::vector<Dim>& dims) {
   std::vector<Affine> out;
   for (const Dim& d : dims) out.push_back(Affine::var(d.index));
@@ -287,8 +290,15 @@ class Reverse {
     return g;
   }
 
+  /// The comment of a backward statement: its forward statement's source,
+  /// shortened past kMaxBackwardSource bytes (a statement with n reads has up
+  /// to n adjoint statements: full copies would make the program quadratic).
   static std::string backward_source(const ForwardStmt& s) {
-    return s.source.empty() ? "" : "backward: " + s.source;
+    if (s.source.empty()) return "";
+    if (s.source.size() <= kMaxBackwardSource) return "backward: " + s.source;
+    size_t cut = kMaxBackwardSource;
+    while (cut > 0 && (static_cast<unsigned char>(s.source[cut]) & 0xC0) == 0x80) --cut;
+    return "backward: " + s.source.substr(0, cut) + " ...";
   }
 
   ir::FunctionBuilder& fb_;

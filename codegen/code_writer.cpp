@@ -131,14 +131,14 @@ void Code::line(const std::string& text) {
   }
   // A preprocessor line (#pragma omp ...) ends at its newline: never break it.
   if (text[0] == '#') {
-    out_ << std::string(size_t(2 * depth_), ' ') << text << '\n';
+    out_ << std::string(size_t(indent()), ' ') << text << '\n';
     return;
   }
-  out_ << break_line(text, 2 * depth_, kColumnLimit);
+  out_ << break_line(text, indent(), kColumnLimit);
 }
 
 void Code::note(const std::string& text) {
-  const size_t width = size_t(std::max(20, kColumnLimit - 2 * depth_ - 3));
+  const size_t width = size_t(std::max(20, kColumnLimit - indent() - 3));
   std::string line;
   std::istringstream words(text);
   for (std::string word; words >> word;) {
@@ -157,7 +157,7 @@ void Code::comment(const std::string& text) {
   while (std::getline(lines, l)) {
     // A trailing backslash would splice the next line into the comment.
     while (!l.empty() && (l.back() == '\\' || l.back() == ' ' || l.back() == '\r')) l.pop_back();
-    out_ << std::string(size_t(2 * depth_), ' ') << (l.empty() ? "//" : "// " + l) << '\n';
+    out_ << std::string(size_t(indent()), ' ') << (l.empty() ? "//" : "// " + l) << '\n';
   }
 }
 

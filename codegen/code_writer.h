@@ -14,6 +14,10 @@ namespace tenet::codegen::detail {
 class Code {
  public:
   static constexpr int kColumnLimit = 100;
+  /// Blocks nested deeper are indented no further: a rank-300 loop nest would
+  /// otherwise spend most of its text on spaces (and break every line of its
+  /// body at each operator), quadratic in the depth.
+  static constexpr int kMaxIndentDepth = 24;
 
   explicit Code(int depth = 0) : depth_(depth) {}
 
@@ -42,6 +46,8 @@ class Code {
   std::string str() const { return out_.str(); }
 
  private:
+  int indent() const { return 2 * (depth_ < kMaxIndentDepth ? depth_ : kMaxIndentDepth); }
+
   std::ostringstream out_;
   int depth_ = 0;
 };

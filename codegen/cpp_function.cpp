@@ -3,6 +3,7 @@
 // plan's table, the body and the ABI wrappers around it.
 #include <algorithm>
 #include <cctype>
+#include <unordered_set>
 
 #include "codegen/function_emitter.h"
 #include "support/error.h"
@@ -11,15 +12,24 @@ namespace tenet::codegen::detail {
 
 namespace {
 
-/// Whether `text` mentions the identifier `name` (not as part of a longer one).
-bool mentions(const std::string& text, const std::string& name) {
+/// A stride is the product of the extents inside its dimension while that has
+/// at most this many symbolic factors, else the next extent times the next stride.
+constexpr size_t kMaxStrideFactors = 8;
+
+/// The identifiers `text` mentions (maximal runs of letters, digits and '_'),
+/// so that asking whether it mentions a name does not scan it per name.
+void add_identifiers(const std::string& text, std::unordered_set<std::string>& out) {
   auto is_ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
-    bool starts = at == 0 || !is_ident(text[at - 1]);
-    bool ends = at + name.size() == text.size() || !is_ident(text[at + name.size()]);
-    if (starts && ends) return true;
+  for (size_t at = 0; at < text.size();) {
+    if (!is_ident(text[at])) {
+      ++at;
+      continue;
+    }
+    size_t end = at;
+    while (end < text.size() && is_ident(text[end])) ++end;
+    out.insert(text.substr(at, end - at));
+    at = end;
   }
-  return false;
 }
 
 std::string c_type(ElemType t) {
@@ -188,24 +198,37 @@ void FunctionEmitter::add_tensor(const ir::ValuePtr& v, const std::string& point
     for (int d = 0; d < rank; ++d) order.push_back(d);
   t.strides.assign(size_t(rank), "1");
   std::vector<std::pair<std::string, std::string>> strides(size_t(std::max(rank - 1, 0)));
+  size_t symbolic = 0;  // symbolic extents inside position p
+  bool chained = false;
   for (int p = rank - 2; p >= 0; --p) {
-    // The product of the inner extents, constants folded: "C * 81", not "C * 9 * 9".
-    int64_t constant = 1;
+    const size_t next = size_t(order[size_t(p + 1)]);
+    symbolic += storage[next].constant() ? 0 : 1;
     std::string product;
-    for (int q = p + 1; q < rank; ++q) {
-      const size_t dim = size_t(order[size_t(q)]);
-      if (auto k = storage[dim].constant())
-        constant *= *k;
-      else
-        product += (product.empty() ? "" : " * ") + storage_dims[dim];
+    if (symbolic > kMaxStrideFactors) {
+      // The next extent times the next stride: products of every inner
+      // extent would make the declarations quadratic in the rank.
+      product = storage_dims[next] + " * " + strides[size_t(p + 1)].first;
+      chained = true;
+    } else {
+      // The product of the inner extents, constants folded: "C * 81", not "C * 9 * 9".
+      int64_t constant = 1;
+      for (int q = p + 1; q < rank; ++q) {
+        const size_t dim = size_t(order[size_t(q)]);
+        if (auto k = storage[dim].constant())
+          constant *= *k;
+        else
+          product += (product.empty() ? "" : " * ") + storage_dims[dim];
+      }
+      if (constant != 1 || product.empty())
+        product += (product.empty() ? "" : " * ") + std::to_string(constant);
     }
-    if (constant != 1 || product.empty())
-      product += (product.empty() ? "" : " * ") + std::to_string(constant);
     const int dim = order[size_t(p)];
     std::string name = names_.take_derived(pointer + "_stride" + std::to_string(dim));
     t.strides[size_t(dim)] = name;
     strides[size_t(p)] = {name, product};
   }
+  // Declared in order, so a chained stride comes after the one it multiplies.
+  if (chained) std::reverse(strides.begin(), strides.end());
   if (!strides.empty()) strides_.push_back(std::move(strides));
   tensors_[v.get()] = std::move(t);
 }
@@ -351,10 +374,11 @@ void FunctionEmitter::emit_workspace_plan(Code& code) const {
 std::string FunctionEmitter::used_size_locals(const std::string& text, int depth) const {
   // A local may be used by a later one only: walking backwards finds them all.
   std::vector<bool> used(size_locals_.size());
-  std::string needed = text;
+  std::unordered_set<std::string> needed;
+  add_identifiers(text, needed);
   for (size_t i = size_locals_.size(); i-- > 0;) {
-    used[i] = mentions(needed, size_locals_[i].first);
-    if (used[i]) needed += " " + size_locals_[i].second;
+    used[i] = needed.count(size_locals_[i].first) != 0;
+    if (used[i]) add_identifiers(size_locals_[i].second, needed);
   }
   Code locals(depth);
   for (size_t i = 0; i < size_locals_.size(); ++i)
@@ -418,14 +442,22 @@ void FunctionEmitter::emit_body(Code& code) {
                     ");  // the output is " + value->name);
   }
   const std::string body = statements.str();
+  std::unordered_set<std::string> body_names;
+  add_identifiers(body, body_names);
 
   Code strides(1);
   for (const auto& tensor : strides_) {
     // One declaration per tensor, with the strides the statements use; one
     // per stride when that does not fit on a line.
+    // Walking backwards also finds the strides a used one is a multiple of.
     std::vector<std::string> used;
-    for (const auto& [name, expr] : tensor)
-      if (mentions(body, name)) used.push_back(name + " = " + expr);
+    for (auto it = tensor.rbegin(); it != tensor.rend(); ++it) {
+      const auto& [name, expr] = *it;
+      if (!body_names.count(name)) continue;
+      used.push_back(name + " = " + expr);
+      add_identifiers(expr, body_names);
+    }
+    std::reverse(used.begin(), used.end());
     std::string decl;
     for (const auto& u : used) decl += (decl.empty() ? "const int64_t " : ", ") + u;
     if (used.empty()) continue;

@@ -134,7 +134,13 @@ std::string FunctionBuilder::unique_name(const std::string& base) {
     ++count;
   }
   name_counts_[name];  // reserve
+  if (name != base) base_of_[name] = base;
   return name;
+}
+
+const std::string& FunctionBuilder::base_of(const std::string& name) const {
+  auto it = base_of_.find(name);
+  return it == base_of_.end() ? name : it->second;
 }
 
 ValuePtr FunctionBuilder::new_value(const std::string& name, ElemType type,
@@ -217,11 +223,13 @@ std::vector<ValuePtr> FunctionBuilder::end_loop(const std::vector<ValuePtr>& nex
   for (size_t i = 0; i < next.size(); ++i) {
     Loop::Carried& c = loop.carried[i];
     c.next = next[i];
-    c.result = new_value(c.init->name, c.init->type, c.init->shape, c.init->span);
+    // Named after the base the init was named from: "t.7", not "t.3.1" (a
+    // name growing by ".1" per loop made n loops in a row quadratic).
+    c.result = new_value(base_of(c.init->name), c.init->type, c.init->shape, c.init->span);
     results.push_back(c.result);
   }
   for (const ValuePtr& v : live_out) {
-    auto result = new_value(v->name, v->type, v->shape, v->span);
+    auto result = new_value(base_of(v->name), v->type, v->shape, v->span);
     loop.carried.push_back(Loop::Carried{nullptr, nullptr, v, result});
     results.push_back(result);
   }

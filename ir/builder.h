@@ -84,10 +84,13 @@ class FunctionBuilder {
  private:
   std::vector<Stmt>& block();
   std::string unique_name(const std::string& base);
+  /// The base a unique name was made from ("b" for "b.2"); the name itself otherwise.
+  const std::string& base_of(const std::string& name) const;
 
   Function fn_;
   int next_id_ = 0;
   std::map<std::string, int> name_counts_;
+  std::map<std::string, std::string> base_of_;     // unique name -> its base, where they differ
   std::vector<std::unique_ptr<Stmt>> open_loops_;  // innermost last
 };
 

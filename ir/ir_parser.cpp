@@ -209,6 +209,9 @@ class Parser : ExprParser {
         while (accept(","));
       }
       expect("]", "to close the reduction ranges");
+      if (c.out.size() + c.reduce.size() > size_t(kMaxIndices))
+        fail(span_from(type_at), std::to_string(c.out.size() + c.reduce.size()) +
+                                     " indices, the limit is " + std::to_string(kMaxIndices));
       if (is_word("init") && is_punct("(", 1)) {
         next();
         next();

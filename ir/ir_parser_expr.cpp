@@ -318,6 +318,9 @@ TypeSpec ExprParser::type_spec() {
     while (accept(","));
   }
   expect("]", "to close the shape");
+  if (t.shape.size() > size_t(kMaxIndices))
+    fail(span_from(begin), "rank " + std::to_string(t.shape.size()) + ", the limit is " +
+                               std::to_string(kMaxIndices));
   t.layout = layout_suffix();
   check_layout(t.layout, int(t.shape.size()), span_from(begin));
   return t;

@@ -33,6 +33,9 @@ class ExprParser {
  protected:
   // Deeper nesting than this is refused rather than risking the stack.
   static constexpr int kMaxNesting = 256;
+  // Like the language (lang/check_internal.h): each index of a statement is a
+  // loop of the generated code, whose compile time grows steeply with depth.
+  static constexpr int kMaxIndices = 32;
 
   // ---- tokens -------------------------------------------------------------
   const Token& peek(size_t ahead = 0) const {

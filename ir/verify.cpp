@@ -2,6 +2,8 @@
 
 #include <set>
 #include <sstream>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "support/error.h"
 
@@ -9,28 +11,38 @@ namespace tenet::ir {
 
 namespace {
 
+// Checks `cond`; the message is built only when it fails (verification runs
+// after every pass, on every statement: eager messages cost more than the checks).
+#define VERIFY(cond, what)   \
+  do {                       \
+    if (!(cond)) fail(what); \
+  } while (0)
+
 class Verifier {
  public:
-  Verifier(const Function& fn, const std::string& context) : fn_(fn), context_(context) {}
+  Verifier(const Function& fn, const std::string& context)
+      : fn_(fn), context_(context), size_params_(fn.size_params.begin(), fn.size_params.end()) {}
 
   void run() {
     for (const auto& v : fn_.inputs) define(v, "input");
     std::vector<std::set<const Value*>> scopes(1);
     for (const auto& v : fn_.inputs) scopes[0].insert(v.get());
     block(fn_.body, scopes, {});
-    check(fn_.output_names.size() == fn_.outputs.size(),
-          "output_names and outputs differ in length");
+    VERIFY(fn_.output_names.size() == fn_.outputs.size(),
+           "output_names and outputs differ in length");
     std::set<std::string> out_names;
+    std::unordered_map<std::string, const Value*> input_names;
+    for (const auto& in : fn_.inputs) input_names.emplace(in->name, in.get());
     for (size_t i = 0; i < fn_.output_names.size(); ++i) {
       const std::string& n = fn_.output_names[i];
-      check(!n.empty() && out_names.insert(n).second, "output name '" + n + "' empty or repeated");
-      for (const auto& in : fn_.inputs)
-        check(in->name != n || fn_.outputs[i] == in,
-              "output name '" + n + "' is the name of a different input");
+      VERIFY(!n.empty() && out_names.insert(n).second, "output name '" + n + "' empty or repeated");
+      auto in = input_names.find(n);
+      VERIFY(in == input_names.end() || fn_.outputs[i].get() == in->second,
+             "output name '" + n + "' is the name of a different input");
     }
     for (const auto& v : fn_.outputs) {
-      check(v != nullptr, "null output");
-      check(scopes[0].count(v.get()), "output " + v->name + " is not defined at top level");
+      VERIFY(v != nullptr, "null output");
+      VERIFY(scopes[0].count(v.get()), "output " + v->name + " is not defined at top level");
     }
   }
 
@@ -41,33 +53,26 @@ class Verifier {
        << ")";
     internal_error(__FILE__, __LINE__, os.str());
   }
-  void check(bool ok, const std::string& what) {
-    if (!ok) fail(what);
-  }
 
   void define(const ValuePtr& v, const char* how) {
-    check(v != nullptr, std::string("null value defined as ") + how);
-    check(ids_.insert(v->id).second,
-          "value id " + std::to_string(v->id) + " (" + v->name + ") defined twice");
-    check(names_.insert(v->name).second, "value name " + v->name + " defined twice");
+    VERIFY(v != nullptr, std::string("null value defined as ") + how);
+    VERIFY(ids_.insert(v->id).second,
+           "value id " + std::to_string(v->id) + " (" + v->name + ") defined twice");
+    VERIFY(names_.insert(v->name).second, "value name " + v->name + " defined twice");
     for (const auto& d : v->shape)
-      for (const auto& s : d.symbols()) check(is_size(s), "unknown size " + s + " in " + v->name);
+      for (const auto& s : d.symbols()) VERIFY(is_size(s), "unknown size " + s + " in " + v->name);
     if (!v->layout.empty()) {
       std::set<int> dims(v->layout.begin(), v->layout.end());
-      check(int(v->layout.size()) == v->rank() && int(dims.size()) == v->rank() &&
-                *dims.begin() == 0 && *dims.rbegin() == v->rank() - 1,
-            "layout of " + v->name + " is not a permutation");
+      VERIFY(int(v->layout.size()) == v->rank() && int(dims.size()) == v->rank() &&
+                 *dims.begin() == 0 && *dims.rbegin() == v->rank() - 1,
+             "layout of " + v->name + " is not a permutation");
     }
   }
 
-  bool is_size(const std::string& s) const {
-    for (const auto& p : fn_.size_params)
-      if (p == s) return true;
-    return false;
-  }
+  bool is_size(const std::string& s) const { return size_params_.count(s) != 0; }
 
   void size_ok(const SizeExpr& e, const std::string& where) {
-    for (const auto& s : e.symbols()) check(is_size(s), "unknown size " + s + " in " + where);
+    for (const auto& s : e.symbols()) VERIFY(is_size(s), "unknown size " + s + " in " + where);
   }
 
   bool in_scope(const std::vector<std::set<const Value*>>& scopes, const Value* v) {
@@ -78,57 +83,57 @@ class Verifier {
 
   void expr(const Expr& e, const std::set<std::string>& indices,
             const std::vector<std::set<const Value*>>& scopes, const std::string& where) {
-    check(e != nullptr, "null expression in " + where);
+    VERIFY(e != nullptr, "null expression in " + where);
     switch (e->kind) {
       case ExprKind::Const:
         break;
       case ExprKind::Index:
-        check(indices.count(e->index), "index " + e->index + " is not in the domain of " + where);
-        check(e->type == ElemType::I64, "index expression is not int64");
+        VERIFY(indices.count(e->index), "index " + e->index + " is not in the domain of " + where);
+        VERIFY(e->type == ElemType::I64, "index expression is not int64");
         break;
       case ExprKind::Size:
         size_ok(e->size, where);
         break;
       case ExprKind::Read: {
-        check(e->tensor != nullptr, "read of null tensor in " + where);
-        check(in_scope(scopes, e->tensor.get()),
-              "read of " + e->tensor->name + " out of scope in " + where);
-        check(int(e->indices.size()) == e->tensor->rank(),
-              "read of " + e->tensor->name + " has " + std::to_string(e->indices.size()) +
-                  " indices for rank " + std::to_string(e->tensor->rank()));
-        check(e->type == e->tensor->type, "read type differs from tensor type in " + where);
+        VERIFY(e->tensor != nullptr, "read of null tensor in " + where);
+        VERIFY(in_scope(scopes, e->tensor.get()),
+               "read of " + e->tensor->name + " out of scope in " + where);
+        VERIFY(int(e->indices.size()) == e->tensor->rank(),
+               "read of " + e->tensor->name + " has " + std::to_string(e->indices.size()) +
+                   " indices for rank " + std::to_string(e->tensor->rank()));
+        VERIFY(e->type == e->tensor->type, "read type differs from tensor type in " + where);
         for (const auto& a : e->indices) {
           std::set<std::string> seen;
           for (const auto& [name, c] : a.terms) {
-            check(c != 0, "zero coefficient in an index of " + e->tensor->name);
-            check(seen.insert(name).second, "repeated index " + name + " in one affine term");
-            check(indices.count(name), "index " + name + " in a read of " + e->tensor->name +
-                                           " is not in the domain of " + where);
+            VERIFY(c != 0, "zero coefficient in an index of " + e->tensor->name);
+            VERIFY(seen.insert(name).second, "repeated index " + name + " in one affine term");
+            VERIFY(indices.count(name), "index " + name + " in a read of " + e->tensor->name +
+                                            " is not in the domain of " + where);
           }
           size_ok(a.offset, where);
         }
         break;
       }
       case ExprKind::Unary:
-        check(e->args.size() == 1, "unary arity");
+        VERIFY(e->args.size() == 1, "unary arity");
         expr(e->args[0], indices, scopes, where);
         break;
       case ExprKind::Binary:
-        check(e->args.size() == 2, "binary arity");
+        VERIFY(e->args.size() == 2, "binary arity");
         expr(e->args[0], indices, scopes, where);
         expr(e->args[1], indices, scopes, where);
-        check(e->args[0]->type == e->args[1]->type,
-              std::string("operand types differ in ") + op_name(e->binop) + " in " + where);
+        VERIFY(e->args[0]->type == e->args[1]->type,
+               std::string("operand types differ in ") + op_name(e->binop) + " in " + where);
         break;
       case ExprKind::Select:
-        check(e->args.size() == 3, "select arity");
+        VERIFY(e->args.size() == 3, "select arity");
         for (const auto& a : e->args) expr(a, indices, scopes, where);
-        check(e->args[0]->type == ElemType::Bool, "select condition is not bool in " + where);
-        check(e->args[1]->type == e->args[2]->type && e->type == e->args[1]->type,
-              "select branch types differ in " + where);
+        VERIFY(e->args[0]->type == ElemType::Bool, "select condition is not bool in " + where);
+        VERIFY(e->args[1]->type == e->args[2]->type && e->type == e->args[1]->type,
+               "select branch types differ in " + where);
         break;
       case ExprKind::Cast:
-        check(e->args.size() == 1, "cast arity");
+        VERIFY(e->args.size() == 1, "cast arity");
         expr(e->args[0], indices, scopes, where);
         break;
     }
@@ -136,68 +141,68 @@ class Verifier {
 
   void compute(const Compute& c, std::vector<std::set<const Value*>>& scopes,
                const std::set<std::string>& loop_vars) {
-    check(c.result != nullptr, "compute without a result");
+    VERIFY(c.result != nullptr, "compute without a result");
     const std::string where = "the statement defining " + c.result->name;
-    check(int(c.out.size()) == c.result->rank(),
-          "out ranges do not match the rank of " + c.result->name);
+    VERIFY(int(c.out.size()) == c.result->rank(),
+           "out ranges do not match the rank of " + c.result->name);
     std::set<std::string> indices = loop_vars;
     for (size_t i = 0; i < c.out.size(); ++i) {
       const Dim& d = c.out[i];
-      check(d.lo == SizeExpr(0), "out range of " + d.index + " does not start at 0 in " + where);
-      check(d.hi == c.result->shape[i], "out range of " + d.index + " (" + d.hi.str() +
-                                            ") is not the shape of " + c.result->name + " (" +
-                                            c.result->shape[i].str() + ")");
-      check(indices.insert(d.index).second, "index " + d.index + " bound twice in " + where);
+      VERIFY(d.lo == SizeExpr(0), "out range of " + d.index + " does not start at 0 in " + where);
+      VERIFY(d.hi == c.result->shape[i], "out range of " + d.index + " (" + d.hi.str() +
+                                             ") is not the shape of " + c.result->name + " (" +
+                                             c.result->shape[i].str() + ")");
+      VERIFY(indices.insert(d.index).second, "index " + d.index + " bound twice in " + where);
       size_ok(d.hi, where);
     }
     for (const Dim& d : c.reduce) {
-      check(indices.insert(d.index).second, "index " + d.index + " bound twice in " + where);
+      VERIFY(indices.insert(d.index).second, "index " + d.index + " bound twice in " + where);
       size_ok(d.lo, where);
       size_ok(d.hi, where);
     }
     if (c.op == ReduceOp::None) {
-      check(c.reduce.empty(), "assignment with reduce ranges in " + where);
-      check(c.init == nullptr, "assignment with init in " + where);
+      VERIFY(c.reduce.empty(), "assignment with reduce ranges in " + where);
+      VERIFY(c.init == nullptr, "assignment with init in " + where);
     }
     if (c.init) {
-      check(in_scope(scopes, c.init.get()), "init " + c.init->name + " out of scope in " + where);
-      check(c.init->type == c.result->type && c.init->shape == c.result->shape,
-            "init " + c.init->name + " differs in type or shape from " + c.result->name);
+      VERIFY(in_scope(scopes, c.init.get()), "init " + c.init->name + " out of scope in " + where);
+      VERIFY(c.init->type == c.result->type && c.init->shape == c.result->shape,
+             "init " + c.init->name + " differs in type or shape from " + c.result->name);
     }
     expr(c.body, indices, scopes, where);
-    check(c.body->type == c.result->type, "body type " + std::string(type_name(c.body->type)) +
-                                              " differs from " + c.result->name + "'s " +
-                                              std::string(type_name(c.result->type)));
+    VERIFY(c.body->type == c.result->type, "body type " + std::string(type_name(c.body->type)) +
+                                               " differs from " + c.result->name + "'s " +
+                                               std::string(type_name(c.result->type)));
     define(c.result, "compute result");
     scopes.back().insert(c.result.get());
   }
 
   void loop(const Loop& l, std::vector<std::set<const Value*>>& scopes,
             std::set<std::string> loop_vars) {
-    check(l.trip > 0, "loop over " + l.var + " has trip count " + std::to_string(l.trip));
-    check(loop_vars.insert(l.var).second, "loop variable " + l.var + " shadows another");
+    VERIFY(l.trip > 0, "loop over " + l.var + " has trip count " + std::to_string(l.trip));
+    VERIFY(loop_vars.insert(l.var).second, "loop variable " + l.var + " shadows another");
     scopes.emplace_back();
     for (const auto& c : l.carried) {
-      check(c.next && c.result, "carried tensor without next/result in loop " + l.var);
-      check((c.init == nullptr) == (c.param == nullptr),
-            "carried tensor with only one of init/param");
+      VERIFY(c.next && c.result, "carried tensor without next/result in loop " + l.var);
+      VERIFY((c.init == nullptr) == (c.param == nullptr),
+             "carried tensor with only one of init/param");
       if (c.init) {
-        check(in_scope(scopes, c.init.get()), "loop init " + c.init->name + " out of scope");
-        check(c.param->type == c.init->type && c.param->shape == c.init->shape,
-              "loop param " + c.param->name + " differs from its init");
+        VERIFY(in_scope(scopes, c.init.get()), "loop init " + c.init->name + " out of scope");
+        VERIFY(c.param->type == c.init->type && c.param->shape == c.init->shape,
+               "loop param " + c.param->name + " differs from its init");
         define(c.param, "loop param");
         scopes.back().insert(c.param.get());
       }
     }
     block_in(l.body, scopes, loop_vars);
     for (const auto& c : l.carried) {
-      check(scopes.back().count(c.next.get()) || in_scope(scopes, c.next.get()),
-            "loop next " + c.next->name + " is not defined");
+      VERIFY(scopes.back().count(c.next.get()) || in_scope(scopes, c.next.get()),
+             "loop next " + c.next->name + " is not defined");
       if (c.param)
-        check(c.next->type == c.param->type && c.next->shape == c.param->shape,
-              "loop next " + c.next->name + " differs from its param " + c.param->name);
-      check(c.result->type == c.next->type && c.result->shape == c.next->shape,
-            "loop result " + c.result->name + " differs from " + c.next->name);
+        VERIFY(c.next->type == c.param->type && c.next->shape == c.param->shape,
+               "loop next " + c.next->name + " differs from its param " + c.param->name);
+      VERIFY(c.result->type == c.next->type && c.result->shape == c.next->shape,
+             "loop result " + c.result->name + " differs from " + c.next->name);
     }
     scopes.pop_back();
     for (const auto& c : l.carried) {
@@ -212,7 +217,7 @@ class Verifier {
       if (s.kind == StmtKind::Compute) {
         compute(s.compute, scopes, loop_vars);
       } else {
-        check(s.loop != nullptr, "loop statement without a loop");
+        VERIFY(s.loop != nullptr, "loop statement without a loop");
         loop(*s.loop, scopes, loop_vars);
       }
     }
@@ -225,9 +230,12 @@ class Verifier {
 
   const Function& fn_;
   const std::string& context_;
+  std::unordered_set<std::string> size_params_;
   std::set<int> ids_;
   std::set<std::string> names_;
 };
+
+#undef VERIFY
 
 }  // namespace
 

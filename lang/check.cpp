@@ -150,11 +150,11 @@ void ModuleChecker::check_function(const ast::Function& fn) {
   collect_assigned(fn.body, assigned);
   not_sizes.insert(assigned.begin(), assigned.end());
   collect_loop_vars(fn.body, not_sizes);
-  for (const auto& [name, other] : entries_) not_sizes.insert(name);
   for (const auto& [name, value] : env.sizes) not_sizes.insert(name);
   std::vector<ast::Ident> where_sizes;
   collect_where_sizes(fn.body, not_sizes, where_sizes);
   for (const ast::Ident& id : where_sizes) {
+    if (find(id.name)) continue;  // a function's name (looked up, not copied per function)
     env.sizes[id.name] = ir::SizeExpr::sym(id.name);
     env.size_decl[id.name] = id.span;
     fb.size_param(id.name);
@@ -195,6 +195,13 @@ void ModuleChecker::check_function(const ast::Function& fn) {
                         "a parameter"))
       continue;
     seen[p.name.name] = p.name.span;
+    if (p.dims.size() > size_t(kMaxIndices)) {
+      fail(p.name.span, "parameter " + quote(p.name.name) + " has rank " +
+                            std::to_string(p.dims.size()) + ", the limit is " +
+                            std::to_string(kMaxIndices));
+      lowerer.bind_input(p.name.name, nullptr, span);
+      continue;
+    }
     if (p.type == ElemType::Bool) {
       fail(p.type_span, "parameter " + quote(p.name.name) + " cannot be bool");
       lowerer.bind_input(p.name.name, nullptr, span);
@@ -212,6 +219,10 @@ void ModuleChecker::check_function(const ast::Function& fn) {
       d.notes.push_back({prev->second, "previous definition is here"});
     }
     outputs_seen.emplace(o.name.name, o.name.span);
+    if (o.dims.size() > size_t(kMaxIndices))
+      fail(o.name.span, "output " + quote(o.name.name) + " has rank " +
+                            std::to_string(o.dims.size()) + ", the limit is " +
+                            std::to_string(kMaxIndices));
     if (o.declared && o.type == ElemType::Bool)
       fail(o.name.span, "output " + quote(o.name.name) + " cannot be bool");
   }

@@ -39,6 +39,11 @@ namespace tenet::lang::detail {
 constexpr int64_t kMaxConstant = (int64_t(1) << 31) - 1;
 /// Calls nest at most this deep (each level is inlined into the one above).
 constexpr int kMaxCallDepth = 64;
+/// A tensor has at most this many dimensions and a statement at most this
+/// many indices: each index is a loop of the generated code, and C++
+/// compilers need time and memory that grow steeply with the depth of a loop
+/// nest (about 25 s and 1 GB at 32 with -O3, 5 GB at 64).
+constexpr int kMaxIndices = 32;
 /// At most this many statements are produced by inlining, per module.
 constexpr int64_t kMaxInlinedStatements = 200000;
 
@@ -123,6 +128,24 @@ struct StmtInfo {
 
 class ModuleChecker;
 
+/// The names mentioned after a point of a block or after the blocks around
+/// it: a chain with one link per enclosing block (not a copy of a set per
+/// loop, which made long functions of loops quadratic in time and memory).
+struct LaterNames {
+  const LaterNames* outer = nullptr;
+  const std::set<std::string>* names = nullptr;  // the function body: its outputs
+  const std::unordered_map<std::string, size_t>* last_mention = nullptr;  // in this block
+  size_t after = 0;                                                       // this statement
+  bool count(const std::string& name) const {
+    if (names && names->count(name)) return true;
+    if (last_mention) {
+      auto it = last_mention->find(name);
+      if (it != last_mention->end() && it->second > after) return true;
+    }
+    return outer && outer->count(name);
+  }
+};
+
 /// How one function body is lowered: standalone, or inlined into a caller.
 struct FunctionEnv {
   const ast::Function* fn = nullptr;
@@ -160,10 +183,10 @@ class Lowerer {
 
  private:
   // lower.cpp
-  void block(const std::vector<ast::StmtPtr>& stmts, const std::set<std::string>& later);
-  void statement(const ast::Stmt& s, const std::set<std::string>& later);
+  void block(const std::vector<ast::StmtPtr>& stmts, const LaterNames& later);
+  void statement(const ast::Stmt& s, const LaterNames& later);
   void assign(const ast::Stmt& s);
-  void for_loop(const ast::Stmt& s, const std::set<std::string>& later);
+  void for_loop(const ast::Stmt& s, const LaterNames& later);
   bool collect_indices(StmtInfo& st);
   bool where_clauses(StmtInfo& st);
   ir::ValuePtr emit_assign(StmtInfo& st, const Binding* existing, ElemType type);

@@ -47,25 +47,26 @@ void Lowerer::bind_input(const std::string& name, const ir::ValuePtr& value, Spa
 std::vector<ir::ValuePtr> Lowerer::run() {
   std::set<std::string> outputs_used;
   for (const ast::Output& o : env_.fn->outputs) outputs_used.insert(o.name.name);
-  block(env_.fn->body, outputs_used);
+  block(env_.fn->body, LaterNames{nullptr, &outputs_used, nullptr, 0});
   return outputs();
 }
 
 // `later`: the names mentioned after this block (a loop keeps as live-outs
 // only the definitions of its body that are mentioned later).
-void Lowerer::block(const std::vector<ast::StmtPtr>& stmts, const std::set<std::string>& later) {
-  std::vector<std::set<std::string>> later_of_loop(stmts.size());
-  std::set<std::string> mentioned = later;
-  for (size_t k = stmts.size(); k-- > 0;) {
+void Lowerer::block(const std::vector<ast::StmtPtr>& stmts, const LaterNames& later) {
+  std::unordered_map<std::string, size_t> last_mention;
+  std::set<std::string> mentioned;
+  for (size_t k = 0; k < stmts.size(); ++k) {
     if (!stmts[k]) continue;
-    if (stmts[k]->kind == ast::StmtKind::For) later_of_loop[k] = mentioned;
+    mentioned.clear();
     collect_mentions(*stmts[k], mentioned);
+    for (const std::string& name : mentioned) last_mention[name] = k;
   }
   for (size_t k = 0; k < stmts.size(); ++k)
-    if (stmts[k]) statement(*stmts[k], later_of_loop[k]);
+    if (stmts[k]) statement(*stmts[k], LaterNames{&later, nullptr, &last_mention, k});
 }
 
-void Lowerer::statement(const ast::Stmt& s, const std::set<std::string>& later) {
+void Lowerer::statement(const ast::Stmt& s, const LaterNames& later) {
   switch (s.kind) {
     case ast::StmtKind::Assign:
       assign(s);
@@ -129,6 +130,13 @@ bool Lowerer::collect_indices(StmtInfo& st) {
   for (const ast::RangeClause& w : s.where) {
     if (st.index_of.count(w.index.name) || rejected.count(w.index.name)) continue;
     if (!add(w.index, false)) ok = false;
+  }
+  if (st.indices.size() > size_t(kMaxIndices)) {
+    error(st.indices[size_t(kMaxIndices)].span,
+          "too many indices: the statement defining " + quote(s.target.name) + " has " +
+              std::to_string(st.indices.size()) + ", the limit is " + std::to_string(kMaxIndices) +
+              " (each index is a loop of the generated code)");
+    return false;
   }
   // IR names: an index may not reuse an enclosing loop variable's name.
   std::set<std::string> taken = ir_loop_vars_;
@@ -301,7 +309,7 @@ ir::ValuePtr Lowerer::emit_assign(StmtInfo& st, const Binding* existing, ElemTyp
                           emit(*s.value, st, type), init, type, s.span, text(s.span));
 }
 
-void Lowerer::for_loop(const ast::Stmt& s, const std::set<std::string>& later) {
+void Lowerer::for_loop(const ast::Stmt& s, const LaterNames& later) {
   std::optional<int64_t> lo = s.lo ? loop_bound(*s.lo) : std::nullopt;
   std::optional<int64_t> hi = s.hi ? loop_bound(*s.hi) : std::nullopt;
   int64_t trip = 1;

@@ -4,6 +4,7 @@
 // which of its definitions live on after it.
 #include <algorithm>
 #include <sstream>
+#include <unordered_set>
 
 #include "lang/check_internal.h"
 
@@ -75,9 +76,12 @@ void collect_mentions(const ast::Stmt& s, std::set<std::string>& out) {
   }
 }
 
-void collect_assigned(const std::vector<ast::StmtPtr>& stmts, std::vector<std::string>& out) {
+namespace {
+
+void collect_assigned(const std::vector<ast::StmtPtr>& stmts, std::vector<std::string>& out,
+                      std::unordered_set<std::string>& seen) {
   auto add = [&](const std::string& name) {
-    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    if (seen.insert(name).second) out.push_back(name);
   };
   for (const auto& s : stmts) {
     if (!s) continue;
@@ -89,10 +93,17 @@ void collect_assigned(const std::vector<ast::StmtPtr>& stmts, std::vector<std::s
         for (const auto& r : s->results) add(r.name);
         break;
       case ast::StmtKind::For:
-        collect_assigned(s->body, out);
+        collect_assigned(s->body, out, seen);
         break;
     }
   }
+}
+
+}  // namespace
+
+void collect_assigned(const std::vector<ast::StmtPtr>& stmts, std::vector<std::string>& out) {
+  std::unordered_set<std::string> seen(out.begin(), out.end());
+  collect_assigned(stmts, out, seen);
 }
 
 void index_names(const ast::Expr& e, bool in_index, std::vector<const ast::Expr*>& out) {
@@ -118,13 +129,12 @@ void bound_names(const ast::Expr* e, std::vector<const ast::Expr*>& out) {
   for (const auto& a : e->args) bound_names(a.get(), out);
 }
 
-}  // namespace
-
 void collect_where_sizes(const std::vector<ast::StmtPtr>& stmts,
-                         const std::set<std::string>& not_sizes, std::vector<ast::Ident>& out) {
+                         const std::set<std::string>& not_sizes, std::vector<ast::Ident>& out,
+                         std::unordered_set<std::string>& seen) {
   for (const auto& s : stmts) {
     if (!s) continue;
-    if (s->kind == ast::StmtKind::For) collect_where_sizes(s->body, not_sizes, out);
+    if (s->kind == ast::StmtKind::For) collect_where_sizes(s->body, not_sizes, out, seen);
     if (s->kind != ast::StmtKind::Assign || s->where.empty()) continue;
     // The statement's own indices are not sizes ('where k in 0:i' is an error later).
     std::set<std::string> own;
@@ -140,11 +150,18 @@ void collect_where_sizes(const std::vector<ast::StmtPtr>& stmts,
     }
     for (const ast::Expr* n : names) {
       if (own.count(n->name) || not_sizes.count(n->name) || ast::is_builtin(n->name)) continue;
-      bool seen = false;
-      for (const ast::Ident& o : out) seen |= o.name == n->name;
-      if (!seen) out.push_back(ast::Ident{n->name, n->span});
+      if (seen.insert(n->name).second) out.push_back(ast::Ident{n->name, n->span});
     }
   }
+}
+
+}  // namespace
+
+void collect_where_sizes(const std::vector<ast::StmtPtr>& stmts,
+                         const std::set<std::string>& not_sizes, std::vector<ast::Ident>& out) {
+  std::unordered_set<std::string> seen;
+  for (const ast::Ident& o : out) seen.insert(o.name);
+  collect_where_sizes(stmts, not_sizes, out, seen);
 }
 
 // ---- targets -----------------------------------------------------------------

@@ -9,6 +9,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/builder.h"
@@ -180,25 +182,44 @@ Expr value_at(const Compute& p, const Expr& value, const std::vector<Affine>& in
   return substitute(value, at);
 }
 
-bool mentions(const Loop& loop, const Value* v);
-
-bool mentions(const std::vector<Stmt>& body, const Value* v) {
-  for (const Stmt& s : body) {
-    if (s.kind == StmtKind::Loop) {
-      if (mentions(*s.loop, v)) return true;
-      continue;
-    }
-    std::vector<const ExprNode*> reads;
-    collect_reads(s.compute.body, v, reads);
-    if (!reads.empty() || s.compute.init.get() == v) return true;
-  }
-  return false;
+/// Every value `e` reads.
+void collect_read_tensors(const Expr& e, std::unordered_set<const Value*>& out) {
+  if (e->kind == ExprKind::Read) out.insert(e->tensor.get());
+  for (const Expr& a : e->args) collect_read_tensors(a, out);
 }
 
-bool mentions(const Loop& loop, const Value* v) {
-  for (const Loop::Carried& c : loop.carried)
-    if (c.init.get() == v || c.next.get() == v) return true;
-  return mentions(loop.body, v);
+/// Every value a statement mentions: its reads and init; for a loop, also
+/// its carried tensors' inits and nexts and everything its body mentions.
+void collect_mentions(const Stmt& s, std::unordered_set<const Value*>& out) {
+  if (s.kind == StmtKind::Compute) {
+    collect_read_tensors(s.compute.body, out);
+    if (s.compute.init) out.insert(s.compute.init.get());
+    return;
+  }
+  for (const Loop::Carried& c : s.loop->carried) {
+    out.insert(c.init.get());
+    out.insert(c.next.get());
+  }
+  for (const Stmt& inner : s.loop->body) collect_mentions(inner, out);
+}
+
+/// For each value, the positions (ascending) of the statements of a block
+/// that mention it, so that finding a producer's uses visits only those.
+/// Built once per block: a statement reads only values defined before it,
+/// and inlining a producer adds to its readers only reads of values defined
+/// before the producer, whose uses were already looked up; so the positions
+/// mentioning a value not yet visited never change.
+using UseIndex = std::unordered_map<const Value*, std::vector<size_t>>;
+
+UseIndex index_uses(const std::vector<Stmt>& body) {
+  UseIndex index;
+  std::unordered_set<const Value*> mentioned;
+  for (size_t j = 0; j < body.size(); ++j) {
+    mentioned.clear();
+    collect_mentions(body[j], mentioned);
+    for (const Value* v : mentioned) index[v].push_back(j);
+  }
+  return index;
 }
 
 /// One statement that uses the producer.
@@ -220,17 +241,21 @@ struct Block {
   const std::set<const Value*>& outputs;
 };
 
-Uses find_uses(const Block& b, size_t at) {
+Uses find_uses(const Block& b, const UseIndex& index, size_t at) {
   const Value* p = b.body[at].compute.result.get();
   Uses uses;
   if (b.outputs.count(p)) uses.blocked = "output";
   if (b.enclosing)
     for (const Loop::Carried& c : b.enclosing->carried)
       if (c.next.get() == p) uses.blocked = "carried out of the loop";
-  for (size_t j = at + 1; j < b.body.size() && uses.blocked.empty(); ++j) {
+  auto mentioning = index.find(p);
+  if (mentioning == index.end()) return uses;
+  for (size_t j : mentioning->second) {
+    if (j <= at) continue;
+    if (!uses.blocked.empty()) break;
     const Stmt& s = b.body[j];
     if (s.kind == StmtKind::Loop) {
-      if (mentions(*s.loop, p)) uses.blocked = "used inside a loop";
+      uses.blocked = "used inside a loop";
       continue;
     }
     Reader r{j, {}, false};
@@ -344,6 +369,7 @@ class Fuser {
  private:
   void block(const Block& b) {
     std::vector<bool> removed(b.body.size(), false);
+    const UseIndex index = index_uses(b.body);
     for (size_t i = 0; i < b.body.size(); ++i) {
       Stmt& s = b.body[i];
       if (s.kind == StmtKind::Loop) {
@@ -351,7 +377,7 @@ class Fuser {
         continue;
       }
       if (!element_wise(s.compute) || is_lowered_to_gemm(s)) continue;
-      Uses uses = find_uses(b, i);
+      Uses uses = find_uses(b, index, i);
       Decision d = decide(b, i, uses);
       if (d.inline_it) {
         inline_producer(b, i, uses, d.uses);
@@ -400,17 +426,9 @@ class Fuser {
 
   /// `policy = "save: ..."` on each forward statement the backward half reads.
   void record_saved() {
-    std::set<const Value*> read_by_backward;
-    for (const Stmt& s : fn_.body) {
-      if (s.kind != StmtKind::Compute || !is_backward(s)) continue;
-      for (const Stmt& f : fn_.body)
-        if (f.kind == StmtKind::Compute && !is_backward(f)) {
-          const Value* v = f.compute.result.get();
-          std::vector<const ExprNode*> reads;
-          collect_reads(s.compute.body, v, reads);
-          if (!reads.empty() || s.compute.init.get() == v) read_by_backward.insert(v);
-        }
-    }
+    std::unordered_set<const Value*> read_by_backward;
+    for (const Stmt& s : fn_.body)
+      if (s.kind == StmtKind::Compute && is_backward(s)) collect_mentions(s, read_by_backward);
     for (Stmt& s : fn_.body) {
       if (s.kind != StmtKind::Compute || is_backward(s)) continue;
       const Value* v = s.compute.result.get();

@@ -3,7 +3,10 @@
 #include "passes/schedule.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "passes/contraction.h"
@@ -121,10 +124,49 @@ struct Member {
   size_t shared;  // loops shared with the previous member (0 for the first)
 };
 
+/// The nest being built, with what shared_depth asks of it found without
+/// walking the whole nest (it can hold every statement of a block).
+class Nest {
+ public:
+  bool empty() const { return members_.empty(); }
+  const Member& back() const { return members_.back(); }
+  void clear() {
+    members_.clear();
+    position_.clear();
+    minima_.clear();
+  }
+  void push(const Member& m) {
+    const size_t q = members_.size();
+    members_.push_back(m);
+    position_[m.compute->result.get()] = q;
+    while (!minima_.empty() && minima_.back().second >= m.shared) minima_.pop_back();
+    minima_.push_back({q, m.shared});
+  }
+  /// The member whose result `v` is, if any.
+  std::optional<size_t> member_of(const Value* v) const {
+    auto it = position_.find(v);
+    if (it == position_.end()) return std::nullopt;
+    return it->second;
+  }
+  /// The fewest loops any member after `q` shares with its predecessor (none: SIZE_MAX).
+  size_t min_shared_after(size_t q) const {
+    // minima_ holds the members no later member shares fewer loops than, in
+    // order: the first after q is the minimum over all members after q.
+    auto it = std::upper_bound(minima_.begin(), minima_.end(), q,
+                               [](size_t at, const auto& entry) { return at < entry.first; });
+    return it == minima_.end() ? SIZE_MAX : it->second;
+  }
+
+ private:
+  std::vector<Member> members_;
+  std::unordered_map<const Value*, size_t> position_;
+  std::vector<std::pair<size_t, size_t>> minima_;  // (member, shared), both increasing
+};
+
 /// The loops `c` (with `outer` outer out loops) can share with the last
 /// member of `nest`: equal leading extents, lowered until every read of a
 /// member's result uses the shared indices at the shared positions.
-size_t shared_depth(const std::vector<Member>& nest, const Compute& c, size_t outer) {
+size_t shared_depth(const Nest& nest, const Compute& c, size_t outer) {
   const Member& prev = nest.back();
   size_t depth = std::min(prev.outer, outer);
   for (size_t j = 0; j < depth; ++j)
@@ -134,26 +176,24 @@ size_t shared_depth(const std::vector<Member>& nest, const Compute& c, size_t ou
   // Member q shares min(depth, shared of every later member) loops with c; a
   // read of it that differs from c's index at a shared position j limits
   // depth to j.
-  size_t later = depth;  // min of the shared loops of the members after q
-  for (size_t q = nest.size(); q-- > 0;) {
-    const size_t common = std::min(depth, later);
-    for (const ExprNode* r : reads) {
-      if (r->tensor != nest[q].compute->result) continue;
-      for (size_t j = 0; j < common; ++j) {
-        const Affine& a = r->indices[j];
-        if (!a.is_plain_var() || a.terms[0].first != c.out[j].index) {
-          depth = std::min(depth, j);
-          break;
-        }
+  const size_t extents_depth = depth;
+  for (const ExprNode* r : reads) {
+    std::optional<size_t> q = nest.member_of(r->tensor.get());
+    if (!q) continue;
+    const size_t common = std::min({depth, extents_depth, nest.min_shared_after(*q)});
+    for (size_t j = 0; j < common; ++j) {
+      const Affine& a = r->indices[j];
+      if (!a.is_plain_var() || a.terms[0].first != c.out[j].index) {
+        depth = std::min(depth, j);
+        break;
       }
     }
-    later = std::min(later, nest[q].shared);
   }
   return depth;
 }
 
 void schedule_block(std::vector<Stmt>& body) {
-  std::vector<Member> nest;
+  Nest nest;
   for (Stmt& s : body) {
     s.attrs.erase(kOrderKey);
     s.attrs.erase(kFuseKey);
@@ -175,7 +215,7 @@ void schedule_block(std::vector<Stmt>& body) {
     const size_t outer = c.out.size() - inner.size();
     const size_t depth = nest.empty() ? 0 : shared_depth(nest, c, outer);
     if (depth == 0) nest.clear();
-    nest.push_back({&c, outer, depth});
+    nest.push({&c, outer, depth});
     if (depth == 0) continue;
     std::vector<std::string> shared;
     for (size_t j = 0; j < depth; ++j) shared.push_back(c.out[j].index);
