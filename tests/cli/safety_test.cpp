@@ -114,7 +114,8 @@ TEST_F(Cli, EmitRefusesToOverwriteFilesWithoutOverwrite) {
   write("out/README.md", "my notes on the kernel");
   r = run_in_dir("emit squash.tn --target cpp -o out");
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_NE(r.err.find("error: 'out' already holds tenet_squash.h, tenet_squash.cpp, "), std::string::npos)
+  EXPECT_NE(r.err.find("error: 'out' already holds tenet_squash.h, tenet_squash.cpp, "),
+            std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("README.md, which emit would overwrite: choose another folder, or allow "
                        "overwriting (tenet emit --overwrite)"),
