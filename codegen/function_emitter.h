@@ -91,6 +91,8 @@ class FunctionEmitter {
   void record_loop(LifetimeRecorder& r, const ir::Loop& loop);
   void record_reads(LifetimeRecorder& r, const ir::Expr& e) const;
   void record_use(LifetimeRecorder& r, const ir::ValuePtr& v) const;
+  /// The slots a carried result may point at after a loop of at least one iteration.
+  std::vector<size_t> result_slots(const ir::Loop::Carried& c) const;
   void record_write(LifetimeRecorder& r, size_t slot) const;
 
   // Statements (cpp_statements.cpp).

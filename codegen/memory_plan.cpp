@@ -63,14 +63,16 @@ void FunctionEmitter::plan_memory() {
     TENET_ASSERT(r.defined(i), "workspace slot " << slots_[i].name << " is never written");
     slots_[i].live = lifetimes[i];
   }
-  auto together = [](const Lifetime& a, const Lifetime& b) {
-    return a.first <= b.last && b.first <= a.last;
-  };
-  for (WorkspaceSlot& slot : slots_) {
-    slot.exclusive = true;
-    for (const WorkspaceSlot& other : slots_)
-      slot.exclusive = slot.exclusive && together(slot.live, other.live);
+  // A slot is exclusive when it is live together with every other slot, so
+  // none can share its memory: it starts before every other ends and ends
+  // after every other starts (a slot is always live together with itself).
+  int earliest_last = slots_.front().live.last, latest_first = slots_.front().live.first;
+  for (const WorkspaceSlot& slot : slots_) {
+    earliest_last = std::min(earliest_last, slot.live.last);
+    latest_first = std::max(latest_first, slot.live.first);
   }
+  for (WorkspaceSlot& slot : slots_)
+    slot.exclusive = slot.live.first <= earliest_last && latest_first <= slot.live.last;
 }
 
 void FunctionEmitter::record_block(LifetimeRecorder& r, const std::vector<ir::Stmt>& body) {
@@ -126,7 +128,7 @@ void FunctionEmitter::record_loop(LifetimeRecorder& r, const ir::Loop& loop) {
         break;
     }
     aliases_[c.param.get()] = slots;
-    aliases_[c.result.get()] = slots;
+    aliases_[c.result.get()] = loop.trip > 0 ? result_slots(c) : slots;
   }
   r.begin_loop();
   record_block(r, loop.body);
@@ -146,6 +148,36 @@ void FunctionEmitter::record_loop(LifetimeRecorder& r, const ir::Loop& loop) {
     }
   }
   r.end_loop();
+}
+
+// After at least one iteration, a carried result is what the last iteration's
+// end assigned to its state (cpp_statements.cpp, emit_loop): the carry buffer
+// of a copy, the next value of an alias or an in-place update, the init only
+// when it never changes. Never the init otherwise, so the slots the init may
+// point at are not kept alive by reads of the result (with n loops in a row
+// that list would grow by a slot per loop: quadratic, every buffer live).
+std::vector<size_t> FunctionEmitter::result_slots(const ir::Loop::Carried& c) const {
+  std::vector<size_t> slots;
+  auto add = [&](const ir::ValuePtr& v) {
+    if (auto it = slot_of_.find(v.get()); it != slot_of_.end()) slots.push_back(it->second);
+    if (auto it = aliases_.find(v.get()); it != aliases_.end())
+      slots.insert(slots.end(), it->second.begin(), it->second.end());
+  };
+  switch (carry_kind_.at(&c)) {
+    case CarryKind::Unchanged:
+      add(c.init);
+      break;
+    case CarryKind::Alias:
+      add(c.next);
+      break;
+    case CarryKind::InPlace:
+      slots.push_back(slot_of_.at(c.next.get()));
+      break;
+    case CarryKind::Copy:
+      slots.push_back(carry_slot_.at(&c));
+      break;
+  }
+  return slots;
 }
 
 void FunctionEmitter::record_reads(LifetimeRecorder& r, const ir::Expr& e) const {
