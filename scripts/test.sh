@@ -3,7 +3,8 @@
 #   1. g++ build (warnings are errors), all CTest suites
 #   2. clang build (warnings are errors) of the same suites under
 #      AddressSanitizer + UndefinedBehaviorSanitizer
-#   3. clang build of the front end with libFuzzer, a bounded fuzz run
+#   3. clang builds of the fuzz targets (front end, binder, .npy, safetensors,
+#      IDX, IR text) with libFuzzer, a bounded fuzz run of each
 #   4. clang-format check
 #   5. the Python package: `pip install .` into .venv (with PyTorch), pytest
 # Set TENET_FUZZ_SECONDS (default 60) to change the fuzz budget.
@@ -24,7 +25,7 @@ BUILD_DIR=build-asan bash scripts/build.sh -DTENET_SANITIZE=ON -DCMAKE_BUILD_TYP
 (cd build-asan && TENET_CXX=g++ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest -j"$jobs" --output-on-failure)
 
-echo "== [3/5] fuzz the front end (clang, libFuzzer)"
+echo "== [3/5] fuzz the readers of untrusted input (clang, libFuzzer)"
 bash scripts/fuzz.sh "${TENET_FUZZ_SECONDS:-60}"
 
 echo "== [4/5] clang-format"
