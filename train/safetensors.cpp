@@ -238,6 +238,10 @@ class HeaderReader {
            syntax_error(e.what()));
     } catch (const HeaderProblem& p) {
       fail(p.what);
+    } catch (const Json::out_of_range&) {  // found by fuzzing: 1e400 is beyond any double
+      fail("invalid JSON in the header: a number is beyond the range of a 64-bit float");
+    } catch (const Json::exception& e) {  // any other refusal of the parser is the file's fault
+      fail(std::string("invalid JSON in the header: ") + e.what());
     }
     SafetensorsFile file;
     std::vector<Entry> entries;

@@ -207,6 +207,9 @@ TEST(Safetensors, EveryValidationErrorNamesTheFileAndTheProblem) {
        "be escaped to \\u000A or \\n"},
       {file_of("{\"a\":nul}", ""), "invalid JSON in the header at byte 16: invalid literal"},
       {file_of("{\"a\":1} // note", ""), "unexpected text after the JSON value"},
+      // Found by fuzzing: the parser's own out-of-range exception escaped.
+      {file_of("{\"w\":4444444444444444444445e44444}", ""),
+       "invalid JSON in the header: a number is beyond the range of a 64-bit float"},
   };
   for (const BadFile& c : cases) {
     SCOPED_TRACE(c.message);
