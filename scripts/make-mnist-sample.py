@@ -4,8 +4,8 @@ the first 1000 test examples, as gzipped IDX files with the original headers
 (counts adjusted). Output is byte-for-byte reproducible (gzip mtime 0).
 
 Usage: scripts/make-mnist-sample.py [SOURCE_DIR] [OUT_DIR]
-  SOURCE_DIR  the four original .gz files (default /work/shared/data/mnist,
-              or what scripts/download-mnist.sh fetched)
+  SOURCE_DIR  the four original .gz files (default ../shared/data/mnist beside
+              the repository, or what scripts/download-mnist.sh fetched)
   OUT_DIR     default data/mnist-sample
 """
 import gzip
@@ -36,7 +36,9 @@ def cut(src_dir, out_dir, name, count, magic, item_bytes):
 
 
 def main():
-    src = sys.argv[1] if len(sys.argv) > 1 else "/work/shared/data/mnist"
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    src = sys.argv[1] if len(sys.argv) > 1 else os.path.normpath(
+        os.path.join(repo, "..", "shared", "data", "mnist"))
     out = sys.argv[2] if len(sys.argv) > 2 else os.path.normpath(os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "data", "mnist-sample"))
     os.makedirs(out, exist_ok=True)

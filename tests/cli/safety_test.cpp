@@ -8,37 +8,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <thread>
 
 #include "support/temp_files.h"
 #include "tests/cli/cli_util.h"
+#include "tests/support/processes.h"
 
 namespace fs = std::filesystem;
 using tenet::testing::Cli;
 using tenet::testing::CommandResult;
+using tenet::testing::pid_in;
 using tenet::testing::read_file;
 using tenet::testing::run_command;
 using tenet::testing::tenet_binary;
+using tenet::testing::wait_for;
 
 namespace {
-
-/// Waits up to `seconds` for `done()`.
-template <typename F>
-bool wait_for(F done, double seconds) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
-}
-
-long pid_in(const fs::path& file) {
-  return fs::exists(file) ? std::atol(read_file(file.string()).c_str()) : 0;
-}
 
 /// Starts `tenet args...` with extra environment variables and the fatal
 /// signals at their defaults; returns its pid.
@@ -64,13 +50,7 @@ pid_t start_tenet(const std::vector<std::string>& args,
 
 TEST_F(Cli, FatalSignalsDuringACompileEndTheCompilerAndItsChildren) {
   // A "compiler" that records its pid and that of a child, then waits.
-  const std::string cxx = write("slow-c++",
-                                "#!/bin/sh\n"
-                                "if [ \"$1\" = \"--version\" ]; then echo slow; exit 0; fi\n"
-                                "sleep 300 &\n"
-                                "echo $! > \"$TENET_TEST_DIR/child.pid\"\n"
-                                "echo $$ > \"$TENET_TEST_DIR/compiler.pid\"\n"
-                                "wait\n");
+  const std::string cxx = write("slow-c++", tenet::testing::kSlowCompilerScript);
   ::chmod(cxx.c_str(), 0755);
   const std::string program =
       write("scale.tn", "def scale(float(N) x) -> (y) {\n  y(i) = 2 * x(i)\n}\n");

@@ -8,12 +8,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <thread>
 
 #include "support/temp_files.h"
+#include "tests/support/processes.h"
 #include "tests/training/training_util.h"
 
 namespace tenet::testing {
@@ -99,13 +98,7 @@ TEST_F(Training, CheckpointTemporariesOfKilledRunsAreRemoved) {
 }
 
 TEST_F(Training, SigtermDuringTheModelsCompileEndsTheCompiler) {
-  const std::string cxx = write("slow-c++",
-                                "#!/bin/sh\n"
-                                "if [ \"$1\" = \"--version\" ]; then echo slow; exit 0; fi\n"
-                                "sleep 300 &\n"
-                                "echo $! > \"$TENET_TEST_DIR/child.pid\"\n"
-                                "echo $$ > \"$TENET_TEST_DIR/compiler.pid\"\n"
-                                "wait\n");
+  const std::string cxx = write("slow-c++", kSlowCompilerScript);
   ::chmod(cxx.c_str(), 0755);
   const pid_t trainer = ::fork();
   if (trainer == 0) {
@@ -120,23 +113,16 @@ TEST_F(Training, SigtermDuringTheModelsCompileEndsTheCompiler) {
             "--limit-test", "10", "--out", out.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
-  auto pid_in = [&](const std::string& name) {
-    return fs::exists(path(name)) ? std::atol(read_file(path(name)).c_str()) : 0L;
-  };
-  auto wait_for = [](auto done) {
-    for (int i = 0; i < 3000 && !done(); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    return done();
-  };
-  ASSERT_TRUE(wait_for([&] { return pid_in("compiler.pid") > 0; })) << "no compile started";
-  const long compiler = pid_in("compiler.pid"), child = pid_in("child.pid");
+  ASSERT_TRUE(wait_for([&] { return pid_in(path("compiler.pid")) > 0; }, 60))
+      << "no compile started";
+  const long compiler = pid_in(path("compiler.pid")), child = pid_in(path("child.pid"));
   ::kill(trainer, SIGTERM);
   int status = 0;
   ::waitpid(trainer, &status, 0);
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << "status " << status;
-  EXPECT_TRUE(wait_for([&] { return !process_is_running(compiler); }))
+  EXPECT_TRUE(wait_for([&] { return !process_is_running(compiler); }, 60))
       << "the compiler outlived the trainer";
-  EXPECT_TRUE(wait_for([&] { return !process_is_running(child); }))
+  EXPECT_TRUE(wait_for([&] { return !process_is_running(child); }, 60))
       << "the compiler's child outlived the trainer";
   ::kill(pid_t(compiler), SIGKILL);  // in case the test failed
   ::kill(pid_t(child), SIGKILL);
