@@ -56,15 +56,7 @@
 namespace tenet::passes {
 
 /// One GEMM must do at least this many multiply-adds to be worth a library
-/// call (measured: docs/performance.md).
-/// Re-measured for single products at the LLTM's sizes (OpenBLAS against the
-/// generated loops, one thread, CPU time per call; load average 6 on 2 cores):
-/// 16x384x128 39 us vs 328 us, 16x384x32 12 vs 70, 16x128x384 15 vs 95,
-/// 384x128x16 21 vs 71, 16x64x64 5.1 vs 26; below the threshold, with the GEMM
-/// forced: 16x16x16 2.9 vs 4.4, 8x16x16 3.1 vs 3.3, 8x8x8 3.0 vs 2.8 (about
-/// 2.7 us of each is the call itself). So one un-looped GEMM already wins from
-/// about 4096 multiply-adds; the threshold stays here because it also decides
-/// GEMMs called once per batch index (loops), which were not re-measured.
+/// call (the measurements behind it: docs/performance.md, "Threshold").
 constexpr int64_t kGemmMinWork = 65536;
 /// Looping over an M or N index is chosen only if each GEMM keeps this many
 /// rows and columns; thinner GEMMs make the library re-pack the other operand
