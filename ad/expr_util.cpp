@@ -85,84 +85,6 @@ Expr both(Expr a, Expr b) {
   return ir::make_binary(BinOp::And, std::move(a), std::move(b));
 }
 
-Affine affine_const(const ir::SizeExpr& offset) {
-  return Affine{{}, offset};
-}
-
-Affine affine_add(const Affine& a, const Affine& b) {
-  Affine r = a;
-  r.offset = a.offset + b.offset;
-  for (const auto& [name, c] : b.terms) {
-    bool merged = false;
-    for (auto& term : r.terms) {
-      if (term.first == name) {
-        term.second += c;
-        merged = true;
-      }
-    }
-    if (!merged) r.terms.emplace_back(name, c);
-  }
-  std::erase_if(r.terms, [](const auto& term) { return term.second == 0; });
-  return r;
-}
-
-Affine affine_scale(const Affine& a, int64_t factor) {
-  if (factor == 0) return affine_const(0);
-  Affine r = a;
-  r.offset = a.offset * ir::SizeExpr(factor);
-  for (auto& term : r.terms) term.second *= factor;
-  return r;
-}
-
-Affine affine_substitute(const Affine& a, const std::map<std::string, Affine>& repl) {
-  Affine r = affine_const(a.offset);
-  for (const auto& [name, c] : a.terms) {
-    auto it = repl.find(name);
-    Affine term = it != repl.end() ? it->second : Affine::var(name);
-    r = affine_add(r, affine_scale(term, c));
-  }
-  return r;
-}
-
-bool affine_equal(const Affine& a, const Affine& b) {
-  if (a.offset != b.offset || a.terms.size() != b.terms.size()) return false;
-  for (const auto& [name, c] : a.terms)
-    if (b.coef(name) != c) return false;
-  return true;
-}
-
-bool affine_mentions(const Affine& a, const std::set<std::string>& indices) {
-  for (const auto& term : a.terms)
-    if (indices.count(term.first)) return true;
-  return false;
-}
-
-Expr affine_value(const Affine& a) {
-  // Written as one would by hand: h - 2*i, not h + -2*i.
-  Expr sum;
-  for (const auto& [name, c] : a.terms) {
-    int64_t mag = c < 0 ? -c : c;
-    Expr term = ir::make_index(name);
-    if (mag != 1) term = ir::make_binary(BinOp::Mul, constant(double(mag), ElemType::I64), term);
-    if (!sum)
-      sum = c < 0 ? ir::make_unary(UnOp::Neg, term) : term;
-    else
-      sum = ir::make_binary(c < 0 ? BinOp::Sub : BinOp::Add, sum, term);
-  }
-  if (!sum) {
-    if (auto k = a.offset.constant()) return constant(double(*k), ElemType::I64);
-    return ir::make_size(a.offset);
-  }
-  if (auto k = a.offset.constant()) {
-    if (*k > 0) sum = ir::make_binary(BinOp::Add, sum, constant(double(*k), ElemType::I64));
-    if (*k < 0) sum = ir::make_binary(BinOp::Sub, sum, constant(double(-*k), ElemType::I64));
-    return sum;
-  }
-  if (a.offset.str()[0] == '-')  // g - 2*S, not g + -2*S
-    return ir::make_binary(BinOp::Sub, sum, ir::make_size(-a.offset));
-  return ir::make_binary(BinOp::Add, sum, ir::make_size(a.offset));
-}
-
 std::string stem(const std::string& name) {
   return name.substr(0, name.find('.'));
 }
@@ -176,7 +98,7 @@ Expr rewrite(const Expr& e, const Rewrite& rw) {
       return e;
     case ExprKind::Index: {
       auto it = rw.indices.find(e->index);
-      return it == rw.indices.end() ? e : affine_value(it->second);
+      return it == rw.indices.end() ? e : ir::affine_value(it->second);
     }
     case ExprKind::Read: {
       auto it = rw.values.find(e->tensor.get());
@@ -184,8 +106,8 @@ Expr rewrite(const Expr& e, const Rewrite& rw) {
       bool needs_guard = false, in_bounds = true;
       std::vector<Affine> indices;
       for (size_t d = 0; d < e->indices.size(); ++d) {
-        needs_guard = needs_guard || affine_mentions(e->indices[d], rw.guard_indices);
-        indices.push_back(affine_substitute(e->indices[d], rw.indices));
+        needs_guard = needs_guard || ir::mentions(e->indices[d], rw.guard_indices);
+        indices.push_back(ir::substitute(e->indices[d], rw.indices));
         auto b = indices.back().is_plain_var() ? rw.bounded.find(indices.back().terms[0].first)
                                                : rw.bounded.end();
         in_bounds = in_bounds && b != rw.bounded.end() && b->second == tensor->shape[d];

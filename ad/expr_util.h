@@ -1,5 +1,6 @@
 /// \file
-/// Expression and affine-index helpers shared by the AD files (internal to ad/).
+/// Expression helpers shared by the AD files (internal to ad/); affine
+/// indices use ir/affine.h.
 ///
 /// The arithmetic constructors fold constants and the identities x*1, x*0,
 /// x+0, x-0, --x and pow(x, 1), so derivative expressions print the way one
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/affine.h"
 #include "ir/builder.h"
 #include "ir/ir.h"
 
@@ -32,19 +34,6 @@ ir::Expr pow(ir::Expr a, ir::Expr b);
 ir::Expr select(ir::Expr cond, ir::Expr a, ir::Expr b);
 /// a && b where either may be null (null means "true").
 ir::Expr both(ir::Expr a, ir::Expr b);
-
-// Affine indices are kept normalised: terms sorted by first appearance, no
-// zero coefficients, no repeated index.
-ir::Affine affine_const(const ir::SizeExpr& offset);
-ir::Affine affine_add(const ir::Affine& a, const ir::Affine& b);
-ir::Affine affine_scale(const ir::Affine& a, int64_t factor);
-/// Replaces each index that has an entry in `repl` by its affine expression
-/// (simultaneously: replacements are not themselves rewritten).
-ir::Affine affine_substitute(const ir::Affine& a, const std::map<std::string, ir::Affine>& repl);
-bool affine_equal(const ir::Affine& a, const ir::Affine& b);
-bool affine_mentions(const ir::Affine& a, const std::set<std::string>& indices);
-/// The int64 value of an affine index, as an expression.
-ir::Expr affine_value(const ir::Affine& a);
 
 /// A rewrite of an expression: tensors replaced by other tensors, indices
 /// replaced by affine expressions (in reads and in index values), reads that

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "codegen/function_emitter.h"
+#include "ir/affine.h"
 #include "ir/builder.h"
 #include "support/error.h"
 
@@ -111,12 +112,6 @@ std::vector<ir::Dim> loops_read_by(const ContractionPlan& p, const ir::ExprNode&
   return out;
 }
 
-std::vector<ir::Affine> plain(const std::vector<ir::Dim>& dims) {
-  std::vector<ir::Affine> out;
-  for (const ir::Dim& d : dims) out.push_back(ir::Affine::var(d.index));
-  return out;
-}
-
 }  // namespace
 
 GemmLowering lower_gemm(const ir::Stmt& s, ContractionPlan plan) {
@@ -138,11 +133,11 @@ GemmLowering lower_gemm(const ir::Stmt& s, ContractionPlan plan) {
     g.b_buffer = make_buffer(p.b.read->tensor->name + "_packed", type, from_zero(dims));
     g.before.push_back(pack_statement(*p.b.read, g.b_buffer, dims, "B"));
   }
-  const std::vector<ir::Affine> out_position = plain(c.out);
+  const std::vector<ir::Affine> out_position = ir::plain_indices(c.out);
   if (p.c.packed) {
     const std::vector<ir::Dim> dims = concat(p.loops, p.m, p.n);
     g.c_buffer = make_buffer(c.result->name + "_product", type, dims);
-    ir::Expr body = ir::make_read(g.c_buffer, plain(dims));
+    ir::Expr body = ir::make_read(g.c_buffer, ir::plain_indices(dims));
     std::string comment = c.result->name + "(" + index_list(c.out) + ") = " + read_text(*body);
     if (c.init) {
       ir::Expr init = ir::make_read(c.init, out_position);
@@ -489,7 +484,7 @@ void FunctionEmitter::emit_gemm_calls(Code& code, const GemmLowering& g, const S
     Operand o;
     if (buffer) {
       const TensorAccess& t = access(buffer);
-      std::vector<ir::Affine> position = plain(buffer_loops);
+      std::vector<ir::Affine> position = ir::plain_indices(buffer_loops);
       position.resize(size_t(buffer->rank()), ir::Affine{{}, 0});
       o.pointer = plus_offset(t.pointer, flat_offset(t, position, inner));
       // Rows are as far apart as the buffer's capacity makes them, which
@@ -515,8 +510,8 @@ void FunctionEmitter::emit_gemm_calls(Code& code, const GemmLowering& g, const S
     std::map<std::string, ir::SizeExpr> first;
     for (const auto* group : {&p.m, &p.n})
       for (const ir::Dim& d : *group) first[d.index] = 0;
-    result.pointer =
-        plus_offset(t.pointer, flat_offset(t, substitute(plain(c.out), first, false), inner));
+    result.pointer = plus_offset(
+        t.pointer, flat_offset(t, substitute(ir::plain_indices(c.out), first, false), inner));
     result.ld = p.c.ld_dim >= 0 ? t.strides[size_t(p.c.ld_dim)] : n;
   }
   const ElemType type = c.result->type;

@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "ir/affine.h"
 #include "ir/builder.h"
 #include "passes/contraction.h"
 #include "support/error.h"
@@ -78,46 +79,6 @@ Expr rewrite(const Expr& e, const std::function<Expr(const Expr&)>& replace) {
   return changed ? with_args(e, std::move(args)) : e;
 }
 
-/// `a` with each index of `at` replaced by its affine value.
-Affine compose(const Affine& a, const std::map<std::string, Affine>& at) {
-  Affine out;
-  out.offset = a.offset;
-  auto add = [&](const std::string& index, int64_t coef) {
-    for (auto& term : out.terms)
-      if (term.first == index) {
-        term.second += coef;
-        return;
-      }
-    out.terms.push_back({index, coef});
-  };
-  for (const auto& [index, coef] : a.terms) {
-    auto it = at.find(index);
-    if (it == at.end()) {  // an enclosing loop variable
-      add(index, coef);
-      continue;
-    }
-    for (const auto& [inner, c] : it->second.terms) add(inner, coef * c);
-    out.offset = out.offset + SizeExpr(coef) * it->second.offset;
-  }
-  std::erase_if(out.terms, [](const auto& term) { return term.second == 0; });
-  return out;
-}
-
-/// An affine index as an int64 expression.
-Expr affine_value(const Affine& a) {
-  Expr sum;
-  auto add = [&](const Expr& term) { sum = sum ? make_binary(BinOp::Add, sum, term) : term; };
-  for (const auto& [index, coef] : a.terms)
-    add(coef == 1
-            ? make_index(index)
-            : make_binary(BinOp::Mul, make_const(double(coef), ElemType::I64), make_index(index)));
-  if (a.offset != SizeExpr(0) || !sum) {
-    auto k = a.offset.constant();
-    add(k ? make_const(double(*k), ElemType::I64) : make_size(a.offset));
-  }
-  return sum;
-}
-
 /// `e` with the indices of `at` replaced (in reads and as values).
 Expr substitute(const Expr& e, const std::map<std::string, Affine>& at) {
   return rewrite(e, [&](const Expr& x) -> Expr {
@@ -127,15 +88,9 @@ Expr substitute(const Expr& e, const std::map<std::string, Affine>& at) {
     }
     if (x->kind != ExprKind::Read) return nullptr;
     std::vector<Affine> indices;
-    for (const Affine& a : x->indices) indices.push_back(compose(a, at));
+    for (const Affine& a : x->indices) indices.push_back(ir::substitute(a, at));
     return make_read(x->tensor, indices, x->guarded);
   });
-}
-
-std::vector<Affine> plain_indices(const std::vector<Dim>& dims) {
-  std::vector<Affine> out;
-  for (const Dim& d : dims) out.push_back(Affine::var(d.index));
-  return out;
 }
 
 Expr combine(ReduceOp op, const Expr& acc, const Expr& value) {

@@ -3,6 +3,7 @@
 
 #include <functional>
 
+#include "ir/affine.h"
 #include "ir/builder.h"
 
 namespace tenet::passes::detail {
@@ -10,21 +11,15 @@ namespace tenet::passes::detail {
 using namespace ir;
 
 bool provably_nonneg(const SizeExpr& e) {
-  if (auto c = e.constant()) return *c >= 0;
-  std::map<std::string, SizeExpr> zero;
-  for (const std::string& s : e.symbols()) zero[s] = SizeExpr(0);
-  const std::optional<int64_t> base = e.substitute(zero).constant();
+  // A constant, or linear in the symbols with non-negative coefficients and constant.
+  const std::set<std::string> symbols = e.symbols();
+  const std::optional<Affine> a = affine_in(e, {symbols.begin(), symbols.end()});
+  if (!a) return false;
+  const std::optional<int64_t> base = a->offset.constant();
   if (!base || *base < 0) return false;
-  // Rebuild e as base + sum(coef * symbol); equal only when e is linear.
-  SizeExpr linear(*base);
-  for (const std::string& s : e.symbols()) {
-    auto at = zero;
-    at[s] = SizeExpr(1);
-    const std::optional<int64_t> value = e.substitute(at).constant();
-    if (!value || *value < *base) return false;
-    linear = linear + SizeExpr(*value - *base) * SizeExpr::sym(s);
-  }
-  return linear == e;
+  for (const auto& term : a->terms)
+    if (term.second < 0) return false;
+  return true;
 }
 
 bool known_le(const SizeExpr& a, const SizeExpr& b) {
@@ -45,90 +40,20 @@ SizeExpr size_max(const SizeExpr& a, const SizeExpr& b) {
 
 namespace {
 
-Linear scaled(Linear l, int64_t k) {
-  for (auto& [index, coef] : l.terms) coef *= k;
-  l.offset = l.offset * SizeExpr(k);
-  return l;
-}
-
-Linear plus(Linear a, const Linear& b) {
-  for (const auto& [index, coef] : b.terms)
-    if ((a.terms[index] += coef) == 0) a.terms.erase(index);
-  a.offset = a.offset + b.offset;
-  return a;
-}
-
-bool is_int_const(const Expr& e) {
-  return e->kind == ExprKind::Const && e->type == ElemType::I64;
-}
-
-}  // namespace
-
-std::optional<Linear> linear_form(const Expr& e) {
-  if (e->type != ElemType::I64) return std::nullopt;
-  switch (e->kind) {
-    case ExprKind::Index:
-      return Linear{{{e->index, 1}}, SizeExpr(0)};
-    case ExprKind::Size:
-      return Linear{{}, e->size};
-    case ExprKind::Const:
-      return Linear{{}, SizeExpr(int64_t(e->value))};
-    case ExprKind::Unary: {
-      if (e->unop != UnOp::Neg) return std::nullopt;
-      auto a = linear_form(e->args[0]);
-      if (!a) return std::nullopt;
-      return scaled(*a, -1);
-    }
-    case ExprKind::Binary: {
-      if (e->binop == BinOp::Mul) {
-        for (int c : {0, 1})
-          if (is_int_const(e->args[size_t(c)])) {
-            auto other = linear_form(e->args[size_t(1 - c)]);
-            if (!other) return std::nullopt;
-            return scaled(*other, int64_t(e->args[size_t(c)]->value));
-          }
-        return std::nullopt;
-      }
-      if (e->binop != BinOp::Add && e->binop != BinOp::Sub) return std::nullopt;
-      auto a = linear_form(e->args[0]), b = linear_form(e->args[1]);
-      if (!a || !b) return std::nullopt;
-      return plus(*a, e->binop == BinOp::Add ? *b : scaled(*b, -1));
-    }
-    default:
-      return std::nullopt;
-  }
-}
-
-namespace {
-
 /// `lhs - rhs` of an equality of two int64 expressions.
-std::optional<Linear> as_zero_test(const Expr& cond) {
+std::optional<Affine> as_zero_test(const Expr& cond) {
   if (cond->kind != ExprKind::Binary || cond->binop != BinOp::Eq) return std::nullopt;
   auto a = linear_form(cond->args[0]), b = linear_form(cond->args[1]);
   if (!a || !b) return std::nullopt;
-  return plus(*a, scaled(*b, -1));
+  return *a - *b;
 }
 
 }  // namespace
 
-std::optional<Linear> as_negative_test(const Expr& cond) {
-  if (cond->kind != ExprKind::Binary || !is_comparison(cond->binop)) return std::nullopt;
-  auto a = linear_form(cond->args[0]), b = linear_form(cond->args[1]);
-  if (!a || !b) return std::nullopt;
-  const Linear diff = plus(*a, scaled(*b, -1));  // the comparison is `diff OP 0`
-  const Linear one{{}, SizeExpr(1)};
-  switch (cond->binop) {
-    case BinOp::Lt:
-      return diff;
-    case BinOp::Le:  // diff <= 0  <=>  diff - 1 < 0
-      return plus(diff, scaled(one, -1));
-    case BinOp::Gt:  // diff > 0  <=>  -diff < 0
-      return scaled(diff, -1);
-    case BinOp::Ge:  // diff >= 0  <=>  -diff - 1 < 0
-      return plus(scaled(diff, -1), scaled(one, -1));
-    default:
-      return std::nullopt;
-  }
+std::optional<Affine> as_negative_test(const Expr& cond) {
+  // f >= 0  <=>  -f - 1 < 0.
+  if (auto f = nonnegative_form(cond)) return -*f - affine_const(1);
+  return std::nullopt;
 }
 
 void IndexFacts::add_range(const std::string& index, const SizeExpr& lo, const SizeExpr& hi) {
@@ -152,15 +77,15 @@ const Bounds* IndexFacts::bounds(const std::string& index) const {
 namespace {
 
 /// `l < 0` for a one-index l with coefficient +-1, as a bound on that index.
-void assume_negative(IndexFacts& facts, const Linear& l) {
+void assume_negative(IndexFacts& facts, const Affine& l) {
   if (l.terms.size() != 1) return;
-  const auto& [index, coef] = *l.terms.begin();
+  const auto& [index, coef] = l.terms[0];
   if (coef == 1) facts.add_upper(index, -l.offset);                // x + off < 0: x < -off
   if (coef == -1) facts.add_lower(index, l.offset + SizeExpr(1));  // off - x < 0: x >= off + 1
 }
 
-Linear negated_test(const Linear& l) {  // !(l < 0)  <=>  -l - 1 < 0
-  return plus(scaled(l, -1), Linear{{}, SizeExpr(-1)});
+Affine negated_test(const Affine& l) {  // !(l < 0)  <=>  -l - 1 < 0
+  return -l - affine_const(1);
 }
 
 }  // namespace
@@ -174,7 +99,7 @@ void IndexFacts::assume(const Expr& cond) {
   } else if (auto l = as_negative_test(cond)) {
     assume_negative(*this, *l);
   } else if (auto d = as_zero_test(cond)) {  // d == 0: d - 1 < 0 and -d - 1 < 0
-    assume_negative(*this, plus(*d, Linear{{}, SizeExpr(-1)}));
+    assume_negative(*this, *d - affine_const(1));
     assume_negative(*this, negated_test(*d));
   }
 }
@@ -190,7 +115,7 @@ void IndexFacts::assume_not(const Expr& cond) {
   }
 }
 
-std::vector<SizeExpr> IndexFacts::extremes(const Linear& l, bool lowest) const {
+std::vector<SizeExpr> IndexFacts::extremes(const Affine& l, bool lowest) const {
   std::vector<SizeExpr> out = {l.offset};
   for (const auto& [index, coef] : l.terms) {
     const Bounds* b = bounds(index);
@@ -210,7 +135,7 @@ std::vector<SizeExpr> IndexFacts::extremes(const Linear& l, bool lowest) const {
   return out;
 }
 
-bool IndexFacts::proves_negative(const Linear& l) const {
+bool IndexFacts::proves_negative(const Affine& l) const {
   for (const SizeExpr& top : extremes(l, false))
     if (known_le(top + SizeExpr(1), SizeExpr(0))) return true;
   return false;
@@ -232,9 +157,8 @@ std::optional<bool> IndexFacts::decide(const Expr& cond) const {
     return std::nullopt;
   }
   if (auto d = as_zero_test(cond)) {
-    if (proves_negative(*d) || proves_negative(scaled(*d, -1))) return false;
-    if (proves_negative(negated_test(*d)) && proves_negative(negated_test(scaled(*d, -1))))
-      return true;
+    if (proves_negative(*d) || proves_negative(-*d)) return false;
+    if (proves_negative(negated_test(*d)) && proves_negative(negated_test(-*d))) return true;
     return std::nullopt;
   }
   auto l = as_negative_test(cond);
@@ -245,10 +169,8 @@ std::optional<bool> IndexFacts::decide(const Expr& cond) const {
 }
 
 bool IndexFacts::in_bounds(const Affine& a, const SizeExpr& extent) const {
-  Linear l{{}, a.offset};
-  for (const auto& [index, coef] : a.terms) l.terms[index] = coef;
   // a >= 0  <=>  -a - 1 < 0;  a < extent  <=>  a - extent < 0.
-  return proves_negative(negated_test(l)) && proves_negative(plus(l, Linear{{}, -extent}));
+  return proves_negative(negated_test(a)) && proves_negative(a - affine_const(extent));
 }
 
 namespace {
