@@ -50,9 +50,6 @@ struct Rewrite {
 };
 ir::Expr rewrite(const ir::Expr& e, const Rewrite& rw);
 
-/// Every Read node of `e`, in evaluation order (left to right, depth first).
-void collect_reads(const ir::Expr& e, std::vector<ir::Expr>& reads);
-
 /// The factors of a product (a * b * c gives a, b, c; anything else is one factor).
 std::vector<ir::Expr> factors(const ir::Expr& e);
 /// True when `e` cannot turn finite operands into inf or NaN through a pole or

@@ -95,8 +95,8 @@ Affine substitute(const Affine& a, const std::map<std::string, Affine>& repl) {
 Affine solve(const Affine& a, const std::string& index, const Affine& target) {
   // a = c*index + rest with c = +-1, so index = c * (target - rest).
   const int64_t c = a.coef(index);
-  TENET_ASSERT(c == 1 || c == -1, "solve: " << index << " has coefficient " << c << " in "
-                                            << a.str());
+  TENET_ASSERT(c == 1 || c == -1,
+               "solve: " << index << " has coefficient " << c << " in " << a.str());
   const Affine rest = a - Affine::var(index) * c;
   return (target - rest) * c;
 }
@@ -136,8 +136,7 @@ std::optional<Affine> linear_form(const Expr& e) {
 std::optional<Affine> nonnegative_form(const Expr& cmp) {
   if (cmp->kind != ExprKind::Binary) return std::nullopt;
   const BinOp op = cmp->binop;
-  if (op != BinOp::Lt && op != BinOp::Le && op != BinOp::Gt && op != BinOp::Ge)
-    return std::nullopt;
+  if (op != BinOp::Lt && op != BinOp::Le && op != BinOp::Gt && op != BinOp::Ge) return std::nullopt;
   auto a = linear_form(cmp->args[0]), b = linear_form(cmp->args[1]);
   if (!a || !b) return std::nullopt;
   const Affine one = affine_const(1);

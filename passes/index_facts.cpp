@@ -1,10 +1,13 @@
 // Facts about index ranges and the rewrites they justify (see index_facts.h).
 #include "passes/index_facts.h"
 
+#include <algorithm>
 #include <functional>
+#include <set>
 
 #include "ir/affine.h"
 #include "ir/builder.h"
+#include "ir/mutator.h"
 
 namespace tenet::passes::detail {
 
@@ -208,43 +211,29 @@ Expr refine(const Expr& e, const IndexFacts& facts) {
 }
 
 bool safe_to_evaluate(const Expr& e, const IndexFacts& facts) {
-  if (e->kind == ExprKind::Read && !e->guarded && !all_in_bounds(*e, facts)) return false;
-  if (e->kind == ExprKind::Binary && e->binop == BinOp::Div && !is_float(e->type)) return false;
-  for (const Expr& a : e->args)
-    if (!safe_to_evaluate(a, facts)) return false;
-  return true;
+  return !any_node(e, [&](const Expr& x) {
+    return (x->kind == ExprKind::Read && !x->guarded && !all_in_bounds(*x, facts)) ||
+           (x->kind == ExprKind::Binary && x->binop == BinOp::Div && !is_float(x->type));
+  });
 }
 
 bool mentions_any(const Expr& e, const std::vector<Dim>& indices) {
-  for (const Dim& d : indices) {
-    if (e->kind == ExprKind::Index && e->index == d.index) return true;
-    if (e->kind == ExprKind::Read)
-      for (const Affine& a : e->indices)
-        if (a.coef(d.index) != 0) return true;
-  }
-  for (const Expr& a : e->args)
-    if (mentions_any(a, indices)) return true;
-  return false;
+  std::set<std::string> names;
+  for (const Dim& d : indices) names.insert(d.index);
+  return any_node(e, [&](const Expr& x) {
+    if (x->kind == ExprKind::Index) return names.count(x->index) > 0;
+    return x->kind == ExprKind::Read &&
+           std::any_of(x->indices.begin(), x->indices.end(),
+                       [&](const Affine& a) { return mentions(a, names); });
+  });
 }
 
 bool reads_tensor(const Expr& e) {
-  if (e->kind == ExprKind::Read) return true;
-  for (const Expr& a : e->args)
-    if (reads_tensor(a)) return true;
-  return false;
+  return any_node(e, [](const Expr& x) { return x->kind == ExprKind::Read; });
 }
 
 Expr shift_index(const Expr& e, const std::string& index, const SizeExpr& shift) {
-  if (e->kind == ExprKind::Index && e->index == index)
-    return make_binary(BinOp::Add, e, make_size(shift));
-  if (e->kind == ExprKind::Read) {
-    std::vector<Affine> indices = e->indices;
-    for (Affine& a : indices) a.offset = a.offset + SizeExpr(a.coef(index)) * shift;
-    return make_read(e->tensor, indices, e->guarded);
-  }
-  std::vector<Expr> args;
-  for (const Expr& a : e->args) args.push_back(shift_index(a, index, shift));
-  return with_args(e, std::move(args));
+  return substitute(e, {{index, Affine::var(index) + affine_const(shift)}});
 }
 
 FreshValues::FreshValues(const Function& fn) {
@@ -253,22 +242,18 @@ FreshValues::FreshValues(const Function& fn) {
     next_id_ = std::max(next_id_, v->id + 1);
     taken_[v->name] = 1;
   };
-  std::function<void(const std::vector<Stmt>&)> block = [&](const std::vector<Stmt>& body) {
-    for (const Stmt& s : body) {
-      if (s.kind == StmtKind::Compute) {
-        note(s.compute.result);
-        continue;
-      }
-      for (const Loop::Carried& c : s.loop->carried) {
-        note(c.param);
-        note(c.next);
-        note(c.result);
-      }
-      block(s.loop->body);
-    }
-  };
   for (const ValuePtr& v : fn.inputs) note(v);
-  block(fn.body);
+  for_each_stmt(fn.body, [&](const Stmt& s) {
+    if (s.kind == StmtKind::Compute) {
+      note(s.compute.result);
+      return;
+    }
+    for (const Loop::Carried& c : s.loop->carried) {
+      note(c.param);
+      note(c.next);
+      note(c.result);
+    }
+  });
 }
 
 ValuePtr FreshValues::make(const std::string& base, ElemType type, std::vector<SizeExpr> shape,
@@ -285,21 +270,34 @@ ValuePtr FreshValues::make(const std::string& base, ElemType type, std::vector<S
   return v;
 }
 
+namespace {
+
+/// Rewrites the computes of a block, knowing the enclosing loops' ranges.
+class FactsRewriter : public StmtMutator {
+ public:
+  using Rewrite = std::function<void(Stmt&, const IndexFacts&, std::vector<Stmt>&)>;
+  FactsRewriter(const IndexFacts& outer, const Rewrite& rewrite)
+      : facts_{outer}, rewrite_(rewrite) {}
+
+ protected:
+  void mutate_compute(Stmt& s, std::vector<Stmt>& out) override { rewrite_(s, facts_.back(), out); }
+  void enter_loop(const Loop& loop) override {
+    facts_.push_back(facts_.back());
+    facts_.back().add_range(loop.var, SizeExpr(0), SizeExpr(loop.trip));
+  }
+  void leave_loop(const Loop&) override { facts_.pop_back(); }
+
+ private:
+  std::vector<IndexFacts> facts_;  // innermost loop's last
+  const Rewrite& rewrite_;
+};
+
+}  // namespace
+
 void rewrite_statements(
     std::vector<Stmt>& body, const IndexFacts& outer,
     const std::function<void(Stmt& s, const IndexFacts& facts, std::vector<Stmt>& out)>& rewrite) {
-  std::vector<Stmt> out;
-  for (Stmt& s : body) {
-    if (s.kind == StmtKind::Loop) {
-      IndexFacts inner = outer;
-      inner.add_range(s.loop->var, SizeExpr(0), SizeExpr(s.loop->trip));
-      rewrite_statements(s.loop->body, inner, rewrite);
-      out.push_back(std::move(s));
-    } else {
-      rewrite(s, outer, out);
-    }
-  }
-  body = std::move(out);
+  FactsRewriter(outer, rewrite).mutate_block(body);
 }
 
 }  // namespace tenet::passes::detail

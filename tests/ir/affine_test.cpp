@@ -74,9 +74,9 @@ TEST(Affine, SolvesForAUnitCoefficient) {
 
 TEST(Affine, LinearFormOfIndexArithmetic) {
   // The cases both old rules agreed on.
-  EXPECT_EQ(form(bin(BinOp::Sub, bin(BinOp::Add, idx("i"), bin(BinOp::Mul, i64(2), idx("j"))),
-                     i64(1))),
-            "i + 2*j - 1");
+  EXPECT_EQ(
+      form(bin(BinOp::Sub, bin(BinOp::Add, idx("i"), bin(BinOp::Mul, i64(2), idx("j"))), i64(1))),
+      "i + 2*j - 1");
   EXPECT_EQ(form(make_unary(UnOp::Neg, idx("i"))), "-i");
   EXPECT_EQ(form(bin(BinOp::Sub, make_size(N), idx("i"))), "-i + (N)");
   EXPECT_EQ(form(bin(BinOp::Mul, idx("i"), i64(3))), "3*i");
