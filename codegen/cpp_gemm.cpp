@@ -19,27 +19,6 @@ namespace {
 using passes::ContractionPlan;
 using passes::GemmMatrix;
 
-/// `a` with each index in `values` replaced by that value plus the index
-/// itself when `keep` (a shift: v -> v + lo), or by the value alone.
-ir::Affine substitute(const ir::Affine& a, const std::map<std::string, ir::SizeExpr>& values,
-                      bool keep) {
-  ir::Affine out;
-  out.offset = a.offset;
-  for (const auto& [index, coef] : a.terms) {
-    auto it = values.find(index);
-    if (it != values.end()) out.offset = out.offset + ir::SizeExpr(coef) * it->second;
-    if (it == values.end() || keep) out.terms.push_back({index, coef});
-  }
-  return out;
-}
-
-std::vector<ir::Affine> substitute(const std::vector<ir::Affine>& indices,
-                                   const std::map<std::string, ir::SizeExpr>& values, bool keep) {
-  std::vector<ir::Affine> out;
-  for (const ir::Affine& a : indices) out.push_back(substitute(a, values, keep));
-  return out;
-}
-
 bool reads_index(const ir::ExprNode& read, const std::string& index) {
   for (const ir::Affine& a : read.indices)
     if (a.coef(index) != 0) return true;
@@ -95,10 +74,10 @@ ir::Stmt assignment(const ir::ValuePtr& result, std::vector<ir::Dim> out, ir::Ex
 /// The statement packing `read` into `buffer`, indexed by `dims` (from zero).
 ir::Stmt pack_statement(const ir::ExprNode& read, const ir::ValuePtr& buffer,
                         const std::vector<ir::Dim>& dims, const char* role) {
-  std::map<std::string, ir::SizeExpr> shift;
+  std::map<std::string, ir::Affine> shift;
   for (const ir::Dim& d : dims)
-    if (d.lo != ir::SizeExpr(0)) shift[d.index] = d.lo;
-  ir::Expr body = ir::make_read(read.tensor, substitute(read.indices, shift, true), read.guarded);
+    if (d.lo != ir::SizeExpr(0)) shift[d.index] = ir::Affine::var(d.index) + ir::affine_const(d.lo);
+  ir::Expr body = ir::make_read(read.tensor, ir::substitute(read.indices, shift), read.guarded);
   std::string comment = "pack " + read.tensor->name + " as GEMM matrix " + role + ": " +
                         buffer->name + "(" + index_list(dims) + ") = " + read_text(*body);
   if (!shift.empty()) comment += " (indices from 0)";
@@ -472,10 +451,10 @@ void FunctionEmitter::emit_gemm_calls(Code& code, const GemmLowering& g, const S
   };
   auto at_first_element = [&](const ir::ExprNode& read, const std::vector<ir::Dim>& rows,
                               const std::vector<ir::Dim>& cols) {
-    std::map<std::string, ir::SizeExpr> first;
+    std::map<std::string, ir::Affine> first;
     for (const auto* group : {&rows, &cols})
-      for (const ir::Dim& d : *group) first[d.index] = d.lo;
-    return substitute(read.indices, first, false);
+      for (const ir::Dim& d : *group) first[d.index] = ir::affine_const(d.lo);
+    return ir::substitute(read.indices, first);
   };
   auto operand = [&](const GemmMatrix& mat, const ir::ValuePtr& buffer,
                      const std::vector<ir::Dim>& buffer_loops, const std::vector<ir::Dim>& rows,
@@ -507,11 +486,11 @@ void FunctionEmitter::emit_gemm_calls(Code& code, const GemmLowering& g, const S
     result = operand(p.c, g.c_buffer, p.loops, p.m, p.n, m, n);
   } else {
     const TensorAccess& t = access(c.result);
-    std::map<std::string, ir::SizeExpr> first;
+    std::map<std::string, ir::Affine> first;
     for (const auto* group : {&p.m, &p.n})
-      for (const ir::Dim& d : *group) first[d.index] = 0;
+      for (const ir::Dim& d : *group) first[d.index] = ir::affine_const(0);
     result.pointer = plus_offset(
-        t.pointer, flat_offset(t, substitute(ir::plain_indices(c.out), first, false), inner));
+        t.pointer, flat_offset(t, ir::substitute(ir::plain_indices(c.out), first), inner));
     result.ld = p.c.ld_dim >= 0 ? t.strides[size_t(p.c.ld_dim)] : n;
   }
   const ElemType type = c.result->type;

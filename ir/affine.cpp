@@ -92,6 +92,13 @@ Affine substitute(const Affine& a, const std::map<std::string, Affine>& repl) {
   return without_zeros(std::move(r));
 }
 
+std::vector<Affine> substitute(const std::vector<Affine>& indices,
+                               const std::map<std::string, Affine>& repl) {
+  std::vector<Affine> out;
+  for (const Affine& a : indices) out.push_back(substitute(a, repl));
+  return out;
+}
+
 Affine solve(const Affine& a, const std::string& index, const Affine& target) {
   // a = c*index + rest with c = +-1, so index = c * (target - rest).
   const int64_t c = a.coef(index);

@@ -51,6 +51,8 @@ Affine sorted(Affine a);
 /// simultaneously (replacements are not rewritten again). Terms of a
 /// replacement take the replaced index's place in the order.
 Affine substitute(const Affine& a, const std::map<std::string, Affine>& repl);
+std::vector<Affine> substitute(const std::vector<Affine>& indices,
+                               const std::map<std::string, Affine>& repl);
 
 /// The affine form `x` with `a` at `x`'s `index` equal to `target`: solves
 /// `a = target` for `index`, whose coefficient in `a` must be 1 or -1.

@@ -62,8 +62,7 @@ Expr ExprMutator::mutate_read(const Expr& e) {
   return changed ? make_read(tensor, std::move(indices), e->guarded) : e;
 }
 
-std::vector<Affine> ExprMutator::mutate_indices(const std::vector<Affine>& indices,
-                                                bool& changed) {
+std::vector<Affine> ExprMutator::mutate_indices(const std::vector<Affine>& indices, bool& changed) {
   std::vector<Affine> out;
   for (const Affine& a : indices) {
     out.push_back(mutate_affine(a));

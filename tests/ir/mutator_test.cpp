@@ -49,9 +49,9 @@ struct Doubler : ExprMutator {
 
 TEST(Mutator, VisitorRecursesWhereNotOverridden) {
   Tensors t;
-  const Expr e = make_binary(
-      BinOp::Add, make_unary(UnOp::Exp, read(t.x, Affine::var("i"))),
-      make_select(make_const(1, ElemType::Bool), read(t.y, Affine::var("i")), read(t.x, plus("i", 1))));
+  const Expr e = make_binary(BinOp::Add, make_unary(UnOp::Exp, read(t.x, Affine::var("i"))),
+                             make_select(make_const(1, ElemType::Bool), read(t.y, Affine::var("i")),
+                                         read(t.x, plus("i", 1))));
   Counter c;
   c.visit(e);
   EXPECT_EQ(c.reads, 3);
@@ -66,23 +66,25 @@ TEST(Mutator, RebuildsOnlyWhereAChildChanged) {
   const Expr out = d.mutate(e);
   EXPECT_EQ(print(out), "mul(exp(%x[i]), 6:float32)");
   EXPECT_NE(out, e);
-  EXPECT_EQ(out->args[0], left);  // the untouched operand is shared
+  EXPECT_EQ(out->args[0], left);    // the untouched operand is shared
   EXPECT_EQ(d.mutate(left), left);  // nothing to change: the same node
 }
 
 TEST(Mutator, SubstitutesIndicesInReadsAndValuesSimultaneously) {
   Tensors t;
   // x[i + 1] + float(j) with i -> j, j -> 2*i - 1
-  const Expr e = make_binary(BinOp::Add, read(t.x, plus("i", 1)),
-                             make_cast(make_index("j"), ElemType::F32));
-  const Expr out = substitute(e, {{"i", Affine::var("j")}, {"j", Affine::var("i") * 2 - affine_const(1)}});
+  const Expr e =
+      make_binary(BinOp::Add, read(t.x, plus("i", 1)), make_cast(make_index("j"), ElemType::F32));
+  const Expr out =
+      substitute(e, {{"i", Affine::var("j")}, {"j", Affine::var("i") * 2 - affine_const(1)}});
   EXPECT_EQ(print(out), "add(%x[j + 1], cast<float32>(sub(mul(2:int64, i), 1:int64)))");
   EXPECT_EQ(substitute(e, {{"k", Affine::var("i")}}), e);
 }
 
 TEST(Mutator, ReplacesTensors) {
   Tensors t;
-  const Expr e = make_binary(BinOp::Sub, read(t.x, Affine::var("i"), true), read(t.y, Affine::var("i")));
+  const Expr e =
+      make_binary(BinOp::Sub, read(t.x, Affine::var("i"), true), read(t.y, Affine::var("i")));
   const Expr out = replace_tensors(e, {{t.x.get(), t.y}});
   EXPECT_EQ(print(out), "sub(%y?[i], %y[i])");
   EXPECT_EQ(out->args[1], e->args[1]);
@@ -103,14 +105,16 @@ TEST(Mutator, TransformReplacesTopDownWithoutRevisiting) {
 
 TEST(Mutator, FindsNodesAndReads) {
   Tensors t;
-  const Expr e = make_binary(BinOp::Mul, read(t.x, Affine::var("i")),
-                             make_binary(BinOp::Add, read(t.y, Affine::var("i")), read(t.x, plus("i", 2))));
+  const Expr e =
+      make_binary(BinOp::Mul, read(t.x, Affine::var("i")),
+                  make_binary(BinOp::Add, read(t.y, Affine::var("i")), read(t.x, plus("i", 2))));
   const std::vector<Expr> all = reads_of(e), of_x = reads_of(e, t.x.get());
   ASSERT_EQ(all.size(), 3u);
   EXPECT_EQ(all[1]->tensor, t.y);  // evaluation order
   ASSERT_EQ(of_x.size(), 2u);
   EXPECT_EQ(print(of_x[1]), "%x[i + 2]");
-  EXPECT_TRUE(any_node(e, [](const Expr& x) { return x->kind == ExprKind::Binary && x->binop == BinOp::Add; }));
+  EXPECT_TRUE(any_node(
+      e, [](const Expr& x) { return x->kind == ExprKind::Binary && x->binop == BinOp::Add; }));
   EXPECT_FALSE(any_node(e, [](const Expr& x) { return x->kind == ExprKind::Index; }));
   int nodes = 0;
   for_each_node(e, [&](const Expr&) { ++nodes; });
@@ -126,8 +130,9 @@ Function looped() {
   ValuePtr s = fb.carry(a, "s");
   fb.begin_loop("u", 2);
   ValuePtr r = fb.carry(s, "r");
-  ValuePtr r2 = fb.compute("r2", {{"i", 0, N}}, {}, ReduceOp::None,
-                           make_binary(BinOp::Add, read(r, Affine::var("i")), make_const(1, ElemType::F32)));
+  ValuePtr r2 =
+      fb.compute("r2", {{"i", 0, N}}, {}, ReduceOp::None,
+                 make_binary(BinOp::Add, read(r, Affine::var("i")), make_const(1, ElemType::F32)));
   ValuePtr inner = fb.end_loop({r2}, {})[0];
   ValuePtr s2 = fb.compute("s2", {{"i", 0, N}}, {}, ReduceOp::None, read(inner, Affine::var("i")));
   ValuePtr out = fb.end_loop({s2}, {})[0];
