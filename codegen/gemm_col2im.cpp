@@ -160,8 +160,7 @@ bool FunctionEmitter::emit_col2im(Code& code, const ir::Stmt& s, const Scope& sc
       code.open("for (int64_t " + v + " = 0; " + v + " < " + product_text({d}, size_names_) +
                 "; ++" + v + ")");
     }
-    std::vector<ir::Affine> position;
-    for (const ir::Dim& d : c.out) position.push_back(ir::Affine::var(d.index));
+    const std::vector<ir::Affine> position = ir::plain_indices(c.out);
     const std::string start =
         c.init ? access(c.init).pointer + "[" + flat_offset(access(c.init), position, fill) + "]"
                : literal(0, type).text;
@@ -175,8 +174,7 @@ bool FunctionEmitter::emit_col2im(Code& code, const ir::Stmt& s, const Scope& sc
     code.open("for (int64_t " + v + " = 0; " + v + " < " + product_text({d}, size_names_) + "; ++" +
               v + ")");
   }
-  std::vector<ir::Affine> cols_at = read.indices, result_at;
-  for (const ir::Dim& d : c.out) result_at.push_back(ir::Affine::var(d.index));
+  std::vector<ir::Affine> cols_at = read.indices, result_at = ir::plain_indices(c.out);
   std::vector<std::pair<std::string, std::string>> bounds;  // per window: lo, hi names
   for (size_t i = 0; i < form->windows.size(); ++i) {
     const WindowDim& w = form->windows[i];

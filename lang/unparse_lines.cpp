@@ -12,6 +12,7 @@
 // and back at the end of the body.
 #include <limits>
 
+#include "ir/affine.h"
 #include "ir/builder.h"
 #include "lang/unparse_internal.h"
 
@@ -149,9 +150,7 @@ class Lowering {
   }
 
   static ir::Expr read_at(const ir::ValuePtr& v, const std::vector<ir::Dim>& dims) {
-    std::vector<ir::Affine> idx;
-    for (const auto& d : dims) idx.push_back(ir::Affine::var(d.index));
-    return ir::make_read(v, idx);
+    return ir::make_read(v, ir::plain_indices(dims));
   }
 
   /// `target(dims) = source(dims)`.

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ir/affine.h"
 #include "ir/mutator.h"
 #include "passes/contraction.h"
 
@@ -77,8 +78,7 @@ std::vector<std::string> inner_block(const Compute& c) {
     return !dims_mentioning(r->indices, last).empty() && !unit_stride(*r->tensor, r->indices, last);
   });
   if (!strided) return {};
-  std::vector<Affine> at_out;
-  for (const Dim& d : c.out) at_out.push_back(Affine::var(d.index));
+  const std::vector<Affine> at_out = plain_indices(c.out);
   std::vector<std::string> block;
   int64_t elements = 1;
   for (size_t p = c.out.size() - 1; p >= 1; --p) {  // out[0] stays outside
