@@ -40,11 +40,9 @@ std::vector<ir::Dim> concat(const Groups&... groups) {
 }
 
 ir::ValuePtr make_buffer(const std::string& name, ElemType type, const std::vector<ir::Dim>& dims) {
-  auto v = std::make_shared<ir::Value>();
-  v->name = name;
-  v->type = type;
-  for (const ir::Dim& d : dims) v->shape.push_back(d.extent());
-  return v;
+  std::vector<ir::SizeExpr> shape;
+  for (const ir::Dim& d : dims) shape.push_back(d.extent());
+  return ir::make_value(-1, name, type, std::move(shape));
 }
 
 std::string index_list(const std::vector<ir::Dim>& dims) {

@@ -3,6 +3,7 @@
 #include <map>
 #include <memory>
 
+#include "ir/builder.h"
 #include "ir/mutator.h"
 #include "support/error.h"
 
@@ -67,8 +68,9 @@ std::optional<GemmChunk> chunk_statement(const ir::Stmt& s, const std::string& i
   std::map<const ir::Value*, ir::ValuePtr> view_of;
   for (const auto& [tensor, dim] : dims.dims()) {
     if (dim < 0) continue;
-    auto view = std::make_shared<ir::Value>(*tensor);
-    view->shape[size_t(dim)] = ir::SizeExpr::sym(len);
+    std::vector<ir::SizeExpr> shape = tensor->shape;
+    shape[size_t(dim)] = ir::SizeExpr::sym(len);
+    ir::ValuePtr view = ir::with_shape(tensor, std::move(shape));
     view_of[tensor.get()] = view;
     chunk.views.push_back({view, tensor, dim});
   }

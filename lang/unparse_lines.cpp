@@ -131,9 +131,7 @@ class Lowering {
 
   /// A value for a copy the printed program needs, shaped like `like`.
   ir::ValuePtr make_value(const ir::ValuePtr& like, const std::string& name) {
-    auto v = std::make_shared<ir::Value>(*like);
-    v->id = -1 - int(out_.made.size());
-    v->name = name;
+    ir::ValuePtr v = ir::renamed(like, -1 - int(out_.made.size()), name);
     out_.made.push_back(v);
     return v;
   }

@@ -261,13 +261,7 @@ ValuePtr FreshValues::make(const std::string& base, ElemType type, std::vector<S
   std::string name = base;
   for (int n = 1; taken_.count(name); ++n) name = base + "_" + std::to_string(n);
   taken_[name] = 1;
-  auto v = std::make_shared<Value>();
-  v->id = next_id_++;
-  v->name = name;
-  v->type = type;
-  v->shape = std::move(shape);
-  v->span = span;
-  return v;
+  return make_value(next_id_++, name, type, std::move(shape), span);
 }
 
 namespace {
