@@ -7,6 +7,7 @@
 
 #include "ir/affine.h"
 #include "ir/builder.h"
+#include "ir/mutator.h"
 
 namespace tenet::codegen::detail {
 
@@ -59,13 +60,12 @@ bool provably_in_range(const ir::Affine& a, const ir::SizeExpr& extent,
 /// sqrt), as AD assumes when it leaves out a guard that a guarded factor
 /// implies (ad/gather.cpp).
 bool total(const ir::Expr& e) {
-  if (e->kind == ir::ExprKind::Binary && (e->binop == ir::BinOp::Div || e->binop == ir::BinOp::Pow))
-    return false;
-  if (e->kind == ir::ExprKind::Unary && (e->unop == ir::UnOp::Log || e->unop == ir::UnOp::Sqrt))
-    return false;
-  for (const ir::Expr& a : e->args)
-    if (!total(a)) return false;
-  return true;
+  return !ir::any_node(e, [](const ir::Expr& x) {
+    return (x->kind == ir::ExprKind::Binary &&
+            (x->binop == ir::BinOp::Div || x->binop == ir::BinOp::Pow)) ||
+           (x->kind == ir::ExprKind::Unary &&
+            (x->unop == ir::UnOp::Log || x->unop == ir::UnOp::Sqrt));
+  });
 }
 
 /// Turns conditions into loop bounds where they can be.

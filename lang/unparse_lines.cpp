@@ -14,6 +14,7 @@
 
 #include "ir/affine.h"
 #include "ir/builder.h"
+#include "ir/mutator.h"
 #include "lang/unparse_internal.h"
 
 namespace tenet::lang::unparse_detail {
@@ -58,8 +59,7 @@ class LastUse {
     last = std::max(last, at);
   }
   void reads(const ir::Expr& e, int64_t at) {
-    if (e->kind == ir::ExprKind::Read) use(e->tensor, at);
-    for (const auto& a : e->args) reads(a, at);
+    for (const ir::Expr& read : ir::reads_of(e)) use(read->tensor, at);
   }
   void walk(const std::vector<ir::Stmt>& body) {
     for (const ir::Stmt& s : body) {
