@@ -156,10 +156,4 @@ bool is_total(const Expr& e) {
   });
 }
 
-std::string describe_read(const Expr& read) {
-  std::string s = read->tensor->name + (read->guarded ? "?(" : "(");
-  for (size_t i = 0; i < read->indices.size(); ++i) s += (i ? ", " : "") + read->indices[i].str();
-  return s + ")";
-}
-
 }  // namespace tenet::ad

@@ -59,8 +59,4 @@ bool is_total(const ir::Expr& e);
 /// "b.2" -> "b": the source name of a value (later versions are "name.N").
 std::string stem(const std::string& name);
 
-/// "x(b, c, 2*i + ki)" (with '?' for a guarded read): how AD names a read in
-/// attributes and messages.
-std::string describe_read(const ir::Expr& read);
-
 }  // namespace tenet::ad

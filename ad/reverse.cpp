@@ -6,6 +6,7 @@
 #include "ad/body_adjoint.h"
 #include "ad/expr_util.h"
 #include "ad/gather.h"
+#include "ir/printer.h"
 #include "support/error.h"
 
 namespace tenet::ad {
@@ -222,7 +223,7 @@ class Reverse {
                            s.span, backward_source(s));
     a.one = false;
     a.final_named = last;
-    fb_.annotate("ad", gather.kind + " for " + describe_read(read));
+    fb_.annotate("ad", gather.kind + " for " + ir::read_text(*read));
   }
 
   // The tensor a lone contribution would copy unchanged (d_y(..) = d_z(..) at

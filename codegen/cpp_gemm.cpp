@@ -10,6 +10,7 @@
 #include "codegen/function_emitter.h"
 #include "ir/affine.h"
 #include "ir/builder.h"
+#include "ir/printer.h"
 #include "support/error.h"
 
 namespace tenet::codegen::detail {
@@ -51,12 +52,6 @@ std::string index_list(const std::vector<ir::Dim>& dims) {
   return out;
 }
 
-std::string read_text(const ir::ExprNode& read) {
-  std::string out = read.tensor->name + (read.guarded ? "?(" : "(");
-  for (size_t i = 0; i < read.indices.size(); ++i) out += (i ? ", " : "") + read.indices[i].str();
-  return out + ")";
-}
-
 ir::Stmt assignment(const ir::ValuePtr& result, std::vector<ir::Dim> out, ir::Expr body,
                     std::string comment) {
   ir::Stmt s;
@@ -77,7 +72,7 @@ ir::Stmt pack_statement(const ir::ExprNode& read, const ir::ValuePtr& buffer,
     if (d.lo != ir::SizeExpr(0)) shift[d.index] = ir::Affine::var(d.index) + ir::affine_const(d.lo);
   ir::Expr body = ir::make_read(read.tensor, ir::substitute(read.indices, shift), read.guarded);
   std::string comment = "pack " + read.tensor->name + " as GEMM matrix " + role + ": " +
-                        buffer->name + "(" + index_list(dims) + ") = " + read_text(*body);
+                        buffer->name + "(" + index_list(dims) + ") = " + ir::read_text(*body);
   if (!shift.empty()) comment += " (indices from 0)";
   return assignment(buffer, from_zero(dims), body, comment);
 }
@@ -115,11 +110,11 @@ GemmLowering lower_gemm(const ir::Stmt& s, ContractionPlan plan) {
     const std::vector<ir::Dim> dims = concat(p.loops, p.m, p.n);
     g.c_buffer = make_buffer(c.result->name + "_product", type, dims);
     ir::Expr body = ir::make_read(g.c_buffer, ir::plain_indices(dims));
-    std::string comment = c.result->name + "(" + index_list(c.out) + ") = " + read_text(*body);
+    std::string comment = c.result->name + "(" + index_list(c.out) + ") = " + ir::read_text(*body);
     if (c.init) {
       ir::Expr init = ir::make_read(c.init, out_position);
-      comment = c.result->name + "(" + index_list(c.out) + ") = " + read_text(*init) + " + " +
-                read_text(*body);
+      comment = c.result->name + "(" + index_list(c.out) + ") = " + ir::read_text(*init) + " + " +
+                ir::read_text(*body);
       body = ir::make_binary(ir::BinOp::Add, init, body);
     }
     g.after.push_back(
@@ -128,7 +123,7 @@ GemmLowering lower_gemm(const ir::Stmt& s, ContractionPlan plan) {
     ir::Expr init = ir::make_read(c.init, out_position);
     g.before.push_back(assignment(c.result, c.out, init,
                                   "start from the init (the GEMM adds to it): " + c.result->name +
-                                      "(" + index_list(c.out) + ") = " + read_text(*init)));
+                                      "(" + index_list(c.out) + ") = " + ir::read_text(*init)));
   }
   if (g.plan.split) {
     // col2im: the statement's result as a guarded sum over the columns.
@@ -136,7 +131,7 @@ GemmLowering lower_gemm(const ir::Stmt& s, ContractionPlan plan) {
     gather.compute = g.plan.split->gather;
     gather.source = "gather the result from the columns: " + s.compute.result->name + "(" +
                     index_list(s.compute.out) + ") " + (s.compute.init ? "+= " : "+=! ") +
-                    read_text(*gather.compute.body);
+                    ir::read_text(*gather.compute.body);
     g.after.push_back(gather);
   }
   for (const ir::ValuePtr& buffer : {g.a_buffer, g.b_buffer, g.c_buffer})

@@ -166,5 +166,12 @@ TEST(Mutator, StatementsInLoopBodies) {
   EXPECT_EQ(order, (std::vector<std::string>{"a", "loop t", "loop u", "r2", "s2"}));
 }
 
+TEST(Mutator, ReadTextAsTheLanguageWritesIt) {
+  Tensors t;
+  EXPECT_EQ(read_text(*make_read(t.x, {Affine::var("i") * 2 + Affine::var("k") - affine_const(1)})),
+            "x(2*i + k - 1)");
+  EXPECT_EQ(read_text(*read(t.y, affine_const(N - 1), true)), "y?(N - 1)");
+}
+
 }  // namespace
 }  // namespace tenet::ir
