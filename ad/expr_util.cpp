@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "ir/mutator.h"
 #include "support/error.h"
 
 namespace tenet::ad {
@@ -85,136 +86,60 @@ Expr both(Expr a, Expr b) {
   return ir::make_binary(BinOp::And, std::move(a), std::move(b));
 }
 
-Affine affine_const(const ir::SizeExpr& offset) {
-  return Affine{{}, offset};
-}
-
-Affine affine_add(const Affine& a, const Affine& b) {
-  Affine r = a;
-  r.offset = a.offset + b.offset;
-  for (const auto& [name, c] : b.terms) {
-    bool merged = false;
-    for (auto& term : r.terms) {
-      if (term.first == name) {
-        term.second += c;
-        merged = true;
-      }
-    }
-    if (!merged) r.terms.emplace_back(name, c);
-  }
-  std::erase_if(r.terms, [](const auto& term) { return term.second == 0; });
-  return r;
-}
-
-Affine affine_scale(const Affine& a, int64_t factor) {
-  if (factor == 0) return affine_const(0);
-  Affine r = a;
-  r.offset = a.offset * ir::SizeExpr(factor);
-  for (auto& term : r.terms) term.second *= factor;
-  return r;
-}
-
-Affine affine_substitute(const Affine& a, const std::map<std::string, Affine>& repl) {
-  Affine r = affine_const(a.offset);
-  for (const auto& [name, c] : a.terms) {
-    auto it = repl.find(name);
-    Affine term = it != repl.end() ? it->second : Affine::var(name);
-    r = affine_add(r, affine_scale(term, c));
-  }
-  return r;
-}
-
-bool affine_equal(const Affine& a, const Affine& b) {
-  if (a.offset != b.offset || a.terms.size() != b.terms.size()) return false;
-  for (const auto& [name, c] : a.terms)
-    if (b.coef(name) != c) return false;
-  return true;
-}
-
-bool affine_mentions(const Affine& a, const std::set<std::string>& indices) {
-  for (const auto& term : a.terms)
-    if (indices.count(term.first)) return true;
-  return false;
-}
-
-Expr affine_value(const Affine& a) {
-  // Written as one would by hand: h - 2*i, not h + -2*i.
-  Expr sum;
-  for (const auto& [name, c] : a.terms) {
-    int64_t mag = c < 0 ? -c : c;
-    Expr term = ir::make_index(name);
-    if (mag != 1) term = ir::make_binary(BinOp::Mul, constant(double(mag), ElemType::I64), term);
-    if (!sum)
-      sum = c < 0 ? ir::make_unary(UnOp::Neg, term) : term;
-    else
-      sum = ir::make_binary(c < 0 ? BinOp::Sub : BinOp::Add, sum, term);
-  }
-  if (!sum) {
-    if (auto k = a.offset.constant()) return constant(double(*k), ElemType::I64);
-    return ir::make_size(a.offset);
-  }
-  if (auto k = a.offset.constant()) {
-    if (*k > 0) sum = ir::make_binary(BinOp::Add, sum, constant(double(*k), ElemType::I64));
-    if (*k < 0) sum = ir::make_binary(BinOp::Sub, sum, constant(double(-*k), ElemType::I64));
-    return sum;
-  }
-  if (a.offset.str()[0] == '-')  // g - 2*S, not g + -2*S
-    return ir::make_binary(BinOp::Sub, sum, ir::make_size(-a.offset));
-  return ir::make_binary(BinOp::Add, sum, ir::make_size(a.offset));
-}
-
 std::string stem(const std::string& name) {
   return name.substr(0, name.find('.'));
 }
 
-Expr rewrite(const Expr& e, const Rewrite& rw) {
-  switch (e->kind) {
-    case ExprKind::Const:
-      if (rw.float_type && is_float(e->type)) return constant(e->value, *rw.float_type);
-      return e;
-    case ExprKind::Size:
-      return e;
-    case ExprKind::Index: {
-      auto it = rw.indices.find(e->index);
-      return it == rw.indices.end() ? e : affine_value(it->second);
-    }
-    case ExprKind::Read: {
-      auto it = rw.values.find(e->tensor.get());
-      const ir::ValuePtr& tensor = it == rw.values.end() ? e->tensor : it->second;
-      bool needs_guard = false, in_bounds = true;
-      std::vector<Affine> indices;
-      for (size_t d = 0; d < e->indices.size(); ++d) {
-        needs_guard = needs_guard || affine_mentions(e->indices[d], rw.guard_indices);
-        indices.push_back(affine_substitute(e->indices[d], rw.indices));
-        auto b = indices.back().is_plain_var() ? rw.bounded.find(indices.back().terms[0].first)
-                                               : rw.bounded.end();
-        in_bounds = in_bounds && b != rw.bounded.end() && b->second == tensor->shape[d];
-      }
-      return ir::make_read(tensor, std::move(indices), e->guarded || (needs_guard && !in_bounds));
-    }
-    case ExprKind::Unary:
-      return ir::make_unary(e->unop, rewrite(e->args[0], rw));
-    case ExprKind::Binary:
-      return ir::make_binary(e->binop, rewrite(e->args[0], rw), rewrite(e->args[1], rw));
-    case ExprKind::Select:
-      return ir::make_select(rewrite(e->args[0], rw), rewrite(e->args[1], rw),
-                             rewrite(e->args[2], rw));
-    case ExprKind::Cast: {
-      ElemType to = rw.float_type && is_float(e->type) ? *rw.float_type : e->type;
-      Expr a = rewrite(e->args[0], rw);
-      // An unrolled loop variable: float32(r) becomes 2:float32 (exact below 2^24).
-      if (a->kind == ExprKind::Const && is_int(a->type) && is_float(to) &&
-          std::abs(a->value) < 16777216)
-        return constant(a->value, to);
-      return ir::make_cast(a, to);
-    }
-  }
-  TENET_UNREACHABLE("unknown expression kind");
-}
+namespace {
 
-void collect_reads(const Expr& e, std::vector<Expr>& reads) {
-  if (e->kind == ExprKind::Read) reads.push_back(e);
-  for (const Expr& a : e->args) collect_reads(a, reads);
+class Rewriter : public ir::ExprMutator {
+ public:
+  explicit Rewriter(const Rewrite& rw) : rw_(rw) {}
+
+ protected:
+  Expr mutate_const(const Expr& e) override {
+    if (rw_.float_type && is_float(e->type)) return constant(e->value, *rw_.float_type);
+    return e;
+  }
+
+  Expr mutate_index(const Expr& e) override {
+    auto it = rw_.indices.find(e->index);
+    return it == rw_.indices.end() ? e : ir::affine_value(it->second);
+  }
+
+  Expr mutate_read(const Expr& e) override {
+    auto it = rw_.values.find(e->tensor.get());
+    const ir::ValuePtr& tensor = it == rw_.values.end() ? e->tensor : it->second;
+    bool needs_guard = false, in_bounds = true;
+    std::vector<Affine> indices;
+    for (size_t d = 0; d < e->indices.size(); ++d) {
+      needs_guard = needs_guard || ir::mentions(e->indices[d], rw_.guard_indices);
+      indices.push_back(ir::substitute(e->indices[d], rw_.indices));
+      auto b = indices.back().is_plain_var() ? rw_.bounded.find(indices.back().terms[0].first)
+                                             : rw_.bounded.end();
+      in_bounds = in_bounds && b != rw_.bounded.end() && b->second == tensor->shape[d];
+    }
+    return ir::make_read(tensor, std::move(indices), e->guarded || (needs_guard && !in_bounds));
+  }
+
+  Expr mutate_cast(const Expr& e) override {
+    ElemType to = rw_.float_type && is_float(e->type) ? *rw_.float_type : e->type;
+    Expr a = mutate(e->args[0]);
+    // An unrolled loop variable: float32(r) becomes 2:float32 (exact below 2^24).
+    if (a->kind == ExprKind::Const && is_int(a->type) && is_float(to) &&
+        std::abs(a->value) < 16777216)
+      return constant(a->value, to);
+    return a == e->args[0] && to == e->type ? e : ir::make_cast(a, to);
+  }
+
+ private:
+  const Rewrite& rw_;
+};
+
+}  // namespace
+
+Expr rewrite(const Expr& e, const Rewrite& rw) {
+  return Rewriter(rw).mutate(e);
 }
 
 std::vector<Expr> factors(const Expr& e) {
@@ -225,18 +150,10 @@ std::vector<Expr> factors(const Expr& e) {
 }
 
 bool is_total(const Expr& e) {
-  if (e->kind == ExprKind::Binary && (e->binop == BinOp::Div || e->binop == BinOp::Pow))
-    return false;
-  if (e->kind == ExprKind::Unary && (e->unop == UnOp::Log || e->unop == UnOp::Sqrt)) return false;
-  for (const Expr& a : e->args)
-    if (!is_total(a)) return false;
-  return true;
-}
-
-std::string describe_read(const Expr& read) {
-  std::string s = read->tensor->name + (read->guarded ? "?(" : "(");
-  for (size_t i = 0; i < read->indices.size(); ++i) s += (i ? ", " : "") + read->indices[i].str();
-  return s + ")";
+  return !ir::any_node(e, [](const Expr& x) {
+    return (x->kind == ExprKind::Binary && (x->binop == BinOp::Div || x->binop == BinOp::Pow)) ||
+           (x->kind == ExprKind::Unary && (x->unop == UnOp::Log || x->unop == UnOp::Sqrt));
+  });
 }
 
 }  // namespace tenet::ad

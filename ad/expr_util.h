@@ -1,5 +1,6 @@
 /// \file
-/// Expression and affine-index helpers shared by the AD files (internal to ad/).
+/// Expression helpers shared by the AD files (internal to ad/); affine
+/// indices use ir/affine.h.
 ///
 /// The arithmetic constructors fold constants and the identities x*1, x*0,
 /// x+0, x-0, --x and pow(x, 1), so derivative expressions print the way one
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/affine.h"
 #include "ir/builder.h"
 #include "ir/ir.h"
 
@@ -33,19 +35,6 @@ ir::Expr select(ir::Expr cond, ir::Expr a, ir::Expr b);
 /// a && b where either may be null (null means "true").
 ir::Expr both(ir::Expr a, ir::Expr b);
 
-// Affine indices are kept normalised: terms sorted by first appearance, no
-// zero coefficients, no repeated index.
-ir::Affine affine_const(const ir::SizeExpr& offset);
-ir::Affine affine_add(const ir::Affine& a, const ir::Affine& b);
-ir::Affine affine_scale(const ir::Affine& a, int64_t factor);
-/// Replaces each index that has an entry in `repl` by its affine expression
-/// (simultaneously: replacements are not themselves rewritten).
-ir::Affine affine_substitute(const ir::Affine& a, const std::map<std::string, ir::Affine>& repl);
-bool affine_equal(const ir::Affine& a, const ir::Affine& b);
-bool affine_mentions(const ir::Affine& a, const std::set<std::string>& indices);
-/// The int64 value of an affine index, as an expression.
-ir::Expr affine_value(const ir::Affine& a);
-
 /// A rewrite of an expression: tensors replaced by other tensors, indices
 /// replaced by affine expressions (in reads and in index values), reads that
 /// mention one of `guard_indices` (before substitution) made guarded, and,
@@ -61,9 +50,6 @@ struct Rewrite {
 };
 ir::Expr rewrite(const ir::Expr& e, const Rewrite& rw);
 
-/// Every Read node of `e`, in evaluation order (left to right, depth first).
-void collect_reads(const ir::Expr& e, std::vector<ir::Expr>& reads);
-
 /// The factors of a product (a * b * c gives a, b, c; anything else is one factor).
 std::vector<ir::Expr> factors(const ir::Expr& e);
 /// True when `e` cannot turn finite operands into inf or NaN through a pole or
@@ -72,9 +58,5 @@ bool is_total(const ir::Expr& e);
 
 /// "b.2" -> "b": the source name of a value (later versions are "name.N").
 std::string stem(const std::string& name);
-
-/// "x(b, c, 2*i + ki)" (with '?' for a guarded read): how AD names a read in
-/// attributes and messages.
-std::string describe_read(const ir::Expr& read);
 
 }  // namespace tenet::ad

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "ad/expr_util.h"
+#include "ir/affine.h"
 #include "ir/builder.h"
 #include "support/error.h"
 
@@ -51,7 +52,7 @@ class Inverter {
  private:
   void solve() {
     for (size_t m = 0; m < read_->indices.size(); ++m) {
-      Affine e = affine_substitute(read_->indices[m], solution_);
+      Affine e = ir::substitute(read_->indices[m], solution_);
       std::optional<std::string> pivot = choose_pivot(e, m);
       pivots_.push_back(pivot.value_or(""));
       if (!pivot) {
@@ -59,14 +60,12 @@ class Inverter {
         continue;
       }
       // y_m = c*p + rest with c = +-1, so p = c * (y_m - rest).
-      int64_t c = e.coef(*pivot);
-      Affine rest = affine_add(e, affine_scale(Affine::var(*pivot), -c));
-      Affine sol = affine_scale(affine_add(Affine::var(placeholder(m)), affine_scale(rest, -1)), c);
-      for (auto& [index, s] : solution_) s = affine_substitute(s, {{*pivot, sol}});
+      const Affine sol = ir::solve(e, *pivot, Affine::var(placeholder(m)));
+      for (auto& [index, s] : solution_) s = ir::substitute(s, {{*pivot, sol}});
       solution_[*pivot] = sol;
       unsolved_.erase(*pivot);
     }
-    for (auto& [m, e] : masks_) e = affine_substitute(e, solution_);
+    for (auto& [m, e] : masks_) e = ir::substitute(e, solution_);
   }
 
   std::optional<std::string> choose_pivot(const Affine& e, size_t m) const {
@@ -123,8 +122,8 @@ class Inverter {
     }
     std::map<std::string, Affine> rename;
     for (size_t m = 0; m < rank; ++m) rename[placeholder(m)] = Affine::var(names_[m]);
-    for (auto& [index, s] : solution_) s = affine_substitute(s, rename);
-    for (auto& [m, e] : masks_) e = affine_substitute(e, rename);
+    for (auto& [index, s] : solution_) s = ir::substitute(s, rename);
+    for (auto& [m, e] : masks_) e = ir::substitute(e, rename);
   }
 
   // A solved pivot is in range by construction when it equals an index of R
@@ -146,7 +145,7 @@ class Inverter {
     for (const Expr& f : factors(g)) {
       if (f->kind != ExprKind::Read || !f->guarded) continue;
       for (size_t k = 0; k < f->indices.size(); ++k)
-        if (affine_equal(f->indices[k], pivot_value) && f->tensor->shape[k] == hi) return true;
+        if (ir::equal(f->indices[k], pivot_value) && f->tensor->shape[k] == hi) return true;
     }
     return false;
   }
@@ -172,15 +171,17 @@ class Inverter {
       if (!rw.guard_indices.count(d.index)) continue;
       const Affine& s = solution_.at(d.index);
       if (d.lo == ir::SizeExpr(0) && implied_by_guarded_factor(g, s, d.hi)) continue;
-      Expr value = affine_value(s);
+      Expr value = ir::affine_value(s);
       bool nonnegative = d.lo == ir::SizeExpr(0) && s.is_plain_var() &&
                          rw.bounded.count(s.terms[0].first);  // an index starting at 0
       if (!nonnegative)
-        cond = both(cond, ir::make_binary(BinOp::Ge, value, affine_value(affine_const(d.lo))));
-      cond = both(cond, ir::make_binary(BinOp::Lt, value, affine_value(affine_const(d.hi))));
+        cond =
+            both(cond, ir::make_binary(BinOp::Ge, value, ir::affine_value(ir::affine_const(d.lo))));
+      cond =
+          both(cond, ir::make_binary(BinOp::Lt, value, ir::affine_value(ir::affine_const(d.hi))));
     }
     for (const auto& [m, e] : masks_)
-      cond = both(cond, ir::make_binary(BinOp::Eq, ir::make_index(names_[m]), affine_value(e)));
+      cond = both(cond, ir::make_binary(BinOp::Eq, ir::make_index(names_[m]), ir::affine_value(e)));
 
     out.body = cond ? select(cond, g, constant(0, g->type)) : g;
     if (!masks_.empty())

@@ -6,6 +6,7 @@
 #include "ad/body_adjoint.h"
 #include "ad/expr_util.h"
 #include "ad/gather.h"
+#include "ir/printer.h"
 #include "support/error.h"
 
 namespace tenet::ad {
@@ -22,12 +23,6 @@ namespace {
 /// Longer forward sources are shortened in the comments of backward statements.
 constexpr size_t kMaxBackwardSource = 200;
 
-std::vector<Affine> plain_indices(const std::vector<Dim>& dims) {
-  std::vector<Affine> out;
-  for (const Dim& d : dims) out.push_back(Affine::var(d.index));
-  return out;
-}
-
 Expr i64(int64_t v) {
   return constant(double(v), ElemType::I64);
 }
@@ -40,7 +35,7 @@ Expr i64(const ir::SizeExpr& s) {
 Expr linear_position(const std::vector<Dim>& reduce) {
   Expr pos;
   for (const Dim& d : reduce) {
-    Expr offset = affine_value(affine_add(Affine::var(d.index), affine_const(-d.lo)));
+    Expr offset = ir::affine_value(Affine::var(d.index) - ir::affine_const(d.lo));
     if (!pos) {
       pos = offset;
     } else {
@@ -157,7 +152,7 @@ class Reverse {
       if (init_contributes(c)) skip_contribution(*c.init);
       return;
     }
-    std::vector<Affine> at_out = plain_indices(c.out);
+    std::vector<Affine> at_out = ir::plain_indices(c.out);
     Expr d_result = a.one ? constant(1, c.result->type) : ir::make_read(a.tensor, at_out);
     Expr result = ir::make_read(c.result, at_out);
 
@@ -189,7 +184,7 @@ class Reverse {
     const ir::Compute& c = s.compute;
     const bool is_max = c.op == ReduceOp::Max;
     Expr at_result =
-        ir::make_binary(BinOp::Eq, c.body, ir::make_read(c.result, plain_indices(c.out)));
+        ir::make_binary(BinOp::Eq, c.body, ir::make_read(c.result, ir::plain_indices(c.out)));
     Expr body = ir::make_select(at_result, linear_position(c.reduce), i64(domain_size(c.reduce)));
     std::string name = stem(c.result->name) + (is_max ? "_argmax" : "_argmin");
     ValuePtr arg = fb_.compute_auto(name, c.out, c.reduce, ReduceOp::Min, body, nullptr, s.span,
@@ -228,7 +223,7 @@ class Reverse {
                            s.span, backward_source(s));
     a.one = false;
     a.final_named = last;
-    fb_.annotate("ad", gather.kind + " for " + describe_read(read));
+    fb_.annotate("ad", gather.kind + " for " + ir::read_text(*read));
   }
 
   // The tensor a lone contribution would copy unchanged (d_y(..) = d_z(..) at
@@ -259,7 +254,7 @@ class Reverse {
 
   ValuePtr sum_of(const ValuePtr& x, const ValuePtr& y) {
     std::vector<Dim> dims = index_dims(*x);
-    std::vector<Affine> at = plain_indices(dims);
+    std::vector<Affine> at = ir::plain_indices(dims);
     ValuePtr v = fb_.compute("d_" + stem(x->name), dims, {}, ReduceOp::None,
                              add(ir::make_read(x, at), ir::make_read(y, at)), nullptr, x->type);
     fb_.annotate("ad", "sum of cotangents");
@@ -281,7 +276,7 @@ class Reverse {
       value = constant(1, x->type);
       note = "seed";
     } else if (it != adjoints_.end() && it->second.tensor) {
-      value = ir::make_read(it->second.tensor, plain_indices(dims));
+      value = ir::make_read(it->second.tensor, ir::plain_indices(dims));
       note = "copy of " + it->second.tensor->name;
     }
     ValuePtr g =

@@ -68,7 +68,7 @@ class Copier {
     for (const auto& c : l.carried) state.push_back(c.init ? lookup(rw, c.init) : nullptr);
     for (int64_t k = 0; k < l.trip; ++k) {
       Rewrite inner = rw;
-      inner.indices[l.var] = affine_const(k);
+      inner.indices[l.var] = ir::affine_const(k);
       for (size_t i = 0; i < l.carried.size(); ++i)
         if (l.carried[i].param) inner.values[l.carried[i].param.get()] = state[i];
       std::string it = l.var + std::to_string(k);

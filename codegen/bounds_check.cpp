@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 
+#include "ir/printer.h"
 #include "support/checked.h"
 #include "support/error.h"
 
@@ -14,12 +15,6 @@ struct Range {
   int64_t lo, hi;  // [lo, hi)
 };
 using Ranges = std::map<std::string, Range>;
-
-std::string read_text(const ir::ExprNode& e) {
-  std::string text = e.tensor->name + "(";
-  for (size_t d = 0; d < e.indices.size(); ++d) text += (d ? ", " : "") + e.indices[d].str();
-  return text + ")";
-}
 
 std::string size_values(const ir::SizeBindings& sizes) {
   std::string out;
@@ -52,7 +47,7 @@ void check_expr(const ir::Expr& e, const Ranges& ranges, const ir::SizeBindings&
     if (min && max && *min >= 0 && *max < extent) continue;
     const std::string bad =
         !min || !max ? "a value beyond 64-bit integers" : std::to_string(*min < 0 ? *min : *max);
-    throw BindError("out-of-bounds read " + read_text(*e) + " in the statement defining '" +
+    throw BindError("out-of-bounds read " + ir::read_text(*e) + " in the statement defining '" +
                     statement + "': dimension " + std::to_string(d) + " index " + a.str() +
                     " reaches " + bad + ", outside [0, " + std::to_string(extent) + ") (" +
                     size_values(sizes) + ")");

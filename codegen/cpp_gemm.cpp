@@ -8,7 +8,9 @@
 #include <optional>
 
 #include "codegen/function_emitter.h"
+#include "ir/affine.h"
 #include "ir/builder.h"
+#include "ir/printer.h"
 #include "support/error.h"
 
 namespace tenet::codegen::detail {
@@ -17,27 +19,6 @@ namespace {
 
 using passes::ContractionPlan;
 using passes::GemmMatrix;
-
-/// `a` with each index in `values` replaced by that value plus the index
-/// itself when `keep` (a shift: v -> v + lo), or by the value alone.
-ir::Affine substitute(const ir::Affine& a, const std::map<std::string, ir::SizeExpr>& values,
-                      bool keep) {
-  ir::Affine out;
-  out.offset = a.offset;
-  for (const auto& [index, coef] : a.terms) {
-    auto it = values.find(index);
-    if (it != values.end()) out.offset = out.offset + ir::SizeExpr(coef) * it->second;
-    if (it == values.end() || keep) out.terms.push_back({index, coef});
-  }
-  return out;
-}
-
-std::vector<ir::Affine> substitute(const std::vector<ir::Affine>& indices,
-                                   const std::map<std::string, ir::SizeExpr>& values, bool keep) {
-  std::vector<ir::Affine> out;
-  for (const ir::Affine& a : indices) out.push_back(substitute(a, values, keep));
-  return out;
-}
 
 bool reads_index(const ir::ExprNode& read, const std::string& index) {
   for (const ir::Affine& a : read.indices)
@@ -60,23 +41,15 @@ std::vector<ir::Dim> concat(const Groups&... groups) {
 }
 
 ir::ValuePtr make_buffer(const std::string& name, ElemType type, const std::vector<ir::Dim>& dims) {
-  auto v = std::make_shared<ir::Value>();
-  v->name = name;
-  v->type = type;
-  for (const ir::Dim& d : dims) v->shape.push_back(d.extent());
-  return v;
+  std::vector<ir::SizeExpr> shape;
+  for (const ir::Dim& d : dims) shape.push_back(d.extent());
+  return ir::make_value(-1, name, type, std::move(shape));
 }
 
 std::string index_list(const std::vector<ir::Dim>& dims) {
   std::string out;
   for (const ir::Dim& d : dims) out += (out.empty() ? "" : ", ") + d.index;
   return out;
-}
-
-std::string read_text(const ir::ExprNode& read) {
-  std::string out = read.tensor->name + (read.guarded ? "?(" : "(");
-  for (size_t i = 0; i < read.indices.size(); ++i) out += (i ? ", " : "") + read.indices[i].str();
-  return out + ")";
 }
 
 ir::Stmt assignment(const ir::ValuePtr& result, std::vector<ir::Dim> out, ir::Expr body,
@@ -94,12 +67,12 @@ ir::Stmt assignment(const ir::ValuePtr& result, std::vector<ir::Dim> out, ir::Ex
 /// The statement packing `read` into `buffer`, indexed by `dims` (from zero).
 ir::Stmt pack_statement(const ir::ExprNode& read, const ir::ValuePtr& buffer,
                         const std::vector<ir::Dim>& dims, const char* role) {
-  std::map<std::string, ir::SizeExpr> shift;
+  std::map<std::string, ir::Affine> shift;
   for (const ir::Dim& d : dims)
-    if (d.lo != ir::SizeExpr(0)) shift[d.index] = d.lo;
-  ir::Expr body = ir::make_read(read.tensor, substitute(read.indices, shift, true), read.guarded);
+    if (d.lo != ir::SizeExpr(0)) shift[d.index] = ir::Affine::var(d.index) + ir::affine_const(d.lo);
+  ir::Expr body = ir::make_read(read.tensor, ir::substitute(read.indices, shift), read.guarded);
   std::string comment = "pack " + read.tensor->name + " as GEMM matrix " + role + ": " +
-                        buffer->name + "(" + index_list(dims) + ") = " + read_text(*body);
+                        buffer->name + "(" + index_list(dims) + ") = " + ir::read_text(*body);
   if (!shift.empty()) comment += " (indices from 0)";
   return assignment(buffer, from_zero(dims), body, comment);
 }
@@ -108,12 +81,6 @@ std::vector<ir::Dim> loops_read_by(const ContractionPlan& p, const ir::ExprNode&
   std::vector<ir::Dim> out;
   for (const ir::Dim& d : p.loops)
     if (reads_index(read, d.index)) out.push_back(d);
-  return out;
-}
-
-std::vector<ir::Affine> plain(const std::vector<ir::Dim>& dims) {
-  std::vector<ir::Affine> out;
-  for (const ir::Dim& d : dims) out.push_back(ir::Affine::var(d.index));
   return out;
 }
 
@@ -138,16 +105,16 @@ GemmLowering lower_gemm(const ir::Stmt& s, ContractionPlan plan) {
     g.b_buffer = make_buffer(p.b.read->tensor->name + "_packed", type, from_zero(dims));
     g.before.push_back(pack_statement(*p.b.read, g.b_buffer, dims, "B"));
   }
-  const std::vector<ir::Affine> out_position = plain(c.out);
+  const std::vector<ir::Affine> out_position = ir::plain_indices(c.out);
   if (p.c.packed) {
     const std::vector<ir::Dim> dims = concat(p.loops, p.m, p.n);
     g.c_buffer = make_buffer(c.result->name + "_product", type, dims);
-    ir::Expr body = ir::make_read(g.c_buffer, plain(dims));
-    std::string comment = c.result->name + "(" + index_list(c.out) + ") = " + read_text(*body);
+    ir::Expr body = ir::make_read(g.c_buffer, ir::plain_indices(dims));
+    std::string comment = c.result->name + "(" + index_list(c.out) + ") = " + ir::read_text(*body);
     if (c.init) {
       ir::Expr init = ir::make_read(c.init, out_position);
-      comment = c.result->name + "(" + index_list(c.out) + ") = " + read_text(*init) + " + " +
-                read_text(*body);
+      comment = c.result->name + "(" + index_list(c.out) + ") = " + ir::read_text(*init) + " + " +
+                ir::read_text(*body);
       body = ir::make_binary(ir::BinOp::Add, init, body);
     }
     g.after.push_back(
@@ -156,7 +123,7 @@ GemmLowering lower_gemm(const ir::Stmt& s, ContractionPlan plan) {
     ir::Expr init = ir::make_read(c.init, out_position);
     g.before.push_back(assignment(c.result, c.out, init,
                                   "start from the init (the GEMM adds to it): " + c.result->name +
-                                      "(" + index_list(c.out) + ") = " + read_text(*init)));
+                                      "(" + index_list(c.out) + ") = " + ir::read_text(*init)));
   }
   if (g.plan.split) {
     // col2im: the statement's result as a guarded sum over the columns.
@@ -164,7 +131,7 @@ GemmLowering lower_gemm(const ir::Stmt& s, ContractionPlan plan) {
     gather.compute = g.plan.split->gather;
     gather.source = "gather the result from the columns: " + s.compute.result->name + "(" +
                     index_list(s.compute.out) + ") " + (s.compute.init ? "+= " : "+=! ") +
-                    read_text(*gather.compute.body);
+                    ir::read_text(*gather.compute.body);
     g.after.push_back(gather);
   }
   for (const ir::ValuePtr& buffer : {g.a_buffer, g.b_buffer, g.c_buffer})
@@ -477,10 +444,10 @@ void FunctionEmitter::emit_gemm_calls(Code& code, const GemmLowering& g, const S
   };
   auto at_first_element = [&](const ir::ExprNode& read, const std::vector<ir::Dim>& rows,
                               const std::vector<ir::Dim>& cols) {
-    std::map<std::string, ir::SizeExpr> first;
+    std::map<std::string, ir::Affine> first;
     for (const auto* group : {&rows, &cols})
-      for (const ir::Dim& d : *group) first[d.index] = d.lo;
-    return substitute(read.indices, first, false);
+      for (const ir::Dim& d : *group) first[d.index] = ir::affine_const(d.lo);
+    return ir::substitute(read.indices, first);
   };
   auto operand = [&](const GemmMatrix& mat, const ir::ValuePtr& buffer,
                      const std::vector<ir::Dim>& buffer_loops, const std::vector<ir::Dim>& rows,
@@ -489,7 +456,7 @@ void FunctionEmitter::emit_gemm_calls(Code& code, const GemmLowering& g, const S
     Operand o;
     if (buffer) {
       const TensorAccess& t = access(buffer);
-      std::vector<ir::Affine> position = plain(buffer_loops);
+      std::vector<ir::Affine> position = ir::plain_indices(buffer_loops);
       position.resize(size_t(buffer->rank()), ir::Affine{{}, 0});
       o.pointer = plus_offset(t.pointer, flat_offset(t, position, inner));
       // Rows are as far apart as the buffer's capacity makes them, which
@@ -512,11 +479,11 @@ void FunctionEmitter::emit_gemm_calls(Code& code, const GemmLowering& g, const S
     result = operand(p.c, g.c_buffer, p.loops, p.m, p.n, m, n);
   } else {
     const TensorAccess& t = access(c.result);
-    std::map<std::string, ir::SizeExpr> first;
+    std::map<std::string, ir::Affine> first;
     for (const auto* group : {&p.m, &p.n})
-      for (const ir::Dim& d : *group) first[d.index] = 0;
-    result.pointer =
-        plus_offset(t.pointer, flat_offset(t, substitute(plain(c.out), first, false), inner));
+      for (const ir::Dim& d : *group) first[d.index] = ir::affine_const(0);
+    result.pointer = plus_offset(
+        t.pointer, flat_offset(t, ir::substitute(ir::plain_indices(c.out), first), inner));
     result.ld = p.c.ld_dim >= 0 ? t.strides[size_t(p.c.ld_dim)] : n;
   }
   const ElemType type = c.result->type;

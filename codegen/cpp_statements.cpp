@@ -10,6 +10,7 @@
 #include <map>
 
 #include "codegen/function_emitter.h"
+#include "ir/affine.h"
 #include "ir/printer.h"
 #include "support/error.h"
 
@@ -286,8 +287,7 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
     reduce_vars.push_back(local.take(d.index));
     inner.indices[d.index] = IndexInfo{reduce_vars.back(), d.lo, d.hi};
   }
-  std::vector<ir::Affine> position;
-  for (const ir::Dim& d : c.out) position.push_back(ir::Affine::var(d.index));
+  const std::vector<ir::Affine> position = ir::plain_indices(c.out);
   const TensorAccess& result = access(c.result);
   const std::string target = result.pointer + "[" + flat_offset(result, position, inner) + "]";
   auto open_out = [&](const std::vector<size_t>& dims, size_t from) {

@@ -1,9 +1,10 @@
 #include "codegen/gemm_chunks.h"
 
-#include <functional>
 #include <map>
 #include <memory>
 
+#include "ir/builder.h"
+#include "ir/mutator.h"
 #include "support/error.h"
 
 namespace tenet::codegen::detail {
@@ -41,16 +42,6 @@ class IndexDims {
   std::vector<std::pair<ir::ValuePtr, int>> dims_;
 };
 
-ir::Expr replace_tensors(const ir::Expr& e, const std::map<const ir::Value*, ir::ValuePtr>& to) {
-  auto copy = std::make_shared<ir::ExprNode>(*e);
-  if (e->kind == ir::ExprKind::Read) {
-    auto it = to.find(e->tensor.get());
-    if (it != to.end()) copy->tensor = it->second;
-  }
-  for (ir::Expr& a : copy->args) a = replace_tensors(a, to);
-  return copy;
-}
-
 }  // namespace
 
 std::optional<GemmChunk> chunk_statement(const ir::Stmt& s, const std::string& index,
@@ -68,11 +59,7 @@ std::optional<GemmChunk> chunk_statement(const ir::Stmt& s, const std::string& i
   IndexDims dims(index);
   dims.note(c.result, position);
   if (c.init) dims.note(c.init, position);
-  std::function<void(const ir::Expr&)> reads = [&](const ir::Expr& e) {
-    if (e->kind == ir::ExprKind::Read) dims.note(e->tensor, e->indices);
-    for (const ir::Expr& a : e->args) reads(a);
-  };
-  reads(c.body);
+  for (const ir::Expr& read : ir::reads_of(c.body)) dims.note(read->tensor, read->indices);
   if (!dims.viewable()) return std::nullopt;
 
   GemmChunk chunk;
@@ -81,8 +68,9 @@ std::optional<GemmChunk> chunk_statement(const ir::Stmt& s, const std::string& i
   std::map<const ir::Value*, ir::ValuePtr> view_of;
   for (const auto& [tensor, dim] : dims.dims()) {
     if (dim < 0) continue;
-    auto view = std::make_shared<ir::Value>(*tensor);
-    view->shape[size_t(dim)] = ir::SizeExpr::sym(len);
+    std::vector<ir::SizeExpr> shape = tensor->shape;
+    shape[size_t(dim)] = ir::SizeExpr::sym(len);
+    ir::ValuePtr view = ir::with_shape(tensor, std::move(shape));
     view_of[tensor.get()] = view;
     chunk.views.push_back({view, tensor, dim});
   }
@@ -91,7 +79,7 @@ std::optional<GemmChunk> chunk_statement(const ir::Stmt& s, const std::string& i
   chunked.result = view_of.at(c.result.get());
   if (c.init) chunked.init = view_of.at(c.init.get());
   chunked.out[out_at].hi = ir::SizeExpr::sym(len);
-  chunked.body = replace_tensors(c.body, view_of);
+  chunked.body = ir::replace_tensors(c.body, view_of);
   return chunk;
 }
 

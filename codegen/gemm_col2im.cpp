@@ -25,6 +25,7 @@
 #include <optional>
 
 #include "codegen/function_emitter.h"
+#include "ir/affine.h"
 
 namespace tenet::codegen::detail {
 
@@ -102,21 +103,6 @@ std::optional<ScatterForm> scatter_form(const ir::Compute& gather) {
   return form;
 }
 
-/// `a` minus `b`.
-ir::Affine minus(ir::Affine a, const ir::Affine& b) {
-  a.offset = a.offset - b.offset;
-  for (const std::pair<std::string, int64_t>& term : b.terms) {
-    auto it = std::find_if(a.terms.begin(), a.terms.end(),
-                           [&](const auto& t) { return t.first == term.first; });
-    if (it == a.terms.end()) {
-      a.terms.push_back({term.first, -term.second});
-    } else if ((it->second -= term.second) == 0) {
-      a.terms.erase(it);
-    }
-  }
-  return a;
-}
-
 }  // namespace
 
 bool FunctionEmitter::emit_col2im(Code& code, const ir::Stmt& s, const Scope& scope) {
@@ -174,8 +160,7 @@ bool FunctionEmitter::emit_col2im(Code& code, const ir::Stmt& s, const Scope& sc
       code.open("for (int64_t " + v + " = 0; " + v + " < " + product_text({d}, size_names_) +
                 "; ++" + v + ")");
     }
-    std::vector<ir::Affine> position;
-    for (const ir::Dim& d : c.out) position.push_back(ir::Affine::var(d.index));
+    const std::vector<ir::Affine> position = ir::plain_indices(c.out);
     const std::string start =
         c.init ? access(c.init).pointer + "[" + flat_offset(access(c.init), position, fill) + "]"
                : literal(0, type).text;
@@ -189,14 +174,13 @@ bool FunctionEmitter::emit_col2im(Code& code, const ir::Stmt& s, const Scope& sc
     code.open("for (int64_t " + v + " = 0; " + v + " < " + product_text({d}, size_names_) + "; ++" +
               v + ")");
   }
-  std::vector<ir::Affine> cols_at = read.indices, result_at;
-  for (const ir::Dim& d : c.out) result_at.push_back(ir::Affine::var(d.index));
+  std::vector<ir::Affine> cols_at = read.indices, result_at = ir::plain_indices(c.out);
   std::vector<std::pair<std::string, std::string>> bounds;  // per window: lo, hi names
   for (size_t i = 0; i < form->windows.size(); ++i) {
     const WindowDim& w = form->windows[i];
     // window = out + shift, 0 <= window < the columns' extent, 0 <= out < the out extent.
     const std::string lo = local.take("k_" + w.out + "_lo"), hi = local.take("k_" + w.out + "_hi");
-    const CExpr back = affine_to_c(minus(ir::Affine{}, w.shift), inner);
+    const CExpr back = affine_to_c(-w.shift, inner);
     code.line("const int64_t " + lo + " = std::max<int64_t>(0, " +
               affine_to_c(w.shift, inner).text + "), " + hi + " = std::min<int64_t>(" +
               access(read.tensor).dims[size_t(w.cols_dim)] + ", " +
@@ -213,7 +197,7 @@ bool FunctionEmitter::emit_col2im(Code& code, const ir::Stmt& s, const Scope& sc
               "; ++" + v + ")");
     cols_at[size_t(w.cols_dim)] = ir::Affine::var(key);
     for (size_t d = 0; d < c.out.size(); ++d)
-      if (c.out[d].index == w.out) result_at[d] = minus(ir::Affine::var(key), w.shift);
+      if (c.out[d].index == w.out) result_at[d] = ir::Affine::var(key) - w.shift;
   }
   code.line(result.pointer + "[" + flat_offset(result, result_at, inner) +
             "] += " + access(read.tensor).pointer + "[" +

@@ -1,5 +1,7 @@
 #include "codegen/liveness.h"
 
+#include "ir/mutator.h"
+
 namespace tenet::codegen::detail {
 
 Liveness::Liveness(const ir::Function& fn) {
@@ -44,8 +46,7 @@ void Liveness::loop(const ir::Loop& l) {
 }
 
 void Liveness::expr(const ir::Expr& e) {
-  if (e->kind == ir::ExprKind::Read) use(e->tensor);
-  for (const auto& a : e->args) expr(a);
+  for (const ir::Expr& read : ir::reads_of(e)) use(read->tensor);
 }
 
 }  // namespace tenet::codegen::detail

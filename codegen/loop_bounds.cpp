@@ -5,90 +5,13 @@
 #include <cmath>
 #include <map>
 
+#include "ir/affine.h"
 #include "ir/builder.h"
+#include "ir/mutator.h"
 
 namespace tenet::codegen::detail {
 
 namespace {
-
-/// An integer expression sum(coef * index) + offset.
-struct Linear {
-  std::map<std::string, int64_t> terms;  // no zero coefficients
-  ir::SizeExpr offset;
-
-  bool constant() const { return terms.empty(); }
-};
-
-Linear scaled(Linear a, const ir::SizeExpr& k) {
-  for (auto& [index, coef] : a.terms) coef *= *k.constant();
-  a.offset = a.offset * k;
-  return a;
-}
-
-Linear plus(Linear a, const Linear& b, int64_t sign) {
-  for (const auto& [index, coef] : b.terms)
-    if ((a.terms[index] += sign * coef) == 0) a.terms.erase(index);
-  a.offset = a.offset + b.offset * sign;
-  return a;
-}
-
-/// `e` as a linear form, when it is one: int64 arithmetic (+, -, negation,
-/// products with a constant) of indices, sizes and integer constants.
-std::optional<Linear> linear(const ir::Expr& e) {
-  if (e->type != ElemType::I64) return std::nullopt;
-  switch (e->kind) {
-    case ir::ExprKind::Const:
-      if (e->value != std::floor(e->value) || std::fabs(e->value) > 1e15) return std::nullopt;
-      return Linear{{}, ir::SizeExpr(int64_t(e->value))};
-    case ir::ExprKind::Index:
-      return Linear{{{e->index, 1}}, 0};
-    case ir::ExprKind::Size:
-      return Linear{{}, e->size};
-    case ir::ExprKind::Unary:
-      if (e->unop != ir::UnOp::Neg) return std::nullopt;
-      if (auto a = linear(e->args[0])) return scaled(*a, -1);
-      return std::nullopt;
-    case ir::ExprKind::Binary: {
-      const ir::BinOp op = e->binop;
-      if (op != ir::BinOp::Add && op != ir::BinOp::Sub && op != ir::BinOp::Mul) return std::nullopt;
-      auto a = linear(e->args[0]), b = linear(e->args[1]);
-      if (!a || !b) return std::nullopt;
-      if (op != ir::BinOp::Mul) return plus(*a, *b, op == ir::BinOp::Add ? 1 : -1);
-      // A product is linear when one side is a constant (or both are sizes).
-      if (b->constant() && (b->offset.constant() || a->constant())) return scaled(*a, b->offset);
-      if (a->constant() && a->offset.constant()) return scaled(*b, a->offset);
-      return std::nullopt;
-    }
-    default:
-      return std::nullopt;
-  }
-}
-
-/// A comparison of linear forms as `f >= 0` (integers: a < b is b - a - 1 >= 0).
-std::optional<Linear> nonnegative_form(const ir::Expr& e) {
-  if (e->kind != ir::ExprKind::Binary) return std::nullopt;
-  auto a = linear(e->args[0]), b = linear(e->args[1]);
-  if (!a || !b) return std::nullopt;
-  switch (e->binop) {
-    case ir::BinOp::Ge:
-      return plus(*a, *b, -1);
-    case ir::BinOp::Gt:
-      return plus(plus(*a, *b, -1), Linear{{}, 1}, -1);
-    case ir::BinOp::Le:
-      return plus(*b, *a, -1);
-    case ir::BinOp::Lt:
-      return plus(plus(*b, *a, -1), Linear{{}, 1}, -1);
-    default:
-      return std::nullopt;
-  }
-}
-
-ir::Affine to_affine(const Linear& l) {
-  ir::Affine a;
-  for (const auto& [index, coef] : l.terms) a.terms.push_back({index, coef});
-  a.offset = l.offset;
-  return a;
-}
 
 void split_conjuncts(const ir::Expr& cond, std::vector<ir::Expr>& out) {
   if (cond->kind == ir::ExprKind::Binary && cond->binop == ir::BinOp::And) {
@@ -137,13 +60,12 @@ bool provably_in_range(const ir::Affine& a, const ir::SizeExpr& extent,
 /// sqrt), as AD assumes when it leaves out a guard that a guarded factor
 /// implies (ad/gather.cpp).
 bool total(const ir::Expr& e) {
-  if (e->kind == ir::ExprKind::Binary && (e->binop == ir::BinOp::Div || e->binop == ir::BinOp::Pow))
-    return false;
-  if (e->kind == ir::ExprKind::Unary && (e->unop == ir::UnOp::Log || e->unop == ir::UnOp::Sqrt))
-    return false;
-  for (const ir::Expr& a : e->args)
-    if (!total(a)) return false;
-  return true;
+  return !ir::any_node(e, [](const ir::Expr& x) {
+    return (x->kind == ir::ExprKind::Binary &&
+            (x->binop == ir::BinOp::Div || x->binop == ir::BinOp::Pow)) ||
+           (x->kind == ir::ExprKind::Unary &&
+            (x->unop == ir::UnOp::Log || x->unop == ir::UnOp::Sqrt));
+  });
 }
 
 /// Turns conditions into loop bounds where they can be.
@@ -198,21 +120,19 @@ class Narrower {
     for (size_t d = 0; d < e->indices.size(); ++d) {
       const ir::Affine& index = e->indices[d];
       if (provably_in_range(index, e->tensor->shape[d], ranges_)) continue;
-      Linear f{{}, index.offset};
-      for (const auto& [name, coef] : index.terms) f.terms[name] = coef;
-      Linear below_extent = plus(Linear{{}, e->tensor->shape[d] - 1}, f, -1);
-      all = bound(f) && bound(below_extent) && all;
+      const ir::Affine below_extent = ir::affine_const(e->tensor->shape[d] - 1) - index;
+      all = bound(index) && bound(below_extent) && all;
     }
     return all ? ir::make_read(e->tensor, e->indices, false) : e;
   }
 
   bool bound(const ir::Expr& condition) {
-    auto f = nonnegative_form(condition);
+    auto f = ir::nonnegative_form(condition);
     return f && bound(*f);
   }
 
   /// Makes `f >= 0` a bound of its innermost index's loop, if that is a reduce loop.
-  bool bound(const Linear& f) {
+  bool bound(const ir::Affine& f) {
     std::string inner;
     int inner_at = -1;
     for (const auto& [index, coef] : f.terms) {
@@ -222,14 +142,14 @@ class Narrower {
     }
     auto r = reduce_at_.find(inner);
     if (inner_at < 0 || r == reduce_at_.end()) return false;
-    const int64_t a = f.terms.at(inner);
-    Linear rest = f;
-    rest.terms.erase(inner);
+    const int64_t a = f.coef(inner);
+    const ir::Affine rest = f - ir::Affine::var(inner) * a;
+    // Numerators' terms in name order, as the C++ printed from them always had.
     ReduceRange& range = out_.reduce[r->second];
     if (a > 0)
-      range.lower.push_back({to_affine(scaled(rest, -1)), a});
+      range.lower.push_back({ir::sorted(-rest), a});
     else
-      range.upper.push_back({to_affine(rest), -a});
+      range.upper.push_back({ir::sorted(rest), -a});
     return true;
   }
 

@@ -1,11 +1,11 @@
 #include "ir/bind.h"
 
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "ir/mutator.h"
 #include "support/checked.h"
 #include "support/error.h"
 
@@ -111,28 +111,23 @@ std::set<std::string> used_symbols(const Function& fn) {
     if (!v) return;
     for (const auto& d : v->shape) add(d);
   };
-  std::function<void(const Expr&)> expr = [&](const Expr& e) {
+  auto expr = [&](const Expr& e) {
     if (e->kind == ExprKind::Size) add(e->size);
     if (e->kind == ExprKind::Read)
       for (const auto& a : e->indices) add(a.offset);
-    for (const auto& arg : e->args) expr(arg);
-  };
-  std::function<void(const std::vector<Stmt>&)> block = [&](const std::vector<Stmt>& body) {
-    for (const Stmt& s : body) {
-      if (s.kind == StmtKind::Loop) {
-        for (const auto& c : s.loop->carried) add_value(c.result);
-        block(s.loop->body);
-        continue;
-      }
-      const Compute& c = s.compute;
-      add_value(c.result);
-      for (const Dim& d : c.out) add(d.lo), add(d.hi);
-      for (const Dim& d : c.reduce) add(d.lo), add(d.hi);
-      expr(c.body);
-    }
   };
   for (const auto& v : fn.inputs) add_value(v);
-  block(fn.body);
+  for_each_stmt(fn.body, [&](const Stmt& s) {
+    if (s.kind == StmtKind::Loop) {
+      for (const auto& c : s.loop->carried) add_value(c.result);
+      return;
+    }
+    const Compute& c = s.compute;
+    add_value(c.result);
+    for (const Dim& d : c.out) add(d.lo), add(d.hi);
+    for (const Dim& d : c.reduce) add(d.lo), add(d.hi);
+    for_each_node(c.body, expr);
+  });
   return used;
 }
 

@@ -109,6 +109,36 @@ Expr with_args(const Expr& e, std::vector<Expr> args) {
   }
 }
 
+ValuePtr make_value(int id, std::string name, ElemType type, std::vector<SizeExpr> shape,
+                    Span span) {
+  auto v = std::make_shared<Value>();
+  v->id = id;
+  v->name = std::move(name);
+  v->type = type;
+  v->shape = std::move(shape);
+  v->span = span;
+  return v;
+}
+
+ValuePtr with_shape(const ValuePtr& v, std::vector<SizeExpr> shape) {
+  auto copy = std::make_shared<Value>(*v);
+  copy->shape = std::move(shape);
+  return copy;
+}
+
+ValuePtr with_layout(const ValuePtr& v, std::vector<int> layout) {
+  auto copy = std::make_shared<Value>(*v);
+  copy->layout = std::move(layout);
+  return copy;
+}
+
+ValuePtr renamed(const ValuePtr& v, int id, std::string name) {
+  auto copy = std::make_shared<Value>(*v);
+  copy->id = id;
+  copy->name = std::move(name);
+  return copy;
+}
+
 FunctionBuilder::FunctionBuilder(std::string name, Span span) {
   fn_.name = std::move(name);
   fn_.span = span;
@@ -145,13 +175,7 @@ const std::string& FunctionBuilder::base_of(const std::string& name) const {
 
 ValuePtr FunctionBuilder::new_value(const std::string& name, ElemType type,
                                     std::vector<SizeExpr> shape, Span span) {
-  auto v = std::make_shared<Value>();
-  v->id = next_id_++;
-  v->name = unique_name(name);
-  v->type = type;
-  v->shape = std::move(shape);
-  v->span = span;
-  return v;
+  return make_value(next_id_++, unique_name(name), type, std::move(shape), span);
 }
 
 ValuePtr FunctionBuilder::input(const std::string& name, ElemType type, std::vector<SizeExpr> shape,

@@ -31,6 +31,16 @@ Expr make_cast(Expr a, ElemType to);
 /// operands, through the make_* functions above; a leaf is returned as is.
 Expr with_args(const Expr& e, std::vector<Expr> args);
 
+/// A value made outside a FunctionBuilder: a pass's new tensor (its id and
+/// name unique in the function it joins) or a code generator's buffer
+/// (id -1: no function defines it).
+ValuePtr make_value(int id, std::string name, ElemType type, std::vector<SizeExpr> shape,
+                    Span span = {});
+/// A copy of `v` with another shape (a view of part of it), layout, or id and name.
+ValuePtr with_shape(const ValuePtr& v, std::vector<SizeExpr> shape);
+ValuePtr with_layout(const ValuePtr& v, std::vector<int> layout);
+ValuePtr renamed(const ValuePtr& v, int id, std::string name);
+
 /// Builds one Function. Values get unique names: the first value named "b" is
 /// "b", later ones "b.1", "b.2", ...
 ///

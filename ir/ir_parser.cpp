@@ -40,11 +40,7 @@ class Parser : ExprParser {
     if (!names_.insert(name.text).second) fail(name.span, "%" + name.text + " is defined twice");
     ValuePtr v = minter_->new_value(name.text, type, std::move(shape), name.span);
     TENET_ASSERT(v->name == name.text, "builder renamed " << name.text << " to " << v->name);
-    if (!layout.empty()) {
-      auto with_layout = std::make_shared<Value>(*v);
-      with_layout->layout = std::move(layout);
-      v = with_layout;
-    }
+    if (!layout.empty()) v = with_layout(v, std::move(layout));
     scopes_.back()[name.text] = v;
     return v;
   }

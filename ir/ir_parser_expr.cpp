@@ -3,6 +3,7 @@
 #include <charconv>
 #include <optional>
 
+#include "ir/affine.h"
 #include "ir/builder.h"
 
 namespace tenet::ir {
@@ -127,27 +128,17 @@ Affine ExprParser::affine(const std::set<std::string>& indices) {
   std::vector<std::string> names;
   SizeExpr e = int_sum(names, 0);
   Span at = span_from(begin);
-  std::map<std::string, SizeExpr> zero;
+  std::vector<std::string> used_indices;
   for (const auto& n : names) {
     if (indices.count(n))
-      zero[n] = SizeExpr(0);
+      used_indices.push_back(n);
     else if (!is_size_param(n))
       fail(at, "'" + n + "' is neither an index of this statement nor a size parameter");
   }
-  Affine a;
-  a.offset = e.substitute(zero);
-  SizeExpr rebuilt = a.offset;
-  for (const auto& n : names) {
-    if (!indices.count(n)) continue;
-    auto one = zero;
-    one[n] = SizeExpr(1);
-    auto coef = (e.substitute(one) - a.offset).constant();
-    if (!coef) fail(at, "index expression is not affine in '" + n + "'");
-    if (*coef != 0) a.terms.push_back({n, *coef});
-    rebuilt = rebuilt + SizeExpr::sym(n) * SizeExpr(*coef);
-  }
-  if (rebuilt != e) fail(at, "index expression is not affine: " + e.str());
-  return a;
+  std::string why;
+  std::optional<Affine> a = affine_in(e, used_indices, &why);
+  if (!a) fail(at, why);
+  return *a;
 }
 
 // ---- expressions -----------------------------------------------------------

@@ -267,6 +267,12 @@ std::string print(const Module& m) {
   return out;
 }
 
+std::string read_text(const ExprNode& read) {
+  std::string out = read.tensor->name + (read.guarded ? "?(" : "(");
+  for (size_t i = 0; i < read.indices.size(); ++i) out += (i ? ", " : "") + read.indices[i].str();
+  return out + ")";
+}
+
 std::string print(const Expr& e) {
   std::ostringstream os;
   print_expr(os, e);

@@ -13,4 +13,8 @@ std::string print(const Function& fn);
 std::string print(const Module& m);
 std::string print(const Expr& e);
 
+/// A read as the language writes it, for messages and comments (not the IR
+/// text form): "x(b, c, 2*i + ki)", "x?(h - 1)" when guarded.
+std::string read_text(const ExprNode& read);
+
 }  // namespace tenet::ir

@@ -128,11 +128,6 @@ bool literal_only(const ir::Expr& e) {
   return false;
 }
 
-void collect_reads(const ir::Expr& e, std::vector<const ir::ExprNode*>& out) {
-  if (e->kind == ir::ExprKind::Read) out.push_back(e.get());
-  for (const auto& a : e->args) collect_reads(a, out);
-}
-
 void collect_symbols(const ir::Expr& e, std::set<std::string>& out) {
   if (e->kind == ir::ExprKind::Size) {
     auto s = e->size.symbols();

@@ -153,8 +153,6 @@ class ExprText {
 std::string size_text(const ir::SizeExpr& s, const std::string& function);
 /// True when e prints as literals only (its type then comes from context).
 bool literal_only(const ir::Expr& e);
-/// The reads of e, in print order.
-void collect_reads(const ir::Expr& e, std::vector<const ir::ExprNode*>& out);
 /// The size symbols e uses as values or in index offsets.
 void collect_symbols(const ir::Expr& e, std::set<std::string>& out);
 

@@ -12,7 +12,9 @@
 // and back at the end of the body.
 #include <limits>
 
+#include "ir/affine.h"
 #include "ir/builder.h"
+#include "ir/mutator.h"
 #include "lang/unparse_internal.h"
 
 namespace tenet::lang::unparse_detail {
@@ -57,8 +59,7 @@ class LastUse {
     last = std::max(last, at);
   }
   void reads(const ir::Expr& e, int64_t at) {
-    if (e->kind == ir::ExprKind::Read) use(e->tensor, at);
-    for (const auto& a : e->args) reads(a, at);
+    for (const ir::Expr& read : ir::reads_of(e)) use(read->tensor, at);
   }
   void walk(const std::vector<ir::Stmt>& body) {
     for (const ir::Stmt& s : body) {
@@ -130,9 +131,7 @@ class Lowering {
 
   /// A value for a copy the printed program needs, shaped like `like`.
   ir::ValuePtr make_value(const ir::ValuePtr& like, const std::string& name) {
-    auto v = std::make_shared<ir::Value>(*like);
-    v->id = -1 - int(out_.made.size());
-    v->name = name;
+    ir::ValuePtr v = ir::renamed(like, -1 - int(out_.made.size()), name);
     out_.made.push_back(v);
     return v;
   }
@@ -149,9 +148,7 @@ class Lowering {
   }
 
   static ir::Expr read_at(const ir::ValuePtr& v, const std::vector<ir::Dim>& dims) {
-    std::vector<ir::Affine> idx;
-    for (const auto& d : dims) idx.push_back(ir::Affine::var(d.index));
-    return ir::make_read(v, idx);
+    return ir::make_read(v, ir::plain_indices(dims));
   }
 
   /// `target(dims) = source(dims)`.

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "ir/mutator.h"
 #include "lang/ranges.h"
 #include "lang/unparse_internal.h"
 #include "support/error.h"
@@ -97,9 +98,7 @@ class Replay {
   }
 
   bool assign(Line& line) {
-    std::vector<const ir::ExprNode*> reads;
-    collect_reads(line.body, reads);
-    for (const ir::ExprNode* r : reads)
+    for (const ir::Expr& r : ir::reads_of(line.body))
       if (lookup(names_.of(r->tensor)) != r->tensor.get())
         return fail(r->tensor.get(), "a read of '" + names_.of(r->tensor) + "' sees another value");
     const std::string& name = names_.of(line.target);
@@ -176,14 +175,12 @@ class Replay {
   // ---- ranges --------------------------------------------------------------
 
   std::vector<detail::RangeRead> range_reads(const Line& line) const {
-    std::vector<const ir::ExprNode*> reads;
-    collect_reads(line.body, reads);
     std::vector<detail::RangeRead> out;
-    for (const ir::ExprNode* r : reads) {
+    for (const ir::Expr& r : ir::reads_of(line.body)) {
       detail::RangeRead rr;
       rr.tensor = names_.of(r->tensor);
       rr.shape = shape_.at(r->tensor.get());
-      rr.guarded = r->guarded || decisions_.guard.count(r);
+      rr.guarded = r->guarded || decisions_.guard.count(r.get());
       rr.dims = r->indices;
       rr.spans.resize(r->indices.size());
       out.push_back(std::move(rr));
@@ -196,11 +193,9 @@ class Replay {
     std::map<std::string, std::pair<SizeExpr, SizeExpr>> range;
     for (const auto& [var, trip] : trips_) range[var] = {SizeExpr(0), SizeExpr(trip)};
     for (const auto& i : ix) range[i.ir_name] = {i.lo, i.hi};
-    std::vector<const ir::ExprNode*> reads;
-    collect_reads(line.body, reads);
     bool added = false;
-    for (const ir::ExprNode* r : reads) {
-      if (r->guarded || decisions_.guard.count(r)) continue;
+    for (const ir::Expr& r : ir::reads_of(line.body)) {
+      if (r->guarded || decisions_.guard.count(r.get())) continue;
       const std::vector<SizeExpr>& shape = shape_.at(r->tensor.get());
       for (size_t d = 0; d < r->indices.size(); ++d) {
         SizeExpr mn = r->indices[d].offset, mx = r->indices[d].offset;
@@ -216,7 +211,7 @@ class Replay {
           mx = mx + SizeExpr(c) * (c > 0 ? last : lo);
         }
         if (known && (ir::provably_le(shape[d], mx) || ir::provably_le(mn, SizeExpr(-1)))) {
-          decisions_.guard.insert(r);
+          decisions_.guard.insert(r.get());
           added = true;
           break;
         }

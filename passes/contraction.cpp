@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "ir/affine.h"
 #include "passes/contraction_split.h"
 #include "support/error.h"
 
@@ -217,8 +218,7 @@ std::optional<ContractionPlan> plan_contraction(const ir::Compute& c) {
     if (!mentions(xa, d.index) && !mentions(ya, d.index)) return {};
   if (xs.empty() && ys.empty()) return {};  // dot products: loops do them well
 
-  std::vector<ir::Affine> out_indices;
-  for (const ir::Dim& d : c.out) out_indices.push_back(ir::Affine::var(d.index));
+  const std::vector<ir::Affine> out_indices = ir::plain_indices(c.out);
   const Access result{c.result.get(), &out_indices, false};
   const Owner inner = owner.at(out_order.back().index);
 

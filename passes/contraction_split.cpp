@@ -177,10 +177,10 @@ std::optional<SplitGather> split_gather(const ir::Compute& c) {
     cols_dims.insert(cols_dims.end(), g_only.begin(), g_only.end());
     cols_dims.insert(cols_dims.end(), f_only.begin(), f_only.end());
 
-    auto cols = std::make_shared<ir::Value>();
-    cols->name = c.result->name + "_cols";
-    cols->type = c.result->type;
-    for (const ir::Dim& d : cols_dims) cols->shape.push_back(d.extent());
+    std::vector<ir::SizeExpr> cols_shape;
+    for (const ir::Dim& d : cols_dims) cols_shape.push_back(d.extent());
+    const ir::ValuePtr cols =
+        ir::make_value(-1, c.result->name + "_cols", c.result->type, std::move(cols_shape));
 
     if (!strided) {
       std::vector<ir::SizeExpr> packed, columns;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "ir/mutator.h"
+
 namespace tenet::passes {
 
 using namespace ir;
@@ -14,8 +16,7 @@ namespace {
 using Live = std::set<const Value*>;
 
 void mark_expr(const Expr& e, Live& live) {
-  if (e->kind == ExprKind::Read) live.insert(e->tensor.get());
-  for (const Expr& a : e->args) mark_expr(a, live);
+  for (const Expr& read : reads_of(e)) live.insert(read->tensor.get());
 }
 
 bool carried_needed(const Loop::Carried& c, const Live& live) {

@@ -13,7 +13,9 @@
 #include <unordered_set>
 #include <vector>
 
+#include "ir/affine.h"
 #include "ir/builder.h"
+#include "ir/mutator.h"
 #include "passes/contraction.h"
 #include "support/error.h"
 
@@ -55,87 +57,8 @@ int64_t node_cost(const ExprNode& e) {
 }
 
 bool multiplies(const Expr& e) {
-  if (e->kind == ExprKind::Binary && e->binop == BinOp::Mul) return true;
-  return std::any_of(e->args.begin(), e->args.end(), multiplies);
-}
-
-void collect_reads(const Expr& e, const Value* tensor, std::vector<const ExprNode*>& out) {
-  if (e->kind == ExprKind::Read && e->tensor.get() == tensor) out.push_back(e.get());
-  for (const Expr& a : e->args) collect_reads(a, tensor, out);
-}
-
-/// Rewrites every node `rewrite` answers for (bottom-up otherwise), sharing
-/// the subtrees it leaves alone.
-Expr rewrite(const Expr& e, const std::function<Expr(const Expr&)>& replace) {
-  if (Expr r = replace(e)) return r;
-  if (e->args.empty()) return e;
-  std::vector<Expr> args;
-  bool changed = false;
-  for (const Expr& a : e->args) {
-    args.push_back(rewrite(a, replace));
-    changed |= args.back() != a;
-  }
-  return changed ? with_args(e, std::move(args)) : e;
-}
-
-/// `a` with each index of `at` replaced by its affine value.
-Affine compose(const Affine& a, const std::map<std::string, Affine>& at) {
-  Affine out;
-  out.offset = a.offset;
-  auto add = [&](const std::string& index, int64_t coef) {
-    for (auto& term : out.terms)
-      if (term.first == index) {
-        term.second += coef;
-        return;
-      }
-    out.terms.push_back({index, coef});
-  };
-  for (const auto& [index, coef] : a.terms) {
-    auto it = at.find(index);
-    if (it == at.end()) {  // an enclosing loop variable
-      add(index, coef);
-      continue;
-    }
-    for (const auto& [inner, c] : it->second.terms) add(inner, coef * c);
-    out.offset = out.offset + SizeExpr(coef) * it->second.offset;
-  }
-  std::erase_if(out.terms, [](const auto& term) { return term.second == 0; });
-  return out;
-}
-
-/// An affine index as an int64 expression.
-Expr affine_value(const Affine& a) {
-  Expr sum;
-  auto add = [&](const Expr& term) { sum = sum ? make_binary(BinOp::Add, sum, term) : term; };
-  for (const auto& [index, coef] : a.terms)
-    add(coef == 1
-            ? make_index(index)
-            : make_binary(BinOp::Mul, make_const(double(coef), ElemType::I64), make_index(index)));
-  if (a.offset != SizeExpr(0) || !sum) {
-    auto k = a.offset.constant();
-    add(k ? make_const(double(*k), ElemType::I64) : make_size(a.offset));
-  }
-  return sum;
-}
-
-/// `e` with the indices of `at` replaced (in reads and as values).
-Expr substitute(const Expr& e, const std::map<std::string, Affine>& at) {
-  return rewrite(e, [&](const Expr& x) -> Expr {
-    if (x->kind == ExprKind::Index) {
-      auto it = at.find(x->index);
-      return it == at.end() ? x : affine_value(it->second);
-    }
-    if (x->kind != ExprKind::Read) return nullptr;
-    std::vector<Affine> indices;
-    for (const Affine& a : x->indices) indices.push_back(compose(a, at));
-    return make_read(x->tensor, indices, x->guarded);
-  });
-}
-
-std::vector<Affine> plain_indices(const std::vector<Dim>& dims) {
-  std::vector<Affine> out;
-  for (const Dim& d : dims) out.push_back(Affine::var(d.index));
-  return out;
+  return any_node(
+      e, [](const Expr& x) { return x->kind == ExprKind::Binary && x->binop == BinOp::Mul; });
 }
 
 Expr combine(ReduceOp op, const Expr& acc, const Expr& value) {
@@ -179,28 +102,25 @@ Expr producer_value(const Compute& p) {
 Expr value_at(const Compute& p, const Expr& value, const std::vector<Affine>& indices) {
   std::map<std::string, Affine> at;
   for (size_t d = 0; d < p.out.size(); ++d) at[p.out[d].index] = indices[d];
-  return substitute(value, at);
-}
-
-/// Every value `e` reads.
-void collect_read_tensors(const Expr& e, std::unordered_set<const Value*>& out) {
-  if (e->kind == ExprKind::Read) out.insert(e->tensor.get());
-  for (const Expr& a : e->args) collect_read_tensors(a, out);
+  return ir::substitute(value, at);
 }
 
 /// Every value a statement mentions: its reads and init; for a loop, also
 /// its carried tensors' inits and nexts and everything its body mentions.
 void collect_mentions(const Stmt& s, std::unordered_set<const Value*>& out) {
-  if (s.kind == StmtKind::Compute) {
-    collect_read_tensors(s.compute.body, out);
-    if (s.compute.init) out.insert(s.compute.init.get());
-    return;
-  }
-  for (const Loop::Carried& c : s.loop->carried) {
-    out.insert(c.init.get());
-    out.insert(c.next.get());
-  }
-  for (const Stmt& inner : s.loop->body) collect_mentions(inner, out);
+  auto mentions = [&](const Stmt& t) {
+    if (t.kind == StmtKind::Loop) {
+      for (const Loop::Carried& c : t.loop->carried) {
+        out.insert(c.init.get());
+        out.insert(c.next.get());
+      }
+      return;
+    }
+    for (const Expr& read : reads_of(t.compute.body)) out.insert(read->tensor.get());
+    if (t.compute.init) out.insert(t.compute.init.get());
+  };
+  mentions(s);
+  if (s.kind == StmtKind::Loop) for_each_stmt(s.loop->body, mentions);
 }
 
 /// For each value, the positions (ascending) of the statements of a block
@@ -259,7 +179,7 @@ Uses find_uses(const Block& b, const UseIndex& index, size_t at) {
       continue;
     }
     Reader r{j, {}, false};
-    collect_reads(s.compute.body, p, r.reads);
+    for (const Expr& read : reads_of(s.compute.body, p)) r.reads.push_back(read.get());
     const std::string name = "%" + s.compute.result->name;
     for (const ExprNode* read : r.reads)
       if (read->guarded) uses.blocked = "read through a guard by " + name;
@@ -401,7 +321,7 @@ class Fuser {
     for (const Reader& r : uses.readers) {
       Stmt& reader = b.body[r.stmt];
       Compute& c = reader.compute;
-      c.body = rewrite(c.body, [&](const Expr& x) -> Expr {
+      c.body = transform(c.body, [&](const Expr& x) -> Expr {
         if (x->kind != ExprKind::Read || x->tensor.get() != p.result.get()) return nullptr;
         return value_at(p, value, x->indices);
       });
@@ -450,8 +370,8 @@ class Fuser {
 }  // namespace
 
 int64_t expression_cost(const Expr& e) {
-  int64_t cost = node_cost(*e);
-  for (const Expr& a : e->args) cost += expression_cost(a);
+  int64_t cost = 0;
+  for_each_node(e, [&](const Expr& x) { cost += node_cost(*x); });
   return cost;
 }
 

@@ -3,6 +3,7 @@
 
 #include <optional>
 
+#include "ir/affine.h"
 #include "ir/builder.h"
 #include "passes/index_facts.h"
 #include "passes/simplify.h"
@@ -185,9 +186,7 @@ class Hoister {
         body = detail::shift_index(body, d.index, r.shift);
         for (Expr& cond : path) cond = detail::shift_index(cond, d.index, r.shift);
       }
-      Affine a = Affine::var(d.index);
-      a.offset = -r.shift;
-      at.push_back(a);
+      at.push_back(Affine::var(d.index) - affine_const(r.shift));
     }
     // The sum covers only where the path's conditions hold: no work the original skipped.
     for (const Expr& cond : path)

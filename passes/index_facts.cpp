@@ -1,30 +1,28 @@
 // Facts about index ranges and the rewrites they justify (see index_facts.h).
 #include "passes/index_facts.h"
 
+#include <algorithm>
 #include <functional>
+#include <set>
 
+#include "ir/affine.h"
 #include "ir/builder.h"
+#include "ir/mutator.h"
 
 namespace tenet::passes::detail {
 
 using namespace ir;
 
 bool provably_nonneg(const SizeExpr& e) {
-  if (auto c = e.constant()) return *c >= 0;
-  std::map<std::string, SizeExpr> zero;
-  for (const std::string& s : e.symbols()) zero[s] = SizeExpr(0);
-  const std::optional<int64_t> base = e.substitute(zero).constant();
+  // A constant, or linear in the symbols with non-negative coefficients and constant.
+  const std::set<std::string> symbols = e.symbols();
+  const std::optional<Affine> a = affine_in(e, {symbols.begin(), symbols.end()});
+  if (!a) return false;
+  const std::optional<int64_t> base = a->offset.constant();
   if (!base || *base < 0) return false;
-  // Rebuild e as base + sum(coef * symbol); equal only when e is linear.
-  SizeExpr linear(*base);
-  for (const std::string& s : e.symbols()) {
-    auto at = zero;
-    at[s] = SizeExpr(1);
-    const std::optional<int64_t> value = e.substitute(at).constant();
-    if (!value || *value < *base) return false;
-    linear = linear + SizeExpr(*value - *base) * SizeExpr::sym(s);
-  }
-  return linear == e;
+  for (const auto& term : a->terms)
+    if (term.second < 0) return false;
+  return true;
 }
 
 bool known_le(const SizeExpr& a, const SizeExpr& b) {
@@ -45,90 +43,20 @@ SizeExpr size_max(const SizeExpr& a, const SizeExpr& b) {
 
 namespace {
 
-Linear scaled(Linear l, int64_t k) {
-  for (auto& [index, coef] : l.terms) coef *= k;
-  l.offset = l.offset * SizeExpr(k);
-  return l;
-}
-
-Linear plus(Linear a, const Linear& b) {
-  for (const auto& [index, coef] : b.terms)
-    if ((a.terms[index] += coef) == 0) a.terms.erase(index);
-  a.offset = a.offset + b.offset;
-  return a;
-}
-
-bool is_int_const(const Expr& e) {
-  return e->kind == ExprKind::Const && e->type == ElemType::I64;
-}
-
-}  // namespace
-
-std::optional<Linear> linear_form(const Expr& e) {
-  if (e->type != ElemType::I64) return std::nullopt;
-  switch (e->kind) {
-    case ExprKind::Index:
-      return Linear{{{e->index, 1}}, SizeExpr(0)};
-    case ExprKind::Size:
-      return Linear{{}, e->size};
-    case ExprKind::Const:
-      return Linear{{}, SizeExpr(int64_t(e->value))};
-    case ExprKind::Unary: {
-      if (e->unop != UnOp::Neg) return std::nullopt;
-      auto a = linear_form(e->args[0]);
-      if (!a) return std::nullopt;
-      return scaled(*a, -1);
-    }
-    case ExprKind::Binary: {
-      if (e->binop == BinOp::Mul) {
-        for (int c : {0, 1})
-          if (is_int_const(e->args[size_t(c)])) {
-            auto other = linear_form(e->args[size_t(1 - c)]);
-            if (!other) return std::nullopt;
-            return scaled(*other, int64_t(e->args[size_t(c)]->value));
-          }
-        return std::nullopt;
-      }
-      if (e->binop != BinOp::Add && e->binop != BinOp::Sub) return std::nullopt;
-      auto a = linear_form(e->args[0]), b = linear_form(e->args[1]);
-      if (!a || !b) return std::nullopt;
-      return plus(*a, e->binop == BinOp::Add ? *b : scaled(*b, -1));
-    }
-    default:
-      return std::nullopt;
-  }
-}
-
-namespace {
-
 /// `lhs - rhs` of an equality of two int64 expressions.
-std::optional<Linear> as_zero_test(const Expr& cond) {
+std::optional<Affine> as_zero_test(const Expr& cond) {
   if (cond->kind != ExprKind::Binary || cond->binop != BinOp::Eq) return std::nullopt;
   auto a = linear_form(cond->args[0]), b = linear_form(cond->args[1]);
   if (!a || !b) return std::nullopt;
-  return plus(*a, scaled(*b, -1));
+  return *a - *b;
 }
 
 }  // namespace
 
-std::optional<Linear> as_negative_test(const Expr& cond) {
-  if (cond->kind != ExprKind::Binary || !is_comparison(cond->binop)) return std::nullopt;
-  auto a = linear_form(cond->args[0]), b = linear_form(cond->args[1]);
-  if (!a || !b) return std::nullopt;
-  const Linear diff = plus(*a, scaled(*b, -1));  // the comparison is `diff OP 0`
-  const Linear one{{}, SizeExpr(1)};
-  switch (cond->binop) {
-    case BinOp::Lt:
-      return diff;
-    case BinOp::Le:  // diff <= 0  <=>  diff - 1 < 0
-      return plus(diff, scaled(one, -1));
-    case BinOp::Gt:  // diff > 0  <=>  -diff < 0
-      return scaled(diff, -1);
-    case BinOp::Ge:  // diff >= 0  <=>  -diff - 1 < 0
-      return plus(scaled(diff, -1), scaled(one, -1));
-    default:
-      return std::nullopt;
-  }
+std::optional<Affine> as_negative_test(const Expr& cond) {
+  // f >= 0  <=>  -f - 1 < 0.
+  if (auto f = nonnegative_form(cond)) return -*f - affine_const(1);
+  return std::nullopt;
 }
 
 void IndexFacts::add_range(const std::string& index, const SizeExpr& lo, const SizeExpr& hi) {
@@ -152,15 +80,15 @@ const Bounds* IndexFacts::bounds(const std::string& index) const {
 namespace {
 
 /// `l < 0` for a one-index l with coefficient +-1, as a bound on that index.
-void assume_negative(IndexFacts& facts, const Linear& l) {
+void assume_negative(IndexFacts& facts, const Affine& l) {
   if (l.terms.size() != 1) return;
-  const auto& [index, coef] = *l.terms.begin();
+  const auto& [index, coef] = l.terms[0];
   if (coef == 1) facts.add_upper(index, -l.offset);                // x + off < 0: x < -off
   if (coef == -1) facts.add_lower(index, l.offset + SizeExpr(1));  // off - x < 0: x >= off + 1
 }
 
-Linear negated_test(const Linear& l) {  // !(l < 0)  <=>  -l - 1 < 0
-  return plus(scaled(l, -1), Linear{{}, SizeExpr(-1)});
+Affine negated_test(const Affine& l) {  // !(l < 0)  <=>  -l - 1 < 0
+  return -l - affine_const(1);
 }
 
 }  // namespace
@@ -174,7 +102,7 @@ void IndexFacts::assume(const Expr& cond) {
   } else if (auto l = as_negative_test(cond)) {
     assume_negative(*this, *l);
   } else if (auto d = as_zero_test(cond)) {  // d == 0: d - 1 < 0 and -d - 1 < 0
-    assume_negative(*this, plus(*d, Linear{{}, SizeExpr(-1)}));
+    assume_negative(*this, *d - affine_const(1));
     assume_negative(*this, negated_test(*d));
   }
 }
@@ -190,7 +118,7 @@ void IndexFacts::assume_not(const Expr& cond) {
   }
 }
 
-std::vector<SizeExpr> IndexFacts::extremes(const Linear& l, bool lowest) const {
+std::vector<SizeExpr> IndexFacts::extremes(const Affine& l, bool lowest) const {
   std::vector<SizeExpr> out = {l.offset};
   for (const auto& [index, coef] : l.terms) {
     const Bounds* b = bounds(index);
@@ -210,7 +138,7 @@ std::vector<SizeExpr> IndexFacts::extremes(const Linear& l, bool lowest) const {
   return out;
 }
 
-bool IndexFacts::proves_negative(const Linear& l) const {
+bool IndexFacts::proves_negative(const Affine& l) const {
   for (const SizeExpr& top : extremes(l, false))
     if (known_le(top + SizeExpr(1), SizeExpr(0))) return true;
   return false;
@@ -232,9 +160,8 @@ std::optional<bool> IndexFacts::decide(const Expr& cond) const {
     return std::nullopt;
   }
   if (auto d = as_zero_test(cond)) {
-    if (proves_negative(*d) || proves_negative(scaled(*d, -1))) return false;
-    if (proves_negative(negated_test(*d)) && proves_negative(negated_test(scaled(*d, -1))))
-      return true;
+    if (proves_negative(*d) || proves_negative(-*d)) return false;
+    if (proves_negative(negated_test(*d)) && proves_negative(negated_test(-*d))) return true;
     return std::nullopt;
   }
   auto l = as_negative_test(cond);
@@ -245,10 +172,8 @@ std::optional<bool> IndexFacts::decide(const Expr& cond) const {
 }
 
 bool IndexFacts::in_bounds(const Affine& a, const SizeExpr& extent) const {
-  Linear l{{}, a.offset};
-  for (const auto& [index, coef] : a.terms) l.terms[index] = coef;
   // a >= 0  <=>  -a - 1 < 0;  a < extent  <=>  a - extent < 0.
-  return proves_negative(negated_test(l)) && proves_negative(plus(l, Linear{{}, -extent}));
+  return proves_negative(negated_test(a)) && proves_negative(a - affine_const(extent));
 }
 
 namespace {
@@ -286,43 +211,29 @@ Expr refine(const Expr& e, const IndexFacts& facts) {
 }
 
 bool safe_to_evaluate(const Expr& e, const IndexFacts& facts) {
-  if (e->kind == ExprKind::Read && !e->guarded && !all_in_bounds(*e, facts)) return false;
-  if (e->kind == ExprKind::Binary && e->binop == BinOp::Div && !is_float(e->type)) return false;
-  for (const Expr& a : e->args)
-    if (!safe_to_evaluate(a, facts)) return false;
-  return true;
+  return !any_node(e, [&](const Expr& x) {
+    return (x->kind == ExprKind::Read && !x->guarded && !all_in_bounds(*x, facts)) ||
+           (x->kind == ExprKind::Binary && x->binop == BinOp::Div && !is_float(x->type));
+  });
 }
 
 bool mentions_any(const Expr& e, const std::vector<Dim>& indices) {
-  for (const Dim& d : indices) {
-    if (e->kind == ExprKind::Index && e->index == d.index) return true;
-    if (e->kind == ExprKind::Read)
-      for (const Affine& a : e->indices)
-        if (a.coef(d.index) != 0) return true;
-  }
-  for (const Expr& a : e->args)
-    if (mentions_any(a, indices)) return true;
-  return false;
+  std::set<std::string> names;
+  for (const Dim& d : indices) names.insert(d.index);
+  return any_node(e, [&](const Expr& x) {
+    if (x->kind == ExprKind::Index) return names.count(x->index) > 0;
+    return x->kind == ExprKind::Read &&
+           std::any_of(x->indices.begin(), x->indices.end(),
+                       [&](const Affine& a) { return mentions(a, names); });
+  });
 }
 
 bool reads_tensor(const Expr& e) {
-  if (e->kind == ExprKind::Read) return true;
-  for (const Expr& a : e->args)
-    if (reads_tensor(a)) return true;
-  return false;
+  return any_node(e, [](const Expr& x) { return x->kind == ExprKind::Read; });
 }
 
 Expr shift_index(const Expr& e, const std::string& index, const SizeExpr& shift) {
-  if (e->kind == ExprKind::Index && e->index == index)
-    return make_binary(BinOp::Add, e, make_size(shift));
-  if (e->kind == ExprKind::Read) {
-    std::vector<Affine> indices = e->indices;
-    for (Affine& a : indices) a.offset = a.offset + SizeExpr(a.coef(index)) * shift;
-    return make_read(e->tensor, indices, e->guarded);
-  }
-  std::vector<Expr> args;
-  for (const Expr& a : e->args) args.push_back(shift_index(a, index, shift));
-  return with_args(e, std::move(args));
+  return substitute(e, {{index, Affine::var(index) + affine_const(shift)}});
 }
 
 FreshValues::FreshValues(const Function& fn) {
@@ -331,22 +242,18 @@ FreshValues::FreshValues(const Function& fn) {
     next_id_ = std::max(next_id_, v->id + 1);
     taken_[v->name] = 1;
   };
-  std::function<void(const std::vector<Stmt>&)> block = [&](const std::vector<Stmt>& body) {
-    for (const Stmt& s : body) {
-      if (s.kind == StmtKind::Compute) {
-        note(s.compute.result);
-        continue;
-      }
-      for (const Loop::Carried& c : s.loop->carried) {
-        note(c.param);
-        note(c.next);
-        note(c.result);
-      }
-      block(s.loop->body);
-    }
-  };
   for (const ValuePtr& v : fn.inputs) note(v);
-  block(fn.body);
+  for_each_stmt(fn.body, [&](const Stmt& s) {
+    if (s.kind == StmtKind::Compute) {
+      note(s.compute.result);
+      return;
+    }
+    for (const Loop::Carried& c : s.loop->carried) {
+      note(c.param);
+      note(c.next);
+      note(c.result);
+    }
+  });
 }
 
 ValuePtr FreshValues::make(const std::string& base, ElemType type, std::vector<SizeExpr> shape,
@@ -354,30 +261,37 @@ ValuePtr FreshValues::make(const std::string& base, ElemType type, std::vector<S
   std::string name = base;
   for (int n = 1; taken_.count(name); ++n) name = base + "_" + std::to_string(n);
   taken_[name] = 1;
-  auto v = std::make_shared<Value>();
-  v->id = next_id_++;
-  v->name = name;
-  v->type = type;
-  v->shape = std::move(shape);
-  v->span = span;
-  return v;
+  return make_value(next_id_++, name, type, std::move(shape), span);
 }
+
+namespace {
+
+/// Rewrites the computes of a block, knowing the enclosing loops' ranges.
+class FactsRewriter : public StmtMutator {
+ public:
+  using Rewrite = std::function<void(Stmt&, const IndexFacts&, std::vector<Stmt>&)>;
+  FactsRewriter(const IndexFacts& outer, const Rewrite& rewrite)
+      : facts_{outer}, rewrite_(rewrite) {}
+
+ protected:
+  void mutate_compute(Stmt& s, std::vector<Stmt>& out) override { rewrite_(s, facts_.back(), out); }
+  void enter_loop(const Loop& loop) override {
+    facts_.push_back(facts_.back());
+    facts_.back().add_range(loop.var, SizeExpr(0), SizeExpr(loop.trip));
+  }
+  void leave_loop(const Loop&) override { facts_.pop_back(); }
+
+ private:
+  std::vector<IndexFacts> facts_;  // innermost loop's last
+  const Rewrite& rewrite_;
+};
+
+}  // namespace
 
 void rewrite_statements(
     std::vector<Stmt>& body, const IndexFacts& outer,
     const std::function<void(Stmt& s, const IndexFacts& facts, std::vector<Stmt>& out)>& rewrite) {
-  std::vector<Stmt> out;
-  for (Stmt& s : body) {
-    if (s.kind == StmtKind::Loop) {
-      IndexFacts inner = outer;
-      inner.add_range(s.loop->var, SizeExpr(0), SizeExpr(s.loop->trip));
-      rewrite_statements(s.loop->body, inner, rewrite);
-      out.push_back(std::move(s));
-    } else {
-      rewrite(s, outer, out);
-    }
-  }
-  body = std::move(out);
+  FactsRewriter(outer, rewrite).mutate_block(body);
 }
 
 }  // namespace tenet::passes::detail

@@ -37,18 +37,9 @@ bool known_le(const ir::SizeExpr& a, const ir::SizeExpr& b);
 ir::SizeExpr size_min(const ir::SizeExpr& a, const ir::SizeExpr& b);
 ir::SizeExpr size_max(const ir::SizeExpr& a, const ir::SizeExpr& b);
 
-/// sum(coef * index) + offset: an int64 expression of indices and sizes.
-struct Linear {
-  std::map<std::string, int64_t> terms;  // no zero coefficients
-  ir::SizeExpr offset;
-};
-/// The linear form of an int64 expression built from indices, sizes,
-/// integer constants, add, sub, neg and multiplication by a constant.
-std::optional<Linear> linear_form(const ir::Expr& e);
-
-/// A comparison of two int64 expressions, as `lhs < 0` (lt, le, gt and ge
-/// normalise to this; eq and ne do not).
-std::optional<Linear> as_negative_test(const ir::Expr& cond);
+/// A comparison of two affine int64 expressions (ir/affine.h), as `lhs < 0`
+/// (lt, le, gt and ge normalise to this; eq and ne do not).
+std::optional<ir::Affine> as_negative_test(const ir::Expr& cond);
 
 struct Bounds {
   std::vector<ir::SizeExpr> lower;  // index >= each
@@ -72,13 +63,13 @@ class IndexFacts {
   /// Whether `a` provably lies in [0, extent).
   bool in_bounds(const ir::Affine& a, const ir::SizeExpr& extent) const;
   /// Whether `l < 0` provably holds.
-  bool proves_negative(const Linear& l) const;
+  bool proves_negative(const ir::Affine& l) const;
 
   const Bounds* bounds(const std::string& index) const;
 
  private:
   /// Lower (or upper) bounds of a linear form, one per choice of bounds of its indices.
-  std::vector<ir::SizeExpr> extremes(const Linear& l, bool lowest) const;
+  std::vector<ir::SizeExpr> extremes(const ir::Affine& l, bool lowest) const;
 
   std::map<std::string, Bounds> bounds_;
 };

@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ir/affine.h"
+#include "ir/mutator.h"
 #include "passes/contraction.h"
 
 namespace tenet::passes {
@@ -19,11 +21,6 @@ namespace {
 
 const char* const kOrderKey = "order";
 const char* const kFuseKey = "fuse";
-
-void collect_reads(const Expr& e, std::vector<const ExprNode*>& out) {
-  if (e->kind == ExprKind::Read) out.push_back(e.get());
-  for (const Expr& a : e->args) collect_reads(a, out);
-}
 
 /// Storage position of each dimension of `v` (0 = outermost).
 std::vector<int> storage_positions(const Value& v) {
@@ -75,22 +72,20 @@ bool contiguous_block(const Value& tensor, const std::vector<Affine>& indices,
 std::vector<std::string> inner_block(const Compute& c) {
   if (c.op == ReduceOp::None || c.reduce.empty() || c.out.size() < 2 || !c.result->layout.empty())
     return {};
-  std::vector<const ExprNode*> reads;
-  collect_reads(c.body, reads);
+  const std::vector<Expr> reads = reads_of(c.body);
   const std::string& last = c.reduce.back().index;
-  const bool strided = std::any_of(reads.begin(), reads.end(), [&](const ExprNode* r) {
+  const bool strided = std::any_of(reads.begin(), reads.end(), [&](const Expr& r) {
     return !dims_mentioning(r->indices, last).empty() && !unit_stride(*r->tensor, r->indices, last);
   });
   if (!strided) return {};
-  std::vector<Affine> at_out;
-  for (const Dim& d : c.out) at_out.push_back(Affine::var(d.index));
+  const std::vector<Affine> at_out = plain_indices(c.out);
   std::vector<std::string> block;
   int64_t elements = 1;
   for (size_t p = c.out.size() - 1; p >= 1; --p) {  // out[0] stays outside
     std::vector<std::string> candidate = {c.out[p].index};
     candidate.insert(candidate.end(), block.begin(), block.end());
     bool contiguous = contiguous_block(*c.result, at_out, candidate);
-    for (const ExprNode* r : reads)
+    for (const Expr& r : reads)
       contiguous = contiguous && contiguous_block(*r->tensor, r->indices, candidate);
     // Symbolic extents are assumed to be small: only constants count.
     const int64_t extent = c.out[p].extent().constant().value_or(1);
@@ -171,13 +166,12 @@ size_t shared_depth(const Nest& nest, const Compute& c, size_t outer) {
   size_t depth = std::min(prev.outer, outer);
   for (size_t j = 0; j < depth; ++j)
     if (c.out[j].extent() != prev.compute->out[j].extent()) depth = j;
-  std::vector<const ExprNode*> reads;
-  collect_reads(c.body, reads);
+  const std::vector<Expr> reads = reads_of(c.body);
   // Member q shares min(depth, shared of every later member) loops with c; a
   // read of it that differs from c's index at a shared position j limits
   // depth to j.
   const size_t extents_depth = depth;
-  for (const ExprNode* r : reads) {
+  for (const Expr& r : reads) {
     std::optional<size_t> q = nest.member_of(r->tensor.get());
     if (!q) continue;
     const size_t common = std::min({depth, extents_depth, nest.min_shared_after(*q)});

@@ -5,7 +5,9 @@
 #include <limits>
 #include <optional>
 
+#include "ir/affine.h"
 #include "ir/builder.h"
+#include "ir/mutator.h"
 
 namespace tenet::passes {
 
@@ -220,15 +222,10 @@ std::optional<Expr> fold_cast(const Expr& a, ElemType to) {
 // Could evaluating e raise a run-time error (integer division by zero, an
 // out-of-bounds unguarded read)? Such subexpressions are never dropped.
 bool may_fail(const Expr& e) {
-  if (e->kind == ExprKind::Read) return !e->guarded;
-  if (e->kind == ExprKind::Binary && e->binop == BinOp::Div && !is_float(e->type)) return true;
-  for (const Expr& a : e->args)
-    if (may_fail(a)) return true;
-  return false;
-}
-
-bool same_affine(const Affine& a, const Affine& b) {
-  return a.terms == b.terms && a.offset == b.offset;
+  return any_node(e, [](const Expr& x) {
+    return (x->kind == ExprKind::Read && !x->guarded) ||
+           (x->kind == ExprKind::Binary && x->binop == BinOp::Div && !is_float(x->type));
+  });
 }
 
 bool same_expr(const Expr& a, const Expr& b) {
@@ -249,7 +246,7 @@ bool same_expr(const Expr& a, const Expr& b) {
           a->indices.size() != b->indices.size())
         return false;
       for (size_t i = 0; i < a->indices.size(); ++i)
-        if (!same_affine(a->indices[i], b->indices[i])) return false;
+        if (!ir::identical(a->indices[i], b->indices[i])) return false;
       break;
     case ExprKind::Unary:
       if (a->unop != b->unop) return false;
@@ -356,20 +353,26 @@ void simplify_block(std::vector<Stmt>& body) {
 
 }  // namespace
 
+namespace {
+
+/// Simplifies the operands, then applies the rules to the node until none applies.
+class Simplifier : public ExprMutator {
+ public:
+  Expr mutate(const Expr& e) override {
+    Expr current = ExprMutator::mutate(e);
+    // Each rule makes the tree smaller or (select(not c, ...)) removes a not, so this stops.
+    for (;;) {
+      Expr next = rewrite(current);
+      if (next == current) return current;
+      current = next;
+    }
+  }
+};
+
+}  // namespace
+
 Expr simplify_expr(const Expr& e) {
-  std::vector<Expr> args;
-  bool changed = false;
-  for (const Expr& a : e->args) {
-    args.push_back(simplify_expr(a));
-    changed = changed || args.back() != a;
-  }
-  Expr current = changed ? with_args(e, std::move(args)) : e;
-  // Each rule makes the tree smaller or (select(not c, ...)) removes a not, so this stops.
-  for (;;) {
-    Expr next = rewrite(current);
-    if (next == current) return current;
-    current = next;
-  }
+  return Simplifier().mutate(e);
 }
 
 void simplify(Function& fn) {

@@ -33,7 +33,7 @@ Function one_input(std::vector<SizeExpr> shape, SizeExpr range_hi,
 TEST(Bind, SolvesSizesFromShapes) {
   SizeBindings sizes = bind_sizes(two_inputs(), {Tensor(F32, {4}), Tensor(F32, {2, 3, 4})});
   EXPECT_EQ(sizes, (SizeBindings{{"B", 2}, {"D", 4}, {"N", 3}}));
-  EXPECT_EQ(concrete_shape(Value{0, "v", F32, {sym("B") * 2, 5}, {}, {}}, sizes),
+  EXPECT_EQ(concrete_shape(*make_value(0, "v", F32, {sym("B") * 2, 5}), sizes),
             (std::vector<int64_t>{4, 5}));
 }
 

@@ -199,10 +199,9 @@ Function annotated() {
   auto plain = fb.compute("t", {dim("m", M), dim("n", N)}, {}, ReduceOp::None,
                           un(UnOp::Neg, at(weird, {"n", "m"})));
   Function f = fb.finish();
-  auto with_layout = std::make_shared<Value>(*plain);
-  with_layout->layout = {1, 0};
-  f.body.back().compute.result = with_layout;
-  f.outputs = {with_layout};
+  ValuePtr transposed = with_layout(plain, {1, 0});
+  f.body.back().compute.result = transposed;
+  f.outputs = {transposed};
   f.output_names = {"the output"};
   return f;
 }
