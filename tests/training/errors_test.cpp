@@ -47,17 +47,17 @@ TEST_F(Training, BadFlags) {
   expect_error(tenet("train models/mlp.tn --bogus 1"),
                "error: unknown option '--bogus' for 'tenet train'");
   expect_error(tenet("train models/mlp.tn --batch 0"),
-               "error: --batch expects an integer from 1 to 1048576, not '0'");
+               "error: --batch must be an integer from 1 to 1048576, not '0'");
   expect_error(tenet("train models/mlp.tn --epochs two"),
-               "error: --epochs expects an integer from 1 to 1048576, not 'two'");
+               "error: --epochs must be an integer from 1 to 1048576, not 'two'");
   expect_error(tenet("train models/mlp.tn --lr -1 --out " + path("run")),
-               "error: --lr expects a positive number, not '-1'");
+               "error: --lr must be a positive number, not '-1'");
   expect_error(tenet("train models/mlp.tn --optimizer rmsprop --out " + path("run")),
                "error: --optimizer must be adam, sgd or adadelta, not 'rmsprop'");
   expect_error(tenet("train models/mlp.tn --lr-decay 1.5 --out " + path("run")),
-               "error: --lr-decay expects a number in (0, 1], not '1.5'");
+               "error: --lr-decay must be a number in (0, 1], not '1.5'");
   expect_error(tenet("train models/mlp.tn --shift 30 --out " + path("run")),
-               "error: --shift expects an integer from 0 to 27, not '30'");
+               "error: --shift must be an integer from 0 to 27, not '30'");
   expect_error(tenet("train"), "error: expected one FILE argument");
   expect_error(tenet("eval models/mlp.tn"), "error: tenet eval needs --checkpoint CKPT");
   expect_error(tenet("predict models/mlp.tn --checkpoint x --images a --data b"),
