@@ -198,7 +198,8 @@ std::string TrainingOption::range() const {
       }
       return "an integer from " + std::to_string(int_min) + " to " + std::to_string(int_max);
     case OptionType::Number:
-      if (std::isinf(max) && min == 0) return min_open ? "a positive number" : "a non-negative number";
+      if (std::isinf(max) && min == 0)
+        return min_open ? "a positive number" : "a non-negative number";
       return std::string("a number in ") + (min_open ? "(" : "[") + short_number(min) + ", " +
              short_number(max) + (max_open ? ")" : "]");
   }
@@ -305,8 +306,8 @@ HyperParams resumed_hyper_params(const HyperParams& saved, const OptionValues& g
     if (key == "epochs") {
       values[key] = text;  // train longer (or stop sooner)
     } else if (!same_value(o, text, kept.at(key))) {
-      throw OptionError(name(o) + " " + text + " differs from the run being resumed (" + key +
-                        "=" + kept.at(key) + "); a resumed run keeps its hyper-parameters");
+      throw OptionError(name(o) + " " + text + " differs from the run being resumed (" + key + "=" +
+                        kept.at(key) + "); a resumed run keeps its hyper-parameters");
     }
   }
   return typed(values);

@@ -29,7 +29,7 @@ struct TrainingOption {
   std::string name;  // the @defaults key and Python keyword; the flag is --name, '_' as '-'
   OptionType type = OptionType::Number;
   std::string help;
-  std::string default_value;  // "": none, the model's @defaults or the user must give it
+  std::string default_value;         // "": none, the model's @defaults or the user must give it
   std::vector<std::string> choices;  // Choice: the values
   // Integer: a decimal in [int_min, int_max]. Number: a finite number
   // between min and max, an open end excluded.
@@ -71,16 +71,18 @@ using OptionValues = std::map<std::string, std::string>;
 /// Python's "lr".
 using OptionNamer = std::function<std::string(const TrainingOption&)>;
 
-/// Hyper-parameters: what decides the parameters a run produces. A resumed
-/// run takes them from its checkpoint.
+/// Hyper-parameters: what decides the parameters a run produces, one field
+/// per option of the table. Made only by resolve_hyper_params,
+/// resumed_hyper_params and from_map (the defaults are the table's); a
+/// resumed run takes them from its checkpoint.
 struct HyperParams {
   std::string optimizer;  // "adam", "sgd" or "adadelta"
   double lr = 0;
   double momentum = 0;
   bool nesterov = false;
   double weight_decay = 0;
-  double lr_decay = 1;
-  int64_t lr_decay_every = 1;
+  double lr_decay = 0;
+  int64_t lr_decay_every = 0;
   bool lr_decay_staircase = false;  // lr x lr_decay^floor(step / lr_decay_every)
   int64_t batch = 0;
   int64_t epochs = 0;
