@@ -62,7 +62,9 @@ TEST(TrainingOptions, RangesAsTextAndAsValues) {
       {"batch", "an integer from 1 to 1048576", {"1", "1048576"}, {"0", "1048577", "2.5", "+3"}},
       {"epochs", "an integer from 1 to 1048576", {"30"}, {"two", "0"}},
       {"shift", "an integer from 0 to 27", {"0", "27"}, {"28", "-1"}},
-      {"seed", "a non-negative integer", {"0", "18446744073709551615"},
+      {"seed",
+       "a non-negative integer",
+       {"0", "18446744073709551615"},
        {"18446744073709551616", "-1", " 7"}},
       {"limit_train", "a non-negative integer", {"0", "100"}, {"9223372036854775808"}},
   };
@@ -76,18 +78,15 @@ TEST(TrainingOptions, RangesAsTextAndAsValues) {
 }
 
 TEST(TrainingOptions, GivenThenModelDefaultsThenTheTable) {
-  HyperParams h = resolve_hyper_params({{"lr", "0.5"}, {"nesterov", "true"}},
-                                       {{"optimizer", "sgd"},
-                                        {"lr", "0.1"},
-                                        {"momentum", "0.9"},
-                                        {"batch", "10"},
-                                        {"epochs", "2"}},
-                                       as_flag);
+  HyperParams h = resolve_hyper_params(
+      {{"lr", "0.5"}, {"nesterov", "true"}},
+      {{"optimizer", "sgd"}, {"lr", "0.1"}, {"momentum", "0.9"}, {"batch", "10"}, {"epochs", "2"}},
+      as_flag);
   EXPECT_EQ(h.optimizer, "sgd");
-  EXPECT_EQ(h.lr, 0.5);         // given
-  EXPECT_EQ(h.momentum, 0.9);   // the model's
-  EXPECT_TRUE(h.nesterov);      // given
-  EXPECT_EQ(h.lr_decay, 1.0);   // the table's
+  EXPECT_EQ(h.lr, 0.5);        // given
+  EXPECT_EQ(h.momentum, 0.9);  // the model's
+  EXPECT_TRUE(h.nesterov);     // given
+  EXPECT_EQ(h.lr_decay, 1.0);  // the table's
   EXPECT_EQ(h.lr_decay_every, 1);
   EXPECT_EQ(h.shift, 0);
   EXPECT_EQ(h.seed, 1u);
@@ -99,20 +98,32 @@ TEST(TrainingOptions, GivenThenModelDefaultsThenTheTable) {
 }
 
 TEST(TrainingOptions, MessagesNameTheOptionAndItsRange) {
-  expect_error([] { resolve_hyper_params({{"momentum", "1.5"}}, kModelDefaults, as_flag); },
-               {"--momentum must be a number in [0, 1], not '1.5'"});
+  expect_error(
+      [] {
+        resolve_hyper_params({{"momentum", "1.5"}}, kModelDefaults, as_flag);
+      },
+      {"--momentum must be a number in [0, 1], not '1.5'"});
   expect_error(
       [] {
         resolve_hyper_params({{"batch", "2.5"}}, kModelDefaults,
                              [](const TrainingOption& o) { return o.name; });
       },
       {"batch must be an integer from 1 to 1048576, not '2.5'"});
-  expect_error([] { resolve_hyper_params({{"speed", "1"}}, kModelDefaults, as_flag); },
-               {"unknown training option 'speed'; the options are: optimizer, lr, momentum, "});
-  expect_error([] { resolve_hyper_params({}, {{"optimizer", "adam"}}, as_flag); },
-               {"no lr given: pass --lr or add lr=... to the model's '# @defaults' line"});
-  expect_error([] { HyperParams::from_map({{"optimizer", "adam"}}, "ck.safetensors"); },
-               {"ck.safetensors: checkpoint metadata has no 'lr': not a checkpoint"});
+  expect_error(
+      [] {
+        resolve_hyper_params({{"speed", "1"}}, kModelDefaults, as_flag);
+      },
+      {"unknown training option 'speed'; the options are: optimizer, lr, momentum, "});
+  expect_error(
+      [] {
+        resolve_hyper_params({}, {{"optimizer", "adam"}}, as_flag);
+      },
+      {"no lr given: pass --lr or add lr=... to the model's '# @defaults' line"});
+  expect_error(
+      [] {
+        HyperParams::from_map({{"optimizer", "adam"}}, "ck.safetensors");
+      },
+      {"ck.safetensors: checkpoint metadata has no 'lr': not a checkpoint"});
   OptionValues bad = resolve_hyper_params({}, kModelDefaults, as_flag).to_map();
   bad["shift"] = "99";
   expect_error([&] { HyperParams::from_map(bad, "ck.safetensors"); },
@@ -127,11 +138,17 @@ TEST(TrainingOptions, AResumedRunKeepsItsHyperParameters) {
   HyperParams h = resumed_hyper_params(saved, {{"lr", "1e-3"}, {"epochs", "9"}}, as_flag);
   EXPECT_EQ(h.epochs, 9);
   EXPECT_EQ(h.lr, saved.lr);
-  expect_error([&] { resumed_hyper_params(saved, {{"batch", "5"}}, as_flag); },
-               {"--batch 5 differs from the run being resumed (batch=64); a resumed run keeps "
-                "its hyper-parameters"});
-  expect_error([&] { resumed_hyper_params(saved, {{"epochs", "0"}}, as_flag); },
-               {"--epochs must be an integer from 1 to 1048576, not '0'"});
+  expect_error(
+      [&] {
+        resumed_hyper_params(saved, {{"batch", "5"}}, as_flag);
+      },
+      {"--batch 5 differs from the run being resumed (batch=64); a resumed run keeps "
+       "its hyper-parameters"});
+  expect_error(
+      [&] {
+        resumed_hyper_params(saved, {{"epochs", "0"}}, as_flag);
+      },
+      {"--epochs must be an integer from 1 to 1048576, not '0'"});
 }
 
 }  // namespace
