@@ -79,9 +79,10 @@ py::dict train_model(const std::string& model_path, const std::optional<std::str
   run.run_dir = out ? *out : train::default_run_dir(model_path);
   if (checkpoint_every) {
     if (*checkpoint_every < 0)
-      throw BindError("checkpoint_every must be a non-negative integer (0: at the end of each "
-                      "epoch only), not " +
-                      std::to_string(*checkpoint_every));
+      throw BindError(
+          "checkpoint_every must be a non-negative integer (0: at the end of each "
+          "epoch only), not " +
+          std::to_string(*checkpoint_every));
     run.checkpoint_every = *checkpoint_every;
   }
   if (log_every) {
@@ -124,8 +125,8 @@ void bind_training(py::module_& m) {
   m.def("training_options", &options_table,
         "the trainer's options table: dicts of name, type, range, default, help, choices");
   m.def("train", &train_model, py::arg("model"), py::arg("data"), py::arg("out"),
-        py::arg("overwrite"), py::arg("options"), py::arg("checkpoint_every"),
-        py::arg("log_every"), py::arg("verbose"), py::arg("on_line"),
+        py::arg("overwrite"), py::arg("options"), py::arg("checkpoint_every"), py::arg("log_every"),
+        py::arg("verbose"), py::arg("on_line"),
         "trains a model file's model (its '# @' directives) on MNIST; see tenet.train");
 }
 

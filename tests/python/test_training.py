@@ -109,3 +109,35 @@ def test_an_option_without_a_value_anywhere_names_it(tmp_path):
         tenet.train(path, data=MNIST_SAMPLE, out=tmp_path / "run", quiet=True)
     with pytest.raises(TypeError, match="option epochs must be a bool, int, float or str"):
         tenet.train(path, data=MNIST_SAMPLE, out=tmp_path / "run", epochs=[1], quiet=True)
+
+
+def test_ctrl_c_stops_a_run_at_the_next_step(model, tmp_path):
+    """The loop runs without the GIL and checks for Ctrl-C before each step:
+    KeyboardInterrupt, promptly, and the run's files stay."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    log = tmp_path / "run" / "log.csv"
+    run = str(tmp_path / "run")
+    script = (f"import tenet\n"
+              f"try:\n"
+              f"    tenet.train({str(model)!r}, data={str(MNIST_SAMPLE)!r}, out={run!r},"
+              f" batch=1, lr=0.001, epochs=1000, log_every=1, quiet=True)\n"
+              f"except KeyboardInterrupt:\n"
+              f"    print('KeyboardInterrupt')\n")
+    python = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        end = time.monotonic() + 60
+        while not (log.exists() and log.read_text().count("\n") > 2):
+            assert time.monotonic() < end, "the run wrote no log rows"
+            assert python.poll() is None, python.communicate()
+            time.sleep(0.02)
+        python.send_signal(signal.SIGINT)
+        out, err = python.communicate(timeout=30)
+    finally:
+        python.kill()
+    assert out == "KeyboardInterrupt\n", err
+    assert (tmp_path / "run" / "model.tn").is_file()
