@@ -162,6 +162,7 @@ RunOptions run_options(const Args& a, const std::string& model_path,
     return it == saved->metadata.end() ? a.get(flag) : it->second;
   };
   RunOptions options;
+  options.spell = [](const std::string& option) { return "--" + option; };
   if (saved) {
     options.resume = checkpoint_file(a.get("resume"), "--resume");
     auto data = saved->metadata.find("data");

@@ -204,7 +204,7 @@ class Trainer {
                     fs::copy_options::overwrite_existing, ec);
       if (ec)
         throw BindError("cannot write " + options_.run_dir + "/model.tn: " + ec.message() +
-                        "; choose another --out");
+                        "; choose another " + options_.spell("out"));
     } else {
       resume();
     }
@@ -235,11 +235,11 @@ class Trainer {
     fs::create_directories(options_.run_dir, ec);
     if (ec || !fs::is_directory(options_.run_dir))
       throw BindError("cannot create the run directory " + options_.run_dir + ": " +
-                      (ec ? ec.message() : "a file of that name exists") +
-                      "; choose another --out");
+                      (ec ? ec.message() : "a file of that name exists") + "; choose another " +
+                      options_.spell("out"));
     if (::access(options_.run_dir.c_str(), W_OK) != 0)
       throw BindError("cannot write in the run directory " + options_.run_dir +
-                      "; choose another --out");
+                      "; choose another " + options_.spell("out"));
     remove_stale_temporaries(checkpoint_path());
   }
 
@@ -344,9 +344,9 @@ class Trainer {
   [[noreturn]] void throw_non_finite(double loss, int64_t batch_index) const {
     throw BindError(
         format("the loss is %g at step %lld (epoch %lld, batch %lld); try a lower "
-               "learning rate (--lr)",
+               "learning rate (%s)",
                loss, static_cast<long long>(step_ + 1), static_cast<long long>(epoch_ + 1),
-               static_cast<long long>(batch_index + 1)));
+               static_cast<long long>(batch_index + 1), options_.spell("lr").c_str()));
   }
 
   /// A "train" row of the log for the steps since the last one.
@@ -378,7 +378,8 @@ class Trainer {
     if (std::string problem = invalid_state(model_.params(), optimizer_.get()); !problem.empty())
       throw BindError("training diverged by step " + std::to_string(step_) + ": " + problem +
                       "; no checkpoint written (" + checkpoint_path() +
-                      " is left as it was); try a lower learning rate (--lr)");
+                      " is left as it was); try a lower learning rate (" + options_.spell("lr") +
+                      ")");
     CheckpointState s;
     s.step = step_;
     s.epoch = epoch;

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,9 @@ struct RunOptions {
   std::string resume;              // a checkpoint file to continue from, or ""
   int64_t checkpoint_every = 100;  // steps; 0: only at the end of each epoch
   int64_t log_every = 20;          // steps per "train" log row (> 0)
+  /// How messages name an option ("lr", "out") to the user: the CLI's
+  /// "--lr", Python's keyword as it is.
+  std::function<std::string(const std::string&)> spell = [](const std::string& o) { return o; };
 };
 
 /// The MNIST folder a run reads unless told otherwise: $TENET_DATA_DIR, else

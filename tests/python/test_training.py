@@ -141,3 +141,9 @@ def test_ctrl_c_stops_a_run_at_the_next_step(model, tmp_path):
         python.kill()
     assert out == "KeyboardInterrupt\n", err
     assert (tmp_path / "run" / "model.tn").is_file()
+
+
+def test_a_diverging_run_names_the_keyword(model, tmp_path):
+    with pytest.raises(tenet.BindError, match=r"try a lower learning rate \(lr\)$"):
+        tenet.train(model, data=MNIST_SAMPLE, out=tmp_path / "run", lr=1e30, batch=5,
+                    limit_train=20, limit_test=10, quiet=True)
