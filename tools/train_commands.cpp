@@ -1,10 +1,9 @@
-// `tenet train`, `tenet eval` and `tenet predict` (train_commands.h): flags,
-// hyper-parameters (flag, else the model's @defaults), run directories,
-// checkpoints and data.
+// `tenet train`, `tenet eval` and `tenet predict` (train_commands.h): flags
+// (the hyper-parameters' from train/options.h's table), run directories,
+// checkpoints and data, and the console the training loop reports to.
 #include "tools/train_commands.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,31 +14,24 @@
 
 #include "support/error.h"
 #include "tools/program.h"
-#include "tools/train_loop.h"
-#include "tools/train_model.h"
 #include "train/checkpoint.h"
+#include "train/loop.h"
 #include "train/metrics.h"
 #include "train/mnist.h"
+#include "train/options.h"
 #include "train/safetensors.h"
+#include "train/trainable_model.h"
 
 namespace tenet::cli {
 
 namespace fs = std::filesystem;
+using train::DatasetEvaluation;
+using train::HyperParams;
+using train::RunOptions;
+using train::TrainableModel;
+using train::TrainingOption;
 
 namespace {
-
-/// The bundled sample (data/mnist-sample), unless $TENET_DATA_DIR says otherwise.
-std::string default_data_dir() {
-  if (const char* dir = std::getenv("TENET_DATA_DIR")) return dir;
-  return TENET_SAMPLE_DATA_DIR;
-}
-
-std::string flag_of(const std::string& key) {
-  std::string flag = key;
-  for (char& c : flag)
-    if (c == '_') c = '-';
-  return "--" + flag;
-}
 
 int64_t parse_int(const std::string& what, const std::string& text, int64_t lo, int64_t hi) {
   char* end = nullptr;
@@ -51,88 +43,82 @@ int64_t parse_int(const std::string& what, const std::string& text, int64_t lo, 
   return v;
 }
 
-/// A number in [lo, hi] (lo excluded when lo_open); `expects` describes the
-/// range in the message: "a positive number".
-double parse_double(const std::string& what, const std::string& text, double lo, double hi,
-                    bool lo_open, const std::string& expects) {
-  char* end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  bool ok =
-      !text.empty() && *end == '\0' && std::isfinite(v) && v <= hi && (lo_open ? v > lo : v >= lo);
-  if (!ok) throw UsageError(what + " expects " + expects + ", not '" + text + "'");
-  return v;
+/// The flag's metavariable: "adam|sgd|adadelta", "N", "X".
+std::string meta_of(const TrainingOption& o) {
+  switch (o.type) {
+    case train::OptionType::Choice: {
+      std::string meta;
+      for (const std::string& c : o.choices) meta += (meta.empty() ? "" : "|") + c;
+      return meta;
+    }
+    case train::OptionType::Integer:
+      return "N";
+    default:
+      return "X";
+  }
 }
 
-/// Where each hyper-parameter comes from: the flag, else the model's
-/// @defaults, else a fallback (none: the user must say).
-class Settings {
- public:
-  Settings(const Args& args, const ModelSpec& spec) : args_(args), spec_(spec) {}
+/// One flag per training option (a Bool option is a flag without a value),
+/// its help from the table: what it means, its range and its default.
+void add_training_options(Args& a) {
+  for (const TrainingOption& o : train::training_options()) {
+    std::string fallback = o.default_value.empty() ? "" : ", else " + o.default_value;
+    if (o.type == train::OptionType::Bool) {
+      a.flag(o.flag().substr(2), o.help + " (default: the model's @defaults" + fallback + ")");
+    } else {
+      a.option(o.flag().substr(2), meta_of(o),
+               o.help + "; " + o.range() + " (default: the model's @defaults" + fallback + ")");
+    }
+  }
+}
 
-  std::string get(const std::string& key, const std::optional<std::string>& fallback) const {
-    std::string flag = flag_of(key).substr(2);
-    if (args_.is_set(flag)) return args_.get(flag);
-    if (auto it = spec_.defaults.find(key); it != spec_.defaults.end()) return it->second;
-    if (fallback) return *fallback;
-    throw UsageError("no " + key + " given: pass " + flag_of(key) + " or add " + key +
-                     "=... to the model's '# @defaults' line");
+/// The training options the command line sets, by option name: a Bool flag
+/// given is "true".
+train::OptionValues given_training_options(const Args& a) {
+  train::OptionValues given;
+  for (const TrainingOption& o : train::training_options()) {
+    const std::string flag = o.flag().substr(2);
+    if (a.is_set(flag)) given[o.name] = o.type == train::OptionType::Bool ? "true" : a.get(flag);
+  }
+  return given;
+}
+
+std::string flag_name(const TrainingOption& o) {
+  return o.flag();
+}
+
+/// The console the training loop reports to: lines on stdout (warnings on
+/// stderr) and a progress bar per epoch (a TTY line, or plain lines).
+class ConsoleReporter final : public train::TrainingReporter {
+ public:
+  void line(const std::string& text) override {
+    // On a terminal the progress bar holds the line: clear it first (the bar
+    // is redrawn at the next step).
+    bool clear = progress_ && progress_->tty();
+    std::printf("%s%s\n", clear ? "\r\033[K" : "", text.c_str());
+    std::fflush(stdout);
+  }
+  void warning(const std::string& text) override {
+    std::fprintf(stderr, "warning: %s\n", text.c_str());
+  }
+  void epoch_begins(const std::string& label, int64_t total_steps, int64_t first_step) override {
+    train::ProgressOptions po;
+    po.label = label;
+    po.total_steps = total_steps;
+    po.first_step = first_step;
+    progress_.emplace(stdout, po);
+  }
+  void step_done(int64_t step, int64_t images, double loss, double accuracy) override {
+    if (progress_) progress_->update(step, images, loss, accuracy);
+  }
+  void epoch_ends() override {
+    if (progress_) progress_->finish();
+    progress_.reset();
   }
 
  private:
-  const Args& args_;
-  const ModelSpec& spec_;
+  std::optional<train::ProgressReporter> progress_;
 };
-
-HyperParams hyper_params_from(const Args& a, const ModelSpec& spec) {
-  Settings s(a, spec);
-  HyperParams h;
-  h.optimizer = s.get("optimizer", std::nullopt);
-  if (h.optimizer != "adam" && h.optimizer != "sgd" && h.optimizer != "adadelta")
-    throw UsageError("--optimizer must be adam, sgd or adadelta, not '" + h.optimizer + "'");
-  h.lr = parse_double("--lr", s.get("lr", std::nullopt), 0, HUGE_VAL, true, "a positive number");
-  h.momentum =
-      parse_double("--momentum", s.get("momentum", "0"), 0, 1, false, "a number in [0, 1]");
-  std::string nesterov = a.is_set("nesterov") ? "true" : s.get("nesterov", "false");
-  h.nesterov = nesterov == "true";
-  h.weight_decay = parse_double("--weight-decay", s.get("weight_decay", "0"), 0, HUGE_VAL, false,
-                                "a non-negative number");
-  h.lr_decay = parse_double("--lr-decay", s.get("lr_decay", "1"), 0, 1, true, "a number in (0, 1]");
-  h.lr_decay_every = parse_int("--lr-decay-every", s.get("lr_decay_every", "1"), 1, INT64_MAX);
-  std::string staircase =
-      a.is_set("lr-decay-staircase") ? "true" : s.get("lr_decay_staircase", "false");
-  h.lr_decay_staircase = staircase == "true";
-  h.batch = parse_int("--batch", s.get("batch", std::nullopt), 1, 1 << 20);
-  h.epochs = parse_int("--epochs", s.get("epochs", std::nullopt), 1, 1 << 20);
-  h.shift = parse_int("--shift", s.get("shift", "0"), 0, 27);
-  h.seed = parse_seed(a.get("seed"));
-  h.limit_train = parse_int("--limit-train", a.get("limit-train"), 0, INT64_MAX);
-  h.limit_test = parse_int("--limit-test", a.get("limit-test"), 0, INT64_MAX);
-  return h;
-}
-
-/// On resume the checkpoint's hyper-parameters hold; a flag may repeat one
-/// but not change it (--epochs may, to train longer).
-HyperParams resumed_hyper_params(const Args& a, const HyperParams& saved) {
-  HyperParams h = saved;
-  std::map<std::string, std::string> values = saved.to_map();
-  for (const auto& [key, value] : values) {
-    std::string flag = flag_of(key).substr(2);
-    if (key == "epochs" || !a.is_set(flag)) continue;
-    const bool is_flag = key == "nesterov" || key == "lr_decay_staircase";
-    std::string given = is_flag ? "true" : a.get(flag);
-    if (given != value) {
-      // Compare numbers as numbers: --lr 0.001 and 0.001000 agree.
-      char* end = nullptr;
-      double g = std::strtod(given.c_str(), &end);
-      bool same_number = *end == '\0' && !given.empty() && g == std::strtod(value.c_str(), nullptr);
-      if (!same_number)
-        throw UsageError("--" + flag + " " + given + " differs from the run being resumed (" + key +
-                         "=" + value + "); a resumed run keeps its hyper-parameters");
-    }
-  }
-  if (a.is_set("epochs")) h.epochs = parse_int("--epochs", a.get("epochs"), 1, 1 << 20);
-  return h;
-}
 
 /// --resume takes a checkpoint file or a run directory (its last.safetensors).
 std::string checkpoint_file(const std::string& given, const std::string& flag) {
@@ -150,31 +136,18 @@ void add_model_options(Args& a) {
 }
 
 std::string data_dir(const Args& a) {
-  return a.is_set("data") ? a.get("data") : default_data_dir();
+  return a.is_set("data") ? a.get("data") : train::default_data_dir();
 }
-
-/// The files a run writes in its folder (train_loop.h).
-const char* const kRunFiles[] = {"last.safetensors", "log.csv", "model.tn"};
 
 /// A new run, or a resumed one in another folder than its checkpoint's,
 /// must not overwrite files already there (a user's log.csv, another run).
-void refuse_to_overwrite(const RunOptions& options, bool resumed) {
-  std::error_code ec;
-  fs::path checkpoint_dir = fs::path(options.resume).parent_path();
-  if (checkpoint_dir.empty()) checkpoint_dir = ".";
-  if (resumed && fs::equivalent(options.run_dir, checkpoint_dir, ec))
-    return;  // continuing a run in its own folder
-  if (fs::exists(options.run_dir + "/last.safetensors", ec))
-    throw UsageError(options.run_dir +
-                     " already holds a run (last.safetensors): continue it with --resume " +
-                     options.run_dir + ", or start afresh with --overwrite or another --out");
-  std::string existing;
-  for (const char* name : kRunFiles)
-    if (fs::exists(fs::path(options.run_dir) / name, ec))
-      existing += std::string(existing.empty() ? "" : " and ") + name;
-  if (!existing.empty())
-    throw UsageError(options.run_dir + " already holds " + existing +
-                     ", which the run would overwrite: choose another --out, or --overwrite");
+void refuse_to_overwrite(const RunOptions& options) {
+  train::RunDirConflict conflict = train::run_dir_conflict(options);
+  if (conflict.message.empty()) return;
+  if (conflict.holds_a_run)
+    throw UsageError(conflict.message + ": continue it with --resume " + options.run_dir +
+                     ", or start afresh with --overwrite or another --out");
+  throw UsageError(conflict.message + ": choose another --out, or --overwrite");
 }
 
 /// The run's folders and intervals. A resumed run (`saved`: its checkpoint)
@@ -189,6 +162,7 @@ RunOptions run_options(const Args& a, const std::string& model_path,
     return it == saved->metadata.end() ? a.get(flag) : it->second;
   };
   RunOptions options;
+  options.spell = [](const std::string& option) { return "--" + option; };
   if (saved) {
     options.resume = checkpoint_file(a.get("resume"), "--resume");
     auto data = saved->metadata.find("data");
@@ -198,11 +172,10 @@ RunOptions run_options(const Args& a, const std::string& model_path,
         a.is_set("out") ? a.get("out") : fs::path(options.resume).parent_path().string();
   } else {
     options.data_dir = data_dir(a);
-    options.run_dir =
-        a.is_set("out") ? a.get("out") : "runs/" + fs::path(model_path).stem().string();
+    options.run_dir = a.is_set("out") ? a.get("out") : train::default_run_dir(model_path);
   }
   if (options.run_dir.empty()) options.run_dir = ".";
-  if (!a.is_set("overwrite")) refuse_to_overwrite(options, saved != nullptr);
+  if (!a.is_set("overwrite")) refuse_to_overwrite(options);
   options.checkpoint_every =
       parse_int("--checkpoint-every", saved_or_flag("run.checkpoint_every", "checkpoint-every"), 0,
                 INT64_MAX);
@@ -221,35 +194,20 @@ int cmd_train(const std::vector<std::string>& argv) {
          "a default. Each epoch ends with a test-set evaluation; RUNDIR gets log.csv and\n"
          "checkpoints (last.safetensors) that --resume continues from exactly.");
   add_model_options(a);
-  a.option("epochs", "N", "epochs to train (model default)");
-  a.option("batch", "B", "batch size (model default)");
-  a.option("optimizer", "adam|sgd|adadelta", "the optimiser (model default)");
-  a.option("lr", "X", "learning rate (model default)");
-  a.option("momentum", "M", "SGD momentum (model default, else 0)");
-  a.flag("nesterov", "SGD with Nesterov momentum");
-  a.option("weight-decay", "W", "L2 penalty added to the gradients (model default, else 0)");
-  a.option("lr-decay", "R",
-           "multiply the learning rate by R every --lr-decay-every steps, "
-           "continuously (model default, else 1)");
-  a.option("lr-decay-every", "STEPS", "steps per decay factor (model default, else 1)");
-  a.flag("lr-decay-staircase",
-         "decay in whole factors: lr x R^floor(step / STEPS), as torch's StepLR "
-         "(model default, else continuous)");
-  a.option("shift", "PIXELS",
-           "augment training images with random shifts of up to PIXELS "
-           "(model default, else 0)");
-  a.option("seed", "S", "seed of initialisation, shuffling, shifts and dropout", "1");
+  add_training_options(a);
+  RunOptions defaults;
   a.option("out", "RUNDIR", "run directory", "runs/<model name>");
   a.flag("overwrite", "start afresh in a RUNDIR that holds a run (or files a run writes)");
   a.option("checkpoint-every", "STEPS", "also checkpoint every STEPS steps (0: each epoch only)",
-           "100");
-  a.option("log-every", "STEPS", "steps per training row of log.csv", "20");
+           std::to_string(defaults.checkpoint_every));
+  a.option("log-every", "STEPS", "steps per training row of log.csv",
+           std::to_string(defaults.log_every));
   a.option("resume", "CKPT|RUNDIR",
            "continue a run from a checkpoint (or RUNDIR/last.safetensors)");
-  a.option("limit-train", "N", "use the first N training images (0: all)", "0");
-  a.option("limit-test", "N", "use the first N test images (0: all)", "0");
   if (!a.parse(argv)) return 0;
   std::string model_path = require_file(a);
+  const train::OptionValues given = given_training_options(a);
+  train::check_option_values(given, flag_name);
 
   std::optional<train::SafetensorsFile> saved;
   if (a.is_set("resume")) {
@@ -260,22 +218,19 @@ int cmd_train(const std::vector<std::string>& argv) {
   }
   RunOptions options = run_options(a, model_path, saved ? &*saved : nullptr);
 
-  // The data first: a missing folder is reported before the model compiles.
-  std::optional<HyperParams> resumed;
-  if (saved) resumed = HyperParams::from_map(saved->metadata, options.resume);
-  int64_t limit_train = resumed ? resumed->limit_train
-                                : parse_int("--limit-train", a.get("limit-train"), 0, INT64_MAX);
-  int64_t limit_test =
-      resumed ? resumed->limit_test : parse_int("--limit-test", a.get("limit-test"), 0, INT64_MAX);
-  train::MnistDataset train_data =
-      train::load_mnist_dir(options.data_dir, train::MnistSplit::Train, limit_train);
-  train::MnistDataset test_data =
-      train::load_mnist_dir(options.data_dir, train::MnistSplit::Test, limit_test);
-
+  // The model's directives and the data before anything compiles.
   TrainableModel model(model_path, a.is_set("verbose"));
   HyperParams hyper =
-      resumed ? resumed_hyper_params(a, *resumed) : hyper_params_from(a, model.spec());
-  return run_training(model, hyper, options, train_data, test_data);
+      saved ? train::resumed_hyper_params(HyperParams::from_map(saved->metadata, options.resume),
+                                          given, flag_name)
+            : train::resolve_hyper_params(given, model.spec().defaults, flag_name);
+  train::MnistDataset train_data =
+      train::load_mnist_dir(options.data_dir, train::MnistSplit::Train, hyper.limit_train);
+  train::MnistDataset test_data =
+      train::load_mnist_dir(options.data_dir, train::MnistSplit::Test, hyper.limit_test);
+  ConsoleReporter console;
+  train::run_training(model, hyper, options, train_data, test_data, console);
+  return 0;
 }
 
 int cmd_eval(const std::vector<std::string>& argv) {
@@ -297,7 +252,7 @@ int cmd_eval(const std::vector<std::string>& argv) {
 
   TrainableModel model(model_path, a.is_set("verbose"));
   model.load_weights(checkpoint);
-  DatasetEvaluation e = evaluate_dataset(model, test, batch);
+  DatasetEvaluation e = train::evaluate_dataset(model, test, batch);
   std::printf("test accuracy %.2f%% (%lld/%lld)", 100.0 * e.accuracy(),
               static_cast<long long>(e.correct), static_cast<long long>(e.total));
   if (model.eval_has_loss()) std::printf(", loss %.9g", e.loss);

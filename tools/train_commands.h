@@ -1,7 +1,7 @@
 /// \file
 /// The training side of the `tenet` command line: `train`, `eval` and
 /// `predict` for models that declare their roles in '# @...' directives
-/// (train_spec.h, docs/training.md). Each takes the arguments after its name
+/// (train/model_spec.h, docs/training.md). Each takes the arguments after its name
 /// and returns the exit status; user errors are thrown (CompileError,
 /// BindError, UsageError) for main() to report.
 #pragma once

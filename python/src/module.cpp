@@ -11,6 +11,7 @@
 #include "python/src/benchmark.h"
 #include "python/src/kernel.h"
 #include "python/src/program.h"
+#include "python/src/training.h"
 #include "support/child_processes.h"
 #include "support/error.h"
 
@@ -149,6 +150,7 @@ PYBIND11_MODULE(_tenet, m) {
   m.doc() = "Tenet's compiler (C++), as the tenet package uses it";
   bind_errors(m);
   bind_descriptions(m);
+  bind_training(m);
   // Ctrl-C during a JIT compile: Python's handler only sets a flag; this
   // check (run while the compiler runs) raises KeyboardInterrupt, which ends
   // the compiler's process group (support/child_processes.h).

@@ -8,6 +8,7 @@ backward Tenet derives.
     op = tenet.torch_op(SOURCE, "lltm")        # torch.ops.tenet.lltm_<hash>, with autograd
     print(tenet.print_grad(SOURCE, "squash", vjp=True))
     assert tenet.gradcheck(SOURCE, "squash", sizes={"B": 2, "N": 3, "D": 4}, vjp=True)
+    run = tenet.train("models/mlp.tn", out="runs/mlp", epochs=1)  # as `tenet train`
 
 Errors in the source raise tenet.CompileError (the diagnostic with line, column and
 caret); inputs of the wrong shape raise tenet.BindError (a ValueError) or, from the
@@ -24,6 +25,7 @@ if os.path.isdir(_RUNTIME) and not os.environ.get("TENET_RUNTIME_DIR"):
 from ._tenet import BindError, CompileError, InternalError  # noqa: E402
 from .function import Function, compile, compile_file, print_grad  # noqa: E402
 from .gradcheck import gradcheck  # noqa: E402
+from .training import TrainingOption, TrainingResult, train, training_options  # noqa: E402
 
 
 def torch_op(source, entry=None, **options):
@@ -33,5 +35,6 @@ def torch_op(source, entry=None, **options):
     return make(source, entry, **options)
 
 
-__all__ = ["BindError", "CompileError", "Function", "InternalError", "compile", "compile_file",
-           "gradcheck", "print_grad", "torch_op"]
+__all__ = ["BindError", "CompileError", "Function", "InternalError", "TrainingOption",
+           "TrainingResult", "compile", "compile_file", "gradcheck", "print_grad", "torch_op",
+           "train", "training_options"]

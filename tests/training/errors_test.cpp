@@ -10,6 +10,7 @@
 
 #include "tests/training/training_util.h"
 #include "train/checkpoint.h"
+#include "train/options.h"
 
 namespace tenet::testing {
 namespace {
@@ -47,17 +48,17 @@ TEST_F(Training, BadFlags) {
   expect_error(tenet("train models/mlp.tn --bogus 1"),
                "error: unknown option '--bogus' for 'tenet train'");
   expect_error(tenet("train models/mlp.tn --batch 0"),
-               "error: --batch expects an integer from 1 to 1048576, not '0'");
+               "error: --batch must be an integer from 1 to 1048576, not '0'");
   expect_error(tenet("train models/mlp.tn --epochs two"),
-               "error: --epochs expects an integer from 1 to 1048576, not 'two'");
+               "error: --epochs must be an integer from 1 to 1048576, not 'two'");
   expect_error(tenet("train models/mlp.tn --lr -1 --out " + path("run")),
-               "error: --lr expects a positive number, not '-1'");
+               "error: --lr must be a positive number, not '-1'");
   expect_error(tenet("train models/mlp.tn --optimizer rmsprop --out " + path("run")),
                "error: --optimizer must be adam, sgd or adadelta, not 'rmsprop'");
   expect_error(tenet("train models/mlp.tn --lr-decay 1.5 --out " + path("run")),
-               "error: --lr-decay expects a number in (0, 1], not '1.5'");
+               "error: --lr-decay must be a number in (0, 1], not '1.5'");
   expect_error(tenet("train models/mlp.tn --shift 30 --out " + path("run")),
-               "error: --shift expects an integer from 0 to 27, not '30'");
+               "error: --shift must be an integer from 0 to 27, not '30'");
   expect_error(tenet("train"), "error: expected one FILE argument");
   expect_error(tenet("eval models/mlp.tn"), "error: tenet eval needs --checkpoint CKPT");
   expect_error(tenet("predict models/mlp.tn --checkpoint x --images a --data b"),
@@ -165,6 +166,14 @@ TEST_F(Training, DirectiveErrors) {
       {"epochs=1", "epochs=1 lr_decay_staircase=yes",
        "linear.tn:6:71: error: 'lr_decay_staircase' must be true or false, not 'yes'"},
       {"lr=0.1", "speed=0.1", "linear.tn:6:27: error: unknown key 'speed' in @defaults"},
+      // Each value against the options table (train/options.h), at the value.
+      {"lr=0.1", "lr=0.1 momentum=1.5",
+       "linear.tn:6:43: error: 'momentum' must be a number in [0, 1], not '1.5'"},
+      {"lr=0.1", "lr=-1", "linear.tn:6:30: error: 'lr' must be a positive number, not '-1'"},
+      {"batch=10", "batch=2.5",
+       "linear.tn:6:40: error: 'batch' must be an integer from 1 to 1048576, not '2.5'"},
+      {"epochs=1", "epochs=1 seed=-3",
+       "linear.tn:6:57: error: 'seed' must be a non-negative integer, not '-3'"},
       {"@param bias zeros", "@param bias zeros\n# @dropout bias p=1",
        "linear.tn:6:19: error: the dropout probability must be in [0, 1), not '1'"},
   };
@@ -175,6 +184,53 @@ TEST_F(Training, DirectiveErrors) {
         run_command("cd " + dir_.string() + " && " + tenet_binary() + " train linear.tn --out run");
     expect_error(r, c.message);
   }
+}
+
+// The example of issue 14: `@defaults momentum=1.5` passed the directive
+// check, then failed naming a flag (--momentum) the user never passed. Now
+// the directive is the error, rendered with its line and a caret under the
+// value, and a note saying what the option is.
+TEST_F(Training, ADefaultOutOfRangeIsReportedAtTheDirective) {
+  write("linear.tn", replaced(kLinear, "lr=0.1", "lr=0.1 momentum=1.5"));
+  CommandResult r =
+      run_command("cd " + dir_.string() + " && " + tenet_binary() + " train linear.tn --out run");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err,
+            "linear.tn:6:43: error: 'momentum' must be a number in [0, 1], not '1.5'\n"
+            "  # @defaults optimizer=sgd lr=0.1 momentum=1.5 batch=10 epochs=1\n"
+            "                                            ^~~\n"
+            "linear.tn: note: momentum: SGD momentum (tenet train --help lists the options)\n");
+  EXPECT_EQ(r.err.find("--momentum"), std::string::npos);
+}
+
+// The flags of `tenet train` are the options table's: each one is listed with
+// its range and its default, and a value the table accepts in a directive is
+// accepted as a flag (and the other way round).
+TEST_F(Training, FlagsComeFromTheOptionsTable) {
+  CommandResult help = tenet("train --help");
+  ASSERT_EQ(help.exit_code, 0) << help.err;
+  for (const train::TrainingOption& o : train::training_options()) {
+    SCOPED_TRACE(o.name);
+    size_t at = help.out.find("  " + o.flag() + " ");
+    if (at == std::string::npos) at = help.out.find("  " + o.flag() + "\n");
+    ASSERT_NE(at, std::string::npos) << help.out;
+    size_t end = help.out.find("\n  --", at + 2);
+    const std::string entry = help.out.substr(at, end - at);
+    EXPECT_NE(entry.find(o.help), std::string::npos) << entry;
+    if (o.type != train::OptionType::Bool) {
+      EXPECT_NE(entry.find(o.range()), std::string::npos) << entry;
+    }
+    const std::string fallback = o.default_value.empty() ? ")" : ", else " + o.default_value + ")";
+    EXPECT_NE(entry.find("(default: the model's @defaults" + fallback), std::string::npos) << entry;
+  }
+  // The edge of a range: accepted as a default and as a flag alike.
+  std::string model = write("linear.tn", replaced(kLinear, "lr=0.1", "lr=0.1 momentum=1"));
+  CommandResult edge = tenet("train " + model +
+                             " --momentum 1 --limit-train 10 --limit-test 10 --out " + path("run"));
+  EXPECT_EQ(edge.exit_code, 0) << edge.err;
+  EXPECT_NE(edge.out.find("optimizer sgd(lr=0.1, momentum=1,"), std::string::npos) << edge.out;
+  expect_error(tenet("train " + model + " --momentum 1.5 --out " + path("run2")),
+               "error: --momentum must be a number in [0, 1], not '1.5'");
 }
 
 // A checkpoint no run can continue from (a diverged one) is refused by name

@@ -1,6 +1,6 @@
 /// \file
 /// A model ready to train: a .tn file's checked program, its trainer
-/// directives (train_spec.h), its parameters, and two compiled programs: the
+/// directives (model_spec.h), its parameters, and two compiled programs: the
 /// gradient of the training loss with respect to every parameter
 /// (ad::differentiate, then the optimiser pipeline) and the evaluation
 /// function, JIT-compiled into one cached library.
@@ -24,13 +24,13 @@
 
 #include "codegen/executable.h"
 #include "codegen/jit.h"
+#include "support/diagnostics.h"
 #include "support/tensor.h"
-#include "tools/program.h"
-#include "tools/train_spec.h"
 #include "train/checkpoint.h"
+#include "train/model_spec.h"
 #include "train/params.h"
 
-namespace tenet::cli {
+namespace tenet::train {
 
 /// The outcome of one batch: its mean loss (as the model defines it) and how
 /// many examples the scores classified correctly.
@@ -51,13 +51,13 @@ class TrainableModel {
   const ModelSpec& spec() const { return spec_; }
   /// A hash of the file's text (hex): checkpoints record it.
   const std::string& fingerprint() const { return fingerprint_; }
-  train::ParameterStore& params() { return params_; }
-  const train::ParameterStore& params() const { return params_; }
+  ParameterStore& params() { return params_; }
+  const ParameterStore& params() const { return params_; }
 
   /// Loads a checkpoint of `tenet train` into the parameters and, when given,
   /// the optimiser. A BindError on any mismatch; when the checkpoint names
   /// another model file, the message says which.
-  train::CheckpointState load_checkpoint(const std::string& path, train::Optimizer* optimizer);
+  CheckpointState load_checkpoint(const std::string& path, Optimizer* optimizer);
   /// Loads trained parameters from a checkpoint (its optimiser state is
   /// ignored) or from a plain safetensors file holding every parameter by
   /// name with its shape or the same number of elements (as
@@ -67,6 +67,8 @@ class TrainableModel {
   /// Compiles the gradient and evaluation programs (JIT, cached), unless done
   /// already; train_step() and evaluate() call it on first use.
   void compile();
+  /// Whether compile() has run.
+  bool compiled() const { return !compiled_.empty(); }
 
   /// Forward and backward through the training function on one batch
   /// (images float32 [B, 1, 28, 28], labels int32 [B]); the gradients land in
@@ -102,9 +104,10 @@ class TrainableModel {
   std::string path_;
   bool verbose_;
   std::string fingerprint_;
-  Program program_;
+  std::unique_ptr<SourceFile> file_;
+  ir::Module module_;  // checked, not optimised
   ModelSpec spec_;
-  train::ParameterStore params_;
+  ParameterStore params_;
   ir::Module compiled_module_;
   std::vector<codegen::CompiledFunction> compiled_;    // kGradient, kEvaluation
   std::map<std::pair<size_t, int64_t>, Bound> bound_;  // by (program, batch size)
@@ -113,4 +116,4 @@ class TrainableModel {
 /// Fills `mask` with Bernoulli(1 - p) / (1 - p) values drawn from `key`.
 void fill_dropout_mask(Tensor& mask, double p, uint64_t key);
 
-}  // namespace tenet::cli
+}  // namespace tenet::train

@@ -7,7 +7,7 @@
 ///   # @data image=INPUT label=INPUT           the inputs the data fills
 ///   # @dropout INPUT p=P                      a dropout mask input
 ///   # @param INPUT INITIALISER                a parameter and its initialiser
-///   # @defaults KEY=VALUE ...                 default hyper-parameters
+///   # @defaults KEY=VALUE ...                 default hyper-parameters (options.h)
 ///
 /// A directive is a line whose first non-blank characters are `#` and then
 /// (after optional blanks) `@`. Everything after a further `#` on the line
@@ -19,9 +19,9 @@
 /// every parameter has an initialiser that parses and a constant shape, the
 /// evaluation function's inputs are a subset of those roles with the same
 /// shapes, the named outputs exist with the right types, and every default
-/// is a known key with a valid value. Anything else is a CompileError at the
-/// directive (or at the function, for an input that has no role), rendered
-/// like every other diagnostic: `file:line:col: error: ...`.
+/// is an option of the table (options.h) with a value in its range. Anything else is a CompileError
+/// at the directive (or at the function, for an input that has no role), rendered like every other
+/// diagnostic: `file:line:col: error: ...`.
 #pragma once
 
 #include <cstdint>
@@ -32,8 +32,9 @@
 #include "ir/ir.h"
 #include "support/diagnostics.h"
 #include "train/init.h"
+#include "train/options.h"
 
-namespace tenet::cli {
+namespace tenet::train {
 
 /// An entry function and the outputs the trainer reads from it.
 struct EntrySpec {
@@ -50,12 +51,8 @@ struct DropoutSpec {
 struct ParamSpec {
   std::string input;
   std::vector<int64_t> shape;
-  train::InitSpec init;
+  InitSpec init;
 };
-
-/// The hyper-parameter keys `@defaults` accepts, with what each means; the
-/// CLI flag of key `a_b` is `--a-b`.
-const std::vector<std::pair<std::string, std::string>>& default_keys();
 
 struct ModelSpec {
   EntrySpec train, eval;
@@ -63,7 +60,7 @@ struct ModelSpec {
   std::string batch_size;    // the size parameter of the batch (image's first dimension)
   std::vector<DropoutSpec> dropouts;
   std::vector<ParamSpec> params;  // in the training function's input order
-  std::map<std::string, std::string> defaults;
+  OptionValues defaults;          // @defaults: valid values of training options
 
   const DropoutSpec* find_dropout(const std::string& input) const;
   const ParamSpec* find_param(const std::string& input) const;
@@ -72,4 +69,4 @@ struct ModelSpec {
 /// Reads and validates the directives of `file` against its checked module.
 ModelSpec parse_model_spec(const SourceFile& file, const ir::Module& module);
 
-}  // namespace tenet::cli
+}  // namespace tenet::train

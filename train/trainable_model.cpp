@@ -1,18 +1,21 @@
-// A model ready to train (train_model.h): directives, parameters, and the
+// A model ready to train (trainable_model.h): directives, parameters, and the
 // compiled gradient and evaluation programs.
-#include "tools/train_model.h"
+#include "train/trainable_model.h"
 
 #include <cstdio>
 #include <cstring>
 
 #include "ad/grad.h"
 #include "ir/bind.h"
+#include "lang/check.h"
+#include "lang/parser.h"
+#include "passes/pipeline.h"
 #include "support/error.h"
 #include "train/metrics.h"
 #include "train/rng.h"
 #include "train/safetensors.h"
 
-namespace tenet::cli {
+namespace tenet::train {
 
 namespace {
 
@@ -21,7 +24,7 @@ constexpr size_t kGradient = 0, kEvaluation = 1;
 }  // namespace
 
 void fill_dropout_mask(Tensor& mask, double p, uint64_t key) {
-  train::Rng rng(key);
+  Rng rng(key);
   const float keep = float(1.0 / (1.0 - p));
   float* m = mask.data<float>();
   for (int64_t i = 0; i < mask.numel(); ++i) m[i] = rng.uniform() < p ? 0.0f : keep;
@@ -29,21 +32,21 @@ void fill_dropout_mask(Tensor& mask, double p, uint64_t key) {
 
 TrainableModel::TrainableModel(const std::string& path, bool verbose)
     : path_(path), verbose_(verbose) {
-  program_ = load(path, "", "check");
+  file_ = std::make_unique<SourceFile>(SourceFile::read(path));
+  module_ = lang::check(lang::parse(*file_), *file_);
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx",
-                static_cast<unsigned long long>(train::hash_key(0, program_.file->text())));
+                static_cast<unsigned long long>(hash_key(0, file_->text())));
   fingerprint_ = hex;
-  spec_ = parse_model_spec(*program_.file, program_.module);
+  spec_ = parse_model_spec(*file_, module_);
   for (const ParamSpec& p : spec_.params) params_.add(p.input, p.shape, p.init);
 }
 
-train::CheckpointState TrainableModel::load_checkpoint(const std::string& path,
-                                                       train::Optimizer* optimizer) {
+CheckpointState TrainableModel::load_checkpoint(const std::string& path, Optimizer* optimizer) {
   try {
     return train::load_checkpoint(path, params_, optimizer);
   } catch (const BindError& e) {
-    train::Metadata saved = train::read_safetensors(path).metadata;
+    Metadata saved = read_safetensors(path).metadata;
     auto model = saved.find("model.path");
     if (model == saved.end() || model->second == path_) throw;
     throw BindError(std::string(e.what()) + " (it was saved by a run of " + model->second +
@@ -52,16 +55,16 @@ train::CheckpointState TrainableModel::load_checkpoint(const std::string& path,
 }
 
 void TrainableModel::load_weights(const std::string& path) {
-  train::SafetensorsFile file = train::read_safetensors(path);
+  SafetensorsFile file = read_safetensors(path);
   if (file.metadata.count("tenet.format")) {
     load_checkpoint(path, nullptr);
     return;
   }
-  for (const train::NamedTensor& t : file.tensors)
+  for (const NamedTensor& t : file.tensors)
     if (!params_.contains(t.name))
       throw BindError(path + ": tensor '" + t.name + "' is not a parameter of " + path_);
-  for (train::Parameter& p : params_) {
-    const Tensor* t = train::find_tensor(file.tensors, p.name);
+  for (Parameter& p : params_) {
+    const Tensor* t = find_tensor(file.tensors, p.name);
     if (!t) throw BindError(path + ": no tensor '" + p.name + "' (a parameter of " + path_ + ")");
     if (t->type() != ElemType::F32 || t->numel() != p.value.numel())
       throw BindError(path + ": '" + p.name + "' is " + t->describe() + " but " + path_ +
@@ -77,10 +80,12 @@ void TrainableModel::compile() {
   ad::GradRequest request;
   request.output = spec_.train.loss;
   for (const ParamSpec& p : spec_.params) request.wrt.push_back(p.input);
-  const ir::Function& train_fn = *program_.module.find(spec_.train.function);
-  compiled_module_.functions.push_back(ad::differentiate(train_fn, request, program_.file.get()));
-  compiled_module_.functions.push_back(program_.module.find(spec_.eval.function)->clone());
-  optimise(compiled_module_, "");
+  const ir::Function& train_fn = *module_.find(spec_.train.function);
+  compiled_module_.functions.push_back(ad::differentiate(train_fn, request, file_.get()));
+  compiled_module_.functions.push_back(module_.find(spec_.eval.function)->clone());
+  passes::PipelineOptions pipeline;
+  pipeline.dump_after = passes::parse_dump_after("");  // $TENET_DUMP_AFTER
+  passes::run_pipeline(compiled_module_, pipeline);
   codegen::JitOptions jit;
   jit.verbose = verbose_;
   compiled_ = codegen::jit_compile_together(
@@ -104,7 +109,7 @@ TrainableModel::Bound& TrainableModel::bound(size_t program, int64_t batch) {
   ir::SizeBindings sizes = {{spec_.batch_size, batch}};
   Bound b{codegen::Executable(f, sizes), {}, {}, Tensor(ElemType::I32, {batch})};
   for (const auto& in : fn.inputs) {
-    if (const train::Parameter* p = params_.find(in->name)) {
+    if (const Parameter* p = params_.find(in->name)) {
       b.inputs.push_back(p->value);
       continue;
     }
@@ -115,7 +120,7 @@ TrainableModel::Bound& TrainableModel::bound(size_t program, int64_t batch) {
   }
   for (size_t i = 0; i < fn.outputs.size(); ++i) {
     const std::string& name = fn.output_names[i];
-    const train::Parameter* p = name.starts_with("d_") ? params_.find(name.substr(2)) : nullptr;
+    const Parameter* p = name.starts_with("d_") ? params_.find(name.substr(2)) : nullptr;
     b.outputs.push_back(program == kGradient && p ? p->grad : ir::allocate(*fn.outputs[i], sizes));
   }
   return bound_.emplace(key, std::move(b)).first->second;
@@ -133,7 +138,7 @@ void TrainableModel::set_batch(Bound& b, const Tensor& images, const Tensor& lab
       // prediction reports the scores.
       b.inputs[i] = labels.numel() > 0 ? labels : b.no_labels;
     } else if (const DropoutSpec* d = spec_.find_dropout(name); d && training) {
-      fill_dropout_mask(b.inputs[i], d->p, train::hash_key(dropout_key, name));
+      fill_dropout_mask(b.inputs[i], d->p, hash_key(dropout_key, name));
     }
   }
 }
@@ -149,7 +154,7 @@ BatchResult TrainableModel::train_step(const Tensor& images, const Tensor& label
   r.size = batch;
   r.loss = b.outputs[output_index(fn, spec_.train.loss)].get(0);
   if (!spec_.train.scores.empty())
-    r.correct = train::count_correct(b.outputs[output_index(fn, spec_.train.scores)], labels);
+    r.correct = count_correct(b.outputs[output_index(fn, spec_.train.scores)], labels);
   return r;
 }
 
@@ -164,4 +169,4 @@ TrainableModel::Evaluation TrainableModel::evaluate(const Tensor& images, const 
   return e;
 }
 
-}  // namespace tenet::cli
+}  // namespace tenet::train

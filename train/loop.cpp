@@ -1,11 +1,12 @@
-// The training loop (train_loop.h): epochs, steps, evaluation, the CSV log
-// and checkpoints, with exact resumption.
-#include "tools/train_loop.h"
+// The training loop (loop.h): epochs, steps, evaluation, the CSV log and
+// checkpoints, with exact resumption.
+#include "train/loop.h"
 
 #include <unistd.h>
 
 #include <chrono>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include <memory>
 #include <sstream>
 
+#include "support/child_processes.h"
 #include "support/error.h"
 #include "support/temp_files.h"
 #include "train/checkpoint.h"
@@ -20,7 +22,7 @@
 #include "train/optimizer.h"
 #include "train/rng.h"
 
-namespace tenet::cli {
+namespace tenet::train {
 
 namespace fs = std::filesystem;
 
@@ -41,6 +43,22 @@ std::string short_number(double v) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%g", v);
   return buf;
+}
+
+/// printf into a string.
+[[gnu::format(printf, 1, 2)]] std::string format(const char* pattern, ...) {
+  va_list args;
+  va_start(args, pattern);
+  char buf[512];
+  int n = std::vsnprintf(buf, sizeof buf, pattern, args);
+  va_end(args);
+  if (n < int(sizeof buf)) return buf;
+  std::string out(size_t(n) + 1, '\0');
+  va_start(args, pattern);
+  std::vsnprintf(out.data(), out.size(), pattern, args);
+  va_end(args);
+  out.resize(size_t(n));
+  return out;
 }
 
 std::string fixed(double v, int digits) {
@@ -68,13 +86,12 @@ struct Tally {
   double loss() const { return images > 0 ? loss_sum / double(images) : 0.0; }
   double accuracy() const { return images > 0 ? double(correct) / double(images) : 0.0; }
 
-  void save(train::Metadata& m, const std::string& prefix) const {
+  void save(Metadata& m, const std::string& prefix) const {
     m[prefix + ".loss_sum"] = exact(loss_sum);
     m[prefix + ".correct"] = std::to_string(correct);
     m[prefix + ".images"] = std::to_string(images);
   }
-  static Tally load(const train::Metadata& m, const std::string& prefix,
-                    const std::string& source) {
+  static Tally load(const Metadata& m, const std::string& prefix, const std::string& source) {
     Tally t;
     try {
       t.loss_sum = std::stod(m.at(prefix + ".loss_sum"));
@@ -91,26 +108,25 @@ struct Tally {
   }
 };
 
-std::unique_ptr<train::Optimizer> make_optimizer(train::ParameterStore& params,
-                                                 const HyperParams& h) {
+std::unique_ptr<Optimizer> make_optimizer(ParameterStore& params, const HyperParams& h) {
   if (h.optimizer == "adam") {
-    train::AdamOptions o;
+    AdamOptions o;
     o.lr = h.lr;
     o.weight_decay = h.weight_decay;
-    return std::make_unique<train::Adam>(params, o);
+    return std::make_unique<Adam>(params, o);
   }
   if (h.optimizer == "adadelta") {
-    train::AdadeltaOptions o;
+    AdadeltaOptions o;
     o.lr = h.lr;
     o.weight_decay = h.weight_decay;
-    return std::make_unique<train::Adadelta>(params, o);
+    return std::make_unique<Adadelta>(params, o);
   }
-  train::SgdOptions o;
+  SgdOptions o;
   o.lr = h.lr;
   o.momentum = h.momentum;
   o.nesterov = h.nesterov;
   o.weight_decay = h.weight_decay;
-  return std::make_unique<train::Sgd>(params, o);
+  return std::make_unique<Sgd>(params, o);
 }
 
 /// The CSV log: rewritten on resume to the rows the checkpoint had seen.
@@ -162,20 +178,21 @@ class CurveLog {
 class Trainer {
  public:
   Trainer(TrainableModel& model, const HyperParams& hyper, const RunOptions& options,
-          const train::MnistDataset& train_data, const train::MnistDataset& test_data)
+          const MnistDataset& train_data, const MnistDataset& test_data, TrainingReporter& reporter)
       : model_(model),
         hyper_(hyper),
         options_(options),
         train_data_(train_data),
-        test_data_(test_data) {}
+        test_data_(test_data),
+        reporter_(reporter) {}
 
-  int run() {
-    train::BatchOptions b;
+  TrainingResult run() {
+    BatchOptions b;
     b.batch_size = hyper_.batch;
     b.seed = hyper_.seed;
     b.shuffle = true;
     b.max_shift = int(hyper_.shift);
-    batcher_ = std::make_unique<train::Batcher>(train_data_, b);
+    batcher_ = std::make_unique<Batcher>(train_data_, b);
     optimizer_ = make_optimizer(model_.params(), hyper_);
     schedule_ = {hyper_.lr, hyper_.lr_decay, hyper_.lr_decay_every, hyper_.lr_decay_staircase};
     schedule_.validate();
@@ -187,22 +204,25 @@ class Trainer {
                     fs::copy_options::overwrite_existing, ec);
       if (ec)
         throw BindError("cannot write " + options_.run_dir + "/model.tn: " + ec.message() +
-                        "; choose another --out");
+                        "; choose another " + options_.spell("out"));
     } else {
       resume();
     }
-    print_setup();
+    report_setup();
     model_.compile();
     log_ = std::make_unique<CurveLog>(options_.run_dir + "/log.csv", step_, epoch_);
     start_ = std::chrono::steady_clock::now();
     for (; epoch_ < hyper_.epochs; ++epoch_) {
-      if (!train_epoch()) return 1;
+      train_epoch();
       evaluate_epoch();
       save(epoch_ + 1);
     }
-    std::printf("done: %lld steps; checkpoint %s\n", static_cast<long long>(step_),
-                checkpoint_path().c_str());
-    return 0;
+    reporter_.line(format("done: %lld steps; checkpoint %s", static_cast<long long>(step_),
+                          checkpoint_path().c_str()));
+    result_.steps = step_;
+    result_.epochs = epoch_;
+    result_.checkpoint = checkpoint_path();
+    return result_;
   }
 
  private:
@@ -215,16 +235,16 @@ class Trainer {
     fs::create_directories(options_.run_dir, ec);
     if (ec || !fs::is_directory(options_.run_dir))
       throw BindError("cannot create the run directory " + options_.run_dir + ": " +
-                      (ec ? ec.message() : "a file of that name exists") +
-                      "; choose another --out");
+                      (ec ? ec.message() : "a file of that name exists") + "; choose another " +
+                      options_.spell("out"));
     if (::access(options_.run_dir.c_str(), W_OK) != 0)
       throw BindError("cannot write in the run directory " + options_.run_dir +
-                      "; choose another --out");
+                      "; choose another " + options_.spell("out"));
     remove_stale_temporaries(checkpoint_path());
   }
 
   void resume() {
-    train::CheckpointState s = model_.load_checkpoint(options_.resume, optimizer_.get());
+    CheckpointState s = model_.load_checkpoint(options_.resume, optimizer_.get());
     const int64_t per_epoch = batcher_->batches_per_epoch();
     // step in [epoch * per_epoch, (epoch + 1) * per_epoch], without overflow
     // for an epoch a malformed file makes huge (step and epoch are >= 0).
@@ -241,72 +261,72 @@ class Trainer {
     epoch_tally_ = Tally::load(s.metadata, "progress.epoch", options_.resume);
     auto model_print = s.metadata.find("model.fingerprint");
     if (model_print != s.metadata.end() && model_print->second != model_.fingerprint())
-      std::fprintf(stderr, "warning: %s was saved from another version of %s\n",
-                   options_.resume.c_str(), model_.path().c_str());
-    std::printf("resuming from %s: epoch %lld, step %lld\n", options_.resume.c_str(),
-                static_cast<long long>(epoch_ + 1), static_cast<long long>(step_));
+      reporter_.warning(options_.resume + " was saved from another version of " + model_.path());
+    reporter_.line(format("resuming from %s: epoch %lld, step %lld", options_.resume.c_str(),
+                          static_cast<long long>(epoch_ + 1), static_cast<long long>(step_)));
   }
 
-  void print_setup() const {
+  /// Everything that decides the result: model, parameters, data, optimiser, schedule.
+  void report_setup() const {
     const ModelSpec& spec = model_.spec();
-    std::printf("model %s: train %s (loss %s), evaluate %s (scores %s)\n", model_.path().c_str(),
-                spec.train.function.c_str(), spec.train.loss.c_str(), spec.eval.function.c_str(),
-                spec.eval.scores.c_str());
-    std::printf("parameters (initialiser, seed %llu):\n%s",
-                static_cast<unsigned long long>(hyper_.seed), model_.params().describe().c_str());
+    reporter_.line(format("model %s: train %s (loss %s), evaluate %s (scores %s)",
+                          model_.path().c_str(), spec.train.function.c_str(),
+                          spec.train.loss.c_str(), spec.eval.function.c_str(),
+                          spec.eval.scores.c_str()));
+    reporter_.line(format("parameters (initialiser, seed %llu):",
+                          static_cast<unsigned long long>(hyper_.seed)));
+    std::istringstream described(model_.params().describe());
+    for (std::string line; std::getline(described, line);) reporter_.line(line);
     for (const DropoutSpec& d : spec.dropouts)
-      std::printf("dropout %s p=%g\n", d.input.c_str(), d.p);
-    std::printf("data %s: %lld training images, %lld test images\n", options_.data_dir.c_str(),
-                static_cast<long long>(train_data_.size()),
-                static_cast<long long>(test_data_.size()));
+      reporter_.line(format("dropout %s p=%g", d.input.c_str(), d.p));
+    reporter_.line(format("data %s: %lld training images, %lld test images",
+                          options_.data_dir.c_str(), static_cast<long long>(train_data_.size()),
+                          static_cast<long long>(test_data_.size())));
     std::string schedule =
         hyper_.lr_decay == 1.0 ? short_number(hyper_.lr) + " (constant)" : schedule_.describe();
-    std::printf("optimizer %s, lr %s\n", optimizer_->describe().c_str(), schedule.c_str());
-    std::printf("batch %lld (%lld steps per epoch), %lld epochs, shift %lld pixels\n",
-                static_cast<long long>(hyper_.batch),
-                static_cast<long long>(batcher_->batches_per_epoch()),
-                static_cast<long long>(hyper_.epochs), static_cast<long long>(hyper_.shift));
+    reporter_.line("optimizer " + optimizer_->describe() + ", lr " + schedule);
+    reporter_.line(format(
+        "batch %lld (%lld steps per epoch), %lld epochs, shift %lld pixels",
+        static_cast<long long>(hyper_.batch), static_cast<long long>(batcher_->batches_per_epoch()),
+        static_cast<long long>(hyper_.epochs), static_cast<long long>(hyper_.shift)));
     std::string every = options_.checkpoint_every > 0
                             ? "every " + std::to_string(options_.checkpoint_every) + " steps and "
                             : "";
-    std::printf("run directory %s: log.csv, last.safetensors (%seach epoch)\n",
-                options_.run_dir.c_str(), every.c_str());
-    std::fflush(stdout);
+    reporter_.line("run directory " + options_.run_dir + ": log.csv, last.safetensors (" + every +
+                   "each epoch)");
   }
 
-  /// One epoch of steps; false when the loss stopped being finite.
-  bool train_epoch() {
+  /// One epoch of steps.
+  void train_epoch() {
     const int64_t per_epoch = batcher_->batches_per_epoch();
     batcher_->start_epoch(epoch_, first_batch_);
     const int64_t resumed_at = first_batch_;
     first_batch_ = 0;
-    train::ProgressOptions po;
-    po.label = "epoch " + std::to_string(epoch_ + 1) + "/" + std::to_string(hyper_.epochs);
-    po.total_steps = per_epoch;
-    po.first_step = resumed_at;
-    train::ProgressReporter progress(stdout, po);
-    const uint64_t dropout_seed = train::hash_key(hyper_.seed, "dropout");
+    reporter_.epoch_begins(
+        "epoch " + std::to_string(epoch_ + 1) + "/" + std::to_string(hyper_.epochs), per_epoch,
+        resumed_at);
+    const uint64_t dropout_seed = hash_key(hyper_.seed, "dropout");
     auto interval_start = std::chrono::steady_clock::now();
     int64_t images_this_run = 0;
-    train::Batch batch;
+    Batch batch;
     while (batcher_->next(batch)) {
+      check_interrupt();
       const double lr = schedule_.lr_at(step_);
       optimizer_->set_lr(lr);
       const uint64_t key =
-          train::hash_key(train::hash_key(dropout_seed, uint64_t(epoch_)), uint64_t(batch.index));
+          hash_key(hash_key(dropout_seed, uint64_t(epoch_)), uint64_t(batch.index));
       BatchResult r = model_.train_step(*batch.images, *batch.labels, key);
       if (!std::isfinite(r.loss)) {
-        progress.finish();
-        report_non_finite(r.loss, batch.index);
-        return false;
+        reporter_.epoch_ends();
+        throw_non_finite(r.loss, batch.index);
       }
       optimizer_->step();
       ++step_;
       interval_.add(r);
       epoch_tally_.add(r);
       images_this_run += r.size;
-      progress.update(batch.index + 1, images_this_run, epoch_tally_.loss(),
-                      epoch_tally_.accuracy());
+      reporter_.step_done(batch.index + 1, images_this_run, epoch_tally_.loss(),
+                          epoch_tally_.accuracy());
       if (step_ % options_.log_every == 0) {
         log_interval(lr, seconds_since(interval_start));
         interval_start = std::chrono::steady_clock::now();
@@ -316,18 +336,17 @@ class Trainer {
           batch.index + 1 < per_epoch)
         save(epoch_);
     }
-    progress.finish();
-    return true;
+    reporter_.epoch_ends();
   }
 
   /// The step is not taken: the parameters stay finite, and so does the
   /// last checkpoint.
-  void report_non_finite(double loss, int64_t batch_index) const {
-    std::fprintf(stderr,
-                 "error: the loss is %g at step %lld (epoch %lld, batch %lld); try a lower "
-                 "learning rate (--lr)\n",
-                 loss, static_cast<long long>(step_ + 1), static_cast<long long>(epoch_ + 1),
-                 static_cast<long long>(batch_index + 1));
+  [[noreturn]] void throw_non_finite(double loss, int64_t batch_index) const {
+    throw BindError(
+        format("the loss is %g at step %lld (epoch %lld, batch %lld); try a lower "
+               "learning rate (%s)",
+               loss, static_cast<long long>(step_ + 1), static_cast<long long>(epoch_ + 1),
+               static_cast<long long>(batch_index + 1), options_.spell("lr").c_str()));
   }
 
   /// A "train" row of the log for the steps since the last one.
@@ -339,13 +358,14 @@ class Trainer {
 
   void evaluate_epoch() {
     DatasetEvaluation e = evaluate_dataset(model_, test_data_, hyper_.batch);
-    std::printf(
-        "epoch %lld/%lld: train loss %.4f acc %.2f%% | test loss %.4f acc %.2f%% "
-        "(%lld/%lld, %.1fs)\n",
-        static_cast<long long>(epoch_ + 1), static_cast<long long>(hyper_.epochs),
-        epoch_tally_.loss(), 100.0 * epoch_tally_.accuracy(), e.loss, 100.0 * e.accuracy(),
-        static_cast<long long>(e.correct), static_cast<long long>(e.total), e.seconds);
-    std::fflush(stdout);
+    reporter_.line(
+        format("epoch %lld/%lld: train loss %.4f acc %.2f%% | test loss %.4f acc %.2f%% "
+               "(%lld/%lld, %.1fs)",
+               static_cast<long long>(epoch_ + 1), static_cast<long long>(hyper_.epochs),
+               epoch_tally_.loss(), 100.0 * epoch_tally_.accuracy(), e.loss, 100.0 * e.accuracy(),
+               static_cast<long long>(e.correct), static_cast<long long>(e.total), e.seconds));
+    result_.test_loss = e.loss;
+    result_.test_accuracy = e.accuracy();
     log_->row(epoch_ + 1, step_, "test", e.loss, e.accuracy(), optimizer_->lr(),
               e.seconds > 0 ? double(e.total) / e.seconds : 0.0, seconds_since(start_));
     epoch_tally_ = Tally{};
@@ -355,12 +375,12 @@ class Trainer {
   /// finite loss can still make the parameters NaN (an infinite gradient):
   /// such a state stops the run instead of replacing the last good checkpoint.
   void save(int64_t epoch) {
-    if (std::string problem = train::invalid_state(model_.params(), optimizer_.get());
-        !problem.empty())
+    if (std::string problem = invalid_state(model_.params(), optimizer_.get()); !problem.empty())
       throw BindError("training diverged by step " + std::to_string(step_) + ": " + problem +
                       "; no checkpoint written (" + checkpoint_path() +
-                      " is left as it was); try a lower learning rate (--lr)");
-    train::CheckpointState s;
+                      " is left as it was); try a lower learning rate (" + options_.spell("lr") +
+                      ")");
+    CheckpointState s;
     s.step = step_;
     s.epoch = epoch;
     s.metadata = hyper_.to_map();
@@ -371,95 +391,42 @@ class Trainer {
     s.metadata["run.log_every"] = std::to_string(options_.log_every);
     interval_.save(s.metadata, "progress.interval");
     epoch_tally_.save(s.metadata, "progress.epoch");
-    train::save_checkpoint(checkpoint_path(), model_.params(), optimizer_.get(), s);
-    // On a terminal the progress bar holds the line: clear it first (the
-    // bar is redrawn at the next step).
-    std::printf("%scheckpoint: step %lld -> %s\n", tty_ ? "\r\033[K" : "",
-                static_cast<long long>(step_), checkpoint_path().c_str());
-    std::fflush(stdout);
+    save_checkpoint(checkpoint_path(), model_.params(), optimizer_.get(), s);
+    reporter_.line(format("checkpoint: step %lld -> %s", static_cast<long long>(step_),
+                          checkpoint_path().c_str()));
   }
 
   TrainableModel& model_;
   HyperParams hyper_;
   RunOptions options_;
-  const train::MnistDataset& train_data_;
-  const train::MnistDataset& test_data_;
-  std::unique_ptr<train::Batcher> batcher_;
-  std::unique_ptr<train::Optimizer> optimizer_;
-  train::ExponentialDecay schedule_;
+  const MnistDataset& train_data_;
+  const MnistDataset& test_data_;
+  std::unique_ptr<Batcher> batcher_;
+  std::unique_ptr<Optimizer> optimizer_;
+  ExponentialDecay schedule_;
   std::unique_ptr<CurveLog> log_;
   std::chrono::steady_clock::time_point start_;
-  const bool tty_ = ::isatty(::fileno(stdout)) == 1;
+  TrainingReporter& reporter_;
+  TrainingResult result_;
   int64_t step_ = 0, epoch_ = 0, first_batch_ = 0;
   Tally interval_, epoch_tally_;
 };
 
 }  // namespace
 
-std::map<std::string, std::string> HyperParams::to_map() const {
-  return {{"optimizer", optimizer},
-          {"lr", exact(lr)},
-          {"momentum", exact(momentum)},
-          {"nesterov", nesterov ? "true" : "false"},
-          {"weight_decay", exact(weight_decay)},
-          {"lr_decay", exact(lr_decay)},
-          {"lr_decay_every", std::to_string(lr_decay_every)},
-          {"lr_decay_staircase", lr_decay_staircase ? "true" : "false"},
-          {"batch", std::to_string(batch)},
-          {"epochs", std::to_string(epochs)},
-          {"shift", std::to_string(shift)},
-          {"seed", std::to_string(seed)},
-          {"limit_train", std::to_string(limit_train)},
-          {"limit_test", std::to_string(limit_test)}};
-}
-
-HyperParams HyperParams::from_map(const std::map<std::string, std::string>& values,
-                                  const std::string& source) {
-  auto get = [&](const std::string& key) -> const std::string& {
-    auto it = values.find(key);
-    if (it == values.end())
-      throw BindError(source + ": checkpoint metadata has no '" + key +
-                      "': not a checkpoint of `tenet train`");
-    return it->second;
-  };
-  HyperParams h;
-  try {
-    h.optimizer = get("optimizer");
-    h.lr = std::stod(get("lr"));
-    h.momentum = std::stod(get("momentum"));
-    h.nesterov = get("nesterov") == "true";
-    h.weight_decay = std::stod(get("weight_decay"));
-    h.lr_decay = std::stod(get("lr_decay"));
-    h.lr_decay_every = std::stoll(get("lr_decay_every"));
-    // Checkpoints written before the staircase option decay continuously.
-    auto staircase = values.find("lr_decay_staircase");
-    h.lr_decay_staircase = staircase != values.end() && staircase->second == "true";
-    h.batch = std::stoll(get("batch"));
-    h.epochs = std::stoll(get("epochs"));
-    h.shift = std::stoll(get("shift"));
-    h.seed = std::stoull(get("seed"));
-    h.limit_train = std::stoll(get("limit_train"));
-    h.limit_test = std::stoll(get("limit_test"));
-  } catch (const std::logic_error&) {  // stod/stoll: invalid_argument, out_of_range
-    throw BindError(source + ": malformed hyper-parameters in the checkpoint metadata");
-  }
-  return h;
-}
-
-DatasetEvaluation evaluate_dataset(TrainableModel& model, const train::MnistDataset& data,
-                                   int64_t batch) {
+DatasetEvaluation evaluate_dataset(TrainableModel& model, const MnistDataset& data, int64_t batch) {
   auto start = std::chrono::steady_clock::now();
-  train::BatchOptions options;
+  BatchOptions options;
   options.batch_size = batch;
-  train::Batcher batcher(data, options);
+  Batcher batcher(data, options);
   batcher.start_epoch(0);
   DatasetEvaluation e;
   double loss_sum = 0;
-  train::Batch b;
+  Batch b;
   while (batcher.next(b)) {
     TrainableModel::Evaluation r = model.evaluate(*b.images, *b.labels);
     loss_sum += r.loss * double(b.size);
-    e.correct += train::count_correct(r.scores, *b.labels);
+    e.correct += count_correct(r.scores, *b.labels);
     e.total += b.size;
   }
   e.loss = e.total > 0 ? loss_sum / double(e.total) : 0.0;
@@ -467,9 +434,42 @@ DatasetEvaluation evaluate_dataset(TrainableModel& model, const train::MnistData
   return e;
 }
 
-int run_training(TrainableModel& model, const HyperParams& hyper, const RunOptions& options,
-                 const train::MnistDataset& train_data, const train::MnistDataset& test_data) {
-  return Trainer(model, hyper, options, train_data, test_data).run();
+TrainingResult run_training(TrainableModel& model, const HyperParams& hyper,
+                            const RunOptions& options, const MnistDataset& train_data,
+                            const MnistDataset& test_data, TrainingReporter& reporter) {
+  return Trainer(model, hyper, options, train_data, test_data, reporter).run();
 }
 
-}  // namespace tenet::cli
+std::string default_data_dir() {
+  if (const char* dir = std::getenv("TENET_DATA_DIR")) return dir;
+  return TENET_SAMPLE_DATA_DIR;
+}
+
+std::string default_run_dir(const std::string& model_path) {
+  return "runs/" + fs::path(model_path).stem().string();
+}
+
+const std::vector<std::string>& run_files() {
+  static const std::vector<std::string> files = {"last.safetensors", "log.csv", "model.tn"};
+  return files;
+}
+
+RunDirConflict run_dir_conflict(const RunOptions& options) {
+  std::error_code ec;
+  if (!options.resume.empty()) {
+    fs::path checkpoint_dir = fs::path(options.resume).parent_path();
+    if (checkpoint_dir.empty()) checkpoint_dir = ".";
+    if (fs::equivalent(options.run_dir, checkpoint_dir, ec)) return {};  // its own folder
+  }
+  if (fs::exists(options.run_dir + "/last.safetensors", ec))
+    return {options.run_dir + " already holds a run (last.safetensors)", true};
+  std::string existing;
+  for (const std::string& name : run_files())
+    if (fs::exists(fs::path(options.run_dir) / name, ec))
+      existing += (existing.empty() ? "" : " and ") + name;
+  if (existing.empty()) return {};
+  return {options.run_dir + " already holds " + existing + ", which the run would overwrite",
+          false};
+}
+
+}  // namespace tenet::train

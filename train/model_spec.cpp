@@ -1,6 +1,6 @@
-// The trainer's directives in a model file (train_spec.h): scanning the
+// The trainer's directives in a model file (model_spec.h): scanning the
 // comment lines, then checking them against the checked functions.
-#include "tools/train_spec.h"
+#include "train/model_spec.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,7 +8,7 @@
 #include <optional>
 #include <set>
 
-namespace tenet::cli {
+namespace tenet::train {
 
 namespace {
 
@@ -115,39 +115,6 @@ bool parse_number(const std::string& text, double& out) {
   char* end = nullptr;
   out = std::strtod(text.c_str(), &end);
   return !text.empty() && *end == '\0';
-}
-
-bool parse_count(const std::string& text, int64_t& out) {
-  char* end = nullptr;
-  long long v = std::strtoll(text.c_str(), &end, 10);
-  out = v;
-  return !text.empty() && *end == '\0';
-}
-
-/// Checks one @defaults value; the message says what the key needs.
-void check_default(const SourceFile& file, const std::string& key, const Word& value) {
-  double x = 0;
-  int64_t n = 0;
-  auto need = [&](bool ok, const std::string& what) {
-    if (!ok)
-      fail_at(file, value.span, "'" + key + "' must be " + what + ", not '" + value.text + "'");
-  };
-  if (key == "optimizer") {
-    need(value.text == "adam" || value.text == "sgd" || value.text == "adadelta",
-         "adam, sgd or adadelta");
-  } else if (key == "nesterov" || key == "lr_decay_staircase") {
-    need(value.text == "true" || value.text == "false", "true or false");
-  } else if (key == "batch" || key == "epochs" || key == "lr_decay_every") {
-    need(parse_count(value.text, n) && n > 0, "a positive integer");
-  } else if (key == "shift") {
-    need(parse_count(value.text, n) && n >= 0 && n <= 27, "an integer from 0 to 27");
-  } else if (key == "lr") {
-    need(parse_number(value.text, x) && x > 0, "a positive number");
-  } else if (key == "lr_decay") {
-    need(parse_number(value.text, x) && x > 0 && x <= 1, "a number in (0, 1]");
-  } else {  // momentum, weight_decay
-    need(parse_number(value.text, x) && x >= 0, "a non-negative number");
-  }
 }
 
 /// The output of `fn` named `name`, or an error at `where`.
@@ -278,8 +245,8 @@ class SpecBuilder {
     ParamSpec p;
     p.input = d.words[0].text;
     try {
-      p.init = train::InitSpec::parse(d.rest_after_first.text);
-    } catch (const train::InitError& e) {
+      p.init = InitSpec::parse(d.rest_after_first.text);
+    } catch (const InitError& e) {
       fail_at(file_, d.rest_after_first.span, e.what());
     }
     params_.push_back({p, d.words[0]});
@@ -288,12 +255,15 @@ class SpecBuilder {
   // @defaults KEY=VALUE ...
   void add_defaults(const Directive& d) {
     std::set<std::string> keys;
-    for (const auto& [key, help] : default_keys()) keys.insert(key);
+    for (const TrainingOption& o : training_options()) keys.insert(o.name);
     KeyValues kv = key_values(file_, d, 0, keys);
     for (const auto& [key, word] : kv.values) {
       if (spec_.defaults.count(key))
         fail_at(file_, kv.key_spans.at(key), "default '" + key + "' is given twice");
-      check_default(file_, key, word);
+      const TrainingOption& option = *find_training_option(key);
+      if (!option.accepts(word.text))
+        fail_at(file_, word.span, bad_value_message(option, "'" + key + "'", word.text),
+                {{Span{}, key + ": " + option.help + " (tenet train --help lists the options)"}});
       spec_.defaults[key] = word.text;
     }
   }
@@ -437,23 +407,6 @@ class SpecBuilder {
 
 }  // namespace
 
-const std::vector<std::pair<std::string, std::string>>& default_keys() {
-  static const std::vector<std::pair<std::string, std::string>> keys = {
-      {"optimizer", "adam, sgd or adadelta"},
-      {"lr", "learning rate"},
-      {"momentum", "SGD momentum"},
-      {"nesterov", "SGD Nesterov momentum (true or false)"},
-      {"weight_decay", "L2 weight decay added to the gradient"},
-      {"lr_decay", "exponential learning-rate decay factor"},
-      {"lr_decay_every", "steps per decay factor: lr x lr_decay^(step / lr_decay_every)"},
-      {"lr_decay_staircase", "true: lr x lr_decay^floor(step / lr_decay_every), as StepLR"},
-      {"batch", "training batch size"},
-      {"epochs", "epochs to train"},
-      {"shift", "training augmentation: random shifts of up to this many pixels"},
-  };
-  return keys;
-}
-
 const DropoutSpec* ModelSpec::find_dropout(const std::string& input) const {
   for (const auto& d : dropouts)
     if (d.input == input) return &d;
@@ -470,4 +423,4 @@ ModelSpec parse_model_spec(const SourceFile& file, const ir::Module& module) {
   return SpecBuilder(file, module).build();
 }
 
-}  // namespace tenet::cli
+}  // namespace tenet::train
