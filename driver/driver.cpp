@@ -23,7 +23,7 @@ namespace {
 void parse(Compilation& c, const Request& r) {
   c.file = std::make_shared<const SourceFile>(r.text ? SourceFile(r.path, *r.text)
                                                      : SourceFile::read(r.path));
-  c.ast = std::make_shared<const ast::Program>(lang::parse(*c.file));
+  c.ast = std::make_shared<const ast::File>(lang::parse(*c.file));
 }
 
 void check(Compilation& c, const Request&) {
@@ -96,8 +96,8 @@ std::vector<Stage> make_stages() {
   };
   // The optimisation passes, in passes/pipeline.h's order (passes/ owns them).
   for (const passes::Pass& p : passes::pipeline()) table.push_back(optimisation(p));
-  table.push_back({"cpp", "IR -> one C++17 unit, header and source (codegen/cpp.h)", Form::Cpp,
-                   emit_cpp});
+  table.push_back(
+      {"cpp", "IR -> one C++17 unit, header and source (codegen/cpp.h)", Form::Cpp, emit_cpp});
   return table;
 }
 
@@ -183,7 +183,9 @@ std::vector<std::string> Compilation::function_names() const {
   return out;
 }
 
-Compilation compile(const Request& request) { return compile(request, Compilation{}); }
+Compilation compile(const Request& request) {
+  return compile(request, Compilation{});
+}
 
 Compilation compile(const Request& request, const Compilation& from) {
   const std::set<std::string> dump_after = dump_set(request);
@@ -194,8 +196,7 @@ Compilation compile(const Request& request, const Compilation& from) {
 
   Compilation c{from.file, from.ast, from.checked, {}, {}, from.cpp, from.stage};
   for (const ir::Function& f : from.derived.functions) c.derived.functions.push_back(f.clone());
-  for (const ir::Function& f : from.optimised.functions)
-    c.optimised.functions.push_back(f.clone());
+  for (const ir::Function& f : from.optimised.functions) c.optimised.functions.push_back(f.clone());
 
   // Continue after from.stage, up to stop_after.
   const std::vector<Stage>& table = stages();

@@ -72,7 +72,7 @@ struct Request {
 /// What the stages made, each field filled by the stage named beside it.
 struct Compilation {
   std::shared_ptr<const SourceFile> file;
-  std::shared_ptr<const ast::Program> ast;   // parse
+  std::shared_ptr<const ast::File> ast;       // parse
   std::shared_ptr<const ir::Module> checked;  // check: every def, as the checker made it
   /// retype, ad: the requested functions, in request order, before any
   /// optimisation (a gradient as AD derived it).

@@ -38,57 +38,57 @@ driver::Request request_for(const SourceFile& file, const std::string& stop_afte
 
 }  // namespace
 
-Program::Program(const std::string& source, const std::string& filename)
+CheckedProgram::CheckedProgram(const std::string& source, const std::string& filename)
     : front_(driver::compile(request_for(SourceFile(filename, source), "check"))) {}
 
-std::vector<std::string> Program::function_names() const {
+std::vector<std::string> CheckedProgram::function_names() const {
   std::vector<std::string> names;
   for (const ir::Function& f : front_.checked->functions) names.push_back(f.name);
   return names;
 }
 
-driver::Compilation Program::compile_variant(const Variant& v,
-                                             const std::string& stop_after) const {
+driver::Compilation CheckedProgram::compile_variant(const Variant& v,
+                                                    const std::string& stop_after) const {
   driver::Request r = request_for(*front_.file, stop_after);
   r.functions = {{v.entry, v.grad}};
   if (v.float64) r.float_type = ElemType::F64;
   return driver::compile(r, front_);
 }
 
-ir::Function Program::derive(const Variant& v) const {
+ir::Function CheckedProgram::derive(const Variant& v) const {
   return std::move(compile_variant(v, "ad").derived.functions.at(0));
 }
 
-FunctionInfo Program::info(const Variant& v) const {
+FunctionInfo CheckedProgram::info(const Variant& v) const {
   return describe(derive(v));
 }
 
-std::string Program::unparse(const Variant& v) const {
+std::string CheckedProgram::unparse(const Variant& v) const {
   return lang::unparse(derive(v));
 }
 
-std::unique_ptr<Kernel> Program::compile(const Variant& v,
-                                         const codegen::JitOptions& options) const {
+std::unique_ptr<Kernel> CheckedProgram::compile(const Variant& v,
+                                                const codegen::JitOptions& options) const {
   driver::Compilation c = compile_variant(v, "");
   const ir::Function& fn = c.optimised.functions.at(0);
   return std::make_unique<Kernel>(codegen::jit_compile(c.optimised, fn.name, options),
                                   describe(c.derived.functions.at(0)));
 }
 
-std::vector<Tensor> Program::interpret(const Variant& v, const std::vector<Tensor>& inputs,
-                                       const ir::SizeBindings& given) const {
+std::vector<Tensor> CheckedProgram::interpret(const Variant& v, const std::vector<Tensor>& inputs,
+                                              const ir::SizeBindings& given) const {
   ir::InterpOptions options;
   if (v.float64) options.float_type = ElemType::F64;
   return ir::interpret(derive(v), inputs, given, options);
 }
 
-std::vector<Tensor> Program::random_inputs(const Variant& v, const ir::SizeBindings& sizes,
-                                           uint64_t seed) const {
+std::vector<Tensor> CheckedProgram::random_inputs(const Variant& v, const ir::SizeBindings& sizes,
+                                                  uint64_t seed) const {
   return ir::random_inputs(derive(v), sizes, seed);
 }
 
-ad::GradcheckReport Program::gradcheck(const std::string& name,
-                                       const ad::GradcheckOptions& options) const {
+ad::GradcheckReport CheckedProgram::gradcheck(const std::string& name,
+                                              const ad::GradcheckOptions& options) const {
   // The stages up to retype check the name and the request (errors with carets).
   compile_variant({name, false, options.request}, "retype");
   return ad::gradcheck(*front_.checked->find(name), options);

@@ -3,7 +3,7 @@
 /// from it (the entry as declared, its float64 variant, its gradients), each
 /// compiled by the JIT or run by the interpreter.
 ///
-/// Expects: source text in the Tenet language. Guarantees: a Program exists
+/// Expects: source text in the Tenet language. Guarantees: a CheckedProgram exists
 /// only for source that parses and checks (else CompileError with the rendered
 /// diagnostics); every Variant names an entry of it (else CompileError listing
 /// the functions); a request to differentiate it is checked against the
@@ -51,10 +51,10 @@ struct FunctionInfo {
 
 class Kernel;
 
-class Program {
+class CheckedProgram {
  public:
   /// Parses and checks; throws CompileError.
-  Program(const std::string& source, const std::string& filename);
+  CheckedProgram(const std::string& source, const std::string& filename);
 
   std::vector<std::string> function_names() const;
 

@@ -185,7 +185,7 @@ def _needs_autograd(values):
 
 def load(source, filename="<string>"):
     """Parses and checks a program; raises tenet.CompileError with the diagnostics."""
-    return _tenet.Program(source, filename)
+    return _tenet.CheckedProgram(source, filename)
 
 
 def pick_entry(program, entry):

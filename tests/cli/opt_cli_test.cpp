@@ -17,8 +17,8 @@ TEST_F(Cli, OptRunsNamedPassesOnPrintedIr) {
   EXPECT_EQ(r.out, read_file(source_path("tests/passes/dce.ir.golden")));
 
   // -o writes the same text; no passes prints the module back.
-  CommandResult to_file = run_in_source("opt tests/passes/dce.ir --passes=dce -o " +
-                                        (dir_ / "out.ir").string());
+  CommandResult to_file =
+      run_in_source("opt tests/passes/dce.ir --passes=dce -o " + (dir_ / "out.ir").string());
   ASSERT_EQ(to_file.exit_code, 0) << to_file.err;
   EXPECT_EQ(to_file.out, "");
   EXPECT_EQ(read_file((dir_ / "out.ir").string()), r.out);

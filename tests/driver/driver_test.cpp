@@ -75,9 +75,8 @@ TEST(Driver, DumpsAfterEveryStage) {
     std::string title = text.substr(at + 9, title_end - at - 9);  // "IR after dce"
     size_t next = text.find("\n// ----- ", title_end);
     if (title.starts_with("C++ after ")) next = std::string::npos;  // the unit's own markers
-    std::string body = text.substr(title_end + 7, next == std::string::npos
-                                                      ? std::string::npos
-                                                      : next + 1 - (title_end + 7));
+    std::string body = text.substr(
+        title_end + 7, next == std::string::npos ? std::string::npos : next + 1 - (title_end + 7));
     sections.push_back(title.substr(title.rfind(' ') + 1));
     if (title.starts_with("IR after ")) {
       ir::Module parsed = ir::parse_ir(SourceFile(sections.back() + ".ir", body));

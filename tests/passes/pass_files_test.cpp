@@ -74,8 +74,8 @@ INSTANTIATE_TEST_SUITE_P(Passes, PassFile, ::testing::ValuesIn(pass_files()),
 
 TEST(PassFiles, CoverEveryPass) {
   std::vector<std::string> files = pass_files();
-  for (const char* pass : {"simplify", "dce", "hoist", "index_split", "contraction", "fuse",
-                                  "schedule"})
+  for (const char* pass :
+       {"simplify", "dce", "hoist", "index_split", "contraction", "fuse", "schedule"})
     EXPECT_NE(std::find(files.begin(), files.end(), pass), files.end()) << pass;
 }
 
