@@ -18,6 +18,39 @@ namespace tenet::driver {
 
 namespace {
 
+// The stages, defined below the table.
+void parse(Compilation& c, const Request& r);
+void check(Compilation& c, const Request& r);
+void retype(Compilation& c, const Request& r);
+void differentiate(Compilation& c, const Request& r);
+Stage optimisation(const passes::Pass& pass);
+void emit_cpp(Compilation& c, const Request& r);
+
+}  // namespace
+
+// ---- the table of contents --------------------------------------------------
+
+const std::vector<Stage>& stages() {
+  static const std::vector<Stage> table = [] {
+    std::vector<Stage> t = {
+        {"parse", "source text -> AST (lang/parser.h)", Form::Ast, parse},
+        {"check", "AST -> IR: one function per def, calls inlined (lang/check.h)", Form::Checked,
+         check},
+        {"retype", "the requested functions, floats in the requested type (ad/retype.h)",
+         Form::Derived, retype},
+        {"ad", "the requested gradients, reverse mode (ad/grad.h)", Form::Derived, differentiate},
+    };
+    // The optimisation passes, in passes/pipeline.h's order (passes/ owns them).
+    for (const passes::Pass& p : passes::pipeline()) t.push_back(optimisation(p));
+    t.push_back(
+        {"cpp", "IR -> one C++17 unit, header and source (codegen/cpp.h)", Form::Cpp, emit_cpp});
+    return t;
+  }();
+  return table;
+}
+
+namespace {
+
 // ---- the stages ------------------------------------------------------------
 
 void parse(Compilation& c, const Request& r) {
@@ -85,25 +118,9 @@ void emit_cpp(Compilation& c, const Request& r) {
   c.cpp = codegen::emit_cpp(c.optimised, c.function_names(), r.cpp);
 }
 
-std::vector<Stage> make_stages() {
-  std::vector<Stage> table = {
-      {"parse", "source text -> AST (lang/parser.h)", Form::Ast, parse},
-      {"check", "AST -> IR: one function per def, calls inlined (lang/check.h)", Form::Checked,
-       check},
-      {"retype", "the requested functions, floats in the requested type (ad/retype.h)",
-       Form::Derived, retype},
-      {"ad", "the requested gradients, reverse mode (ad/grad.h)", Form::Derived, differentiate},
-  };
-  // The optimisation passes, in passes/pipeline.h's order (passes/ owns them).
-  for (const passes::Pass& p : passes::pipeline()) table.push_back(optimisation(p));
-  table.push_back(
-      {"cpp", "IR -> one C++17 unit, header and source (codegen/cpp.h)", Form::Cpp, emit_cpp});
-  return table;
-}
-
 // ---- running them ----------------------------------------------------------
 
-bool names(const std::set<std::string>& set, const Stage& s) {
+bool asks_for(const std::set<std::string>& set, const Stage& s) {
   return set.count("all") || set.count(s.name);
 }
 
@@ -136,11 +153,6 @@ std::set<std::string> dump_set(const Request& r) {
 }
 
 }  // namespace
-
-const std::vector<Stage>& stages() {
-  static const std::vector<Stage> table = make_stages();
-  return table;
-}
 
 std::string stage_names() {
   std::string out;
@@ -205,7 +217,7 @@ Compilation compile(const Request& request, const Compilation& from) {
   for (; next < end; ++next) {
     const Stage& s = table[next];
     // Code generation runs only for callers that want its text.
-    if (s.form == Form::Cpp && !request.emit_cpp && !names(dump_after, s) &&
+    if (s.form == Form::Cpp && !request.emit_cpp && !asks_for(dump_after, s) &&
         request.stop_after != s.name)
       break;
     s.run(c, request);
@@ -213,7 +225,7 @@ Compilation compile(const Request& request, const Compilation& from) {
     if (s.form != Form::Ast && s.form != Form::Cpp)
       for (const ir::Function& f : c.ir().functions)
         ir::verify(f, std::string("stage '") + s.name + "'");
-    if (names(dump_after, s)) dump(c, s, out);
+    if (asks_for(dump_after, s)) dump(c, s, out);
   }
   return c;
 }
