@@ -91,14 +91,19 @@ std::vector<size_t> output_positions(const ir::Function& fn, const GradRequest& 
     if (out.empty())
       report(file, fn.span, "function '" + fn.name + "' has no float outputs to differentiate");
     return out;
-  } else if (fn.outputs.size() != 1) {
-    report(file, fn.span,
-           "function '" + fn.name + "' has " + std::to_string(fn.outputs.size()) + " outputs (" +
-               listed +
-               "): name the one to differentiate, or ask for vector-Jacobian "
-               "products");
-  } else {
+  } else if (fn.outputs.size() == 1) {
     out.push_back(0);
+  } else {
+    // Several outputs: the only float scalar among them (a model returning
+    // its predictions and its loss), if there is exactly one.
+    for (size_t i = 0; i < fn.outputs.size(); ++i)
+      if (fn.outputs[i]->rank() == 0 && is_float(fn.outputs[i]->type)) out.push_back(i);
+    if (out.size() != 1)
+      report(file, fn.span,
+             "function '" + fn.name + "' has " + std::to_string(fn.outputs.size()) + " outputs (" +
+                 listed +
+                 "): name the one to differentiate, or ask for vector-Jacobian "
+                 "products");
   }
   const ir::Value& o = *fn.outputs[out[0]];
   const std::string& name = fn.output_names[out[0]];

@@ -34,8 +34,10 @@ struct GradRequest {
   /// Inputs to differentiate with respect to; empty means every float input.
   std::vector<std::string> wrt;
   /// The output to differentiate. Without `vjp` it must be a float scalar and
-  /// is seeded with 1; empty means the function's only output. With `vjp`,
-  /// empty means every float output.
+  /// is seeded with 1; empty means the function's only output, or among
+  /// several the only float scalar (a model's loss beside its predictions).
+  /// With `vjp`, empty means every float output. (This is the one place the
+  /// default is decided: the CLI, Python and the trainer leave it empty.)
   std::string output;
   /// Vector-Jacobian products: take a cotangent input `d_<output>` for each
   /// differentiated output instead of requiring a scalar.

@@ -1,6 +1,6 @@
 // Tenet's side of the PyTorch comparison (bench/bench.py, docs/benchmark.md):
-// parses a .tn program, differentiates it when asked (ad/grad.h), runs the
-// optimisation pipeline, JIT-compiles it (codegen/jit.h), binds it to the
+// compiles a .tn program through the driver (driver/driver.h; differentiated
+// when asked), JIT-compiles it (codegen/jit.h), binds it to the
 // inputs' sizes (codegen/executable.h: workspace and outputs allocated once)
 // and times calls on inputs read from .npy files, printing one JSON line.
 //
@@ -47,8 +47,7 @@
 #include "ad/grad.h"
 #include "codegen/executable.h"
 #include "codegen/jit.h"
-#include "lang/check.h"
-#include "passes/pipeline.h"
+#include "driver/driver.h"
 #include "support/diagnostics.h"
 #include "support/error.h"
 #include "support/npy.h"
@@ -245,22 +244,21 @@ void print_json(const Options& o, const Measurement& m, double setup_s, double r
 
 // ---- compiling and running programs ---------------------------------------
 
-/// Front end, AD (unless forward), pipeline, JIT: the callable function.
+/// The driver (AD unless forward), then the JIT: the callable function.
 codegen::CompiledFunction compile_program(const Options& o) {
-  SourceFile file = SourceFile::read(o.file);
-  ir::Module checked = lang::compile_source(file);
-  if (o.mode == "forward") {
-    passes::run_pipeline(checked);
-    return codegen::jit_compile(checked, o.function);
+  driver::Request request;
+  request.path = o.file;
+  driver::FunctionRequest fn{o.function, std::nullopt};
+  if (o.mode != "forward") {
+    ad::GradRequest grad;
+    grad.wrt = o.wrt;
+    grad.vjp = o.mode == "vjp";
+    grad.output = o.output;
+    fn.grad = grad;
   }
-  ad::GradRequest request;
-  request.wrt = o.wrt;
-  request.vjp = o.mode == "vjp";
-  request.output = o.output;
-  ir::Module m;
-  m.functions.push_back(ad::differentiate(checked, o.function, request, &file));
-  passes::run_pipeline(m);
-  return codegen::jit_compile(m, m.functions.back().name);
+  request.functions = {fn};
+  driver::Compilation c = driver::compile(request);
+  return codegen::jit_compile(c.optimised, c.function_names().at(0));
 }
 
 /// The tensor for each input of `fn`: a parameter's value when the store has

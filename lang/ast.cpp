@@ -89,7 +89,7 @@ std::string number_text(double value, bool is_integer) {
 
 class Printer {
  public:
-  explicit Printer(const Program& p) {
+  explicit Printer(const File& p) {
     for (const Function& f : p.functions) function_names_.insert(f.name.name);
   }
   std::string str() const { return out_.str(); }
@@ -243,7 +243,7 @@ class Printer {
 
 }  // namespace
 
-std::string print(const Program& p) {
+std::string print(const File& p) {
   Printer printer(p);
   for (size_t i = 0; i < p.functions.size(); ++i) printer.function(p.functions[i], i > 0);
   return printer.str();

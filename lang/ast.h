@@ -134,13 +134,14 @@ struct Function {
   std::vector<StmtPtr> body;
 };
 
-struct Program {
+/// The AST of one source file: its defs, in order.
+struct File {
   std::vector<Function> functions;
 };
 
 /// Prints the program back as source, normalised (one statement per line,
 /// two-space indentation). `tenet print --stage parse` uses it, and
 /// parse(print(p)) == p is tested.
-std::string print(const Program& p);
+std::string print(const File& p);
 
 }  // namespace tenet::ast

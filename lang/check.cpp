@@ -69,7 +69,7 @@ namespace tenet::lang {
 
 namespace detail {
 
-ModuleChecker::ModuleChecker(const ast::Program& program, const SourceFile& file)
+ModuleChecker::ModuleChecker(const ast::File& program, const SourceFile& file)
     : program_(program), diags_(file) {}
 
 const ast::Function* ModuleChecker::find(const std::string& name) const {
@@ -282,7 +282,7 @@ ir::Module ModuleChecker::run() {
 
 }  // namespace detail
 
-ir::Module check(const ast::Program& program, const SourceFile& file) {
+ir::Module check(const ast::File& program, const SourceFile& file) {
   return detail::ModuleChecker(program, file).run();
 }
 

@@ -1,6 +1,6 @@
 /// \file
 /// The checker: resolves names, types, ranks and index ranges of an
-/// ast::Program and lowers it to IR (calls inlined, `+=` made explicit, loops
+/// ast::File and lowers it to IR (calls inlined, `+=` made explicit, loops
 /// with their carried tensors).
 ///
 /// Expects: a parsed program. Guarantees: a verified ir::Module with one
@@ -14,7 +14,7 @@
 
 namespace tenet::lang {
 
-ir::Module check(const ast::Program& program, const SourceFile& file);
+ir::Module check(const ast::File& program, const SourceFile& file);
 
 /// parse + check: the front end in one call.
 ir::Module compile_source(const SourceFile& file);

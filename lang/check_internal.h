@@ -249,7 +249,7 @@ class Lowerer {
 /// Checks the functions of a program, each once, callees first.
 class ModuleChecker {
  public:
-  ModuleChecker(const ast::Program& program, const SourceFile& file);
+  ModuleChecker(const ast::File& program, const SourceFile& file);
   ir::Module run();
 
   const ast::Function* find(const std::string& name) const;
@@ -273,7 +273,7 @@ class ModuleChecker {
  private:
   void check_function(const ast::Function& fn);
 
-  const ast::Program& program_;
+  const ast::File& program_;
   Diagnostics diags_;
   std::map<std::string, Entry> entries_;
   std::vector<std::string> stack_;  // functions being checked, outermost first

@@ -23,8 +23,8 @@ Parser::Parser(const SourceFile& file) : file_(file), tokens_(lex(file)) {
   match_parentheses();
 }
 
-ast::Program Parser::program() {
-  ast::Program program;
+ast::File Parser::program() {
+  ast::File program;
   while (!at(K::End)) {
     if (!at(K::KwDef)) expected("'def' to start a function");
     program.functions.push_back(function());
@@ -319,7 +319,7 @@ ast::RangeClause Parser::range_clause() {
 
 }  // namespace parsing
 
-ast::Program parse(const SourceFile& file) {
+ast::File parse(const SourceFile& file) {
   return parsing::Parser(file).program();
 }
 

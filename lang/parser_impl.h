@@ -40,7 +40,7 @@ bool is_binary_op(TokenKind kind);
 class Parser {
  public:
   explicit Parser(const SourceFile& file);
-  ast::Program program();
+  ast::File program();
 
  private:
   using K = TokenKind;

@@ -1,10 +1,5 @@
 #include "passes/pipeline.h"
 
-#include <cstdlib>
-#include <iostream>
-#include <sstream>
-
-#include "ir/printer.h"
 #include "ir/verify.h"
 #include "passes/contraction.h"
 #include "passes/dce.h"
@@ -13,7 +8,6 @@
 #include "passes/index_split.h"
 #include "passes/schedule.h"
 #include "passes/simplify.h"
-#include "support/diagnostics.h"
 
 namespace tenet::passes {
 
@@ -32,44 +26,12 @@ const std::vector<Pass>& pipeline() {
   return passes;
 }
 
-std::set<std::string> parse_dump_after(const std::string& list) {
-  std::set<std::string> out;
-  std::string all = list;
-  if (const char* env = std::getenv("TENET_DUMP_AFTER")) all += std::string(",") + env;
-  std::stringstream ss(all);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.insert(item);
-  return out;
-}
-
-static void check_pass_name(const std::string& name) {
-  if (name == "all" || name == "check") return;
+void run_pipeline(ir::Module& m) {
   for (const Pass& p : pipeline())
-    if (name == p.name) return;
-  std::string known = "check";
-  for (const Pass& p : pipeline()) known += std::string(", ") + p.name;
-  throw CompileError("error: unknown pass '" + name + "' (passes: " + known + ")");
-}
-
-void run_pipeline(ir::Module& m, const PipelineOptions& options) {
-  for (const auto& name : options.dump_after) check_pass_name(name);
-  if (!options.stop_after.empty()) check_pass_name(options.stop_after);
-  std::ostream& out = options.dump_to ? *options.dump_to : std::cerr;
-  auto dump = [&](const char* name) {
-    if (options.dump_after.count(name) || options.dump_after.count("all"))
-      out << "// ----- IR after " << name << " -----\n" << ir::print(m);
-  };
-  dump("check");
-  if (options.stop_after == "check") return;
-  for (const Pass& p : pipeline()) {
     for (ir::Function& f : m.functions) {
       p.run(f);
       ir::verify(f, std::string("pass '") + p.name + "'");
     }
-    dump(p.name);
-    if (options.stop_after == p.name) return;
-  }
 }
 
 }  // namespace tenet::passes

@@ -1,13 +1,10 @@
 /// \file
-/// The optimisation pipeline: the table of contents of everything that runs
-/// between the checker and code generation, in order. The IR verifier runs
-/// after every pass; `--dump-after=PASS|all` (or TENET_DUMP_AFTER) prints the
-/// IR after the named passes.
+/// The optimisation passes, in order: the part of the compiler's table of
+/// contents (driver/driver.cpp) between AD and code generation. The driver
+/// runs each as a stage, verifying after it (`--dump-after=PASS`).
 #pragma once
 
 #include <functional>
-#include <iosfwd>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -24,19 +21,9 @@ struct Pass {
 /// The passes in the order they run.
 const std::vector<Pass>& pipeline();
 
-struct PipelineOptions {
-  /// Pass names after which to print the IR; "all" prints after every pass.
-  std::set<std::string> dump_after;
-  std::ostream* dump_to = nullptr;  // default std::cerr
-  /// Stop after this pass (empty: run all). `tenet print --stage NAME` uses it.
-  std::string stop_after;
-};
-
-/// Parses "a,b,c" (the --dump-after value); merges in TENET_DUMP_AFTER.
-std::set<std::string> parse_dump_after(const std::string& list);
-
-/// Runs the pipeline on every function of the module, verifying after each pass.
-/// Throws CompileError for an unknown pass name in dump_after/stop_after.
-void run_pipeline(ir::Module& m, const PipelineOptions& options = {});
+/// Runs every pass in order on every function, verifying after each: what
+/// the driver's optimisation stages do (driver/driver.h), for tests on IR
+/// made by hand. Compilers of source go through the driver.
+void run_pipeline(ir::Module& m);
 
 }  // namespace tenet::passes

@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
 (cd build && TENET_UPDATE_GOLDENS=1 ctest -j"$(nproc)" >/dev/null || true)
-git status --short tests/golden
+git status --short tests/golden tests/passes

@@ -2,8 +2,9 @@
 /// Internal errors: a broken compiler invariant, never a user mistake.
 ///
 /// User mistakes in programs are CompileError (diagnostics.h); user mistakes at
-/// a binding (a wrong shape passed at run time) are BindError. Both carry text
-/// meant for the user. TENET_ASSERT failures say "internal error" and where.
+/// a binding (a wrong shape passed at run time) are BindError; in a request
+/// (an option, a stage name) UsageError. All carry text meant for the user. TENET_ASSERT failures
+/// say "internal error" and where.
 #pragma once
 
 #include <sstream>
@@ -22,6 +23,13 @@ class InternalError : public std::logic_error {
 class BindError : public std::runtime_error {
  public:
   explicit BindError(const std::string& what) : std::runtime_error(what) {}
+};
+
+/// A request the user made wrongly, outside any program text: a bad
+/// command-line option, an unknown stage or pass name.
+class UsageError : public std::runtime_error {
+ public:
+  explicit UsageError(const std::string& what) : std::runtime_error(what) {}
 };
 
 [[noreturn]] void internal_error(const char* file, int line, const std::string& msg);

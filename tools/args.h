@@ -6,16 +6,14 @@
 #pragma once
 
 #include <map>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "support/error.h"
+
 namespace tenet::cli {
 
-class UsageError : public std::runtime_error {
- public:
-  explicit UsageError(const std::string& what) : std::runtime_error(what) {}
-};
+using tenet::UsageError;
 
 class Args {
  public:

@@ -1,16 +1,17 @@
 // The subcommands check, print, run and emit (commands.h).
 #include "tools/commands.h"
 
+#include <fstream>
 #include <iostream>
 
 #include "codegen/aot.h"
-#include "codegen/cpp.h"
 #include "codegen/jit.h"
+#include "driver/driver.h"
 #include "ir/bind.h"
 #include "ir/interp.h"
+#include "ir/ir_parser.h"
 #include "ir/printer.h"
 #include "lang/ast.h"
-#include "lang/parser.h"
 #include "lang/unparse.h"
 #include "support/error.h"
 #include "support/npy.h"
@@ -24,14 +25,14 @@ int cmd_check(const std::vector<std::string>& argv) {
   Args a("check", "FILE", "Parses and checks FILE; prints its functions' signatures.");
   add_common_options(a);
   if (!a.parse(argv)) return 0;
-  Program p = load(require_file(a), a.get("dump-after"), "check");
+  driver::Compilation p = front_end(require_file(a), a.get("dump-after"));
   // "name: float32[B, N]" for a value shown under a user-facing name.
   auto describe = [](const std::string& name, const ir::Value& v) {
     std::string text = name + ": " + std::string(type_name(v.type)) + "[";
     for (size_t d = 0; d < v.shape.size(); ++d) text += (d ? ", " : "") + v.shape[d].str();
     return text + "]";
   };
-  for (const auto& f : p.module.functions) {
+  for (const auto& f : p.checked->functions) {
     std::cout << f.name << "(";
     for (size_t i = 0; i < f.inputs.size(); ++i)
       std::cout << (i ? ", " : "") << describe(f.inputs[i]->name, *f.inputs[i]);
@@ -46,17 +47,21 @@ int cmd_check(const std::vector<std::string>& argv) {
 
 int cmd_print(const std::vector<std::string>& argv) {
   Args a("print", "FILE [--stage STAGE] [--fn NAME] | FILE --grad FN [--stage STAGE]",
-         "Prints FILE at a stage of the pipeline:\n"
+         "Prints FILE at a stage of the compiler:\n"
          "  parse   the source as parsed, normalised\n"
          "  check   the IR made by the checker\n"
-         "  PASS    the IR after that pass of the pipeline\n"
-         "  ir      the IR after the whole pipeline\n"
-         "  source  the IR after the whole pipeline, printed back as source\n"
+         "  retype  the IR of the chosen functions (--fn), before AD\n"
+         "  ad      the same after automatic differentiation (with --grad)\n"
+         "  PASS    the IR after that optimisation pass\n"
+         "  ir      the IR after every optimisation pass\n"
+         "  source  the IR after every optimisation pass, printed back as source\n"
          "  cpp     the generated C++\n"
          "With --grad FN, prints the gradient program of FN: at stage source (the\n"
-         "default) as automatic differentiation derived it, at stages ir and cpp\n"
-         "after the pipeline, at stage PASS after that pass.");
-  a.option("stage", "STAGE", "parse | check | PASS | ir | source | cpp", "ir");
+         "default) as automatic differentiation derived it, at the other stages as\n"
+         "without --grad (check and retype show FN itself).\n"
+         "Stages: " +
+             driver::stage_names() + ".");
+  a.option("stage", "STAGE", "a stage, ir or source", "ir");
   a.option("fn", "NAME", "print only this function (IR, source and C++ stages)");
   a.option("grad", "FN", "print the gradient program of function FN");
   add_grad_request_options(a);
@@ -69,23 +74,26 @@ int cmd_print(const std::vector<std::string>& argv) {
   if (a.is_set("wrt") || a.is_set("output") || a.is_set("vjp"))
     throw UsageError("--wrt, --output and --vjp apply with --grad FN only");
   std::string path = require_file(a), stage = a.get("stage");
+  driver::Request r = request(path, a.get("dump-after"));
+  bool whole = stage == "ir" || stage == "source";
+  r.stop_after = whole ? "" : stage;
   if (stage == "parse") {
-    SourceFile file = SourceFile::read(path);
-    std::cout << ast::print(lang::parse(file));
+    // Only the parser runs: a program that does not check prints too.
+    std::cout << ast::print(*driver::compile(r).ast);
     return 0;
   }
-  bool whole = stage == "ir" || stage == "cpp" || stage == "source";
-  Program p = load(path, a.get("dump-after"), whole ? "" : stage);
-  std::vector<std::string> fns = chosen_functions(p, a.get("fn"));
-  if (stage == "cpp") {
-    codegen::CppUnit unit = codegen::emit_cpp(p.module, fns, codegen::CppOptions{});
-    std::cout << "// ----- " << unit.header_name << " -----\n"
-              << unit.header << "// ----- " << unit.source_name << " -----\n"
-              << unit.source;
+  if (!whole) driver::find_stage(stage);  // an unknown stage before any work
+  r.emit_cpp = stage == "cpp";
+  driver::Compilation front = front_end(path, a.get("dump-after"));
+  for (const std::string& name : chosen_functions(front, a.get("fn")))
+    r.functions.push_back({name, std::nullopt});
+  driver::Compilation c = driver::compile(r, front);
+  if (c.cpp) {
+    std::cout << driver::print_cpp(*c.cpp);
     return 0;
   }
-  for (size_t i = 0; i < fns.size(); ++i) {
-    const ir::Function& f = *p.module.find(fns[i]);
+  for (size_t i = 0; i < r.functions.size(); ++i) {
+    const ir::Function& f = *c.ir().find(r.functions[i].name);
     if (stage == "source")
       std::cout << (i ? "\n" : "") << lang::unparse(f);
     else
@@ -120,8 +128,12 @@ int cmd_run(const std::vector<std::string>& argv) {
     throw UsageError("--wrt, --output and --vjp apply with --grad only");
   prepare_save_folder(a);
   if (a.is_set("grad")) return run_gradient(a);
-  Program p = load(require_file(a), a.get("dump-after"));
-  const ir::Function& fn = select_function(p, a.get("fn"));
+  std::string path = require_file(a);
+  driver::Compilation front = front_end(path, a.get("dump-after"));
+  driver::Request r = request(path, a.get("dump-after"));
+  r.functions = {{select_function(front, a.get("fn")).name, std::nullopt}};
+  const driver::Compilation p = driver::compile(r, front);
+  const ir::Function& fn = p.optimised.functions.at(0);
   ir::SizeBindings given = parse_sizes(a.get("sizes"));
   uint64_t seed = parse_seed(a.get("seed"));
 
@@ -144,7 +156,7 @@ int cmd_run(const std::vector<std::string>& argv) {
     if (a.is_set("float64")) throw UsageError("--float64 applies to --backend interp only");
     codegen::JitOptions options;
     options.verbose = a.is_set("verbose");
-    codegen::CompiledFunction compiled = codegen::jit_compile(p.module, fn.name, options);
+    codegen::CompiledFunction compiled = codegen::jit_compile(p.optimised, fn.name, options);
     outputs = compiled.run(inputs, given);
   } else {
     throw UsageError("--backend must be 'interp' or 'cpp', not '" + backend + "'");
@@ -175,13 +187,40 @@ int cmd_emit(const std::vector<std::string>& argv) {
   if (a.get("target") != "cpp")
     throw UsageError("--target must be 'cpp' (CUDA is not implemented yet)");
   if (!a.is_set("o")) throw UsageError("emit needs an output directory: -o DIR");
-  Program p = load(require_file(a), a.get("dump-after"));
-  std::vector<std::string> fns = chosen_functions(p, a.get("fn"));
+  std::string path = require_file(a);
+  driver::Compilation front = front_end(path, a.get("dump-after"));
+  driver::Request r = request(path, a.get("dump-after"));
+  std::vector<std::string> fns = chosen_functions(front, a.get("fn"));
+  for (const std::string& name : fns) r.functions.push_back({name, std::nullopt});
+  const driver::Compilation p = driver::compile(r, front);
   codegen::CppOptions options;
   options.openmp = !a.is_set("no-openmp");
-  codegen::emit_project(p.module, fns, a.get("o"), options, a.is_set("overwrite"));
+  codegen::emit_project(p.optimised, fns, a.get("o"), options, a.is_set("overwrite"));
   std::cout << "wrote " << a.get("o") << " (" << fns.size() << " function"
             << (fns.size() == 1 ? "" : "s") << ")\n";
+  return 0;
+}
+
+int cmd_opt(const std::vector<std::string>& argv) {
+  Args a("opt", "FILE.ir --passes=A,B,C [-o OUT]",
+         "Parses FILE.ir (the IR's text form, as --dump-after and print --stage show\n"
+         "it), runs the named optimisation passes in the given order, verifying the\n"
+         "IR after each, and prints the result.\n"
+         "Passes: " +
+             driver::pass_names() + ".");
+  a.option("passes", "A,B,C", "the passes to run, in order (none: print FILE.ir back)");
+  a.option("o", "OUT", "write the IR to OUT instead of stdout");
+  if (!a.parse(argv)) return 0;
+  ir::Module m = ir::parse_ir(SourceFile::read(require_file(a)));
+  driver::run_passes(m, parse_list(a.get("passes")));
+  const std::string text = ir::print(m);
+  if (!a.is_set("o")) {
+    std::cout << text;
+    return 0;
+  }
+  std::ofstream out(a.get("o"), std::ios::binary);
+  out << text;
+  if (!out.flush()) throw UsageError("-o: cannot write '" + a.get("o") + "'");
   return 0;
 }
 

@@ -1,7 +1,7 @@
 /// \file
-/// The `tenet` subcommands. Each takes the arguments after its name and
-/// returns the process exit status; user errors are thrown (CompileError,
-/// BindError, UsageError) and reported by main(). The gradient commands
+/// The `tenet` subcommands (check, print, run, emit, opt). Each takes the arguments after its name
+/// and returns the process exit status; user errors are thrown (CompileError, BindError,
+/// UsageError) and reported by main(). The gradient commands
 /// (`print --grad`, `run --grad`, `gradcheck`) are in grad_commands.h.
 #pragma once
 
@@ -14,5 +14,7 @@ int cmd_check(const std::vector<std::string>& args);
 int cmd_print(const std::vector<std::string>& args);
 int cmd_run(const std::vector<std::string>& args);
 int cmd_emit(const std::vector<std::string>& args);
+/// `tenet opt FILE.ir --passes=a,b,c`: named passes on printed IR.
+int cmd_opt(const std::vector<std::string>& args);
 
 }  // namespace tenet::cli

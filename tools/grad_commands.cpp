@@ -1,6 +1,6 @@
 // The gradient commands (grad_commands.h): `print --grad`, `run --grad`,
-// `gradcheck`. AD runs on the checker's IR of the chosen function; the
-// gradient is then optimised like any function before it runs.
+// `gradcheck`. The driver differentiates the checker's IR of the chosen
+// function and optimises the gradient like any function before it runs.
 #include "tools/grad_commands.h"
 
 #include <cmath>
@@ -9,13 +9,13 @@
 
 #include "ad/grad.h"
 #include "ad/gradcheck.h"
-#include "codegen/cpp.h"
 #include "codegen/jit.h"
+#include "driver/driver.h"
 #include "ir/bind.h"
 #include "ir/interp.h"
 #include "ir/printer.h"
+#include "lang/ast.h"
 #include "lang/unparse.h"
-#include "passes/pipeline.h"
 #include "support/npy.h"
 #include "tools/program.h"
 
@@ -38,11 +38,11 @@ constexpr double kCompiledTolerance = 1e-4;
 constexpr double kMagnitudeFloor = 1e-6;
 
 struct Gradient {
-  Program program;  // checked, not optimised: AD expects the checker's IR
-  const ir::Function* forward = nullptr;
-  ir::Function derived;  // the gradient function as AD made it
-  ir::Module module;     // the same after the pipeline: what runs
-  const ir::Function& fn() const { return module.functions.at(0); }
+  driver::Compilation front;              // parsed and checked
+  const ir::Function* forward = nullptr;  // in front.checked
+  /// The gradient: `derived` as AD made it, `optimised` what runs.
+  driver::Compilation compiled;
+  const ir::Function& fn() const { return compiled.optimised.functions.at(0); }
 };
 
 ad::GradRequest grad_request(const Args& a) {
@@ -53,27 +53,18 @@ ad::GradRequest grad_request(const Args& a) {
   return req;
 }
 
-/// Without --output or --vjp, a function with several outputs of which one
-/// is a float scalar (a model returning its predictions and its loss) is
-/// differentiated through that scalar.
-void default_output(const ir::Function& fn, ad::GradRequest& req) {
-  if (req.vjp || !req.output.empty() || fn.outputs.size() < 2) return;
-  std::vector<std::string> scalars;
-  for (size_t i = 0; i < fn.outputs.size(); ++i)
-    if (fn.outputs[i]->rank() == 0 && is_float(fn.outputs[i]->type))
-      scalars.push_back(fn.output_names[i]);
-  if (scalars.size() == 1) req.output = scalars[0];
-}
-
-Gradient load_gradient(const std::string& path, const std::string& fn_name, ad::GradRequest& req,
-                       const std::string& dump_after, const std::string& stop_after = "") {
+Gradient load_gradient(const Args& a, const std::string& fn_name,
+                       const std::string& stop_after = "") {
+  const std::string path = require_file(a);
   Gradient g;
-  g.program = load(path, "", "check");
-  g.forward = &select_function(g.program, fn_name);
-  default_output(*g.forward, req);
-  g.derived = ad::differentiate(*g.forward, req, g.program.file.get());
-  g.module.functions.push_back(g.derived.clone());
-  optimise(g.module, dump_after, stop_after);
+  g.front = front_end(path, a.get("dump-after"));
+  g.forward = &select_function(g.front, fn_name);
+  driver::Request r = request(path, a.get("dump-after"));
+  r.functions = {{g.forward->name, grad_request(a)}};
+  r.stop_after = stop_after;
+  r.emit_cpp = stop_after == "cpp";
+  r.cpp.origin = path;
+  g.compiled = driver::compile(r, g.front);
   return g;
 }
 
@@ -148,39 +139,33 @@ void add_grad_request_options(Args& a) {
   a.option("wrt", "A,B", "differentiate with respect to these inputs (default: every float input)");
   a.option("output", "NAME",
            "the output to differentiate (default: the only output, or the only float scalar "
-           "output)");
+           "among several)");
   a.flag("vjp", "vector-Jacobian products: one cotangent input d_<output> per output");
 }
 
 int print_gradient(const Args& a) {
   std::string stage = a.is_set("stage") ? a.get("stage") : "source";
-  // A pass name stops the pipeline after that pass (the IR is printed).
-  bool pass = stage == "check";
-  for (const passes::Pass& p : passes::pipeline()) pass |= stage == p.name;
-  if (stage != "source" && stage != "ir" && stage != "cpp" && !pass)
-    throw UsageError("with --grad, --stage must be source, ir or cpp, not '" + stage + "'");
-  ad::GradRequest req = grad_request(a);
-  Gradient g =
-      load_gradient(require_file(a), a.get("grad"), req, a.get("dump-after"), pass ? stage : "");
+  bool whole = stage == "source" || stage == "ir";
+  if (!whole) driver::find_stage(stage);  // an unknown stage before any work
+  Gradient g = load_gradient(a, a.get("grad"), whole ? "" : stage);
+  const driver::Compilation& c = g.compiled;
   if (stage == "source") {
     // What AD derived, before the optimiser annotates or rewrites it.
-    std::cout << lang::unparse(g.derived);
-  } else if (stage == "ir" || pass) {
-    std::cout << ir::print(g.fn());
+    std::cout << lang::unparse(c.derived.functions.at(0));
+  } else if (stage == "parse") {
+    std::cout << ast::print(*c.ast);
+  } else if (c.cpp) {
+    std::cout << driver::print_cpp(*c.cpp);
   } else {
-    codegen::CppOptions options;
-    options.origin = g.program.file->path();
-    codegen::CppUnit unit = codegen::emit_cpp(g.module, {g.fn().name}, options);
-    std::cout << "// ----- " << unit.header_name << " -----\n"
-              << unit.header << "// ----- " << unit.source_name << " -----\n"
-              << unit.source;
+    // check shows FN as the checker made it; later stages the one function requested.
+    const ir::Module& m = c.ir();
+    std::cout << ir::print(stage == "check" ? *m.find(g.forward->name) : m.functions.at(0));
   }
   return 0;
 }
 
 int run_gradient(const Args& a) {
-  ad::GradRequest req = grad_request(a);
-  Gradient g = load_gradient(require_file(a), a.get("fn"), req, a.get("dump-after"));
+  Gradient g = load_gradient(a, a.get("fn"));
   const ir::Function& grad = g.fn();
   ir::SizeBindings given = parse_sizes(a.get("sizes"));
   std::vector<Tensor> inputs = gradient_inputs(a, grad, given);
@@ -195,7 +180,7 @@ int run_gradient(const Args& a) {
     if (a.is_set("float64")) throw UsageError("--float64 applies to --backend interp only");
     codegen::JitOptions options;
     options.verbose = a.is_set("verbose");
-    outputs = codegen::jit_compile(g.module, grad.name, options).run(inputs, given);
+    outputs = codegen::jit_compile(g.compiled.optimised, grad.name, options).run(inputs, given);
   } else {
     throw UsageError("--backend must be 'interp' or 'cpp', not '" + backend + "'");
   }
@@ -234,16 +219,15 @@ int cmd_gradcheck(const std::vector<std::string>& argv) {
   add_common_options(a);
   if (!a.parse(argv)) return 0;
 
-  ad::GradRequest req = grad_request(a);
   // Differentiating first reports a bad request (integer input, non-scalar
   // output, unknown name) with its source location before anything runs.
-  Gradient g = load_gradient(require_file(a), a.get("fn"), req, a.get("dump-after"));
+  Gradient g = load_gradient(a, a.get("fn"));
   const ir::Function& fn = *g.forward;
   ir::SizeBindings sizes = parse_sizes(a.get("sizes"));
   require_sizes(g.fn(), sizes, false);
 
   ad::GradcheckOptions options;
-  options.request = req;
+  options.request = grad_request(a);
   options.sizes = sizes;
   options.seed = parse_seed(a.get("seed"));
   char* end = nullptr;
@@ -266,7 +250,8 @@ int cmd_gradcheck(const std::vector<std::string>& argv) {
   std::vector<Tensor> want = ir::interpret(grad, inputs, sizes);
   codegen::JitOptions jit;
   jit.verbose = a.is_set("verbose");
-  std::vector<Tensor> got = codegen::jit_compile(g.module, grad.name, jit).run(inputs, sizes);
+  std::vector<Tensor> got =
+      codegen::jit_compile(g.compiled.optimised, grad.name, jit).run(inputs, sizes);
   std::cout << "\ncompiled (C++, float32) against the interpreter (float32)\n"
             << row("output/gradient", "max abs err", "rel to max", "pass");
   bool compiled_pass = true;

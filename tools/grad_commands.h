@@ -1,8 +1,8 @@
 /// \file
 /// The gradient side of the `tenet` command line: `print --grad FN`,
-/// `run --grad` and `gradcheck`. A gradient program is made from the
-/// checker's IR of the chosen function by ad::differentiate, then optimised by
-/// the same pipeline as any function, so the interpreter, the C++ backend and
+/// `run --grad` and `gradcheck`. A gradient program is one driver request
+/// (driver/driver.h): the chosen function differentiated, then optimised by
+/// the same passes as any function, so the interpreter, the C++ backend and
 /// the printed source all see one program.
 #pragma once
 

@@ -10,9 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "lang/check.h"
-#include "lang/parser.h"
-#include "passes/pipeline.h"
+#include "support/error.h"
 
 namespace tenet::cli {
 
@@ -21,21 +19,17 @@ std::string require_file(const Args& a) {
   return a.positional()[0];
 }
 
-Program load(const std::string& path, const std::string& dump_after,
-             const std::string& stop_after) {
-  Program p;
-  p.file = std::make_unique<SourceFile>(SourceFile::read(path));
-  p.ast = lang::parse(*p.file);
-  p.module = lang::check(p.ast, *p.file);
-  optimise(p.module, dump_after, stop_after);
-  return p;
+driver::Request request(const std::string& path, const std::string& dump_after) {
+  driver::Request r;
+  r.path = path;
+  for (const std::string& stage : parse_list(dump_after)) r.dump_after.insert(stage);
+  return r;
 }
 
-void optimise(ir::Module& m, const std::string& dump_after, const std::string& stop_after) {
-  passes::PipelineOptions options;
-  options.dump_after = passes::parse_dump_after(dump_after);
-  options.stop_after = stop_after;
-  passes::run_pipeline(m, options);
+driver::Compilation front_end(const std::string& path, const std::string& dump_after) {
+  driver::Request r = request(path, dump_after);
+  r.stop_after = "check";
+  return driver::compile(r);
 }
 
 namespace {
@@ -49,32 +43,35 @@ void collect_calls(const std::vector<ast::StmtPtr>& body, std::set<std::string>&
 
 }  // namespace
 
-const ir::Function& select_function(const Program& p, const std::string& name) {
+const ir::Function& select_function(const driver::Compilation& front, const std::string& name) {
+  const ir::Module& checked = *front.checked;
   std::string names;
-  for (const auto& f : p.module.functions) names += (names.empty() ? "" : ", ") + f.name;
+  for (const auto& f : checked.functions) names += (names.empty() ? "" : ", ") + f.name;
   if (!name.empty()) {
-    if (const ir::Function* f = p.module.find(name)) return *f;
-    throw UsageError("no function '" + name + "' in " + p.file->path() + " (functions: " + names +
-                     ")");
+    if (const ir::Function* f = checked.find(name)) return *f;
+    throw UsageError("no function '" + name + "' in " + front.file->path() +
+                     " (functions: " + names + ")");
   }
   std::set<std::string> called;
-  for (const auto& f : p.ast.functions) collect_calls(f.body, called);
+  for (const auto& f : front.ast->functions) collect_calls(f.body, called);
   std::vector<const ir::Function*> entries;
-  for (const auto& f : p.module.functions)
+  for (const auto& f : checked.functions)
     if (!called.count(f.name)) entries.push_back(&f);
   if (entries.size() == 1) return *entries[0];
-  if (p.module.functions.empty()) throw UsageError(p.file->path() + " defines no function");
+  if (checked.functions.empty()) throw UsageError(front.file->path() + " defines no function");
   std::string entry_names;
   for (auto* f : entries) entry_names += (entry_names.empty() ? "" : ", ") + f->name;
-  throw UsageError(p.file->path() + " has several entry functions (" + entry_names +
+  throw UsageError(front.file->path() + " has several entry functions (" + entry_names +
                    "); choose one with --fn NAME");
 }
 
-std::vector<std::string> chosen_functions(const Program& p, const std::string& name) {
-  if (!name.empty()) return {select_function(p, name).name};
-  if (p.module.functions.empty()) throw UsageError(p.file->path() + " defines no function");
+std::vector<std::string> chosen_functions(const driver::Compilation& front,
+                                          const std::string& name) {
+  if (!name.empty()) return {select_function(front, name).name};
+  if (front.checked->functions.empty())
+    throw UsageError(front.file->path() + " defines no function");
   std::vector<std::string> names;
-  for (const auto& f : p.module.functions) names.push_back(f.name);
+  for (const auto& f : front.checked->functions) names.push_back(f.name);
   return names;
 }
 
@@ -132,8 +129,9 @@ void require_sizes(const ir::Function& fn, const ir::SizeBindings& given, bool i
 }
 
 void add_common_options(Args& a) {
-  a.option("dump-after", "PASS[,PASS]|all",
-           "print the IR after the named passes to stderr (also TENET_DUMP_AFTER)");
+  a.option("dump-after", "STAGE[,STAGE]|all",
+           "print what the named stages made to stderr (also TENET_DUMP_AFTER); stages: " +
+               driver::stage_names());
 }
 
 void prepare_save_folder(const Args& a) {

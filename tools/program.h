@@ -1,7 +1,7 @@
 /// \file
-/// What the `tenet` subcommands share: loading and checking a file, choosing
-/// a function, parsing --sizes/--seed/--wrt, random inputs, and the tensor
-/// summary `run` prints. User errors are thrown (CompileError, BindError,
+/// What the `tenet` subcommands share: compiling a file through the driver,
+/// choosing a function, parsing --sizes/--seed/--wrt, random inputs, and the
+/// tensor summary `run` prints. User errors are thrown (CompileError, BindError,
 /// UsageError) for main() to report.
 #pragma once
 
@@ -11,37 +11,30 @@
 #include <string>
 #include <vector>
 
+#include "driver/driver.h"
 #include "ir/ir.h"
-#include "lang/ast.h"
 #include "support/diagnostics.h"
 #include "support/tensor.h"
 #include "tools/args.h"
 
 namespace tenet::cli {
 
-/// A checked program: its source, AST, and IR after the pipeline (or a stage).
-struct Program {
-  std::unique_ptr<SourceFile> file;
-  ast::Program ast;
-  ir::Module module;
-};
-
 std::string require_file(const Args& a);
 
-/// Parses and checks `path`, then runs the pipeline up to `stop_after` (all
-/// of it when empty; "check" stops right after the checker).
-Program load(const std::string& path, const std::string& dump_after,
-             const std::string& stop_after = "");
+/// A driver request for the file `path` with --dump-after's stages.
+driver::Request request(const std::string& path, const std::string& dump_after);
 
-/// Runs the pipeline on a module made elsewhere (a gradient), honouring --dump-after.
-void optimise(ir::Module& m, const std::string& dump_after, const std::string& stop_after = "");
+/// The file's front end: parsed and checked (the stages after it continue
+/// from it, driver::compile(request, front)).
+driver::Compilation front_end(const std::string& path, const std::string& dump_after);
 
 /// The function named by `name`, or the file's one entry function (a def
-/// that no other def calls).
-const ir::Function& select_function(const Program& p, const std::string& name);
+/// that no other def calls), as the checker made it.
+const ir::Function& select_function(const driver::Compilation& front, const std::string& name);
 /// The functions to print or emit: the one named by `name`, or every one; a
 /// UsageError when the file defines none (an empty file).
-std::vector<std::string> chosen_functions(const Program& p, const std::string& name);
+std::vector<std::string> chosen_functions(const driver::Compilation& front,
+                                          const std::string& name);
 
 /// "B=2,N=3": a UsageError for a malformed item, a value that is not a
 /// non-negative integer or does not fit int64, a name given twice.

@@ -1,4 +1,4 @@
-// The `tenet` command-line driver: check, print, run, gradcheck, emit, and
+// The `tenet` command line: check, print, run, gradcheck, emit, opt, and
 // train, eval, predict.
 //
 // Every user error (bad program, bad input, bad flag) prints a diagnostic on
@@ -32,6 +32,7 @@ commands:
   gradcheck FILE         check a function's gradients against finite differences, and
                          the compiled gradients against the interpreter
   emit FILE              write standalone C++ sources and a CMakeLists.txt
+  opt FILE.ir            run named optimisation passes on printed IR
   train MODEL            train a model on MNIST (checkpoints, resume, test accuracy per epoch)
   eval MODEL             test accuracy and loss of a trained model
   predict MODEL          predicted classes and scores of images
@@ -61,6 +62,7 @@ int main(int argc, char** argv) {
     if (command == "run") return tenet::cli::cmd_run(args);
     if (command == "gradcheck") return tenet::cli::cmd_gradcheck(args);
     if (command == "emit") return tenet::cli::cmd_emit(args);
+    if (command == "opt") return tenet::cli::cmd_opt(args);
     if (command == "train") return tenet::cli::cmd_train(args);
     if (command == "eval") return tenet::cli::cmd_eval(args);
     if (command == "predict") return tenet::cli::cmd_predict(args);

@@ -6,10 +6,8 @@
 #include <cstring>
 
 #include "ad/grad.h"
+#include "driver/driver.h"
 #include "ir/bind.h"
-#include "lang/check.h"
-#include "lang/parser.h"
-#include "passes/pipeline.h"
 #include "support/error.h"
 #include "train/metrics.h"
 #include "train/rng.h"
@@ -32,13 +30,17 @@ void fill_dropout_mask(Tensor& mask, double p, uint64_t key) {
 
 TrainableModel::TrainableModel(const std::string& path, bool verbose)
     : path_(path), verbose_(verbose) {
-  file_ = std::make_unique<SourceFile>(SourceFile::read(path));
-  module_ = lang::check(lang::parse(*file_), *file_);
+  driver::Request request;
+  request.path = path;
+  request.stop_after = "check";
+  front_ = driver::compile(request);
+  file_ = front_.file;
+  const ir::Module& module = *front_.checked;
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx",
                 static_cast<unsigned long long>(hash_key(0, file_->text())));
   fingerprint_ = hex;
-  spec_ = parse_model_spec(*file_, module_);
+  spec_ = parse_model_spec(*file_, module);
   for (const ParamSpec& p : spec_.params) params_.add(p.input, p.shape, p.init);
 }
 
@@ -77,15 +79,13 @@ void TrainableModel::compile() {
   if (!compiled_.empty()) return;
   // The gradient of the loss with respect to every parameter (not the data
   // or the masks), and the evaluation function, optimised and compiled together.
-  ad::GradRequest request;
-  request.output = spec_.train.loss;
-  for (const ParamSpec& p : spec_.params) request.wrt.push_back(p.input);
-  const ir::Function& train_fn = *module_.find(spec_.train.function);
-  compiled_module_.functions.push_back(ad::differentiate(train_fn, request, file_.get()));
-  compiled_module_.functions.push_back(module_.find(spec_.eval.function)->clone());
-  passes::PipelineOptions pipeline;
-  pipeline.dump_after = passes::parse_dump_after("");  // $TENET_DUMP_AFTER
-  passes::run_pipeline(compiled_module_, pipeline);
+  ad::GradRequest gradient;
+  gradient.output = spec_.train.loss;
+  for (const ParamSpec& p : spec_.params) gradient.wrt.push_back(p.input);
+  driver::Request request;
+  request.path = path_;
+  request.functions = {{spec_.train.function, gradient}, {spec_.eval.function, std::nullopt}};
+  compiled_module_ = driver::compile(request, front_).optimised;
   codegen::JitOptions jit;
   jit.verbose = verbose_;
   compiled_ = codegen::jit_compile_together(

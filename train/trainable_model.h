@@ -2,8 +2,8 @@
 /// A model ready to train: a .tn file's checked program, its trainer
 /// directives (model_spec.h), its parameters, and two compiled programs: the
 /// gradient of the training loss with respect to every parameter
-/// (ad::differentiate, then the optimiser pipeline) and the evaluation
-/// function, JIT-compiled into one cached library.
+/// and the evaluation function, compiled by one driver request
+/// (driver/README.md, "The trainer's request") into one cached library.
 ///
 /// Expects: a model file whose directives parse (parse_model_spec).
 /// Guarantees: train_step() leaves each parameter's gradient in
@@ -24,6 +24,7 @@
 
 #include "codegen/executable.h"
 #include "codegen/jit.h"
+#include "driver/driver.h"
 #include "support/diagnostics.h"
 #include "support/tensor.h"
 #include "train/checkpoint.h"
@@ -104,8 +105,8 @@ class TrainableModel {
   std::string path_;
   bool verbose_;
   std::string fingerprint_;
-  std::unique_ptr<SourceFile> file_;
-  ir::Module module_;  // checked, not optimised
+  driver::Compilation front_;  // parsed and checked; compile() continues from it
+  std::shared_ptr<const SourceFile> file_;
   ModelSpec spec_;
   ParameterStore params_;
   ir::Module compiled_module_;

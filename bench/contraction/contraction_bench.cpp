@@ -1,7 +1,7 @@
 // Before/after timing of contraction lowering (docs/performance.md): each
 // case is compiled twice in the same run, once with the pipeline as it is
-// ("gemm") and once with every lower = "gemm" decision removed ("loops"),
-// and run on the same random inputs; both are checked against each other.
+// ("gemm") and once without the contraction pass ("loops"), and run on the
+// same random inputs; both are checked against each other.
 //
 //   tenet_bench_contraction [REPEATS]    (default 5; median of REPEATS runs after one warm-up)
 #include <algorithm>
@@ -15,9 +15,8 @@
 
 #include "ad/grad.h"
 #include "codegen/jit.h"
+#include "driver/driver.h"
 #include "ir/bind.h"
-#include "lang/check.h"
-#include "passes/pipeline.h"
 #include "support/diagnostics.h"
 #include "support/tensor.h"
 
@@ -36,14 +35,6 @@ struct Case {
   bool gradient;  // the vector-Jacobian product program of fn instead of fn
   ir::SizeBindings sizes;
 };
-
-void strip_gemm(std::vector<ir::Stmt>& body) {
-  for (ir::Stmt& s : body) {
-    if (s.kind == ir::StmtKind::Loop) strip_gemm(s.loop->body);
-    s.attrs.erase("lower");
-    s.attrs.erase("gemm");
-  }
-}
 
 /// CPU seconds of the whole process: with OMP_NUM_THREADS=1 the time the
 /// work takes, whatever else runs on the machine.
@@ -107,24 +98,18 @@ int main(int argc, char** argv) {
       "max rel. difference |\n");
   std::printf("|---|---|---|---|---|\n");
   for (const Case& c : cases) {
-    SourceFile file = SourceFile::read(std::string(TENET_SOURCE_DIR) + "/" + c.file);
-    ir::Module checked = lang::compile_source(file);
-    ir::Module m;
-    std::string name = c.fn;
+    driver::Request request;
+    request.path = std::string(TENET_SOURCE_DIR) + "/" + c.file;
+    request.functions = {{c.fn, std::nullopt}};
     if (c.gradient) {
-      ad::GradRequest req;
-      req.vjp = true;
-      m.functions.push_back(ad::differentiate(checked, c.fn, req, &file));
-      name = m.functions.back().name;
-    } else {
-      m = checked;
+      ad::GradRequest vjp;
+      vjp.vjp = true;
+      request.functions[0].grad = vjp;
     }
-    passes::run_pipeline(m);
-    ir::Module loops = m;
-    for (ir::Function& f : loops.functions) {
-      f = f.clone();
-      strip_gemm(f.body);
-    }
+    const ir::Module m = driver::compile(request).optimised;
+    request.skip_passes = {"contraction"};  // every contraction in loops
+    const ir::Module loops = driver::compile(request).optimised;
+    const std::string name = m.functions.at(0).name;
     codegen::CompiledFunction with_gemm = codegen::jit_compile(m, name);
     codegen::CompiledFunction with_loops = codegen::jit_compile(loops, name);
     const std::vector<Tensor> inputs = ir::random_inputs(*m.find(name), c.sizes, 1);

@@ -56,8 +56,9 @@ std::vector<py::array> run_kernel(Kernel& k, const std::vector<py::array>& input
   return to_arrays(out);
 }
 
-std::unique_ptr<Kernel> compile(const Program& p, const Variant& v, const std::string& cache_dir,
-                                const std::string& cxx, bool openmp, bool verbose) {
+std::unique_ptr<Kernel> compile(const CheckedProgram& p, const Variant& v,
+                                const std::string& cache_dir, const std::string& cxx, bool openmp,
+                                bool verbose) {
   codegen::JitOptions options;
   options.cache_dir = cache_dir;
   options.cxx = cxx;
@@ -67,7 +68,7 @@ std::unique_ptr<Kernel> compile(const Program& p, const Variant& v, const std::s
   return p.compile(v, options);
 }
 
-std::vector<py::array> interpret(const Program& p, const Variant& v,
+std::vector<py::array> interpret(const CheckedProgram& p, const Variant& v,
                                  const std::vector<py::array>& inputs,
                                  const ir::SizeBindings& sizes) {
   std::vector<Tensor> in = to_tensors(inputs, p.info(v));
@@ -79,7 +80,7 @@ std::vector<py::array> interpret(const Program& p, const Variant& v,
   return to_arrays(out);
 }
 
-ad::GradcheckReport gradcheck(const Program& p, const std::string& entry,
+ad::GradcheckReport gradcheck(const CheckedProgram& p, const std::string& entry,
                               const ad::GradRequest& request, const ir::SizeBindings& sizes,
                               const std::vector<py::array>& inputs, uint64_t seed, double step,
                               double tolerance, int64_t max_entries) {
@@ -179,20 +180,19 @@ PYBIND11_MODULE(_tenet, m) {
           "CPU seconds per call from C++: (CompiledFunction::run, Executable::run, "
           "Executable::run_raw)");
 
-  py::class_<Program>(m, "Program")
+  py::class_<CheckedProgram>(m, "CheckedProgram")
       .def(py::init<const std::string&, const std::string&>(), py::arg("source"),
            py::arg("filename"))
-      .def("function_names", &Program::function_names)
-      .def("info", &Program::info, py::arg("variant"))
-      .def("unparse", &Program::unparse, py::arg("variant"))
+      .def("function_names", &CheckedProgram::function_names)
+      .def("info", &CheckedProgram::info, py::arg("variant"))
+      .def("unparse", &CheckedProgram::unparse, py::arg("variant"))
       .def("compile", &compile, py::arg("variant"), py::arg("cache_dir") = "", py::arg("cxx") = "",
            py::arg("openmp") = true, py::arg("verbose") = false)
       .def("interpret", &interpret, py::arg("variant"), py::arg("inputs"), py::arg("sizes"))
       .def(
           "random_inputs",
-          [](const Program& p, const Variant& v, const ir::SizeBindings& sizes, uint64_t seed) {
-            return to_arrays(p.random_inputs(v, sizes, seed));
-          },
+          [](const CheckedProgram& p, const Variant& v, const ir::SizeBindings& sizes,
+             uint64_t seed) { return to_arrays(p.random_inputs(v, sizes, seed)); },
           py::arg("variant"), py::arg("sizes"), py::arg("seed"))
       .def("gradcheck", &gradcheck, py::arg("entry"), py::arg("request"), py::arg("sizes"),
            py::arg("inputs"), py::arg("seed"), py::arg("step"), py::arg("tolerance"),

@@ -3,7 +3,7 @@
 /// from it (the entry as declared, its float64 variant, its gradients), each
 /// compiled by the JIT or run by the interpreter.
 ///
-/// Expects: source text in the Tenet language. Guarantees: a Program exists
+/// Expects: source text in the Tenet language. Guarantees: a CheckedProgram exists
 /// only for source that parses and checks (else CompileError with the rendered
 /// diagnostics); every Variant names an entry of it (else CompileError listing
 /// the functions); a request to differentiate it is checked against the
@@ -18,6 +18,7 @@
 #include "ad/grad.h"
 #include "ad/gradcheck.h"
 #include "codegen/jit.h"
+#include "driver/driver.h"
 #include "ir/ir.h"
 #include "support/diagnostics.h"
 #include "support/tensor.h"
@@ -50,14 +51,14 @@ struct FunctionInfo {
 
 class Kernel;
 
-class Program {
+class CheckedProgram {
  public:
   /// Parses and checks; throws CompileError.
-  Program(const std::string& source, const std::string& filename);
+  CheckedProgram(const std::string& source, const std::string& filename);
 
   std::vector<std::string> function_names() const;
 
-  /// The IR of a variant, as the checker and AD make it (before the pipeline).
+  /// The IR of a variant, as the checker and AD make it (before optimisation).
   ir::Function derive(const Variant& v) const;
   FunctionInfo info(const Variant& v) const;
   /// The variant as source in the language (lang/unparse.h).
@@ -71,17 +72,15 @@ class Program {
   std::vector<Tensor> random_inputs(const Variant& v, const ir::SizeBindings& sizes,
                                     uint64_t seed) const;
   /// Finite differences against AD in the float64 interpreter (ad/gradcheck.h).
-  ad::GradcheckReport gradcheck(const std::string& entry, ad::GradcheckOptions options) const;
+  ad::GradcheckReport gradcheck(const std::string& entry,
+                                const ad::GradcheckOptions& options) const;
 
  private:
-  const ir::Function& entry(const std::string& name) const;
-  /// The request with the CLI's default output: without vjp or an output, a
-  /// function with several outputs of which one is a float scalar (a model's
-  /// predictions and its loss) is differentiated through that scalar.
-  ad::GradRequest complete(const ir::Function& fn, ad::GradRequest req) const;
+  /// The variant through the driver's stages after `check`, up to `stop_after`
+  /// (empty: every optimisation pass).
+  driver::Compilation compile_variant(const Variant& v, const std::string& stop_after) const;
 
-  std::shared_ptr<const SourceFile> file_;
-  ir::Module module_;
+  driver::Compilation front_;  // parsed and checked
 };
 
 FunctionInfo describe(const ir::Function& fn);

@@ -105,7 +105,7 @@ class Function:
     def grad(self, wrt=None, output=None):
         """The gradient of a scalar output: a Function returning the outputs, then one
         gradient ``d_<input>`` per input in ``wrt`` (default: every float input).
-        ``output`` defaults to the only output, or the only float scalar one."""
+        ``output`` defaults to the only output, or the only float scalar among several."""
         return self._derived(_tenet.GradRequest(wrt=list(wrt or []), output=output or ""))
 
     def vjp(self, wrt=None, output=None):
@@ -185,7 +185,7 @@ def _needs_autograd(values):
 
 def load(source, filename="<string>"):
     """Parses and checks a program; raises tenet.CompileError with the diagnostics."""
-    return _tenet.Program(source, filename)
+    return _tenet.CheckedProgram(source, filename)
 
 
 def pick_entry(program, entry):

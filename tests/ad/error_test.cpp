@@ -15,6 +15,10 @@ const char* kSource = R"(def f(float(N, K) x, int32(N) labels, float w) -> (y, t
 def g(int32(N) k) -> (z) {
   z(i) = k(i) * 2
 }
+def h(float(N) x) -> (sum, squares) {
+  sum +=! x(n)
+  squares +=! x(n) * x(n)
+}
 )";
 
 // The error text of differentiating `fn` with `req`, with and without the file.
@@ -30,10 +34,10 @@ std::string error_of(const std::string& fn, const GradRequest& req, bool with_fi
 }
 
 TEST(AdErrors, UnknownFunction) {
-  EXPECT_EQ(error_of("h", {}),
-            "model.tn: error: no function named 'h' to differentiate (functions: f, g)");
-  EXPECT_EQ(error_of("h", {}, false),
-            "error: no function named 'h' to differentiate (functions: f, g)");
+  EXPECT_EQ(error_of("q", {}),
+            "model.tn: error: no function named 'q' to differentiate (functions: f, g, h)");
+  EXPECT_EQ(error_of("q", {}, false),
+            "error: no function named 'q' to differentiate (functions: f, g, h)");
 }
 
 TEST(AdErrors, NonScalarOutputWithoutCotangents) {
@@ -44,9 +48,14 @@ TEST(AdErrors, NonScalarOutputWithoutCotangents) {
             "    ^~~~~~~~~~~~~~~~~~~~~");
 }
 
+// Without a name, the only float scalar among several outputs (f's total);
+// with none or two (h's), the request is ambiguous.
 TEST(AdErrors, SeveralOutputsAndNoneNamed) {
-  EXPECT_EQ(error_of("f", {}, false),
-            "error: function 'f' has 2 outputs (y, total): name the one to differentiate, or "
+  SourceFile file("model.tn", kSource);
+  ir::Module m = lang::compile_source(file);
+  EXPECT_EQ(resolve_outputs(*m.find("f"), {{"x"}, "", false}), std::vector<std::string>{"total"});
+  EXPECT_EQ(error_of("h", {}, false),
+            "error: function 'h' has 2 outputs (sum, squares): name the one to differentiate, or "
             "ask for vector-Jacobian products");
 }
 

@@ -98,16 +98,43 @@ TEST_F(Cli, PrintStages) {
   CommandResult cpp = run_in_dir("print squash.tn --stage cpp");
   EXPECT_EQ(cpp.exit_code, 0) << cpp.err;
   EXPECT_NE(cpp.out.find("__restrict__"), std::string::npos);
+  // Every stage of the driver prints; the IR ones as IR.
+  for (const char* stage : {"retype", "ad", "simplify", "dce", "hoist", "index_split",
+                            "contraction", "fuse", "schedule"}) {
+    CommandResult r = run_in_dir("print squash.tn --stage " + std::string(stage));
+    EXPECT_EQ(r.exit_code, 0) << stage << ": " << r.err;
+    EXPECT_EQ(r.out.rfind("func squash[B, N, D](", 0), 0u) << stage << ": " << r.out;
+  }
+  const std::string stages =
+      " (stages: parse, check, retype, ad, simplify, dce, hoist, index_split, contraction, "
+      "fuse, schedule, cpp)\n";
   CommandResult bad = run_in_dir("print squash.tn --stage nosuchpass");
   EXPECT_EQ(bad.exit_code, 1);
-  EXPECT_NE(bad.err.find("unknown pass 'nosuchpass'"), std::string::npos) << bad.err;
+  EXPECT_EQ(bad.err, "error: unknown stage 'nosuchpass'" + stages);
+  CommandResult bad_dump = run_in_dir("run squash.tn --dump-after=simplfy");
+  EXPECT_EQ(bad_dump.exit_code, 1);
+  EXPECT_EQ(bad_dump.err, "error: unknown stage 'simplfy'" + stages);
 }
 
 TEST_F(Cli, DumpAfterAll) {
   write("squash.tn", kSquash);
   CommandResult r = run_in_dir("run squash.tn --sizes B=1,N=1,D=2 --dump-after=all");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("----- IR after check -----"), std::string::npos) << r.err;
+  // Every stage, in order: the source, the IR of each IR stage, the C++.
+  size_t at = 0;
+  for (const char* title :
+       {"source after parse", "IR after check", "IR after retype", "IR after ad",
+        "IR after simplify", "IR after schedule", "C++ after cpp"}) {
+    at = r.err.find("// ----- " + std::string(title) + " -----\n", at);
+    EXPECT_NE(at, std::string::npos) << title << "\n" << r.err;
+  }
+  // TENET_DUMP_AFTER adds to the option.
+  CommandResult env = run_command("cd " + dir_.string() + " && TENET_DUMP_AFTER=dce " +
+                                  tenet_cmd("run squash.tn --sizes B=1,N=1,D=2 --dump-after=ad"));
+  EXPECT_EQ(env.exit_code, 0) << env.err;
+  EXPECT_NE(env.err.find("// ----- IR after ad -----\n"), std::string::npos) << env.err;
+  EXPECT_NE(env.err.find("// ----- IR after dce -----\n"), std::string::npos) << env.err;
+  EXPECT_EQ(env.err.find("after check"), std::string::npos) << env.err;
 }
 
 TEST_F(Cli, EmitBuildsStandalone) {

@@ -66,9 +66,24 @@ TEST_F(GradCli, PrintGradStages) {
   EXPECT_EQ(wrt.exit_code, 0) << wrt.err;
   EXPECT_NE(wrt.out.find("-> (out, d_w) {"), std::string::npos) << wrt.out;
 
-  CommandResult stage = run_in_source("print models/softmax.tn --grad softmax --stage parse");
+  // The other stages: check shows softmax as the checker made it, ad the
+  // gradient as AD derived it (as IR), a pass the gradient after it.
+  CommandResult check = run_in_source("print models/softmax.tn --grad softmax --stage check");
+  EXPECT_EQ(check.out.rfind("func softmax[N, K](%z: float32[N, K])", 0), 0u) << check.out;
+  for (const char* stage : {"ad", "dce", "schedule"}) {
+    CommandResult r =
+        run_in_source("print models/softmax.tn --grad softmax --vjp --stage " + std::string(stage));
+    EXPECT_EQ(r.out.rfind("func softmax_grad[N, K](%z: float32[N, K], %d_p: float32[N, K])", 0), 0u)
+        << stage << ": " << r.out;
+  }
+  CommandResult parse = run_in_source("print models/softmax.tn --grad softmax --stage parse");
+  EXPECT_NE(parse.out.find("def softmax(float32(N, K) z) -> (p) {"), std::string::npos)
+      << parse.out;
+  CommandResult stage = run_in_source("print models/softmax.tn --grad softmax --stage lower");
   EXPECT_EQ(stage.exit_code, 1);
-  EXPECT_EQ(stage.err, "error: with --grad, --stage must be source, ir or cpp, not 'parse'\n");
+  EXPECT_EQ(stage.err,
+            "error: unknown stage 'lower' (stages: parse, check, retype, ad, simplify, dce, hoist, "
+            "index_split, contraction, fuse, schedule, cpp)\n");
   CommandResult no_grad = run_in_source("print models/softmax.tn --vjp");
   EXPECT_EQ(no_grad.exit_code, 1);
   EXPECT_EQ(no_grad.err, "error: --wrt, --output and --vjp apply with --grad FN only\n");

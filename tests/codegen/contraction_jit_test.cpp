@@ -90,7 +90,7 @@ TEST(ContractionJit, PackedResultsGuardedPacksAndInits) {
   // and d_x2 are split into a GEMM into columns and a gather; d_x3 packs
   // d_y3 with zeros around it.
   ir::Module m =
-      ir::parse_ir(SourceFile::read(tenet::testing::source_path("tests/ir/data/contraction.ir")));
+      ir::parse_ir(SourceFile::read(tenet::testing::source_path("tests/passes/contraction.ir")));
   const std::string conv = expect_gemm_matches_interpreter(m, "conv", {}, 7);
   EXPECT_NE(conv.find("t_d_x_cols"), std::string::npos);
   EXPECT_NE(conv.find("t_d_y3_packed"), std::string::npos);

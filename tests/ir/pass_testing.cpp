@@ -14,7 +14,7 @@
 namespace tenet::ir::testing {
 
 Module read_ir(const std::string& name) {
-  return parse_ir(SourceFile::read(tenet::testing::source_path("tests/ir/data/" + name)));
+  return parse_ir(SourceFile::read(tenet::testing::source_path("tests/passes/" + name)));
 }
 
 namespace {

@@ -1,5 +1,5 @@
 /// \file
-/// Helpers for pass tests: read an IR file from tests/ir/data, and check with
+/// Helpers for pass tests: read an IR file from tests/passes, and check with
 /// the interpreter that a pass left every output bit for bit unchanged.
 #pragma once
 
@@ -13,7 +13,7 @@ namespace tenet::ir::testing {
 /// The statement defining `name` in `body` or a loop inside it, or null.
 const Stmt* find_statement(const std::vector<Stmt>& body, const std::string& name);
 
-/// Parses tests/ir/data/<name>.
+/// Parses tests/passes/<name>.
 Module read_ir(const std::string& name);
 
 /// Runs both functions on the same random inputs (with -0.0, infinities and

@@ -59,7 +59,7 @@ TEST(ParseLimits, LoopNesting) {
 // Parses `text`; fails the test on anything but success or CompileError.
 void expect_parses_or_reports(const std::string& text, const std::string& what) {
   try {
-    ast::Program program = parse(SourceFile("fuzz.tn", text));
+    ast::File program = parse(SourceFile("fuzz.tn", text));
     std::string printed = ast::print(program);
     EXPECT_EQ(ast::print(parse(SourceFile("printed.tn", printed))), printed) << what;
   } catch (const CompileError& e) {

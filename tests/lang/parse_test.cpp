@@ -48,7 +48,7 @@ std::string sexpr(const Expr& e) {
 // Parses `def f(...) -> (y) { <body> }` and returns the program.
 struct Parsed {
   SourceFile file;
-  ast::Program program;
+  ast::File program;
 };
 Parsed parse_text(const std::string& text) {
   Parsed p{SourceFile("test.tn", text), {}};

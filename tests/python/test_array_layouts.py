@@ -73,7 +73,7 @@ def test_integer_inputs_in_every_layout():
 
 
 def test_the_extension_refuses_what_it_cannot_read_in_place():
-    program = _tenet.Program(SOFTMAX, "<softmax>")
+    program = _tenet.CheckedProgram(SOFTMAX, "<softmax>")
     variant = _tenet.Variant("softmax")
     kernel = program.compile(variant)
     z = rng_array((3, 5), seed=3)

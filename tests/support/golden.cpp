@@ -29,8 +29,12 @@ static std::string shell_quote(const std::string& s) {
 }
 
 void expect_golden(const std::string& name, const std::string& actual) {
+  expect_golden_file("tests/golden/" + name, actual);
+}
+
+void expect_golden_file(const std::string& name, const std::string& actual) {
   namespace fs = std::filesystem;
-  std::string path = source_path("tests/golden/" + name);
+  std::string path = source_path(name);
   const char* update = std::getenv("TENET_UPDATE_GOLDENS");
   if (update && std::string(update) == "1") {
     fs::create_directories(fs::path(path).parent_path());

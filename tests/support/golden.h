@@ -14,6 +14,9 @@ std::string read_file(const std::string& path);
 
 /// EXPECTs `actual` to equal the golden file tests/golden/<name>.
 void expect_golden(const std::string& name, const std::string& actual);
+/// The same for a golden file anywhere in the source tree (`path` relative to
+/// it, e.g. "tests/passes/dce.ir.golden").
+void expect_golden_file(const std::string& path, const std::string& actual);
 
 /// Runs a shell command, returns its exit code and combined output.
 struct CommandResult {

@@ -1,0 +1,261 @@
+// The table of contents of the compiler (driver.h): every stage from source
+// text to C++, in order, and the loop that runs them.
+#include "driver/driver.h"
+
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include "ad/retype.h"
+#include "ir/printer.h"
+#include "ir/verify.h"
+#include "lang/check.h"
+#include "lang/parser.h"
+#include "passes/pipeline.h"
+#include "support/error.h"
+
+namespace tenet::driver {
+
+namespace {
+
+// The stages, defined below the table.
+void parse(Compilation& c, const Request& r);
+void check(Compilation& c, const Request& r);
+void retype(Compilation& c, const Request& r);
+void differentiate(Compilation& c, const Request& r);
+Stage optimisation(const passes::Pass& pass);
+void emit_cpp(Compilation& c, const Request& r);
+
+}  // namespace
+
+// ---- the table of contents --------------------------------------------------
+
+const std::vector<Stage>& stages() {
+  static const std::vector<Stage> table = [] {
+    std::vector<Stage> t = {
+        {"parse", "source text -> AST (lang/parser.h)", Form::Ast, parse},
+        {"check", "AST -> IR: one function per def, calls inlined (lang/check.h)", Form::Checked,
+         check},
+        {"retype", "the requested functions, floats in the requested type (ad/retype.h)",
+         Form::Derived, retype},
+        {"ad", "the requested gradients, reverse mode (ad/grad.h)", Form::Derived, differentiate},
+    };
+    // The optimisation passes, in passes/pipeline.h's order (passes/ owns them).
+    for (const passes::Pass& p : passes::pipeline()) t.push_back(optimisation(p));
+    t.push_back(
+        {"cpp", "IR -> one C++17 unit, header and source (codegen/cpp.h)", Form::Cpp, emit_cpp});
+    return t;
+  }();
+  return table;
+}
+
+namespace {
+
+// ---- the stages ------------------------------------------------------------
+
+void parse(Compilation& c, const Request& r) {
+  c.file = std::make_shared<const SourceFile>(r.text ? SourceFile(r.path, *r.text)
+                                                     : SourceFile::read(r.path));
+  c.ast = std::make_shared<const ast::File>(lang::parse(*c.file));
+}
+
+void check(Compilation& c, const Request&) {
+  c.checked = std::make_shared<const ir::Module>(lang::check(*c.ast, *c.file));
+}
+
+const ir::Function& find_function(const Compilation& c, const std::string& name) {
+  if (const ir::Function* f = c.checked->find(name)) return *f;
+  std::string names;
+  for (const ir::Function& f : c.checked->functions) names += (names.empty() ? "" : ", ") + f.name;
+  throw CompileError(c.file->path() + ": error: no function named '" + name +
+                     "' (functions: " + names + ")");
+}
+
+std::vector<FunctionRequest> requested(const Compilation& c, const Request& r) {
+  if (!r.functions.empty()) return r.functions;
+  std::vector<FunctionRequest> all;
+  for (const ir::Function& f : c.checked->functions) all.push_back({f.name, std::nullopt});
+  return all;
+}
+
+/// The requested functions, each in the requested float type. A gradient
+/// request is checked here, on the function as declared, so that its errors
+/// come first and point into the source.
+void retype(Compilation& c, const Request& r) {
+  c.derived.functions.clear();
+  for (const FunctionRequest& fr : requested(c, r)) {
+    const ir::Function& fn = find_function(c, fr.name);
+    if (fr.grad) {
+      ad::resolve_wrt(fn, *fr.grad, c.file.get());
+      ad::resolve_outputs(fn, *fr.grad, c.file.get());
+    }
+    c.derived.functions.push_back(r.float_type ? ad::with_float_type(fn, *r.float_type)
+                                               : fn.clone());
+  }
+}
+
+/// The gradients; the optimisation passes then work on a copy of the result.
+void differentiate(Compilation& c, const Request& r) {
+  std::vector<FunctionRequest> functions = requested(c, r);
+  for (size_t i = 0; i < functions.size(); ++i)
+    if (functions[i].grad)
+      c.derived.functions[i] =
+          ad::differentiate(c.derived.functions[i], *functions[i].grad, c.file.get());
+  c.optimised.functions.clear();
+  for (const ir::Function& f : c.derived.functions) c.optimised.functions.push_back(f.clone());
+}
+
+/// An optimisation pass of passes/pipeline.h, on every function.
+Stage optimisation(const passes::Pass& pass) {
+  auto run = [pass](Compilation& c, const Request& r) {
+    if (r.skip_passes.count(pass.name)) return;
+    for (ir::Function& f : c.optimised.functions) pass.run(f);
+  };
+  return {pass.name, pass.summary, Form::Optimised, run};
+}
+
+void emit_cpp(Compilation& c, const Request& r) {
+  c.cpp = codegen::emit_cpp(c.optimised, c.function_names(), r.cpp);
+}
+
+// ---- running them ----------------------------------------------------------
+
+bool asks_for(const std::set<std::string>& set, const Stage& s) {
+  return set.count("all") || set.count(s.name);
+}
+
+void dump(const Compilation& c, const Stage& s, std::ostream& out) {
+  switch (s.form) {
+    case Form::Ast:
+      out << "// ----- source after " << s.name << " -----\n" << ast::print(*c.ast);
+      break;
+    case Form::Cpp:
+      out << "// ----- C++ after " << s.name << " -----\n" << print_cpp(*c.cpp);
+      break;
+    default:
+      out << "// ----- IR after " << s.name << " -----\n" << ir::print(c.ir());
+  }
+}
+
+/// The request's dump set with TENET_DUMP_AFTER ("a,b,c") merged in; every
+/// name checked.
+std::set<std::string> dump_set(const Request& r) {
+  std::set<std::string> out = r.dump_after;
+  if (const char* env = std::getenv("TENET_DUMP_AFTER")) {
+    std::stringstream ss(env);
+    std::string item;
+    while (std::getline(ss, item, ','))
+      if (!item.empty()) out.insert(item);
+  }
+  for (const std::string& name : out)
+    if (name != "all") find_stage(name);
+  return out;
+}
+
+}  // namespace
+
+std::string stage_names() {
+  std::string out;
+  for (const Stage& s : stages()) out += (out.empty() ? "" : ", ") + std::string(s.name);
+  return out;
+}
+
+const Stage& find_stage(const std::string& name) {
+  for (const Stage& s : stages())
+    if (name == s.name) return s;
+  throw UsageError("unknown stage '" + name + "' (stages: " + stage_names() + ")");
+}
+
+namespace {
+
+size_t index_of(const std::string& name) {
+  return size_t(&find_stage(name) - stages().data());
+}
+
+}  // namespace
+
+const ir::Module& Compilation::ir() const {
+  static const ir::Module empty;
+  if (stage.empty()) return empty;
+  switch (find_stage(stage).form) {
+    case Form::Ast:
+      return empty;
+    case Form::Checked:
+      return *checked;
+    case Form::Derived:
+      return derived;
+    default:
+      return optimised;
+  }
+}
+
+std::vector<std::string> Compilation::function_names() const {
+  std::vector<std::string> out;
+  for (const ir::Function& f : derived.functions) out.push_back(f.name);
+  return out;
+}
+
+Compilation compile(const Request& request) {
+  return compile(request, Compilation{});
+}
+
+Compilation compile(const Request& request, const Compilation& from) {
+  const std::set<std::string> dump_after = dump_set(request);
+  for (const std::string& name : request.skip_passes)
+    if (find_stage(name).form != Form::Optimised)
+      throw UsageError("'" + name + "' is not an optimisation pass");
+  std::ostream& out = request.dump_to ? *request.dump_to : std::cerr;
+
+  Compilation c{from.file, from.ast, from.checked, {}, {}, from.cpp, from.stage};
+  for (const ir::Function& f : from.derived.functions) c.derived.functions.push_back(f.clone());
+  for (const ir::Function& f : from.optimised.functions) c.optimised.functions.push_back(f.clone());
+
+  // Continue after from.stage, up to stop_after.
+  const std::vector<Stage>& table = stages();
+  size_t next = c.stage.empty() ? 0 : index_of(c.stage) + 1;
+  const size_t end = request.stop_after.empty() ? table.size() : index_of(request.stop_after) + 1;
+  for (; next < end; ++next) {
+    const Stage& s = table[next];
+    // Code generation runs only for callers that want its text.
+    if (s.form == Form::Cpp && !request.emit_cpp && !asks_for(dump_after, s) &&
+        request.stop_after != s.name)
+      break;
+    s.run(c, request);
+    c.stage = s.name;
+    if (s.form != Form::Ast && s.form != Form::Cpp)
+      for (const ir::Function& f : c.ir().functions)
+        ir::verify(f, std::string("stage '") + s.name + "'");
+    if (asks_for(dump_after, s)) dump(c, s, out);
+  }
+  return c;
+}
+
+std::string pass_names() {
+  std::string out;
+  for (const passes::Pass& p : passes::pipeline())
+    out += (out.empty() ? "" : ", ") + std::string(p.name);
+  return out;
+}
+
+void run_passes(ir::Module& m, const std::vector<std::string>& names) {
+  std::vector<const passes::Pass*> chosen;
+  for (const std::string& name : names) {
+    chosen.push_back(nullptr);
+    for (const passes::Pass& p : passes::pipeline())
+      if (name == p.name) chosen.back() = &p;
+    if (!chosen.back())
+      throw UsageError("unknown pass '" + name + "' (passes: " + pass_names() + ")");
+  }
+  for (const passes::Pass* p : chosen)
+    for (ir::Function& f : m.functions) {
+      p->run(f);
+      ir::verify(f, std::string("pass '") + p->name + "'");
+    }
+}
+
+std::string print_cpp(const codegen::CppUnit& unit) {
+  return "// ----- " + unit.header_name + " -----\n" + unit.header + "// ----- " +
+         unit.source_name + " -----\n" + unit.source;
+}
+
+}  // namespace tenet::driver

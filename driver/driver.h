@@ -1,0 +1,128 @@
+/// \file
+/// The compiler driver: one request goes through every stage, in the order of
+/// the table in driver.cpp (the table of contents of the whole compiler):
+///
+///   parse -> check -> retype -> ad -> simplify ... schedule -> cpp
+///
+/// Every caller (the CLI, the Python package, the trainer, the benchmarks)
+/// says what it wants in a Request and gets a Compilation back, from which it
+/// prints, interprets or JIT-compiles (codegen::jit_compile_together). No
+/// stage is run anywhere else, and the request's defaults live here (the
+/// differentiated output's in ad::resolve_outputs).
+///
+/// Expects: a Request naming source text or a file. Guarantees: every stage
+/// that produces IR is followed by ir::verify; user errors are CompileError
+/// (in the program text or a gradient request) or UsageError (an unknown
+/// stage or pass name, listing the known ones).
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ad/grad.h"
+#include "codegen/cpp.h"
+#include "ir/ir.h"
+#include "lang/ast.h"
+#include "support/diagnostics.h"
+#include "support/types.h"
+
+namespace tenet::driver {
+
+/// One function to compile: a def of the source, as declared or its gradient.
+struct FunctionRequest {
+  std::string name;
+  /// Differentiate it (ad/grad.h): the result is `<name>_grad`. An empty
+  /// output means ad::resolve_outputs' default (the only output, or the only
+  /// float scalar among several).
+  std::optional<ad::GradRequest> grad;
+};
+
+struct Request {
+  /// The program: `text` when set (then `path` only names it in messages),
+  /// else the file at `path`.
+  std::string path;
+  std::optional<std::string> text;
+  /// The functions to compile, in this order; empty: every def as declared.
+  std::vector<FunctionRequest> functions;
+  /// Every float value, constant and cast in this type (ad/retype.h); unset:
+  /// as declared.
+  std::optional<ElemType> float_type;
+  /// Optimisation passes not to run, e.g. {"contraction"} keeps every
+  /// contraction in loops instead of GEMM calls.
+  std::set<std::string> skip_passes;
+  /// Run the code generation stage (`cpp`) and keep its text. It also runs
+  /// when stop_after or dump_after names it. JIT callers leave it off:
+  /// codegen::jit_compile emits its own text.
+  bool emit_cpp = false;
+  codegen::CppOptions cpp;
+
+  /// Stage names after which to print what the stage made ("all": every
+  /// stage), to `dump_to` (std::cerr when null). TENET_DUMP_AFTER adds to it.
+  std::set<std::string> dump_after;
+  std::ostream* dump_to = nullptr;
+  /// Stop after this stage (empty: run them all).
+  std::string stop_after;
+};
+
+/// What the stages made, each field filled by the stage named beside it.
+struct Compilation {
+  std::shared_ptr<const SourceFile> file;
+  std::shared_ptr<const ast::File> ast;       // parse
+  std::shared_ptr<const ir::Module> checked;  // check: every def, as the checker made it
+  /// retype, ad: the requested functions, in request order, before any
+  /// optimisation (a gradient as AD derived it).
+  ir::Module derived;
+  /// The optimisation passes: `derived` optimised, what code generation sees.
+  ir::Module optimised;
+  std::optional<codegen::CppUnit> cpp;  // cpp
+  /// The last stage run ("" before the first).
+  std::string stage;
+
+  /// The module of the last stage that produces IR (checked, derived or
+  /// optimised); empty before `check`.
+  const ir::Module& ir() const;
+  /// The requested functions' names, in request order (`<name>_grad` for a gradient).
+  std::vector<std::string> function_names() const;
+};
+
+/// What a stage produces (and what --dump-after prints for it).
+enum class Form { Ast, Checked, Derived, Optimised, Cpp };
+
+struct Stage {
+  const char* name;
+  const char* summary;
+  Form form;
+  std::function<void(Compilation&, const Request&)> run;
+};
+
+/// Every stage, in the order they run.
+const std::vector<Stage>& stages();
+/// "parse, check, retype, ..." (for messages and --help).
+std::string stage_names();
+/// The stage named `name`, or a UsageError listing the stages (`what`: "stage").
+const Stage& find_stage(const std::string& name);
+
+/// Runs the request through every stage (up to stop_after).
+Compilation compile(const Request& request);
+/// Continues `from` (a compilation of the same source stopped after an
+/// earlier stage, e.g. `check` to choose a function first): the stages after
+/// from.stage run; what `from` made is shared or copied, never changed.
+Compilation compile(const Request& request, const Compilation& from);
+
+/// "simplify, dce, ..." (the optimisation passes, for messages and --help).
+std::string pass_names();
+
+/// `tenet opt`: runs the named optimisation passes of passes/pipeline.h on
+/// every function, in the given order (repeats allowed), verifying after each;
+/// a UsageError for an unknown name, listing the passes.
+void run_passes(ir::Module& m, const std::vector<std::string>& passes);
+
+/// "// ----- NAME.h -----\n<header>// ----- NAME.cpp -----\n<source>".
+std::string print_cpp(const codegen::CppUnit& unit);
+
+}  // namespace tenet::driver
