@@ -8,7 +8,7 @@
 /// what ir::interpret computes, reducing in the interpreter's order (out
 /// indices outer, reduce indices inner, in declaration order; one thread per
 /// out element, so results do not depend on the thread count); except that
-/// statements marked lower = "gemm" (passes/contraction.h) call tenet::gemm
+/// statements with a GEMM plan (ir/gemm_plan.h) call tenet::gemm
 /// of runtime/tenet_gemm.h, which sums in the GEMM library's order. For each
 /// function `f` with size parameters S..., inputs I... and outputs O... it
 /// defines, with C linkage (`tenet_f` is c_symbol(f)):

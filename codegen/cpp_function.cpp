@@ -106,7 +106,7 @@ void FunctionEmitter::plan_block(const std::vector<ir::Stmt>& body, const ir::Lo
     } else {
       add_temporary(result);
     }
-    if (passes::is_lowered_to_gemm(s)) plan_gemm(s);
+    if (s.annotations.gemm) plan_gemm(s);
   }
 }
 

@@ -9,14 +9,15 @@
 
 #include "codegen/function_emitter.h"
 #include "ir/builder.h"
+#include "passes/contraction.h"
 #include "support/error.h"
 
 namespace tenet::codegen::detail {
 
 namespace {
 
-using passes::ContractionPlan;
-using passes::GemmMatrix;
+using ir::GemmMatrix;
+using ir::GemmPlan;
 
 /// `a` with each index in `values` replaced by that value plus the index
 /// itself when `keep` (a shift: v -> v + lo), or by the value alone.
@@ -104,7 +105,7 @@ ir::Stmt pack_statement(const ir::ExprNode& read, const ir::ValuePtr& buffer,
   return assignment(buffer, from_zero(dims), body, comment);
 }
 
-std::vector<ir::Dim> loops_read_by(const ContractionPlan& p, const ir::ExprNode& read) {
+std::vector<ir::Dim> loops_read_by(const GemmPlan& p, const ir::ExprNode& read) {
   std::vector<ir::Dim> out;
   for (const ir::Dim& d : p.loops)
     if (reads_index(read, d.index)) out.push_back(d);
@@ -119,24 +120,26 @@ std::vector<ir::Affine> plain(const std::vector<ir::Dim>& dims) {
 
 }  // namespace
 
-GemmLowering lower_gemm(const ir::Stmt& s, ContractionPlan plan) {
+GemmLowering lower_gemm(const ir::Stmt& s, GemmPlan plan) {
   GemmLowering g;
   g.statement = &s;
   g.plan = std::move(plan);
   const ir::Compute& c = g.product();
   const ElemType type = c.result->type;
-  const ContractionPlan& p = g.plan;
+  const GemmPlan& p = g.plan;
   if (p.a.packed) {
-    g.a_loops = loops_read_by(p, *p.a.read);
+    const ir::ExprNode& read = ir::gemm_read(c, p.a);
+    g.a_loops = loops_read_by(p, read);
     const std::vector<ir::Dim> dims = concat(g.a_loops, p.m, p.k);
-    g.a_buffer = make_buffer(p.a.read->tensor->name + "_packed", type, from_zero(dims));
-    g.before.push_back(pack_statement(*p.a.read, g.a_buffer, dims, "A"));
+    g.a_buffer = make_buffer(read.tensor->name + "_packed", type, from_zero(dims));
+    g.before.push_back(pack_statement(read, g.a_buffer, dims, "A"));
   }
   if (p.b.packed) {
-    g.b_loops = loops_read_by(p, *p.b.read);
+    const ir::ExprNode& read = ir::gemm_read(c, p.b);
+    g.b_loops = loops_read_by(p, read);
     const std::vector<ir::Dim> dims = concat(g.b_loops, p.k, p.n);
-    g.b_buffer = make_buffer(p.b.read->tensor->name + "_packed", type, from_zero(dims));
-    g.before.push_back(pack_statement(*p.b.read, g.b_buffer, dims, "B"));
+    g.b_buffer = make_buffer(read.tensor->name + "_packed", type, from_zero(dims));
+    g.before.push_back(pack_statement(read, g.b_buffer, dims, "B"));
   }
   const std::vector<ir::Affine> out_position = plain(c.out);
   if (p.c.packed) {
@@ -225,8 +228,8 @@ std::string bool_text(bool b) {
 /// The lowering of one chunk, or nullopt when its plan differs in kind from
 /// the whole statement's or a shortened chunk would leave a matrix with gaps.
 std::optional<GemmLowering> lower_chunk(std::shared_ptr<const GemmChunk> chunk,
-                                        const ContractionPlan& whole) {
-  std::optional<ContractionPlan> plan = passes::plan_contraction(chunk->statement.compute);
+                                        const GemmPlan& whole) {
+  std::optional<GemmPlan> plan = passes::plan_contraction(chunk->statement.compute);
   if (!plan || bool(plan->split) != bool(whole.split) ||
       !keeps_matrices_dense(*plan, chunk->index.index))
     return std::nullopt;
@@ -249,7 +252,7 @@ int64_t representative(const ir::SizeExpr& e, const std::string& len, const ir::
 /// do not hold `index`: the library reads (and packs) them again for every
 /// chunk, so the chunking that leaves the least of them is the fastest.
 ir::SizeExpr bytes_read_per_chunk(const GemmLowering& g, const std::string& index) {
-  const ContractionPlan& p = g.plan;
+  const GemmPlan& p = g.plan;
   const ir::SizeExpr element = int64_t(byte_size(g.product().result->type));
   ir::SizeExpr bytes = 0;
   for (const std::vector<ir::Dim>& matrix :
@@ -287,15 +290,9 @@ void hoist_invariant_packs(GemmLowering& g) {
 }  // namespace
 
 void FunctionEmitter::plan_gemm(const ir::Stmt& s) {
-  std::optional<ContractionPlan> plan = passes::plan_contraction(s.compute);
-  TENET_ASSERT(plan.has_value(), "statement of " << s.compute.result->name
-                                                 << " is marked lower=gemm but is no contraction");
-  const std::string expected = passes::describe(*plan, s.compute);
-  TENET_ASSERT(s.attrs.count("gemm") && s.attrs.at("gemm") == expected,
-               "stale GEMM plan on " << s.compute.result->name << ": the statement now plans as '"
-                                     << expected << "'");
-  const std::string work = product_text(concat(plan->m, plan->n, plan->k), size_names_);
-  GemmLowering g = lower_gemm(s, std::move(*plan));
+  const GemmPlan& plan = *s.annotations.gemm;
+  const std::string work = product_text(concat(plan.m, plan.n, plan.k), size_names_);
+  GemmLowering g = lower_gemm(s, plan);
   if (std::optional<GemmLowering> chunked = lower_in_chunks(s, g)) g = std::move(*chunked);
   g.work = work;
   for (const ir::ValuePtr& buffer : g.buffers) {
@@ -398,14 +395,14 @@ std::optional<GemmLowering> FunctionEmitter::lower_in_chunks(const ir::Stmt& s,
 void FunctionEmitter::emit_gemm(Code& code, const ir::Stmt& s, const Scope& scope) {
   const GemmLowering& g = gemms_.at(&s);
   code.comment(comment_text(s));
-  const std::string& lower = s.attrs.at("lower");
-  const bool decided_per_call = lower != "gemm";
+  const GemmPlan& plan = *s.annotations.gemm;
+  const bool decided_per_call = plan.per_call_min_work != 0;
   if (decided_per_call) {
-    code.note("A GEMM when it is large enough (M*N*K >= " + std::to_string(passes::kGemmMinWork) +
-              "), else loops.");
-    code.open("if (" + g.work + " >= " + std::to_string(passes::kGemmMinWork) + ")");
+    const std::string min_work = std::to_string(plan.per_call_min_work);
+    code.note("A GEMM when it is large enough (M*N*K >= " + min_work + "), else loops.");
+    code.open("if (" + g.work + " >= " + min_work + ")");
   }
-  code.note("As a GEMM: " + s.attrs.at("gemm") + ".");
+  code.note("As a GEMM: " + ir::describe(plan, s.compute) + ".");
   if (!g.chunk) {
     emit_gemm_calls(code, g, scope);
   } else {
@@ -448,7 +445,7 @@ void FunctionEmitter::emit_gemm(Code& code, const ir::Stmt& s, const Scope& scop
 }
 
 void FunctionEmitter::emit_gemm_calls(Code& code, const GemmLowering& g, const Scope& scope) {
-  const ContractionPlan& p = g.plan;
+  const GemmPlan& p = g.plan;
   const ir::Compute& c = g.product();
   for (const ir::Stmt& before : g.before) {
     emit_loop_nest(code, before, scope);
@@ -498,9 +495,9 @@ void FunctionEmitter::emit_gemm_calls(Code& code, const GemmLowering& g, const S
       o.ld = g.chunk && !rows.empty() ? t.strides[last_row - 1] : cols_text;
       return o;
     }
-    const TensorAccess& t = access(mat.read->tensor);
-    o.pointer =
-        plus_offset(t.pointer, flat_offset(t, at_first_element(*mat.read, rows, cols), inner));
+    const ir::ExprNode& read = ir::gemm_read(c, mat);
+    const TensorAccess& t = access(read.tensor);
+    o.pointer = plus_offset(t.pointer, flat_offset(t, at_first_element(read, rows, cols), inner));
     o.transposed = mat.transposed;
     o.ld = mat.ld_dim >= 0 ? t.strides[size_t(mat.ld_dim)] : mat.transposed ? rows_text : cols_text;
     return o;

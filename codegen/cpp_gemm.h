@@ -22,8 +22,8 @@
 
 #include "codegen/c_text.h"
 #include "codegen/gemm_chunks.h"
+#include "ir/gemm_plan.h"
 #include "ir/ir.h"
-#include "passes/contraction.h"
 
 namespace tenet::codegen::detail {
 
@@ -35,7 +35,7 @@ constexpr int64_t kThreadedGemmWork = int64_t(1) << 22;
 struct GemmLowering {
   /// The statement planned: the lowered statement, or one chunk of it.
   const ir::Stmt* statement = nullptr;
-  passes::ContractionPlan plan;
+  ir::GemmPlan plan;
   /// Dense buffers (workspace temporaries), null when the matrix is used in
   /// place: A as [loops it reads][m][k], B as [loops it reads][k][n], C as
   /// [loops][m][n].
@@ -72,7 +72,7 @@ struct GemmLowering {
 /// The buffers and statements for a lowered statement `s` of plan `plan`.
 /// Buffer values are fresh (they belong to no function); `s` must outlive the
 /// result (the plan points into its body).
-GemmLowering lower_gemm(const ir::Stmt& s, passes::ContractionPlan plan);
+GemmLowering lower_gemm(const ir::Stmt& s, ir::GemmPlan plan);
 
 /// The buffers whose shapes hold `len` (a chunk's extent), and the bytes
 /// they take per unit of it: the sum of their element counts with len = 1,

@@ -158,7 +158,7 @@ class FunctionEmitter {
   /// Loop parameters and results: the slots they may point into.
   std::map<const ir::Value*, std::vector<size_t>> aliases_;
 
-  std::map<const ir::Stmt*, GemmLowering> gemms_;  // statements marked lower = "gemm"
+  std::map<const ir::Stmt*, GemmLowering> gemms_;  // statements with a GEMM plan
 
   // Outputs not written in place: copied at the end from their value.
   std::vector<std::pair<std::string, ir::ValuePtr>> output_copies_;

@@ -95,7 +95,7 @@ std::optional<GemmChunk> chunk_statement(const ir::Stmt& s, const std::string& i
   return chunk;
 }
 
-bool keeps_matrices_dense(const passes::ContractionPlan& p, const std::string& index) {
+bool keeps_matrices_dense(const ir::GemmPlan& p, const std::string& index) {
   auto outermost_or_absent = [&](const std::vector<ir::Dim>& group) {
     for (size_t i = 0; i < group.size(); ++i)
       if (group[i].index == index) return i == 0;

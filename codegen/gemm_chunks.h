@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "ir/gemm_plan.h"
 #include "ir/ir.h"
-#include "passes/contraction.h"
 
 namespace tenet::codegen::detail {
 
@@ -50,6 +50,6 @@ std::optional<GemmChunk> chunk_statement(const ir::Stmt& s, const std::string& i
 /// Whether every matrix of plan `p` stays dense when `index` runs over less
 /// than its buffers' capacity: GEMM matrices are rows of columns, so a
 /// shortened index must be the outermost of its group (or a loop of GEMMs).
-bool keeps_matrices_dense(const passes::ContractionPlan& p, const std::string& index);
+bool keeps_matrices_dense(const ir::GemmPlan& p, const std::string& index);
 
 }  // namespace tenet::codegen::detail

@@ -40,8 +40,7 @@ struct Case {
 void strip_gemm(std::vector<ir::Stmt>& body) {
   for (ir::Stmt& s : body) {
     if (s.kind == ir::StmtKind::Loop) strip_gemm(s.loop->body);
-    s.attrs.erase("lower");
-    s.attrs.erase("gemm");
+    s.annotations.gemm = nullptr;
   }
 }
 
