@@ -54,7 +54,11 @@ void collect_defined(const std::vector<ir::Stmt>& body, std::set<const ir::Value
 
 FunctionEmitter::FunctionEmitter(const ir::Function& fn, std::string symbol,
                                  const CppOptions& options)
-    : fn_(fn), symbol_(std::move(symbol)), options_(options), liveness_(fn) {
+    : fn_(fn),
+      symbol_(std::move(symbol)),
+      options_(options),
+      liveness_(fn),
+      lowered_(lower::lower_gemms(fn, options.pack_budget_bytes)) {
   names_.reserve(symbol_);
   name_parameters();
   plan_block(fn_.body, nullptr);

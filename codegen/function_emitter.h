@@ -125,9 +125,8 @@ class FunctionEmitter {
   // Contractions lowered to GEMM calls (cpp_gemm.cpp), in chunks when their
   // buffers would exceed the budget (gemm_chunks.h).
   void plan_gemm(const ir::Stmt& s);
-  std::optional<GemmLowering> lower_in_chunks(const ir::Stmt& s, const GemmLowering& whole);
   void emit_gemm(Code& code, const ir::Stmt& s, const Scope& scope);
-  void emit_gemm_calls(Code& code, const GemmLowering& g, const Scope& scope);
+  void emit_gemm_calls(Code& code, const lower::GemmLowering& g, const Scope& scope);
   /// A split's gather as a scatter of windows (gemm_col2im.cpp); false, and
   /// nothing emitted, when the gather has no such form.
   bool emit_col2im(Code& code, const ir::Stmt& gather, const Scope& scope);
@@ -136,6 +135,7 @@ class FunctionEmitter {
   std::string symbol_;
   CppOptions options_;
   Liveness liveness_;
+  lower::LoweredFunction lowered_;  // the GEMM statements' lowering
 
   Namer names_;         // function scope
   NameMap size_names_;  // IR size parameter -> C++ name
@@ -158,7 +158,13 @@ class FunctionEmitter {
   /// Loop parameters and results: the slots they may point into.
   std::map<const ir::Value*, std::vector<size_t>> aliases_;
 
-  std::map<const ir::Stmt*, GemmLowering> gemms_;  // statements with a GEMM plan
+  /// A statement lowered to GEMM calls, with its C++ names: M*N*K (a
+  /// per-call decision tests it) and the loop variable over chunks.
+  struct EmittedGemm {
+    const lower::GemmLowering* lowering;
+    std::string work, chunk_start;
+  };
+  std::map<const ir::Stmt*, EmittedGemm> gemms_;  // statements with a GEMM plan
 
   // Outputs not written in place: copied at the end from their value.
   std::vector<std::pair<std::string, ir::ValuePtr>> output_copies_;

@@ -90,7 +90,7 @@ void FunctionEmitter::record_block(LifetimeRecorder& r, const std::vector<ir::St
     record_reads(r, c.body);
     if (c.init) record_use(r, c.init);
     if (auto gemm = gemms_.find(&s); gemm != gemms_.end())
-      for (const ir::ValuePtr& buffer : gemm->second.buffers)
+      for (const ir::ValuePtr& buffer : gemm->second.lowering->buffers)
         record_write(r, slot_of_.at(buffer.get()));
     if (auto slot = slot_of_.find(c.result.get()); slot != slot_of_.end())
       record_write(r, slot->second);

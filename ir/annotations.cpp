@@ -19,12 +19,14 @@ std::vector<std::string> describe_annotations(const Stmt& s) {
   const Annotations& a = s.annotations;
   std::vector<std::string> out;
   if (a.ad != AdOrigin::None)
-    out.push_back("ad: " + std::string(a.ad == AdOrigin::Unrolled ? "unrolled " : "") + a.ad_detail);
+    out.push_back("ad: " + std::string(a.ad == AdOrigin::Unrolled ? "unrolled " : "") +
+                  a.ad_detail);
   if (a.gemm) {
     const GemmPlan& p = *a.gemm;
-    const std::string when = p.per_call_min_work == 0 ? ""
-                                                      : " if " + p.work.str() + " >= " +
-                                                            std::to_string(p.per_call_min_work);
+    const std::string when =
+        p.per_call_min_work == 0
+            ? ""
+            : " if " + p.work.str() + " >= " + std::to_string(p.per_call_min_work);
     out.push_back("gemm" + when + ": " + describe(p, s.compute));
   }
   std::vector<std::string> items;

@@ -18,8 +18,7 @@ int gemm_leading_dim(const std::vector<Affine>& indices, const std::vector<Dim>&
   const std::vector<Dim>& group = transposed ? cols : rows;
   if (group.empty()) return -1;
   for (size_t d = 0; d < indices.size(); ++d)
-    if (indices[d].is_plain_var() && indices[d].terms[0].first == group.back().index)
-      return int(d);
+    if (indices[d].is_plain_var() && indices[d].terms[0].first == group.back().index) return int(d);
   return -1;
 }
 
@@ -57,9 +56,8 @@ std::string describe(const GemmPlan& p, const Compute& c) {
   for (const Dim& d : p.loops) loops += (loops.empty() ? "for " : ", ") + d.index;
   return (loops.empty() ? "" : loops + ": ") + matrix_name(p.c, c.result->name) + "[" + join(p.m) +
          " | " + join(p.n) + "] = " + matrix_name(p.a, gemm_read(c, p.a).tensor->name) + "[" +
-         join(p.m) + " | " + join(p.k) + "] * " +
-         matrix_name(p.b, gemm_read(c, p.b).tensor->name) + "[" + join(p.k) + " | " + join(p.n) +
-         "]";
+         join(p.m) + " | " + join(p.k) + "] * " + matrix_name(p.b, gemm_read(c, p.b).tensor->name) +
+         "[" + join(p.k) + " | " + join(p.n) + "]";
 }
 
 }  // namespace tenet::ir

@@ -1,4 +1,4 @@
-#include "codegen/gemm_chunks.h"
+#include "lower/gemm_chunks.h"
 
 #include <functional>
 #include <map>
@@ -6,7 +6,7 @@
 
 #include "support/error.h"
 
-namespace tenet::codegen::detail {
+namespace tenet::lower {
 
 namespace {
 
@@ -104,4 +104,4 @@ bool keeps_matrices_dense(const ir::GemmPlan& p, const std::string& index) {
   return outermost_or_absent(p.m) && outermost_or_absent(p.n);
 }
 
-}  // namespace tenet::codegen::detail
+}  // namespace tenet::lower
