@@ -57,8 +57,7 @@ FunctionEmitter::FunctionEmitter(const ir::Function& fn, std::string symbol,
     : fn_(fn),
       symbol_(std::move(symbol)),
       options_(options),
-      liveness_(fn),
-      lowered_(lower::lower_gemms(fn, options.pack_budget_bytes)) {
+      lowered_(lower::lower(fn, options.pack_budget_bytes)) {
   names_.reserve(symbol_);
   name_parameters();
   plan_block(fn_.body, nullptr);

@@ -15,7 +15,7 @@
 
 #include "codegen/c_text.h"
 #include "ir/ir.h"
-#include "lower/gemm.h"
+#include "lower/lowered.h"
 
 namespace tenet::codegen::detail {
 

@@ -18,7 +18,6 @@
 #include "codegen/cpp.h"
 #include "codegen/cpp_expr.h"
 #include "codegen/cpp_gemm.h"
-#include "codegen/liveness.h"
 #include "codegen/loop_bounds.h"
 #include "codegen/memory_plan.h"
 #include "codegen/schedule.h"
@@ -134,8 +133,8 @@ class FunctionEmitter {
   const ir::Function& fn_;
   std::string symbol_;
   CppOptions options_;
-  Liveness liveness_;
-  lower::LoweredFunction lowered_;  // the GEMM statements' lowering
+  lower::LoweredFunction lowered_;  // liveness, the GEMM statements' lowering
+  const lower::Liveness& liveness_ = lowered_.liveness;
 
   Namer names_;         // function scope
   NameMap size_names_;  // IR size parameter -> C++ name

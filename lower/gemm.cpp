@@ -3,15 +3,14 @@
 // (lower_in_chunks).
 #include "lower/gemm.h"
 
+#include "lower/lowered.h"
+
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
-#include <functional>
-#include <sstream>
 
 #include "ir/builder.h"
-#include "ir/printer.h"
 #include "passes/contraction.h"
 #include "support/error.h"
 
@@ -342,10 +341,10 @@ void lower_block(const std::vector<ir::Stmt>& body, int64_t budget, SizeSymbols&
                  LoweredFunction& out) {
   for (const ir::Stmt& s : body) {
     if (s.kind == ir::StmtKind::Loop) {
-      lower_block(s.loop->body, budget, symbols, out);
+      if (out.liveness.live(*s.loop)) lower_block(s.loop->body, budget, symbols, out);
       continue;
     }
-    if (!s.annotations.gemm) continue;
+    if (!s.annotations.gemm || !out.liveness.live(s.compute)) continue;
     GemmLowering g = lower_gemm(s, *s.annotations.gemm);
     if (std::optional<GemmLowering> chunked = lower_in_chunks(s, g, budget, symbols))
       g = std::move(*chunked);
@@ -353,57 +352,11 @@ void lower_block(const std::vector<ir::Stmt>& body, int64_t budget, SizeSymbols&
   }
 }
 
-std::string statement_text(const ir::Stmt& s) {
-  const ir::Compute& c = s.compute;
-  std::string out = "%" + c.result->name + "[" + index_list(c.out) + "] ";
-  out += c.op == ir::ReduceOp::None ? "=" : std::string(ir::op_name(c.op)) + "=";
-  if (!c.reduce.empty()) out += " over [" + index_list(c.reduce) + "]";
-  return out + " " + ir::print(c.body);
-}
-
-std::string shape_text(const std::vector<ir::SizeExpr>& shape) {
-  std::string out;
-  for (const ir::SizeExpr& e : shape) out += (out.empty() ? "" : ", ") + e.str();
-  return "[" + out + "]";
-}
-
 }  // namespace
 
-LoweredFunction lower_gemms(const ir::Function& fn, int64_t pack_budget_bytes) {
-  LoweredFunction out;
-  out.function = &fn;
-  SizeSymbols symbols(fn);
-  lower_block(fn.body, pack_budget_bytes, symbols, out);
-  return out;
-}
-
-std::string print(const LoweredFunction& lowered) {
-  std::ostringstream os;
-  os << "lowered " << lowered.function->name << ": " << lowered.gemms.size() << " GEMM statement"
-     << (lowered.gemms.size() == 1 ? "" : "s") << "\n";
-  // In program order, not in the map's (pointer) order.
-  std::vector<const GemmLowering*> order;
-  std::function<void(const std::vector<ir::Stmt>&)> walk = [&](const std::vector<ir::Stmt>& body) {
-    for (const ir::Stmt& s : body) {
-      if (s.kind == ir::StmtKind::Loop) walk(s.loop->body);
-      if (auto it = lowered.gemms.find(&s); it != lowered.gemms.end()) order.push_back(&it->second);
-    }
-  };
-  walk(lowered.function->body);
-  for (const GemmLowering* g : order) {
-    const ir::Stmt& s = *g->statement;
-    os << "gemm %" << s.compute.result->name << ": " << ir::describe(g->plan, s.compute) << "\n";
-    if (g->chunk)
-      os << "  in chunks along " << g->chunk->index.index << ": " << g->chunk->len
-         << " of at most " << g->capacity << "\n";
-    for (const ir::ValuePtr& b : g->buffers)
-      os << "  buffer %" << b->name << ": " << type_name(b->type) << shape_text(b->shape)
-         << (g->chunk ? " capacity " + shape_text(g->capacity_shape(*b)) : "") << "\n";
-    for (const ir::Stmt& x : g->before_chunks) os << "  once: " << statement_text(x) << "\n";
-    for (const ir::Stmt& x : g->before) os << "  before: " << statement_text(x) << "\n";
-    for (const ir::Stmt& x : g->after) os << "  after: " << statement_text(x) << "\n";
-  }
-  return os.str();
+void lower_gemms(LoweredFunction& lowered, int64_t pack_budget_bytes) {
+  SizeSymbols symbols(*lowered.function);
+  lower_block(lowered.function->body, pack_budget_bytes, symbols, lowered);
 }
 
 }  // namespace tenet::lower

@@ -78,20 +78,12 @@ GemmLowering lower_gemm(const ir::Stmt& s, ir::GemmPlan plan);
 /// times the element size.
 ir::SizeExpr bytes_per_chunk_unit(const GemmLowering& g, const std::string& len);
 
-/// A function's lowered form: the function, and the lowering of each of its
-/// statements (at any depth) with a GEMM plan.
-struct LoweredFunction {
-  const ir::Function* function = nullptr;
-  std::map<const ir::Stmt*, GemmLowering> gemms;
-};
+struct LoweredFunction;  // lowered.h
 
-/// The lowering of every statement of `fn` with a GEMM plan, in chunks where
-/// its buffers could exceed `pack_budget_bytes` (0: never in chunks).
-LoweredFunction lower_gemms(const ir::Function& fn, int64_t pack_budget_bytes);
-
-/// The lowered statements as text (for --dump-after): each GEMM's plan, its
-/// buffers, chunking, and the statements around the calls.
-std::string print(const LoweredFunction& lowered);
+/// The lowering of every live statement of `lowered.function` with a GEMM
+/// plan (lowered.gemms), in chunks where its buffers could exceed
+/// `pack_budget_bytes` (0: never in chunks). Run after find_liveness.
+void lower_gemms(LoweredFunction& lowered, int64_t pack_budget_bytes);
 
 /// `a` with each index in `values` replaced by that value plus the index
 /// itself when `keep` (a shift: v -> v + lo), or by the value alone.

@@ -3,7 +3,7 @@
 // printed from it matches the interpreter.
 #include <gtest/gtest.h>
 
-#include "lower/gemm.h"
+#include "lower/lowered.h"
 #include "passes/pipeline.h"
 #include "tests/codegen/codegen_test_util.h"
 #include "tests/support/golden.h"
@@ -25,7 +25,7 @@ ir::Module optimized(const char* source) {
 
 TEST(LowerGemms, PacksTheStridedFactor) {
   ir::Module m = optimized(kConv);
-  const lower::LoweredFunction lowered = lower::lower_gemms(m.functions.at(0), 0);
+  const lower::LoweredFunction lowered = lower::lower(m.functions.at(0), 0);
   ASSERT_EQ(lowered.gemms.size(), 1u);
   const lower::GemmLowering& g = lowered.gemms.begin()->second;
   EXPECT_EQ(g.chunk, nullptr);
@@ -40,7 +40,7 @@ TEST(LowerGemms, PacksTheStridedFactor) {
 
 TEST(LowerGemms, ChunksWhenTheBuffersExceedTheBudget) {
   ir::Module m = optimized(kConv);
-  const lower::LoweredFunction lowered = lower::lower_gemms(m.functions.at(0), 64 << 10);
+  const lower::LoweredFunction lowered = lower::lower(m.functions.at(0), 64 << 10);
   ASSERT_EQ(lowered.gemms.size(), 1u);
   const lower::GemmLowering& g = lowered.gemms.begin()->second;
   ASSERT_NE(g.chunk, nullptr);

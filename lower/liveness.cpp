@@ -1,6 +1,6 @@
-#include "codegen/liveness.h"
+#include "lower/liveness.h"
 
-namespace tenet::codegen::detail {
+namespace tenet::lower {
 
 Liveness::Liveness(const ir::Function& fn) {
   for (const auto& v : fn.outputs) use(v);
@@ -48,4 +48,4 @@ void Liveness::expr(const ir::Expr& e) {
   for (const auto& a : e->args) expr(a);
 }
 
-}  // namespace tenet::codegen::detail
+}  // namespace tenet::lower

@@ -1,0 +1,77 @@
+#include "lower/lowered.h"
+
+#include <functional>
+#include <sstream>
+#include <vector>
+
+#include "ir/printer.h"
+
+namespace tenet::lower {
+
+LoweredFunction find_liveness(const ir::Function& fn) {
+  LoweredFunction out;
+  out.function = &fn;
+  out.liveness = Liveness(fn);
+  return out;
+}
+
+LoweredFunction lower(const ir::Function& fn, int64_t pack_budget_bytes) {
+  LoweredFunction lowered = find_liveness(fn);
+  lower_gemms(lowered, pack_budget_bytes);
+  return lowered;
+}
+
+namespace {
+
+std::string index_list(const std::vector<ir::Dim>& dims) {
+  std::string out;
+  for (const ir::Dim& d : dims) out += (out.empty() ? "" : ", ") + d.index;
+  return out;
+}
+
+std::string statement_text(const ir::Stmt& s) {
+  const ir::Compute& c = s.compute;
+  std::string out = "%" + c.result->name + "[" + index_list(c.out) + "] ";
+  out += c.op == ir::ReduceOp::None ? "=" : std::string(ir::op_name(c.op)) + "=";
+  if (!c.reduce.empty()) out += " over [" + index_list(c.reduce) + "]";
+  return out + " " + ir::print(c.body);
+}
+
+std::string shape_text(const std::vector<ir::SizeExpr>& shape) {
+  std::string out;
+  for (const ir::SizeExpr& e : shape) out += (out.empty() ? "" : ", ") + e.str();
+  return "[" + out + "]";
+}
+
+}  // namespace
+
+std::string print(const LoweredFunction& lowered) {
+  std::ostringstream os;
+  os << "lowered " << lowered.function->name << ": " << lowered.gemms.size() << " GEMM statement"
+     << (lowered.gemms.size() == 1 ? "" : "s") << "\n";
+  // In program order, not in the map's (pointer) order.
+  std::vector<const GemmLowering*> order;
+  std::function<void(const std::vector<ir::Stmt>&)> walk = [&](const std::vector<ir::Stmt>& body) {
+    for (const ir::Stmt& s : body) {
+      if (s.kind == ir::StmtKind::Loop) walk(s.loop->body);
+      if (auto it = lowered.gemms.find(&s); it != lowered.gemms.end()) order.push_back(&it->second);
+    }
+  };
+  walk(lowered.function->body);
+  for (const GemmLowering* g : order) {
+    const ir::Stmt& s = *g->statement;
+    os << "gemm %" << s.compute.result->name << ": " << ir::describe(g->plan, s.compute) << "\n";
+    if (g->chunk)
+      os << "  in chunks along " << g->chunk->index.index << ": " << g->chunk->len
+         << " of at most " << g->capacity << "\n";
+    for (const ir::ValuePtr& b : g->buffers)
+      os << "  buffer %" << b->name << ": " << type_name(b->type) << shape_text(b->shape)
+         << (g->chunk ? " capacity " + shape_text(g->capacity_shape(*b)) : "") << "\n";
+    for (const ir::Stmt& x : g->before_chunks) os << "  once: " << statement_text(x) << "\n";
+    for (const ir::Stmt& x : g->before) os << "  before: " << statement_text(x) << "\n";
+    for (const ir::Stmt& x : g->after) os << "  after: " << statement_text(x) << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace tenet::lower
