@@ -270,7 +270,10 @@ void FunctionEmitter::emit_gemm_calls(Code& code, const GemmLowering& g, const S
   for (const ir::Stmt& after : g.after) {
     code.line("");
     const bool gather = g.plan.split && &after == &g.after.back();
-    if (!gather || !emit_col2im(code, after, scope)) emit_loop_nest(code, after, scope);
+    if (gather && g.scatter)
+      emit_col2im(code, after, *g.scatter, scope);
+    else
+      emit_loop_nest(code, after, scope);
   }
 }
 

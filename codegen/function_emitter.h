@@ -126,9 +126,10 @@ class FunctionEmitter {
   void plan_gemm(const ir::Stmt& s);
   void emit_gemm(Code& code, const ir::Stmt& s, const Scope& scope);
   void emit_gemm_calls(Code& code, const lower::GemmLowering& g, const Scope& scope);
-  /// A split's gather as a scatter of windows (gemm_col2im.cpp); false, and
-  /// nothing emitted, when the gather has no such form.
-  bool emit_col2im(Code& code, const ir::Stmt& gather, const Scope& scope);
+  /// A split's gather as a scatter of windows (gemm_col2im.cpp), in the
+  /// form the lowering found (lower/col2im.h).
+  void emit_col2im(Code& code, const ir::Stmt& gather, const lower::ScatterForm& scatter,
+                   const Scope& scope);
 
   const ir::Function& fn_;
   std::string symbol_;

@@ -169,6 +169,7 @@ GemmLowering lower_gemm(const ir::Stmt& s, GemmPlan plan) {
                     index_list(s.compute.out) + ") " + (s.compute.init ? "+= " : "+=! ") +
                     read_text(*gather.compute.body);
     g.after.push_back(gather);
+    g.scatter = scatter_form(gather.compute);
   }
   for (const ir::ValuePtr& buffer : {g.a_buffer, g.b_buffer, g.c_buffer})
     if (buffer) g.buffers.push_back(buffer);

@@ -21,11 +21,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/gemm_plan.h"
 #include "ir/ir.h"
+#include "lower/col2im.h"
 #include "lower/gemm_chunks.h"
 
 namespace tenet::lower {
@@ -51,6 +53,9 @@ struct GemmLowering {
   /// C packed: result(out) = [init(out) +] c_buffer(loops, m, n); for a
   /// split statement, then the gather of the result from the columns.
   std::vector<ir::Stmt> after;
+  /// A split statement's gather (the last of `after`) as a scatter of
+  /// windows, when it has that form (col2im.h).
+  std::optional<ScatterForm> scatter;
 
   /// Set when the statement runs in chunks: `statement` is the chunk's, and
   /// the buffers' shapes have the chunk's extent `chunk->len` (a size

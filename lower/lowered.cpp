@@ -62,14 +62,20 @@ std::string print(const LoweredFunction& lowered) {
     const ir::Stmt& s = *g->statement;
     os << "gemm %" << s.compute.result->name << ": " << ir::describe(g->plan, s.compute) << "\n";
     if (g->chunk)
-      os << "  in chunks along " << g->chunk->index.index << ": " << g->chunk->len
-         << " of at most " << g->capacity << "\n";
+      os << "  in chunks along " << g->chunk->index.index << ": " << g->chunk->len << " of at most "
+         << g->capacity << "\n";
     for (const ir::ValuePtr& b : g->buffers)
       os << "  buffer %" << b->name << ": " << type_name(b->type) << shape_text(b->shape)
          << (g->chunk ? " capacity " + shape_text(g->capacity_shape(*b)) : "") << "\n";
     for (const ir::Stmt& x : g->before_chunks) os << "  once: " << statement_text(x) << "\n";
     for (const ir::Stmt& x : g->before) os << "  before: " << statement_text(x) << "\n";
     for (const ir::Stmt& x : g->after) os << "  after: " << statement_text(x) << "\n";
+    if (g->scatter) {
+      std::string windows;
+      for (const WindowDim& w : g->scatter->windows)
+        windows += (windows.empty() ? "" : ", ") + w.out;
+      os << "  the gather as col2im: a scatter of windows along " << windows << "\n";
+    }
   }
   return os.str();
 }

@@ -3,6 +3,7 @@
 // printed from it matches the interpreter.
 #include <gtest/gtest.h>
 
+#include "ir/ir_parser.h"
 #include "lower/lowered.h"
 #include "passes/pipeline.h"
 #include "tests/codegen/codegen_test_util.h"
@@ -50,6 +51,23 @@ TEST(LowerGemms, ChunksWhenTheBuffersExceedTheBudget) {
   for (const ir::ValuePtr& buffer : g.buffers)
     EXPECT_NE(buffer->shape, g.capacity_shape(*buffer)) << buffer->name;
   tenet::testing::expect_golden("lower/conv_stride2.chunked.txt", lower::print(lowered));
+}
+
+// The contraction pass's golden output, as printed IR (plans included), read
+// back and lowered: the split input gradients gather their columns by col2im.
+TEST(LowerGemms, SplitGathersAsCol2im) {
+  const std::string path = std::string(TENET_SOURCE_DIR) + "/tests/golden/ir/contraction.after.ir";
+  ir::Module m = ir::parse_ir(SourceFile(path, tenet::testing::read_file(path)));
+  const ir::Function* conv = m.find("conv");
+  ASSERT_NE(conv, nullptr);
+  const lower::LoweredFunction lowered = lower::lower(*conv, 0);
+  int scatters = 0;
+  for (const auto& [s, g] : lowered.gemms) {
+    EXPECT_EQ(bool(g.scatter), bool(g.plan.split)) << s->compute.result->name;
+    scatters += g.scatter ? 1 : 0;
+  }
+  EXPECT_EQ(scatters, 3);
+  tenet::testing::expect_golden("lower/conv.txt", lower::print(lowered));
 }
 
 }  // namespace
