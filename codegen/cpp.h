@@ -31,7 +31,7 @@
 /// Buffers are dense and row-major, must not overlap, and the workspace is
 /// 64-byte aligned. Tensors of rank 0 are passed as pointers to one element.
 ///
-/// The workspace is planned (codegen/memory_plan.h): temporaries that are
+/// The workspace is planned (lower/memory_plan.h): temporaries that are
 /// never live at the same time share memory, and the buffers of a statement
 /// lowered to GEMM calls hold at most CppOptions::pack_budget_bytes (the
 /// statement runs in chunks, codegen/gemm_chunks.h), so f__workspace_bytes

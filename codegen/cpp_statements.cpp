@@ -407,13 +407,13 @@ void FunctionEmitter::emit_loop(Code& code, const ir::Stmt& s, const Scope& scop
       any = true;
       continue;
     }
-    switch (carry_kind_.at(&c)) {
-      case CarryKind::Unchanged:
+    switch (memory_.carry_kind.at(&c)) {
+      case lower::CarryKind::Unchanged:
         continue;
-      case CarryKind::Alias:
-      case CarryKind::InPlace:
+      case lower::CarryKind::Alias:
+      case lower::CarryKind::InPlace:
         break;
-      case CarryKind::Copy: {
+      case lower::CarryKind::Copy: {
         const std::string slot = carry_buffers_.at(&c) + "[" + var + " % 2]";
         if (!any) code.line("");
         code.line("std::copy_n(" + next + ", " + count_text(*c.next) + ", " + slot + ");");

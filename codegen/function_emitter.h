@@ -19,33 +19,10 @@
 #include "codegen/cpp_expr.h"
 #include "codegen/cpp_gemm.h"
 #include "codegen/loop_bounds.h"
-#include "codegen/memory_plan.h"
 #include "codegen/schedule.h"
 #include "ir/ir.h"
 
 namespace tenet::codegen::detail {
-
-/// How a loop-carried tensor moves from one iteration to the next.
-enum class CarryKind {
-  Unchanged,  // next is the parameter itself: nothing to do
-  Alias,      // next is defined outside the loop and never changes: point at it
-  InPlace,    // next is computed in the body into alternating buffers: point at it
-  Copy,       // anything else: copy next into this tensor's alternating buffers
-};
-
-/// A slot of the workspace: one temporary, or the pair of alternating buffers
-/// a loop-carried tensor needs.
-struct WorkspaceSlot {
-  std::string name;  // the pointer (or the array of two pointers) in the generated code
-  ElemType type;
-  std::string count;  // elements, as C++
-  int copies = 1;
-  /// The memory plan: the statements the slot is live across, and whether it
-  /// is live together with every other slot (then it shares memory with none,
-  /// and its pointer may be __restrict__).
-  Lifetime live;
-  bool exclusive = false;
-};
 
 class FunctionEmitter {
  public:
@@ -67,7 +44,8 @@ class FunctionEmitter {
                   const std::vector<ir::SizeExpr>& storage);
   void add_temporary(const ir::ValuePtr& v);
   void add_temporary(const ir::ValuePtr& v, const std::vector<ir::SizeExpr>& capacity);
-  size_t add_slot(const std::string& name, ElemType type, const std::string& count, int copies);
+  /// Names slot `slot` of the memory plan: its pointer and element count in C++.
+  void name_slot(size_t slot, const std::string& name, const std::string& count);
   std::string dim_text(const ir::Value& v, int d);
   std::string extent_text(const ir::SizeExpr& size, const std::string& owner, int d);
   std::string count_text(const ir::Value& v);
@@ -83,16 +61,6 @@ class FunctionEmitter {
   void emit_body(Code& code);
   void emit_wrappers(Code& code) const;
   void emit_packed_wrappers(Code& code) const;
-
-  // The memory plan (memory_plan.cpp): each slot's lifetime.
-  void plan_memory();
-  void record_block(LifetimeRecorder& r, const std::vector<ir::Stmt>& body);
-  void record_loop(LifetimeRecorder& r, const ir::Loop& loop);
-  void record_reads(LifetimeRecorder& r, const ir::Expr& e) const;
-  void record_use(LifetimeRecorder& r, const ir::ValuePtr& v) const;
-  /// The slots a carried result may point at after a loop of at least one iteration.
-  std::vector<size_t> result_slots(const ir::Loop::Carried& c) const;
-  void record_write(LifetimeRecorder& r, size_t slot) const;
 
   // Statements (cpp_statements.cpp).
   void emit_block(Code& code, const std::vector<ir::Stmt>& body, const Scope& scope);
@@ -146,17 +114,15 @@ class FunctionEmitter {
   std::map<std::string, std::string> size_local_by_key_;          // SizeExpr key -> name
   /// Per tensor (in order of appearance), its strides: name and C++ expression.
   std::vector<std::vector<std::pair<std::string, std::string>>> strides_;
-  std::vector<WorkspaceSlot> slots_;
-  std::map<const ir::Value*, size_t> slot_of_;  // temporaries and in-place next values
+  /// Per slot of the memory plan (lowered_.memory): the pointer (or the
+  /// array of two pointers) in the generated code, and its elements as C++.
+  std::vector<std::string> slot_names_, slot_counts_;
+  const lower::MemoryPlan& memory_ = lowered_.memory;
 
-  // Loops: how each carried tensor advances, and the storage it needs.
-  std::map<const ir::Loop::Carried*, CarryKind> carry_kind_;
+  // Loops: the names of the buffers carried tensors need (memory_.carry_kind).
   std::map<const ir::Loop::Carried*, std::string> carry_buffers_;  // Copy: its two buffers
   std::map<const ir::Value*, std::string> in_place_buffers_;       // InPlace next values
   std::map<const ir::Loop*, std::string> loop_vars_;
-  std::map<const ir::Loop::Carried*, size_t> carry_slot_;  // Copy: the slot of its buffers
-  /// Loop parameters and results: the slots they may point into.
-  std::map<const ir::Value*, std::vector<size_t>> aliases_;
 
   /// A statement lowered to GEMM calls, with its C++ names: M*N*K (a
   /// per-call decision tests it) and the loop variable over chunks.

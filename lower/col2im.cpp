@@ -65,5 +65,4 @@ std::optional<ScatterForm> scatter_form(const ir::Compute& gather) {
   return form;
 }
 
-
 }  // namespace tenet::lower

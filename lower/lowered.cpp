@@ -1,5 +1,6 @@
 #include "lower/lowered.h"
 
+#include <algorithm>
 #include <functional>
 #include <sstream>
 #include <vector>
@@ -18,6 +19,7 @@ LoweredFunction find_liveness(const ir::Function& fn) {
 LoweredFunction lower(const ir::Function& fn, int64_t pack_budget_bytes) {
   LoweredFunction lowered = find_liveness(fn);
   lower_gemms(lowered, pack_budget_bytes);
+  plan_memory(lowered);
   return lowered;
 }
 
@@ -77,6 +79,19 @@ std::string print(const LoweredFunction& lowered) {
       os << "  the gather as col2im: a scatter of windows along " << windows << "\n";
     }
   }
+  const MemoryPlan& memory = lowered.memory;
+  os << "workspace: " << memory.slots.size() << " slot" << (memory.slots.size() == 1 ? "" : "s")
+     << "\n";
+  for (const WorkspaceSlot& slot : memory.slots)
+    os << "  %" << slot.value->name << ": " << (slot.copies > 1 ? "2 x " : "")
+       << type_name(slot.type) << shape_text(slot.shape) << ", live " << slot.live.first << ".."
+       << slot.live.last << (slot.exclusive ? ", exclusive" : "") << "\n";
+  static const char* const kCarryKinds[] = {"unchanged", "alias", "in place", "copy"};
+  std::vector<std::pair<std::string, std::string>> carried;
+  for (const auto& [c, kind] : memory.carry_kind)
+    carried.push_back({c->param->name, kCarryKinds[int(kind)]});
+  std::sort(carried.begin(), carried.end());
+  for (const auto& [name, kind] : carried) os << "carried %" << name << ": " << kind << "\n";
   return os.str();
 }
 

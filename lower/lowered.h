@@ -10,6 +10,7 @@
 #include "ir/ir.h"
 #include "lower/gemm.h"
 #include "lower/liveness.h"
+#include "lower/memory_plan.h"
 
 namespace tenet::lower {
 
@@ -20,12 +21,14 @@ struct LoweredFunction {
   const ir::Function* function = nullptr;
   Liveness liveness;
   std::map<const ir::Stmt*, GemmLowering> gemms;
+  MemoryPlan memory;
 };
 
 /// Stage 1: the lowered form of `fn` with its liveness, nothing lowered yet.
 LoweredFunction find_liveness(const ir::Function& fn);
 
-/// Every stage in order: find_liveness, then lower_gemms (gemm.h).
+/// Every stage in order: find_liveness, lower_gemms (gemm.h), plan_memory
+/// (memory_plan.h).
 LoweredFunction lower(const ir::Function& fn, int64_t pack_budget_bytes);
 
 /// The lowered form as text (for --dump-after): each GEMM's plan, its

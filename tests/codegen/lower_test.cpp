@@ -70,5 +70,19 @@ TEST(LowerGemms, SplitGathersAsCol2im) {
   tenet::testing::expect_golden("lower/conv.txt", lower::print(lowered));
 }
 
+// The memory plan of a function with loops (the printer's routing sample):
+// carried tensors advance in place, by copy or not at all; slots of
+// temporaries read across iterations live until their loop ends.
+TEST(PlanMemory, LoopsCarryAndSlots) {
+  const std::string path = std::string(TENET_SOURCE_DIR) + "/tests/golden/ir/routing.ir";
+  ir::Module m = ir::parse_ir(SourceFile(path, tenet::testing::read_file(path)));
+  const lower::LoweredFunction lowered = lower::lower(m.functions.at(0), 0);
+  EXPECT_FALSE(lowered.memory.slots.empty());
+  EXPECT_FALSE(lowered.memory.carry_kind.empty());
+  for (const lower::WorkspaceSlot& slot : lowered.memory.slots)
+    EXPECT_LE(0, slot.live.first) << slot.value->name;
+  tenet::testing::expect_golden("lower/routing.txt", lower::print(lowered));
+}
+
 }  // namespace
 }  // namespace tenet::codegen::testing
