@@ -5,6 +5,7 @@
 
 #include "codegen/c_text.h"
 #include "codegen/function_emitter.h"
+#include "lower/lowered.h"
 #include "support/error.h"
 
 namespace tenet::codegen {
@@ -96,7 +97,8 @@ CppUnit emit_cpp(const ir::Module& m, const std::vector<std::string>& functions,
     std::string symbol = c_symbol(*f);
     TENET_ASSERT(symbols.insert(symbol).second,
                  "emit_cpp: two functions would both be called '" << symbol << "'");
-    detail::FunctionEmitter emitter(*f, symbol, options);
+    const lower::LoweredFunction lowered = lower::lower(*f, options.pack_budget_bytes);
+    detail::FunctionEmitter emitter(lowered, symbol, options);
     declarations += (declarations.empty() ? "" : "\n") + emitter.declarations();
     definitions += "\n" + emitter.definitions();
     out.uses_gemm = out.uses_gemm || emitter.uses_gemm();

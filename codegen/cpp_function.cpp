@@ -38,12 +38,9 @@ std::string c_type(ElemType t) {
 
 }  // namespace
 
-FunctionEmitter::FunctionEmitter(const ir::Function& fn, std::string symbol,
+FunctionEmitter::FunctionEmitter(const lower::LoweredFunction& lowered, std::string symbol,
                                  const CppOptions& options)
-    : fn_(fn),
-      symbol_(std::move(symbol)),
-      options_(options),
-      lowered_(lower::lower(fn, options.pack_budget_bytes)) {
+    : fn_(*lowered.function), symbol_(std::move(symbol)), options_(options), lowered_(lowered) {
   names_.reserve(symbol_);
   name_parameters();
   slot_names_.resize(memory_.slots.size());

@@ -26,7 +26,9 @@ namespace tenet::codegen::detail {
 
 class FunctionEmitter {
  public:
-  FunctionEmitter(const ir::Function& fn, std::string symbol, const CppOptions& options);
+  /// Prints `lowered` (lower/lowered.h), which must outlive the emitter.
+  FunctionEmitter(const lower::LoweredFunction& lowered, std::string symbol,
+                  const CppOptions& options);
 
   std::string declarations() const;
   std::string definitions();
@@ -102,7 +104,7 @@ class FunctionEmitter {
   const ir::Function& fn_;
   std::string symbol_;
   CppOptions options_;
-  lower::LoweredFunction lowered_;  // liveness, the GEMM statements' lowering
+  const lower::LoweredFunction& lowered_;  // liveness, GEMM lowering, memory plan
   const lower::Liveness& liveness_ = lowered_.liveness;
 
   Namer names_;         // function scope
