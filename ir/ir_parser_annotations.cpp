@@ -90,7 +90,8 @@ std::vector<std::string> Parser::index_list() {
 }
 
 // order = [outer out indices, reduce indices, inner out indices]: the number of inner ones.
-size_t Parser::inner_loops(const Token& key, const Compute& c, const std::vector<std::string>& order) {
+size_t Parser::inner_loops(const Token& key, const Compute& c,
+                           const std::vector<std::string>& order) {
   size_t outer = 0;
   while (outer < order.size() && outer < c.out.size() && order[outer] == c.out[outer].index)
     ++outer;
@@ -108,7 +109,8 @@ size_t Parser::inner_loops(const Token& key, const Compute& c, const std::vector
 }
 
 // always|if WORK >= MIN [split(PRODUCT, gather [RANGES] BODY)] [for [LOOPS]] C = A * B
-std::shared_ptr<const GemmPlan> Parser::gemm(const Stmt& s, const std::set<std::string>& loop_vars) {
+std::shared_ptr<const GemmPlan> Parser::gemm(const Stmt& s,
+                                             const std::set<std::string>& loop_vars) {
   auto plan = std::make_shared<GemmPlan>();
   const Span at = peek().span;
   std::optional<SizeExpr> printed_work;
@@ -131,15 +133,16 @@ std::shared_ptr<const GemmPlan> Parser::gemm(const Stmt& s, const std::set<std::
   const Compute& product = plan->product(statement);
   if (is_word("for")) {
     next();
-    plan->loops = dims(index_list(), product.out, "an out index");
+    const Span loops_at = peek().span;
+    plan->loops = dims(index_list(), product.out, "an out index", loops_at);
   }
   const Matrix c = matrix(), a = (expect("=", "after the GEMM's result"), matrix()),
                b = (expect("*", "between the GEMM's factors"), matrix());
   if (c.rows != a.rows || a.cols != b.rows || b.cols != c.cols)
     fail(span_from(at), "the GEMM's matrices do not agree: C[m : n] = A[m : k] * B[k : n]");
-  plan->m = dims(c.rows, product.out, "an out index");
-  plan->n = dims(c.cols, product.out, "an out index");
-  plan->k = dims(a.cols, product.reduce, "a reduce index");
+  plan->m = dims(c.rows, product.out, "an out index", c.at);
+  plan->n = dims(c.cols, product.out, "an out index", c.at);
+  plan->k = dims(a.cols, product.reduce, "a reduce index", a.at);
   // M * N * K, multiplied as the contraction pass does (the text must match).
   plan->work = 1;
   for (const auto* group : {&plan->m, &plan->n, &plan->k}) {
@@ -204,7 +207,7 @@ Parser::Matrix Parser::matrix() {
 }
 
 GemmMatrix Parser::gemm_matrix(const Matrix& m, const std::vector<Affine>& indices,
-                       const std::vector<Dim>& rows, const std::vector<Dim>& cols) {
+                               const std::vector<Dim>& rows, const std::vector<Dim>& cols) {
   GemmMatrix out;
   out.packed = m.packed;
   out.transposed = m.transposed;
@@ -213,13 +216,11 @@ GemmMatrix Parser::gemm_matrix(const Matrix& m, const std::vector<Affine>& indic
 }
 
 std::vector<Dim> Parser::dims(const std::vector<std::string>& names, const std::vector<Dim>& from,
-                      const char* what) {
+                              const char* what, Span at) {
   std::vector<Dim> out;
   for (const std::string& name : names) {
-    auto it =
-        std::find_if(from.begin(), from.end(), [&](const Dim& d) { return d.index == name; });
-    if (it == from.end())
-      fail(peek().span, name + " is not " + what + " of the GEMM's statement");
+    auto it = std::find_if(from.begin(), from.end(), [&](const Dim& d) { return d.index == name; });
+    if (it == from.end()) fail(at, name + " is not " + what + " of the GEMM's statement");
     out.push_back(*it);
   }
   return out;
@@ -228,7 +229,7 @@ std::vector<Dim> Parser::dims(const std::vector<std::string>& names, const std::
 // split(PRODUCT, gather [RANGES] BODY): the columns' statement, then the
 // gather of the statement's result from them.
 std::shared_ptr<const SplitGather> Parser::split(const Compute& statement,
-                                         const std::set<std::string>& loop_vars) {
+                                                 const std::set<std::string>& loop_vars) {
   next();
   next();
   auto out = std::make_shared<SplitGather>();
@@ -252,8 +253,7 @@ std::shared_ptr<const SplitGather> Parser::split(const Compute& statement,
   const Span body_at = peek().span;
   gather.body = expr(bound, 0);
   if (gather.body->kind != ExprKind::Read || gather.body->tensor != out->product.result)
-    fail(span_from(body_at),
-         "the gather reads the split's columns, %" + out->product.result->name);
+    fail(span_from(body_at), "the gather reads the split's columns, %" + out->product.result->name);
   scopes_.back().erase(out->product.result->name);
   expect(")", "to close split(...)");
   return out;

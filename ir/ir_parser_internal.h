@@ -107,8 +107,9 @@ class Parser : ExprParser {
   Matrix matrix();
   GemmMatrix gemm_matrix(const Matrix& m, const std::vector<Affine>& indices,
                          const std::vector<Dim>& rows, const std::vector<Dim>& cols);
+  /// The dims of `from` named `names`; `at`: where the names are, for errors.
   std::vector<Dim> dims(const std::vector<std::string>& names, const std::vector<Dim>& from,
-                        const char* what);
+                        const char* what, Span at);
 
   // split(PRODUCT, gather [RANGES] BODY): the columns' statement, then the
   // gather of the statement's result from them.

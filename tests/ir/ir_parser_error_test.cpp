@@ -87,6 +87,24 @@ TEST(IrParserErrors, PointAtTheProblem) {
       {"  %y[i]: float32[N] = %x[i / 0]\n  return %y\n", "2:30", "positive constant"},
       {"  %y[i]: float32[N] = %x[i + 99999999999999999999]\n  return %y\n", "2:30",
        "fits in 64 bits"},
+      // GEMM plans are checked against their statement.
+      {"  attrs(gemm = always %y[i : -] = %x[i : -] * %x[- : -])\n  %y[i]: float32[N] = %x[i]\n"
+       "  return %y\n",
+       "2:16", "a GEMM plan on a statement that is no sum"},
+      {"  %a[i, j]: float32[N, M] = 1:float32\n  attrs(gemm = always %c[i : j] = %b[i : k] * "
+       "transposed(%a)[k : j])\n  %c[i, j]: float32[N, N] = sum [k in 0:M] mul(%a[i, k], %a[j, "
+       "k])\n  return %c\n",
+       "3:16", "the GEMM's factors are %a and %a"},
+      {"  %a[i, j]: float32[N, M] = 1:float32\n  attrs(gemm = always %c[i : j] = %a[i : k] * %a[j "
+       ": j])\n  %c[i, j]: float32[N, N] = sum [k in 0:M] mul(%a[i, k], %a[j, k])\n  return %c\n",
+       "3:16", "the GEMM's matrices do not agree"},
+      {"  %a[i, j]: float32[N, M] = 1:float32\n  attrs(gemm = always %c[i : j] = %a[i : q] * %a[q "
+       ": j])\n  %c[i, j]: float32[N, N] = sum [k in 0:M] mul(%a[i, k], %a[j, k])\n  return %c\n",
+       "3:35", "q is not a reduce index"},
+      {"  %a[i, j]: float32[N, M] = 1:float32\n  attrs(gemm = if N*N >= 65536 %c[i : j] = %a[i : "
+       "k] * %a[k : j])\n  %c[i, j]: float32[N, N] = sum [k in 0:M] mul(%a[i, k], %a[j, k])\n  "
+       "return %c\n",
+       "3:16", "the GEMM's work is"},
   };
   for (const BadCase& c : cases) {
     std::string text = in_function(c.text);
