@@ -19,8 +19,8 @@
 #include "codegen/cpp_expr.h"
 #include "codegen/cpp_gemm.h"
 #include "codegen/loop_bounds.h"
-#include "codegen/schedule.h"
 #include "ir/ir.h"
+#include "lower/schedule.h"
 
 namespace tenet::codegen::detail {
 
@@ -73,11 +73,11 @@ class FunctionEmitter {
   static std::string comment_text(const ir::Stmt& s);
 
   // ---- Loop schedules (cpp_statements.cpp): the `schedule` pass's loop
-  // orders and shared loop nests (codegen/schedule.h). ----
+  // orders and shared loop nests (lower/schedule.h). ----
   struct Scheduled {
     const ir::Stmt* stmt;
-    LoopSchedule schedule;  // `shared`: loops shared with the previous member
-    GuardBounds guard;      // its reduce loops narrowed by its guard (loop_bounds.h)
+    lower::LoopSchedule schedule;  // `shared`: loops shared with the previous member
+    GuardBounds guard;             // its reduce loops narrowed by its guard (loop_bounds.h)
   };
   /// `s` (a Compute in a block with the indices of `scope`) with its loop
   /// schedule and its reduce loops' bounds from its guard.

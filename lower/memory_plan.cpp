@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "lower/lowered.h"
+#include "lower/schedule.h"
 #include "support/error.h"
 
 namespace tenet::lower {
@@ -64,12 +65,6 @@ void collect_defined(const std::vector<ir::Stmt>& body, std::set<const ir::Value
     }
     collect_defined(s.loop->body, out);
   }
-}
-
-/// Whether `s` shares its loop nest with the previous statement (the
-/// `schedule` pass's Annotations::nest).
-bool in_shared_nest(const ir::Stmt& s) {
-  return s.kind == ir::StmtKind::Compute && s.annotations.nest > 0;
 }
 
 class Planner {
@@ -188,8 +183,8 @@ class Planner {
       if (!lowered_.liveness.live(c)) continue;
       // A statement's reads and writes share its position, so what it writes
       // never shares memory with what it reads. The statements of one loop
-      // nest (codegen/schedule.h) run interleaved: they share one position.
-      if (!in_shared_nest(s)) r_.next_statement();
+      // nest (lower/schedule.h) run interleaved: they share one position.
+      if (shared_loops(s) == 0) r_.next_statement();
       record_reads(c.body);
       if (c.init) record_use(c.init);
       if (auto gemm = lowered_.gemms.find(&s); gemm != lowered_.gemms.end())

@@ -11,7 +11,7 @@
 ///
 /// Expects: find_liveness and lower_gemms have run. Guarantees: a slot's
 /// range covers its definition and every use (statements numbered in the
-/// order they run; the statements of one loop nest, codegen/schedule.h, share
+/// order they run; the statements of one loop nest, lower/schedule.h, share
 /// a position); a use inside a loop whose body does not contain the slot's
 /// definition (a value from before the loop, or a loop's carried buffers,
 /// which are defined at the loop's header) extends the range to the end of

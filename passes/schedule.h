@@ -1,6 +1,6 @@
 /// \file
 /// `schedule`: chooses how each statement's loops run, as annotations
-/// (ir/annotations.h) the code generator follows (codegen/schedule.h). Two decisions:
+/// (ir/annotations.h) the code generator follows (lower/schedule.h). Two decisions:
 ///
 /// 1. Loop order (Annotations::inner_loops, printed `order`). A reduction runs its out indices
 /// outside and its

@@ -1,4 +1,4 @@
-// Loop schedules in generated code (passes/schedule.h, codegen/schedule.h):
+// Loop schedules in generated code (passes/schedule.h, lower/schedule.h):
 // reductions that accumulate out indices in place and nests of statements
 // sharing loops compute bitwise what the default loop nests compute, match
 // the interpreter, and give the same bits with 1 and 2 threads. Goldens of

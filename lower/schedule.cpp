@@ -1,9 +1,9 @@
 // The loop schedule of a statement, from the `schedule` pass's annotations (schedule.h).
-#include "codegen/schedule.h"
+#include "lower/schedule.h"
 
 #include "support/error.h"
 
-namespace tenet::codegen::detail {
+namespace tenet::lower {
 
 LoopSchedule loop_schedule(const ir::Stmt& s) {
   const ir::Compute& c = s.compute;
@@ -25,4 +25,4 @@ size_t shared_loops(const ir::Stmt& s) {
   return s.kind == ir::StmtKind::Compute ? s.annotations.nest : 0;
 }
 
-}  // namespace tenet::codegen::detail
+}  // namespace tenet::lower

@@ -4,12 +4,12 @@
 /// loops run outside its reduction, which inside it (accumulating in place),
 /// and how many of its outer loops it shares with the statement before it.
 ///
-/// Internal to codegen/. Expects: a verified statement. Guarantees: a
+/// For every backend (lower/README.md). Expects: a verified statement. Guarantees: a
 /// schedule that is valid for the statement alone (the outer indices are a
 /// prefix of its out indices, the inner ones the rest, the shared ones a
 /// prefix of the outer ones); annotations that do not fit the statement are
 /// an InternalError naming it. Whether the shared loops match the previous
-/// statement's is the emitter's to check. For the memory planner: the
+/// statement's is the backend's to check. For the memory planner: the
 /// statements of one nest run interleaved, so a value read anywhere in a nest
 /// must stay live until the nest's last statement.
 #pragma once
@@ -19,7 +19,7 @@
 
 #include "ir/ir.h"
 
-namespace tenet::codegen::detail {
+namespace tenet::lower {
 
 struct LoopSchedule {
   /// Positions in Compute::out of the out loops outside the reduce loops.
@@ -39,4 +39,4 @@ LoopSchedule loop_schedule(const ir::Stmt& s);
 /// block (0 when it starts a loop nest of its own).
 size_t shared_loops(const ir::Stmt& s);
 
-}  // namespace tenet::codegen::detail
+}  // namespace tenet::lower
