@@ -1,6 +1,6 @@
-// Planning one function: C++ names, where each value lives, sizes, strides and
-// the workspace slots (their lifetimes: memory_plan.cpp); then the memory
-// plan's table, the body and the ABI wrappers around it.
+// Printing one function from its lowered form: C++ names of the values, sizes,
+// strides and workspace slots (where each value lives: lower/memory_plan.h);
+// then the memory plan's table, the body and the ABI wrappers around it.
 #include <algorithm>
 #include <cctype>
 #include <unordered_set>
@@ -45,7 +45,7 @@ FunctionEmitter::FunctionEmitter(const lower::LoweredFunction& lowered, std::str
   name_parameters();
   slot_names_.resize(memory_.slots.size());
   slot_counts_.resize(memory_.slots.size());
-  plan_block(fn_.body, nullptr);
+  name_block(fn_.body, nullptr);
 }
 
 void FunctionEmitter::name_parameters() {
@@ -71,10 +71,10 @@ void FunctionEmitter::name_parameters() {
   }
 }
 
-void FunctionEmitter::plan_block(const std::vector<ir::Stmt>& body, const ir::Loop* enclosing) {
+void FunctionEmitter::name_block(const std::vector<ir::Stmt>& body, const ir::Loop* enclosing) {
   for (const ir::Stmt& s : body) {
     if (s.kind == ir::StmtKind::Loop) {
-      plan_loop(*s.loop);
+      name_loop(*s.loop);
       continue;
     }
     const ir::ValuePtr& result = s.compute.result;
@@ -88,18 +88,18 @@ void FunctionEmitter::plan_block(const std::vector<ir::Stmt>& body, const ir::Lo
       add_tensor(result, pointer);
       name_slot(memory_.slot_of.at(result.get()), buffers, count_text(*result));
     } else {
-      add_temporary(result);
+      name_temporary(result);
     }
-    if (s.annotations.gemm) plan_gemm(s);
+    if (s.annotations.gemm) name_gemm(s);
   }
 }
 
-void FunctionEmitter::plan_loop(const ir::Loop& loop) {
+void FunctionEmitter::name_loop(const ir::Loop& loop) {
   if (!liveness_.live(loop)) return;
   loop_vars_[&loop] = names_.take(loop.var);
   for (const auto& c : loop.carried)
     if (c.param && liveness_.live(c)) add_tensor(c.param, names_.take(c.param->name));
-  plan_block(loop.body, &loop);
+  name_block(loop.body, &loop);
   for (const auto& c : loop.carried) {
     if (!liveness_.live(c)) continue;
     // The result's name is the state variable: the parameter of the coming
@@ -116,12 +116,12 @@ void FunctionEmitter::plan_loop(const ir::Loop& loop) {
   }
 }
 
-void FunctionEmitter::add_temporary(const ir::ValuePtr& v) {
-  add_temporary(v, v->shape);
+void FunctionEmitter::name_temporary(const ir::ValuePtr& v) {
+  name_temporary(v, v->shape);
 }
 
-void FunctionEmitter::add_temporary(const ir::ValuePtr& v,
-                                    const std::vector<ir::SizeExpr>& capacity) {
+void FunctionEmitter::name_temporary(const ir::ValuePtr& v,
+                                     const std::vector<ir::SizeExpr>& capacity) {
   std::string pointer = names_.take(v->name);
   add_tensor(v, pointer, capacity);
   std::string count;

@@ -1,5 +1,5 @@
 // Contractions as GEMM calls, printed as C++ from their lowering
-// (lower/gemm.h): names for the buffers and chunks (FunctionEmitter::plan_gemm),
+// (lower/gemm.h): names for the buffers and chunks (FunctionEmitter::name_gemm),
 // then the code (emit_gemm).
 #include "codegen/cpp_gemm.h"
 
@@ -72,7 +72,7 @@ std::string bool_text(bool b) {
 /// the whole statement's or a shortened chunk would leave a matrix with gaps.
 }  // namespace
 
-void FunctionEmitter::plan_gemm(const ir::Stmt& s) {
+void FunctionEmitter::name_gemm(const ir::Stmt& s) {
   const lower::GemmLowering& g = lowered_.gemms.at(&s);
   const GemmPlan& plan = *s.annotations.gemm;
   EmittedGemm e{&g, product_text(concat(plan.m, plan.n, plan.k), size_names_), ""};
@@ -99,9 +99,9 @@ void FunctionEmitter::plan_gemm(const ir::Stmt& s) {
   }
   for (const ir::ValuePtr& buffer : g.buffers) {
     if (g.chunk)
-      add_temporary(buffer, g.capacity_shape(*buffer));
+      name_temporary(buffer, g.capacity_shape(*buffer));
     else
-      add_temporary(buffer);
+      name_temporary(buffer);
   }
   if (g.chunk) {
     // Views: the original's strides, the chunk's extent, a pointer of their own.

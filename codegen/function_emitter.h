@@ -1,8 +1,11 @@
 /// \file
-/// The state of emitting one function, shared by the planning half
-/// (cpp_function.cpp: names, storage, sizes, strides, workspace, ABI
-/// wrappers; memory_plan.cpp: the workspace slots' lifetimes) and the
-/// statement half (cpp_statements.cpp: loop nests; cpp_gemm.cpp: GEMM calls).
+/// The state of printing one function as C++ from its lowered form
+/// (lower/lowered.h: liveness, GEMM lowering, memory plan), shared by the
+/// naming half (cpp_function.cpp: C++ names of parameters, tensors, sizes,
+/// strides and workspace slots; the memory plan's table; ABI wrappers) and
+/// the statement half (cpp_statements.cpp: loop nests; cpp_gemm.cpp: GEMM
+/// calls; gemm_col2im.cpp: col2im). Nothing is decided here that another
+/// backend would need.
 ///
 /// Internal to codegen/.
 #pragma once
@@ -36,16 +39,16 @@ class FunctionEmitter {
   bool uses_gemm() const { return !gemms_.empty(); }
 
  private:
-  // Planning (cpp_function.cpp).
+  // Names (cpp_function.cpp), in the order the function runs.
   void name_parameters();
-  void plan_block(const std::vector<ir::Stmt>& body, const ir::Loop* enclosing);
-  void plan_loop(const ir::Loop& loop);
+  void name_block(const std::vector<ir::Stmt>& body, const ir::Loop* enclosing);
+  void name_loop(const ir::Loop& loop);
   void add_tensor(const ir::ValuePtr& v, const std::string& pointer);
   /// `storage`: the shape the strides are computed from (a chunk buffer's capacity).
   void add_tensor(const ir::ValuePtr& v, const std::string& pointer,
                   const std::vector<ir::SizeExpr>& storage);
-  void add_temporary(const ir::ValuePtr& v);
-  void add_temporary(const ir::ValuePtr& v, const std::vector<ir::SizeExpr>& capacity);
+  void name_temporary(const ir::ValuePtr& v);
+  void name_temporary(const ir::ValuePtr& v, const std::vector<ir::SizeExpr>& capacity);
   /// Names slot `slot` of the memory plan: its pointer and element count in C++.
   void name_slot(size_t slot, const std::string& name, const std::string& count);
   std::string dim_text(const ir::Value& v, int d);
@@ -91,9 +94,8 @@ class FunctionEmitter {
   /// Marks every name statement `c` uses (tensors, strides, extents, sizes, indices in scope).
   void reserve_names(Namer& names, const ir::Compute& c, const Scope& scope) const;
 
-  // Contractions lowered to GEMM calls (cpp_gemm.cpp), in chunks when their
-  // buffers would exceed the budget (gemm_chunks.h).
-  void plan_gemm(const ir::Stmt& s);
+  // Statements lowered to GEMM calls (lower/gemm.h), printed by cpp_gemm.cpp.
+  void name_gemm(const ir::Stmt& s);
   void emit_gemm(Code& code, const ir::Stmt& s, const Scope& scope);
   void emit_gemm_calls(Code& code, const lower::GemmLowering& g, const Scope& scope);
   /// A split's gather as a scatter of windows (gemm_col2im.cpp), in the
