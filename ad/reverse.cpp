@@ -189,8 +189,8 @@ class Reverse {
     std::string name = stem(c.result->name) + (is_max ? "_argmax" : "_argmin");
     ValuePtr arg = fb_.compute_auto(name, c.out, c.reduce, ReduceOp::Min, body, nullptr, s.span,
                                     backward_source(s));
-    fb_.annotate("ad", std::string(is_max ? "argmax" : "argmin") + " of " + c.result->name +
-                           ": the first in domain order wins ties");
+    note_backward(std::string(is_max ? "argmax" : "argmin") + " of " + c.result->name +
+                  ": the first in domain order wins ties");
     return arg;
   }
 
@@ -223,7 +223,7 @@ class Reverse {
                            s.span, backward_source(s));
     a.one = false;
     a.final_named = last;
-    fb_.annotate("ad", gather.kind + " for " + ir::read_text(*read));
+    note_backward(gather.kind + " for " + ir::read_text(*read));
   }
 
   // The tensor a lone contribution would copy unchanged (d_y(..) = d_z(..) at
@@ -257,7 +257,7 @@ class Reverse {
     std::vector<Affine> at = ir::plain_indices(dims);
     ValuePtr v = fb_.compute("d_" + stem(x->name), dims, {}, ReduceOp::None,
                              add(ir::make_read(x, at), ir::make_read(y, at)), nullptr, x->type);
-    fb_.annotate("ad", "sum of cotangents");
+    note_backward("sum of cotangents");
     return v;
   }
 
@@ -281,8 +281,16 @@ class Reverse {
     }
     ValuePtr g =
         fb_.compute("d_" + x->name, dims, {}, ReduceOp::None, value, nullptr, x->type, x->span);
-    fb_.annotate("ad", note);
+    note_backward(note);
     return g;
+  }
+
+  /// Marks the statement just emitted as part of the backward half; `detail`
+  /// says which part, for comments ("gather for x(i + j)").
+  void note_backward(std::string detail) {
+    ir::Annotations& annotations = fb_.annotations();
+    annotations.ad = ir::AdOrigin::Backward;
+    annotations.ad_detail = std::move(detail);
   }
 
   /// The comment of a backward statement: its forward statement's source,

@@ -50,8 +50,12 @@ class Copier {
     std::string name = suffix.empty() ? c.result->name : stem(c.result->name) + suffix;
     ElemType type = rw.float_type && is_float(c.result->type) ? *rw.float_type : c.result->type;
     ValuePtr result = fb_.compute(name, c.out, c.reduce, c.op, body, init, type, s.span, s.source);
-    for (const auto& [key, value] : s.attrs) fb_.annotate(key, value);
-    if (!note.empty()) fb_.annotate("ad", "unrolled " + note);
+    ir::Annotations& annotations = fb_.annotations();
+    annotations = s.annotations;
+    if (!note.empty()) {
+      annotations.ad = ir::AdOrigin::Unrolled;
+      annotations.ad_detail = note;
+    }
     rw.values[c.result.get()] = result;
     out_.stmts.push_back(
         {ir::Compute{result, c.out, c.reduce, c.op, init, body}, s.span, s.source});

@@ -257,8 +257,7 @@ codegen::CompiledFunction compile_program(const Options& o) {
     fn.grad = grad;
   }
   request.functions = {fn};
-  driver::Compilation c = driver::compile(request);
-  return codegen::jit_compile(c.optimised, c.function_names().at(0));
+  return driver::load(request, driver::compile(request)).at(0);
 }
 
 /// The tensor for each input of `fn`: a parameter's value when the store has

@@ -234,7 +234,12 @@ std::string readme(const std::string& unit, const CppUnit& code, const ir::Funct
 
 void emit_project(const ir::Module& m, const std::vector<std::string>& functions,
                   const std::string& dir, const CppOptions& options, bool overwrite) {
-  const CppUnit code = emit_cpp(m, functions, options);
+  const ir::Function* first = functions.empty() ? &m.functions.front() : m.find(functions.front());
+  emit_project(emit_cpp(m, functions, options), *first, dir, overwrite);
+}
+
+void emit_project(const CppUnit& code, const ir::Function& first, const std::string& dir,
+                  bool overwrite) {
   const std::string unit = code.header_name.substr(0, code.header_name.size() - 2);
   // Every file, named and written, before anything is written.
   std::vector<std::pair<std::string, std::string>> files = {{code.header_name, code.header},
@@ -251,8 +256,7 @@ void emit_project(const ir::Module& m, const std::vector<std::string>& functions
   }
   if (ec) throw BindError("cannot read the runtime headers in '" + runtime + "': " + ec.message());
   files.emplace_back("CMakeLists.txt", cmake_lists(unit, code.uses_gemm));
-  const ir::Function* first = functions.empty() ? &m.functions.front() : m.find(functions.front());
-  files.emplace_back("README.md", readme(unit, code, *first));
+  files.emplace_back("README.md", readme(unit, code, first));
 
   const fs::path root(dir);
   if (!overwrite) {

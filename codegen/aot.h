@@ -22,6 +22,13 @@
 
 namespace tenet::codegen {
 
+/// Writes `code` (the driver's `cpp` stage), the runtime headers, a
+/// CMakeLists.txt and a README (its example calls `first`) into `dir`.
+void emit_project(const CppUnit& code, const ir::Function& first, const std::string& dir,
+                  bool overwrite = false);
+
+/// The same for the named functions of `m` (every one when empty), lowered
+/// and printed with `options` (codegen::emit_cpp): for IR made by hand.
 void emit_project(const ir::Module& m, const std::vector<std::string>& functions,
                   const std::string& dir, const CppOptions& options = {}, bool overwrite = false);
 

@@ -5,6 +5,7 @@
 
 #include "codegen/c_text.h"
 #include "codegen/function_emitter.h"
+#include "lower/lowered.h"
 #include "support/error.h"
 
 namespace tenet::codegen {
@@ -80,10 +81,20 @@ CppUnit emit_cpp(const ir::Module& m, const std::vector<std::string>& functions,
       selected.push_back(f);
     }
   }
-  TENET_ASSERT(!selected.empty(), "emit_cpp: no functions to emit");
+  std::vector<lower::LoweredFunction> lowered;
+  for (const ir::Function* f : selected)
+    lowered.push_back(lower::lower(*f, options.pack_budget_bytes));
+  std::vector<const lower::LoweredFunction*> pointers;
+  for (const lower::LoweredFunction& l : lowered) pointers.push_back(&l);
+  return emit_cpp(pointers, options);
+}
 
+CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
+                 const CppOptions& options) {
+  TENET_ASSERT(!functions.empty(), "emit_cpp: no functions to emit");
   std::string unit = options.unit_name;
-  if (unit.empty()) unit = selected.size() == 1 ? c_symbol(*selected[0]) : "tenet_kernels";
+  if (unit.empty())
+    unit = functions.size() == 1 ? c_symbol(*functions[0]->function) : "tenet_kernels";
   if (names_a_runtime_header(unit)) unit += "_kernels";
   CppUnit out;
   out.header_name = unit + ".h";
@@ -92,11 +103,12 @@ CppUnit emit_cpp(const ir::Module& m, const std::vector<std::string>& functions,
   std::set<std::string> symbols;
   std::string declarations, definitions;
   bool uses_bool = false;
-  for (const ir::Function* f : selected) {
+  for (const lower::LoweredFunction* lowered : functions) {
+    const ir::Function* f = lowered->function;
     std::string symbol = c_symbol(*f);
     TENET_ASSERT(symbols.insert(symbol).second,
                  "emit_cpp: two functions would both be called '" << symbol << "'");
-    detail::FunctionEmitter emitter(*f, symbol, options);
+    detail::FunctionEmitter emitter(*lowered, symbol, options);
     declarations += (declarations.empty() ? "" : "\n") + emitter.declarations();
     definitions += "\n" + emitter.definitions();
     out.uses_gemm = out.uses_gemm || emitter.uses_gemm();

@@ -8,7 +8,7 @@
 /// what ir::interpret computes, reducing in the interpreter's order (out
 /// indices outer, reduce indices inner, in declaration order; one thread per
 /// out element, so results do not depend on the thread count); except that
-/// statements marked lower = "gemm" (passes/contraction.h) call tenet::gemm
+/// statements with a GEMM plan (ir/gemm_plan.h) call tenet::gemm
 /// of runtime/tenet_gemm.h, which sums in the GEMM library's order. For each
 /// function `f` with size parameters S..., inputs I... and outputs O... it
 /// defines, with C linkage (`tenet_f` is c_symbol(f)):
@@ -31,7 +31,7 @@
 /// Buffers are dense and row-major, must not overlap, and the workspace is
 /// 64-byte aligned. Tensors of rank 0 are passed as pointers to one element.
 ///
-/// The workspace is planned (codegen/memory_plan.h): temporaries that are
+/// The workspace is planned (lower/memory_plan.h): temporaries that are
 /// never live at the same time share memory, and the buffers of a statement
 /// lowered to GEMM calls hold at most CppOptions::pack_budget_bytes (the
 /// statement runs in chunks, codegen/gemm_chunks.h), so f__workspace_bytes
@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "lower/lowered.h"
 
 namespace tenet::codegen {
 
@@ -78,9 +79,17 @@ struct CppUnit {
   bool uses_gemm = false;
 };
 
-/// Emits the named functions of `m` (every function when `functions` is empty).
-/// Throws InternalError for IR the backend cannot express (the verifier and the
-/// checker are meant to rule that out) or for an unknown function name.
+/// Prints lowered functions (lower/lowered.h: the driver's lowering stages)
+/// as one unit: the C++ backend only names and prints. Throws InternalError
+/// for IR the backend cannot express (the verifier and the checker are meant
+/// to rule that out).
+CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
+                 const CppOptions& options = {});
+
+/// Lowers (lower::lower, with options.pack_budget_bytes) and prints the named
+/// functions of `m` (every function when `functions` is empty): the driver's
+/// lowering and `cpp` stages in one call, for IR made by hand (tests, `tenet
+/// opt` output). An InternalError for an unknown function name.
 CppUnit emit_cpp(const ir::Module& m, const std::vector<std::string>& functions = {},
                  const CppOptions& options = {});
 

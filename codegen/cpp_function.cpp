@@ -1,6 +1,6 @@
-// Planning one function: C++ names, where each value lives, sizes, strides and
-// the workspace slots (their lifetimes: memory_plan.cpp); then the memory
-// plan's table, the body and the ABI wrappers around it.
+// Printing one function from its lowered form: C++ names of the values, sizes,
+// strides and workspace slots (where each value lives: lower/memory_plan.h);
+// then the memory plan's table, the body and the ABI wrappers around it.
 #include <algorithm>
 #include <cctype>
 #include <unordered_set>
@@ -36,29 +36,16 @@ std::string c_type(ElemType t) {
   return std::string(c_type_name(t));
 }
 
-void collect_defined(const std::vector<ir::Stmt>& body, std::set<const ir::Value*>& out) {
-  for (const ir::Stmt& s : body) {
-    if (s.kind == ir::StmtKind::Compute) {
-      out.insert(s.compute.result.get());
-      continue;
-    }
-    for (const auto& c : s.loop->carried) {
-      if (c.param) out.insert(c.param.get());
-      out.insert(c.result.get());
-    }
-    collect_defined(s.loop->body, out);
-  }
-}
-
 }  // namespace
 
-FunctionEmitter::FunctionEmitter(const ir::Function& fn, std::string symbol,
+FunctionEmitter::FunctionEmitter(const lower::LoweredFunction& lowered, std::string symbol,
                                  const CppOptions& options)
-    : fn_(fn), symbol_(std::move(symbol)), options_(options), liveness_(fn) {
+    : fn_(*lowered.function), symbol_(std::move(symbol)), options_(options), lowered_(lowered) {
   names_.reserve(symbol_);
   name_parameters();
-  plan_block(fn_.body, nullptr);
-  plan_memory();
+  slot_names_.resize(memory_.slots.size());
+  slot_counts_.resize(memory_.slots.size());
+  name_block(fn_.body, nullptr);
 }
 
 void FunctionEmitter::name_parameters() {
@@ -71,72 +58,48 @@ void FunctionEmitter::name_parameters() {
     input_params_.push_back(names_.take(v->name));
     add_tensor(v, input_params_.back());
   }
-  std::set<const ir::Value*> top_level_results;
-  for (const ir::Stmt& s : fn_.body)
-    if (s.kind == ir::StmtKind::Compute) top_level_results.insert(s.compute.result.get());
   for (size_t i = 0; i < fn_.outputs.size(); ++i) {
     const ir::ValuePtr& v = fn_.outputs[i];
     outputs_.insert(v.get());
     output_params_.push_back(names_.take(output_name(fn_, i)));
     // A statement writes its result straight into the caller's buffer; an
     // output that is an input, a loop result or a repeat is copied at the end.
-    if (top_level_results.count(v.get()) && !tensors_.count(v.get()))
+    if (memory_.output_in_place.at(i))
       add_tensor(v, output_params_.back());
     else
       output_copies_.push_back({output_params_.back(), v});
   }
 }
 
-void FunctionEmitter::plan_block(const std::vector<ir::Stmt>& body, const ir::Loop* enclosing) {
+void FunctionEmitter::name_block(const std::vector<ir::Stmt>& body, const ir::Loop* enclosing) {
   for (const ir::Stmt& s : body) {
     if (s.kind == ir::StmtKind::Loop) {
-      plan_loop(*s.loop);
+      name_loop(*s.loop);
       continue;
     }
     const ir::ValuePtr& result = s.compute.result;
     if (!liveness_.live(s.compute)) continue;
-    auto in_place = in_place_buffers_.find(result.get());
     if (tensors_.count(result.get())) {
       // An output, written in place.
-    } else if (enclosing && in_place != in_place_buffers_.end()) {
+    } else if (enclosing && memory_.in_place.count(result.get())) {
       std::string pointer = names_.take(result->name);
-      in_place->second = names_.take_derived(pointer + "_buffers");
+      const std::string buffers = names_.take_derived(pointer + "_buffers");
+      in_place_buffers_[result.get()] = buffers;
       add_tensor(result, pointer);
-      slot_of_[result.get()] = add_slot(in_place->second, result->type, count_text(*result), 2);
+      name_slot(memory_.slot_of.at(result.get()), buffers, count_text(*result));
     } else {
-      add_temporary(result);
+      name_temporary(result);
     }
-    if (passes::is_lowered_to_gemm(s)) plan_gemm(s);
+    if (s.annotations.gemm) name_gemm(s);
   }
 }
 
-void FunctionEmitter::plan_loop(const ir::Loop& loop) {
+void FunctionEmitter::name_loop(const ir::Loop& loop) {
   if (!liveness_.live(loop)) return;
   loop_vars_[&loop] = names_.take(loop.var);
-  std::set<const ir::Value*> inside;
-  collect_defined(loop.body, inside);
-  std::set<const ir::Value*> body_results;
-  for (const ir::Stmt& s : loop.body)
-    if (s.kind == ir::StmtKind::Compute) body_results.insert(s.compute.result.get());
-
-  std::set<const ir::Value*> own_params;
   for (const auto& c : loop.carried)
-    if (c.param) own_params.insert(c.param.get());
-
-  for (const auto& c : loop.carried) {
-    if (!c.param || !liveness_.live(c)) continue;
-    add_tensor(c.param, names_.take(c.param->name));
-    CarryKind kind = CarryKind::Copy;  // another parameter, or a nested loop's result
-    if (c.next == c.param)
-      kind = CarryKind::Unchanged;
-    else if (!inside.count(c.next.get()) && !own_params.count(c.next.get()))
-      kind = CarryKind::Alias;
-    else if (body_results.count(c.next.get()))
-      kind = CarryKind::InPlace;
-    carry_kind_[&c] = kind;
-    if (kind == CarryKind::InPlace) in_place_buffers_[c.next.get()];
-  }
-  plan_block(loop.body, &loop);
+    if (c.param && liveness_.live(c)) add_tensor(c.param, names_.take(c.param->name));
+  name_block(loop.body, &loop);
   for (const auto& c : loop.carried) {
     if (!liveness_.live(c)) continue;
     // The result's name is the state variable: the parameter of the coming
@@ -145,37 +108,32 @@ void FunctionEmitter::plan_loop(const ir::Loop& loop) {
     if (outputs_.count(c.result.get()))  // the output parameter has the plain name
       name = c.param ? name + "_state" : c.next->name + "_last";
     add_tensor(c.result, names_.take(name));
-    if (c.param && carry_kind_.at(&c) == CarryKind::Copy) {
+    if (c.param && memory_.carry_kind.at(&c) == lower::CarryKind::Copy) {
       std::string buffers = names_.take(c.param->name + "_buffers");
       carry_buffers_[&c] = buffers;
-      carry_slot_[&c] = add_slot(buffers, c.param->type, count_text(*c.param), 2);
+      name_slot(memory_.carry_slot.at(&c), buffers, count_text(*c.param));
     }
   }
 }
 
-void FunctionEmitter::add_temporary(const ir::ValuePtr& v) {
-  add_temporary(v, v->shape);
+void FunctionEmitter::name_temporary(const ir::ValuePtr& v) {
+  name_temporary(v, v->shape);
 }
 
-void FunctionEmitter::add_temporary(const ir::ValuePtr& v,
-                                    const std::vector<ir::SizeExpr>& capacity) {
+void FunctionEmitter::name_temporary(const ir::ValuePtr& v,
+                                     const std::vector<ir::SizeExpr>& capacity) {
   std::string pointer = names_.take(v->name);
   add_tensor(v, pointer, capacity);
   std::string count;
   for (size_t d = 0; d < capacity.size(); ++d)
     count += (d ? " * " : "") + extent_text(capacity[d], v->name, int(d));
-  slot_of_[v.get()] = add_slot(pointer, v->type, count.empty() ? "1" : count, 1);
+  name_slot(memory_.slot_of.at(v.get()), pointer, count.empty() ? "1" : count);
 }
 
-size_t FunctionEmitter::add_slot(const std::string& name, ElemType type, const std::string& count,
-                                 int copies) {
-  WorkspaceSlot slot;
-  slot.name = name;
-  slot.type = type;
-  slot.count = count;
-  slot.copies = copies;
-  slots_.push_back(std::move(slot));
-  return slots_.size() - 1;
+void FunctionEmitter::name_slot(size_t slot, const std::string& name, const std::string& count) {
+  TENET_ASSERT(slot_names_.at(slot).empty(), "workspace slot " << name << " is named twice");
+  slot_names_[slot] = name;
+  slot_counts_[slot] = count;
 }
 
 void FunctionEmitter::add_tensor(const ir::ValuePtr& v, const std::string& pointer) {
@@ -337,13 +295,13 @@ std::string FunctionEmitter::declarations() const {
 
 void FunctionEmitter::emit_workspace_plan(Code& code) const {
   const std::string sizes = size_parameter_list();
-  if (slots_.empty()) {
+  if (memory_.slots.empty()) {
     code.open("extern \"C\" int64_t " + symbol_ + "__workspace_bytes(" + sizes + ")");
     code.line("return 0;  // no temporaries");
     code.close();
     return;
   }
-  const std::string n = std::to_string(slots_.size());
+  const std::string n = std::to_string(memory_.slots.size());
   code.line("/// The memory plan of " + symbol_ + ": each temporary's bytes and the");
   code.line("/// statements it is live across (numbered in the order they run);");
   code.line("/// temporaries that are never live together share memory (see");
@@ -352,11 +310,13 @@ void FunctionEmitter::emit_workspace_plan(Code& code) const {
             (sizes.empty() ? "" : ", ") + "int64_t (&offsets)[" + n + "])");
   Code tenants(1);
   tenants.line("const tenet::WorkspaceTenant tenants[" + n + "] = {");
-  for (const WorkspaceSlot& slot : slots_) {
-    std::string bytes = "tenet::workspace_bytes<" + c_type(slot.type) + ">(" + slot.count + ")";
+  for (size_t i = 0; i < memory_.slots.size(); ++i) {
+    const lower::WorkspaceSlot& slot = memory_.slots[i];
+    std::string bytes =
+        "tenet::workspace_bytes<" + c_type(slot.type) + ">(" + slot_counts_[i] + ")";
     if (slot.copies > 1) bytes = std::to_string(slot.copies) + " * " + bytes;
     tenants.line("    {" + bytes + ", " + std::to_string(slot.live.first) + ", " +
-                 std::to_string(slot.live.last) + "},  // " + slot.name);
+                 std::to_string(slot.live.last) + "},  // " + slot_names_[i]);
   }
   tenants.line("};");
   tenants.line("return tenet::plan_workspace(tenants, offsets);");
@@ -407,24 +367,26 @@ std::string FunctionEmitter::workspace_pointers() const {
   setup.note("Temporaries, where " + symbol_ +
              "__plan_workspace puts them; those that may share memory with others are not "
              "__restrict__.");
-  setup.line("int64_t offsets[" + std::to_string(slots_.size()) + "];");
+  setup.line("int64_t offsets[" + std::to_string(memory_.slots.size()) + "];");
   const std::string args = size_argument_list();
   setup.line(symbol_ + "__plan_workspace(" + args + (args.empty() ? "" : ", ") + "offsets);");
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    const WorkspaceSlot& slot = slots_[i];
+  for (size_t i = 0; i < memory_.slots.size(); ++i) {
+    const lower::WorkspaceSlot& slot = memory_.slots[i];
+    const std::string& name = slot_names_[i];
     const std::string type = c_type(slot.type);
     const std::string offset = "offsets[" + std::to_string(i) + "]";
     auto at = [&](const std::string& where) {
       return "tenet::workspace_at<" + type + ">(workspace, " + where + ")";
     };
     if (slot.copies == 1) {
-      setup.line(type + (slot.exclusive ? "* __restrict__ " : "* ") + slot.name + " = " +
-                 at(offset) + ";");
+      setup.line(type + (slot.exclusive ? "* __restrict__ " : "* ") + name + " = " + at(offset) +
+                 ";");
     } else {
-      setup.line(type + "* const " + slot.name + "[2] = {");
+      setup.line(type + "* const " + name + "[2] = {");
       setup.line("    " + at(offset) + ",");
       setup.line("    " +
-                 at(offset + " + tenet::workspace_bytes<" + type + ">(" + slot.count + ")") + "};");
+                 at(offset + " + tenet::workspace_bytes<" + type + ">(" + slot_counts_[i] + ")") +
+                 "};");
     }
   }
   return setup.str();
@@ -466,13 +428,13 @@ void FunctionEmitter::emit_body(Code& code) {
     else
       for (const auto& u : used) strides.line("const int64_t " + u + ";");
   }
-  std::string setup_text = slots_.empty() ? "" : workspace_pointers();
+  std::string setup_text = memory_.slots.empty() ? "" : workspace_pointers();
   if (!strides.str().empty())
     setup_text = "  // Strides of the tensors, in elements.\n" + strides.str() + setup_text;
   const std::string params = parameter_list(true);
   code.open("extern \"C\" void " + symbol_ + "__with_workspace(" + params +
             (params.empty() ? "" : ", ") +
-            (slots_.empty() ? "void* /*workspace*/" : "void* workspace") + ")");
+            (memory_.slots.empty() ? "void* /*workspace*/" : "void* workspace") + ")");
   const std::string locals = used_size_locals(setup_text + body, 1);
   if (!locals.empty())
     code.raw("  // Extents that are expressions of the size parameters.\n" + locals);
@@ -486,7 +448,7 @@ void FunctionEmitter::emit_wrappers(Code& code) const {
   const std::string params = parameter_list(true);
   const std::string args = argument_list();
   code.open("extern \"C\" void " + symbol_ + "(" + params + ")");
-  if (slots_.empty()) {
+  if (memory_.slots.empty()) {
     code.line(symbol_ + "__with_workspace(" + args + (args.empty() ? "" : ", ") + "nullptr);");
   } else {
     code.line("tenet::Workspace workspace(" + symbol_ + "__workspace_bytes(" +

@@ -1,6 +1,6 @@
-// Contractions as GEMM calls: the pack statements around them (lower_gemm)
-// and the emitted code (FunctionEmitter::plan_gemm, emit_gemm), in chunks
-// when the buffers would exceed the budget (lower_in_chunks).
+// Contractions as GEMM calls, printed as C++ from their lowering
+// (lower/gemm.h): names for the buffers and chunks (FunctionEmitter::name_gemm),
+// then the code (emit_gemm).
 #include "codegen/cpp_gemm.h"
 
 #include <algorithm>
@@ -17,21 +17,9 @@ namespace tenet::codegen::detail {
 
 namespace {
 
-using passes::ContractionPlan;
-using passes::GemmMatrix;
-
-bool reads_index(const ir::ExprNode& read, const std::string& index) {
-  for (const ir::Affine& a : read.indices)
-    if (a.coef(index) != 0) return true;
-  return false;
-}
-
-/// Dims starting at 0: a pack buffer's index v stands for v + lo of the statement.
-std::vector<ir::Dim> from_zero(const std::vector<ir::Dim>& dims) {
-  std::vector<ir::Dim> out;
-  for (const ir::Dim& d : dims) out.push_back({d.index, 0, d.extent()});
-  return out;
-}
+using ir::GemmMatrix;
+using ir::GemmPlan;
+using lower::GemmLowering;
 
 template <typename... Groups>
 std::vector<ir::Dim> concat(const Groups&... groups) {
@@ -40,120 +28,7 @@ std::vector<ir::Dim> concat(const Groups&... groups) {
   return out;
 }
 
-ir::ValuePtr make_buffer(const std::string& name, ElemType type, const std::vector<ir::Dim>& dims) {
-  std::vector<ir::SizeExpr> shape;
-  for (const ir::Dim& d : dims) shape.push_back(d.extent());
-  return ir::make_value(-1, name, type, std::move(shape));
-}
-
-std::string index_list(const std::vector<ir::Dim>& dims) {
-  std::string out;
-  for (const ir::Dim& d : dims) out += (out.empty() ? "" : ", ") + d.index;
-  return out;
-}
-
-ir::Stmt assignment(const ir::ValuePtr& result, std::vector<ir::Dim> out, ir::Expr body,
-                    std::string comment) {
-  ir::Stmt s;
-  s.kind = ir::StmtKind::Compute;
-  s.compute.result = result;
-  s.compute.out = std::move(out);
-  s.compute.op = ir::ReduceOp::None;
-  s.compute.body = std::move(body);
-  s.source = std::move(comment);
-  return s;
-}
-
-/// The statement packing `read` into `buffer`, indexed by `dims` (from zero).
-ir::Stmt pack_statement(const ir::ExprNode& read, const ir::ValuePtr& buffer,
-                        const std::vector<ir::Dim>& dims, const char* role) {
-  std::map<std::string, ir::Affine> shift;
-  for (const ir::Dim& d : dims)
-    if (d.lo != ir::SizeExpr(0)) shift[d.index] = ir::Affine::var(d.index) + ir::affine_const(d.lo);
-  ir::Expr body = ir::make_read(read.tensor, ir::substitute(read.indices, shift), read.guarded);
-  std::string comment = "pack " + read.tensor->name + " as GEMM matrix " + role + ": " +
-                        buffer->name + "(" + index_list(dims) + ") = " + ir::read_text(*body);
-  if (!shift.empty()) comment += " (indices from 0)";
-  return assignment(buffer, from_zero(dims), body, comment);
-}
-
-std::vector<ir::Dim> loops_read_by(const ContractionPlan& p, const ir::ExprNode& read) {
-  std::vector<ir::Dim> out;
-  for (const ir::Dim& d : p.loops)
-    if (reads_index(read, d.index)) out.push_back(d);
-  return out;
-}
-
 }  // namespace
-
-GemmLowering lower_gemm(const ir::Stmt& s, ContractionPlan plan) {
-  GemmLowering g;
-  g.statement = &s;
-  g.plan = std::move(plan);
-  const ir::Compute& c = g.product();
-  const ElemType type = c.result->type;
-  const ContractionPlan& p = g.plan;
-  if (p.a.packed) {
-    g.a_loops = loops_read_by(p, *p.a.read);
-    const std::vector<ir::Dim> dims = concat(g.a_loops, p.m, p.k);
-    g.a_buffer = make_buffer(p.a.read->tensor->name + "_packed", type, from_zero(dims));
-    g.before.push_back(pack_statement(*p.a.read, g.a_buffer, dims, "A"));
-  }
-  if (p.b.packed) {
-    g.b_loops = loops_read_by(p, *p.b.read);
-    const std::vector<ir::Dim> dims = concat(g.b_loops, p.k, p.n);
-    g.b_buffer = make_buffer(p.b.read->tensor->name + "_packed", type, from_zero(dims));
-    g.before.push_back(pack_statement(*p.b.read, g.b_buffer, dims, "B"));
-  }
-  const std::vector<ir::Affine> out_position = ir::plain_indices(c.out);
-  if (p.c.packed) {
-    const std::vector<ir::Dim> dims = concat(p.loops, p.m, p.n);
-    g.c_buffer = make_buffer(c.result->name + "_product", type, dims);
-    ir::Expr body = ir::make_read(g.c_buffer, ir::plain_indices(dims));
-    std::string comment = c.result->name + "(" + index_list(c.out) + ") = " + ir::read_text(*body);
-    if (c.init) {
-      ir::Expr init = ir::make_read(c.init, out_position);
-      comment = c.result->name + "(" + index_list(c.out) + ") = " + ir::read_text(*init) + " + " +
-                ir::read_text(*body);
-      body = ir::make_binary(ir::BinOp::Add, init, body);
-    }
-    g.after.push_back(
-        assignment(c.result, c.out, body, "the GEMM's result into place: " + comment));
-  } else if (c.init) {
-    ir::Expr init = ir::make_read(c.init, out_position);
-    g.before.push_back(assignment(c.result, c.out, init,
-                                  "start from the init (the GEMM adds to it): " + c.result->name +
-                                      "(" + index_list(c.out) + ") = " + ir::read_text(*init)));
-  }
-  if (g.plan.split) {
-    // col2im: the statement's result as a guarded sum over the columns.
-    ir::Stmt gather;
-    gather.compute = g.plan.split->gather;
-    gather.source = "gather the result from the columns: " + s.compute.result->name + "(" +
-                    index_list(s.compute.out) + ") " + (s.compute.init ? "+= " : "+=! ") +
-                    ir::read_text(*gather.compute.body);
-    g.after.push_back(gather);
-  }
-  for (const ir::ValuePtr& buffer : {g.a_buffer, g.b_buffer, g.c_buffer})
-    if (buffer) g.buffers.push_back(buffer);
-  if (g.plan.split) g.buffers.push_back(c.result);
-  return g;
-}
-
-ir::SizeExpr bytes_per_chunk_unit(const GemmLowering& g, const std::string& len) {
-  const std::map<std::string, ir::SizeExpr> one{{len, 1}};
-  ir::SizeExpr bytes = 0;
-  for (const ir::ValuePtr& buffer : g.buffers) {
-    bool chunked = false;
-    ir::SizeExpr count = 1;
-    for (const ir::SizeExpr& extent : buffer->shape) {
-      chunked = chunked || extent.symbols().count(len);
-      count = count * extent.substitute(one);
-    }
-    if (chunked) bytes = bytes + count * int64_t(byte_size(buffer->type));
-  }
-  return bytes;
-}
 
 std::string product_text(const std::vector<ir::Dim>& dims, const NameMap& size_names) {
   int64_t constant = 1;
@@ -191,198 +66,75 @@ std::string bool_text(bool b) {
 
 /// The lowering of one chunk, or nullopt when its plan differs in kind from
 /// the whole statement's or a shortened chunk would leave a matrix with gaps.
-std::optional<GemmLowering> lower_chunk(std::shared_ptr<const GemmChunk> chunk,
-                                        const ContractionPlan& whole) {
-  std::optional<ContractionPlan> plan = passes::plan_contraction(chunk->statement.compute);
-  if (!plan || bool(plan->split) != bool(whole.split) ||
-      !keeps_matrices_dense(*plan, chunk->index.index))
-    return std::nullopt;
-  GemmLowering g = lower_gemm(chunk->statement, std::move(*plan));
-  g.chunk = std::move(chunk);
-  return g;
-}
-
-/// A representative value of a size, to compare chunkings: every size
-/// parameter at 64, the chunk's extent `len` at the whole `extent`.
-int64_t representative(const ir::SizeExpr& e, const std::string& len, const ir::SizeExpr& extent) {
-  ir::SizeBindings sizes;
-  for (const ir::SizeExpr* x : {&e, &extent})
-    for (const std::string& s : x->symbols()) sizes[s] = 64;
-  sizes[len] = extent.eval(sizes);
-  return e.eval(sizes);
-}
-
-/// The bytes of the GEMM's matrices (A, B and C, packed or in place) that
-/// do not hold `index`: the library reads (and packs) them again for every
-/// chunk, so the chunking that leaves the least of them is the fastest.
-ir::SizeExpr bytes_read_per_chunk(const GemmLowering& g, const std::string& index) {
-  const ContractionPlan& p = g.plan;
-  const ir::SizeExpr element = int64_t(byte_size(g.product().result->type));
-  ir::SizeExpr bytes = 0;
-  for (const std::vector<ir::Dim>& matrix :
-       {concat(g.a_loops, p.m, p.k), concat(g.b_loops, p.k, p.n), concat(p.loops, p.m, p.n)}) {
-    ir::SizeExpr size = element;
-    bool holds = false;
-    for (const ir::Dim& d : matrix) {
-      holds = holds || d.index == index;
-      size = size * d.extent();
-    }
-    if (!holds) bytes = bytes + size;
-  }
-  return bytes;
-}
-
-/// Moves the packs that read no view of the chunk (the same in every chunk)
-/// from `before` to `before_chunks`.
-void hoist_invariant_packs(GemmLowering& g) {
-  auto reads_view = [&](const ir::Stmt& pack) {
-    const ir::Value* read =
-        pack.compute.body->kind == ir::ExprKind::Read ? pack.compute.body->tensor.get() : nullptr;
-    if (!read || pack.compute.result == g.statement->compute.result) return true;
-    for (const ChunkView& v : g.chunk->views)
-      if (v.view.get() == read) return true;
-    for (const ir::SizeExpr& extent : pack.compute.result->shape)
-      if (extent.symbols().count(g.chunk->len)) return true;
-    return false;
-  };
-  std::vector<ir::Stmt> per_chunk;
-  for (ir::Stmt& pack : g.before)
-    (reads_view(pack) ? per_chunk : g.before_chunks).push_back(std::move(pack));
-  g.before = std::move(per_chunk);
-}
-
 }  // namespace
 
-void FunctionEmitter::plan_gemm(const ir::Stmt& s) {
-  std::optional<ContractionPlan> plan = passes::plan_contraction(s.compute);
-  TENET_ASSERT(plan.has_value(), "statement of " << s.compute.result->name
-                                                 << " is marked lower=gemm but is no contraction");
-  const std::string expected = passes::describe(*plan, s.compute);
-  TENET_ASSERT(s.attrs.count("gemm") && s.attrs.at("gemm") == expected,
-               "stale GEMM plan on " << s.compute.result->name << ": the statement now plans as '"
-                                     << expected << "'");
-  const std::string work = product_text(concat(plan->m, plan->n, plan->k), size_names_);
-  GemmLowering g = lower_gemm(s, std::move(*plan));
-  if (std::optional<GemmLowering> chunked = lower_in_chunks(s, g)) g = std::move(*chunked);
-  g.work = work;
+void FunctionEmitter::name_gemm(const ir::Stmt& s) {
+  const lower::GemmLowering& g = lowered_.gemms.at(&s);
+  const GemmPlan& plan = *s.annotations.gemm;
+  EmittedGemm e{&g, product_text(concat(plan.m, plan.n, plan.k), size_names_), ""};
+  if (g.chunk) {
+    // The chunk's extent and capacity are size symbols of its statements and
+    // C++ locals: names of their own, which size_to_c prints for the symbols.
+    auto chunk_name = [&](const std::string& wanted) {
+      std::string name = names_.take(wanted);
+      while (std::find(fn_.size_params.begin(), fn_.size_params.end(), name) !=
+             fn_.size_params.end())
+        name = names_.take(wanted);
+      return name;
+    };
+    const ir::Dim& index = g.chunk->index;
+    e.chunk_start = names_.take(index.index + "_start");
+    size_names_[g.chunk->len] = chunk_name(index.index + "_len");
+    size_names_[g.capacity] = chunk_name(index.index + "_chunk");
+    const std::string slice =
+        size_to_c(lower::bytes_per_chunk_unit(g, g.chunk->len), size_names_).text;
+    size_locals_.push_back({size_names_.at(g.capacity),
+                            "tenet::chunk_extent(" +
+                                extent_text(index.extent(), s.compute.result->name, 0) + ", " +
+                                slice + ", " + std::to_string(options_.pack_budget_bytes) + ")"});
+  }
   for (const ir::ValuePtr& buffer : g.buffers) {
-    if (!g.chunk) {
-      add_temporary(buffer);
-      continue;
-    }
-    const std::map<std::string, ir::SizeExpr> capacity{
-        {g.chunk->len, ir::SizeExpr::sym(g.chunk_capacity)}};
-    std::vector<ir::SizeExpr> shape;
-    for (const ir::SizeExpr& extent : buffer->shape) shape.push_back(extent.substitute(capacity));
-    add_temporary(buffer, shape);
+    if (g.chunk)
+      name_temporary(buffer, g.capacity_shape(*buffer));
+    else
+      name_temporary(buffer);
   }
   if (g.chunk) {
     // Views: the original's strides, the chunk's extent, a pointer of their own.
-    for (const ChunkView& v : g.chunk->views) {
+    for (const lower::ChunkView& v : g.chunk->views) {
       TensorAccess view = access(v.original);
       view.pointer = names_.take_derived(view.pointer + "_chunk");
-      view.dims[size_t(v.dim)] = g.chunk->len;
+      view.dims[size_t(v.dim)] = size_names_.at(g.chunk->len);
       tensors_[v.view.get()] = std::move(view);
     }
   }
-  gemms_.emplace(&s, std::move(g));
-}
-
-std::optional<GemmLowering> FunctionEmitter::lower_in_chunks(const ir::Stmt& s,
-                                                             const GemmLowering& whole) {
-  const int64_t budget = options_.pack_budget_bytes;
-  if (budget <= 0 || whole.buffers.empty()) return std::nullopt;
-  // Each out index that can be chunked, at representative sizes (with a
-  // probe symbol, of no size parameter's name, for the chunk's extent): the
-  // buffer bytes its chunks hold, the bytes they leave whole, and what the
-  // GEMMs then read again per chunk. Chunks must leave at most half the
-  // budget whole where some index can; of those, the least re-read wins.
-  std::string probe = "chunk_len";
-  while (std::find(fn_.size_params.begin(), fn_.size_params.end(), probe) != fn_.size_params.end())
-    probe += "_";
-  ir::SizeExpr all_bytes = 0;
-  for (const ir::ValuePtr& buffer : whole.buffers) {
-    ir::SizeExpr count = int64_t(byte_size(buffer->type));
-    for (const ir::SizeExpr& extent : buffer->shape) count = count * extent;
-    all_bytes = all_bytes + count;
-  }
-  struct Candidate {
-    const ir::Dim* index;
-    ir::SizeExpr chunked_bytes;
-    int64_t left_whole, cost;
-  };
-  std::optional<Candidate> best;
-  auto better = [&](const Candidate& a, const Candidate& b) {
-    const bool a_fits = a.left_whole <= budget / 2, b_fits = b.left_whole <= budget / 2;
-    if (a_fits != b_fits) return a_fits;
-    return a_fits ? a.cost < b.cost : a.left_whole < b.left_whole;
-  };
-  for (const ir::Dim& d : s.compute.out) {
-    std::optional<GemmChunk> chunk = chunk_statement(s, d.index, probe);
-    if (!chunk) continue;
-    std::optional<GemmLowering> g =
-        lower_chunk(std::make_shared<const GemmChunk>(std::move(*chunk)), whole.plan);
-    if (!g) continue;
-    const ir::SizeExpr chunked = bytes_per_chunk_unit(*g, probe) * d.extent();
-    const int64_t chunked_bytes = representative(chunked, probe, d.extent());
-    if (chunked_bytes <= 0) continue;
-    const int64_t reread = representative(bytes_read_per_chunk(*g, d.index), probe, d.extent());
-    const Candidate c{&d, chunked, representative(all_bytes, probe, d.extent()) - chunked_bytes,
-                      reread * (chunked_bytes / std::max<int64_t>(budget, 1) + 1)};
-    if (!best || better(c, *best)) best = c;
-  }
-  if (!best) return std::nullopt;
-  if (auto bytes = best->chunked_bytes.constant(); bytes && *bytes <= budget) return std::nullopt;
-  const ir::Dim* index = best->index;
-
-  // The chunk's extent and capacity are size symbols of its statements as well
-  // as C++ names (size_to_c prints a symbol it does not know as it is): no
-  // size parameter may have their names.
-  auto chunk_symbol = [&](const std::string& wanted) {
-    std::string name = names_.take(wanted);
-    while (std::find(fn_.size_params.begin(), fn_.size_params.end(), name) != fn_.size_params.end())
-      name = names_.take(wanted);
-    return name;
-  };
-  const std::string start = names_.take(index->index + "_start");
-  const std::string len = chunk_symbol(index->index + "_len");
-  const std::string capacity = chunk_symbol(index->index + "_chunk");
-  std::optional<GemmChunk> chunk = chunk_statement(s, index->index, len);
-  TENET_ASSERT(chunk.has_value(), "the chunk of " << s.compute.result->name << " vanished");
-  std::optional<GemmLowering> g =
-      lower_chunk(std::make_shared<const GemmChunk>(std::move(*chunk)), whole.plan);
-  TENET_ASSERT(g.has_value(), "the chunk of " << s.compute.result->name << " cannot be planned");
-  g->chunk_start = start;
-  g->chunk_capacity = capacity;
-  hoist_invariant_packs(*g);
-  const std::string slice = size_to_c(bytes_per_chunk_unit(*g, len), size_names_).text;
-  size_locals_.push_back({capacity, "tenet::chunk_extent(" +
-                                        extent_text(index->extent(), s.compute.result->name, 0) +
-                                        ", " + slice + ", " + std::to_string(budget) + ")"});
-  return g;
+  gemms_.emplace(&s, std::move(e));
 }
 
 void FunctionEmitter::emit_gemm(Code& code, const ir::Stmt& s, const Scope& scope) {
-  const GemmLowering& g = gemms_.at(&s);
+  const EmittedGemm& e = gemms_.at(&s);
+  const GemmLowering& g = *e.lowering;
   code.comment(comment_text(s));
-  const std::string& lower = s.attrs.at("lower");
-  const bool decided_per_call = lower != "gemm";
+  const GemmPlan& plan = *s.annotations.gemm;
+  const bool decided_per_call = plan.per_call_min_work != 0;
   if (decided_per_call) {
-    code.note("A GEMM when it is large enough (M*N*K >= " + std::to_string(passes::kGemmMinWork) +
-              "), else loops.");
-    code.open("if (" + g.work + " >= " + std::to_string(passes::kGemmMinWork) + ")");
+    const std::string min_work = std::to_string(plan.per_call_min_work);
+    code.note("A GEMM when it is large enough (M*N*K >= " + min_work + "), else loops.");
+    code.open("if (" + e.work + " >= " + min_work + ")");
   }
-  code.note("As a GEMM: " + s.attrs.at("gemm") + ".");
+  code.note("As a GEMM: " + ir::describe(plan, s.compute) + ".");
   if (!g.chunk) {
     emit_gemm_calls(code, g, scope);
   } else {
     // One chunk of the index per iteration, over views of the tensors it reads.
-    const GemmChunk& chunk = *g.chunk;
-    const std::string& start = g.chunk_start;
+    const lower::GemmChunk& chunk = *g.chunk;
+    const std::string& start = e.chunk_start;
+    const std::string& len = size_names_.at(chunk.len);
+    const std::string& capacity = size_names_.at(g.capacity);
     size_t out_at = 0;
     while (s.compute.out[out_at].index != chunk.index.index) ++out_at;
     const std::string& extent = access(s.compute.result).dims[out_at];
-    code.note("In chunks of at most " + g.chunk_capacity + " along " + chunk.index.index +
+    code.note("In chunks of at most " + capacity + " along " + chunk.index.index +
               ", so that the GEMM's buffers take at most " +
               bytes_text(options_.pack_budget_bytes) +
               "; a pointer *_chunk points at the chunk's part of a tensor.");
@@ -391,10 +143,10 @@ void FunctionEmitter::emit_gemm(Code& code, const ir::Stmt& s, const Scope& scop
       code.line("");
     }
     code.open("for (int64_t " + start + " = 0; " + start + " < " + extent + "; " + start +
-              " += " + g.chunk_capacity + ")");
-    code.line("const int64_t " + chunk.len + " = std::min<int64_t>(" + g.chunk_capacity + ", " +
-              extent + " - " + start + ");");
-    for (const ChunkView& v : chunk.views) {
+              " += " + capacity + ")");
+    code.line("const int64_t " + len + " = std::min<int64_t>(" + capacity + ", " + extent + " - " +
+              start + ");");
+    for (const lower::ChunkView& v : chunk.views) {
       const TensorAccess& original = access(v.original);
       const std::string& stride = original.strides[size_t(v.dim)];
       const std::string type = std::string(c_type_name(v.view->type));
@@ -415,7 +167,7 @@ void FunctionEmitter::emit_gemm(Code& code, const ir::Stmt& s, const Scope& scop
 }
 
 void FunctionEmitter::emit_gemm_calls(Code& code, const GemmLowering& g, const Scope& scope) {
-  const ContractionPlan& p = g.plan;
+  const GemmPlan& p = g.plan;
   const ir::Compute& c = g.product();
   for (const ir::Stmt& before : g.before) {
     emit_loop_nest(code, before, scope);
@@ -465,9 +217,9 @@ void FunctionEmitter::emit_gemm_calls(Code& code, const GemmLowering& g, const S
       o.ld = g.chunk && !rows.empty() ? t.strides[last_row - 1] : cols_text;
       return o;
     }
-    const TensorAccess& t = access(mat.read->tensor);
-    o.pointer =
-        plus_offset(t.pointer, flat_offset(t, at_first_element(*mat.read, rows, cols), inner));
+    const ir::ExprNode& read = ir::gemm_read(c, mat);
+    const TensorAccess& t = access(read.tensor);
+    o.pointer = plus_offset(t.pointer, flat_offset(t, at_first_element(read, rows, cols), inner));
     o.transposed = mat.transposed;
     o.ld = mat.ld_dim >= 0 ? t.strides[size_t(mat.ld_dim)] : mat.transposed ? rows_text : cols_text;
     return o;
@@ -514,7 +266,10 @@ void FunctionEmitter::emit_gemm_calls(Code& code, const GemmLowering& g, const S
   for (const ir::Stmt& after : g.after) {
     code.line("");
     const bool gather = g.plan.split && &after == &g.after.back();
-    if (!gather || !emit_col2im(code, after, scope)) emit_loop_nest(code, after, scope);
+    if (gather && g.scatter)
+      emit_col2im(code, after, *g.scatter, scope);
+    else
+      emit_loop_nest(code, after, scope);
   }
 }
 

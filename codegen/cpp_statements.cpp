@@ -1,5 +1,5 @@
 // Statements as loop nests: a Compute becomes out loops around (reduce loops
-// around) one assignment, in the order its schedule gives (codegen/schedule.h:
+// around) one assignment, in the order its schedule gives (lower/schedule.h:
 // out loops inside the reduce loops accumulate in place), and consecutive
 // statements that share outer loops become one nest; a Loop becomes a for
 // loop that hands its carried tensors from one iteration to the next (see
@@ -68,7 +68,7 @@ void FunctionEmitter::emit_block(Code& code, const std::vector<ir::Stmt>& body,
   for (const ir::Stmt& s : body) {
     const bool compute = s.kind == ir::StmtKind::Compute;
     const bool in_nest = compute && !gemms_.count(&s);
-    shared = std::min(shared, in_nest ? shared_loops(s) : size_t(0));
+    shared = std::min(shared, in_nest ? lower::shared_loops(s) : size_t(0));
     const bool live = compute ? liveness_.live(s.compute) : liveness_.live(*s.loop);
     if (!live) continue;
     Scheduled m = in_nest ? scheduled(s, scope) : Scheduled{&s, {}, {}};
@@ -91,7 +91,7 @@ void FunctionEmitter::emit_block(Code& code, const std::vector<ir::Stmt>& body,
 }
 
 FunctionEmitter::Scheduled FunctionEmitter::scheduled(const ir::Stmt& s, const Scope& scope) const {
-  Scheduled m{&s, loop_schedule(s), {}};
+  Scheduled m{&s, lower::loop_schedule(s), {}};
   const ir::Compute& c = s.compute;
   std::vector<std::string> order;
   std::map<std::string, IndexInfo> ranges = scope.indices;
@@ -269,7 +269,7 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
                                      bool in_nest) {
   const ir::Stmt& s = *m.stmt;
   const ir::Compute& c = s.compute;
-  const LoopSchedule& schedule = m.schedule;
+  const lower::LoopSchedule& schedule = m.schedule;
   code.comment(comment_text(s));
   // The shared loops (outermost out indices) are already open.
   Scope inner = scope;
@@ -407,13 +407,13 @@ void FunctionEmitter::emit_loop(Code& code, const ir::Stmt& s, const Scope& scop
       any = true;
       continue;
     }
-    switch (carry_kind_.at(&c)) {
-      case CarryKind::Unchanged:
+    switch (memory_.carry_kind.at(&c)) {
+      case lower::CarryKind::Unchanged:
         continue;
-      case CarryKind::Alias:
-      case CarryKind::InPlace:
+      case lower::CarryKind::Alias:
+      case lower::CarryKind::InPlace:
         break;
-      case CarryKind::Copy: {
+      case lower::CarryKind::Copy: {
         const std::string slot = carry_buffers_.at(&c) + "[" + var + " % 2]";
         if (!any) code.line("");
         code.line("std::copy_n(" + next + ", " + count_text(*c.next) + ", " + slot + ");");

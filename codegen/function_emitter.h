@@ -1,8 +1,11 @@
 /// \file
-/// The state of emitting one function, shared by the planning half
-/// (cpp_function.cpp: names, storage, sizes, strides, workspace, ABI
-/// wrappers; memory_plan.cpp: the workspace slots' lifetimes) and the
-/// statement half (cpp_statements.cpp: loop nests; cpp_gemm.cpp: GEMM calls).
+/// The state of printing one function as C++ from its lowered form
+/// (lower/lowered.h: liveness, GEMM lowering, memory plan), shared by the
+/// naming half (cpp_function.cpp: C++ names of parameters, tensors, sizes,
+/// strides and workspace slots; the memory plan's table; ABI wrappers) and
+/// the statement half (cpp_statements.cpp: loop nests; cpp_gemm.cpp: GEMM
+/// calls; gemm_col2im.cpp: col2im). Nothing is decided here that another
+/// backend would need.
 ///
 /// Internal to codegen/.
 #pragma once
@@ -18,39 +21,17 @@
 #include "codegen/cpp.h"
 #include "codegen/cpp_expr.h"
 #include "codegen/cpp_gemm.h"
-#include "codegen/liveness.h"
 #include "codegen/loop_bounds.h"
-#include "codegen/memory_plan.h"
-#include "codegen/schedule.h"
 #include "ir/ir.h"
+#include "lower/schedule.h"
 
 namespace tenet::codegen::detail {
 
-/// How a loop-carried tensor moves from one iteration to the next.
-enum class CarryKind {
-  Unchanged,  // next is the parameter itself: nothing to do
-  Alias,      // next is defined outside the loop and never changes: point at it
-  InPlace,    // next is computed in the body into alternating buffers: point at it
-  Copy,       // anything else: copy next into this tensor's alternating buffers
-};
-
-/// A slot of the workspace: one temporary, or the pair of alternating buffers
-/// a loop-carried tensor needs.
-struct WorkspaceSlot {
-  std::string name;  // the pointer (or the array of two pointers) in the generated code
-  ElemType type;
-  std::string count;  // elements, as C++
-  int copies = 1;
-  /// The memory plan: the statements the slot is live across, and whether it
-  /// is live together with every other slot (then it shares memory with none,
-  /// and its pointer may be __restrict__).
-  Lifetime live;
-  bool exclusive = false;
-};
-
 class FunctionEmitter {
  public:
-  FunctionEmitter(const ir::Function& fn, std::string symbol, const CppOptions& options);
+  /// Prints `lowered` (lower/lowered.h), which must outlive the emitter.
+  FunctionEmitter(const lower::LoweredFunction& lowered, std::string symbol,
+                  const CppOptions& options);
 
   std::string declarations() const;
   std::string definitions();
@@ -58,17 +39,18 @@ class FunctionEmitter {
   bool uses_gemm() const { return !gemms_.empty(); }
 
  private:
-  // Planning (cpp_function.cpp).
+  // Names (cpp_function.cpp), in the order the function runs.
   void name_parameters();
-  void plan_block(const std::vector<ir::Stmt>& body, const ir::Loop* enclosing);
-  void plan_loop(const ir::Loop& loop);
+  void name_block(const std::vector<ir::Stmt>& body, const ir::Loop* enclosing);
+  void name_loop(const ir::Loop& loop);
   void add_tensor(const ir::ValuePtr& v, const std::string& pointer);
   /// `storage`: the shape the strides are computed from (a chunk buffer's capacity).
   void add_tensor(const ir::ValuePtr& v, const std::string& pointer,
                   const std::vector<ir::SizeExpr>& storage);
-  void add_temporary(const ir::ValuePtr& v);
-  void add_temporary(const ir::ValuePtr& v, const std::vector<ir::SizeExpr>& capacity);
-  size_t add_slot(const std::string& name, ElemType type, const std::string& count, int copies);
+  void name_temporary(const ir::ValuePtr& v);
+  void name_temporary(const ir::ValuePtr& v, const std::vector<ir::SizeExpr>& capacity);
+  /// Names slot `slot` of the memory plan: its pointer and element count in C++.
+  void name_slot(size_t slot, const std::string& name, const std::string& count);
   std::string dim_text(const ir::Value& v, int d);
   std::string extent_text(const ir::SizeExpr& size, const std::string& owner, int d);
   std::string count_text(const ir::Value& v);
@@ -85,16 +67,6 @@ class FunctionEmitter {
   void emit_wrappers(Code& code) const;
   void emit_packed_wrappers(Code& code) const;
 
-  // The memory plan (memory_plan.cpp): each slot's lifetime.
-  void plan_memory();
-  void record_block(LifetimeRecorder& r, const std::vector<ir::Stmt>& body);
-  void record_loop(LifetimeRecorder& r, const ir::Loop& loop);
-  void record_reads(LifetimeRecorder& r, const ir::Expr& e) const;
-  void record_use(LifetimeRecorder& r, const ir::ValuePtr& v) const;
-  /// The slots a carried result may point at after a loop of at least one iteration.
-  std::vector<size_t> result_slots(const ir::Loop::Carried& c) const;
-  void record_write(LifetimeRecorder& r, size_t slot) const;
-
   // Statements (cpp_statements.cpp).
   void emit_block(Code& code, const std::vector<ir::Stmt>& body, const Scope& scope);
   void emit_compute(Code& code, const ir::Stmt& s, const Scope& scope);
@@ -104,11 +76,11 @@ class FunctionEmitter {
   static std::string comment_text(const ir::Stmt& s);
 
   // ---- Loop schedules (cpp_statements.cpp): the `schedule` pass's loop
-  // orders and shared loop nests (codegen/schedule.h). ----
+  // orders and shared loop nests (lower/schedule.h). ----
   struct Scheduled {
     const ir::Stmt* stmt;
-    LoopSchedule schedule;  // `shared`: loops shared with the previous member
-    GuardBounds guard;      // its reduce loops narrowed by its guard (loop_bounds.h)
+    lower::LoopSchedule schedule;  // `shared`: loops shared with the previous member
+    GuardBounds guard;             // its reduce loops narrowed by its guard (loop_bounds.h)
   };
   /// `s` (a Compute in a block with the indices of `scope`) with its loop
   /// schedule and its reduce loops' bounds from its guard.
@@ -122,20 +94,20 @@ class FunctionEmitter {
   /// Marks every name statement `c` uses (tensors, strides, extents, sizes, indices in scope).
   void reserve_names(Namer& names, const ir::Compute& c, const Scope& scope) const;
 
-  // Contractions lowered to GEMM calls (cpp_gemm.cpp), in chunks when their
-  // buffers would exceed the budget (gemm_chunks.h).
-  void plan_gemm(const ir::Stmt& s);
-  std::optional<GemmLowering> lower_in_chunks(const ir::Stmt& s, const GemmLowering& whole);
+  // Statements lowered to GEMM calls (lower/gemm.h), printed by cpp_gemm.cpp.
+  void name_gemm(const ir::Stmt& s);
   void emit_gemm(Code& code, const ir::Stmt& s, const Scope& scope);
-  void emit_gemm_calls(Code& code, const GemmLowering& g, const Scope& scope);
-  /// A split's gather as a scatter of windows (gemm_col2im.cpp); false, and
-  /// nothing emitted, when the gather has no such form.
-  bool emit_col2im(Code& code, const ir::Stmt& gather, const Scope& scope);
+  void emit_gemm_calls(Code& code, const lower::GemmLowering& g, const Scope& scope);
+  /// A split's gather as a scatter of windows (gemm_col2im.cpp), in the
+  /// form the lowering found (lower/col2im.h).
+  void emit_col2im(Code& code, const ir::Stmt& gather, const lower::ScatterForm& scatter,
+                   const Scope& scope);
 
   const ir::Function& fn_;
   std::string symbol_;
   CppOptions options_;
-  Liveness liveness_;
+  const lower::LoweredFunction& lowered_;  // liveness, GEMM lowering, memory plan
+  const lower::Liveness& liveness_ = lowered_.liveness;
 
   Namer names_;         // function scope
   NameMap size_names_;  // IR size parameter -> C++ name
@@ -146,19 +118,23 @@ class FunctionEmitter {
   std::map<std::string, std::string> size_local_by_key_;          // SizeExpr key -> name
   /// Per tensor (in order of appearance), its strides: name and C++ expression.
   std::vector<std::vector<std::pair<std::string, std::string>>> strides_;
-  std::vector<WorkspaceSlot> slots_;
-  std::map<const ir::Value*, size_t> slot_of_;  // temporaries and in-place next values
+  /// Per slot of the memory plan (lowered_.memory): the pointer (or the
+  /// array of two pointers) in the generated code, and its elements as C++.
+  std::vector<std::string> slot_names_, slot_counts_;
+  const lower::MemoryPlan& memory_ = lowered_.memory;
 
-  // Loops: how each carried tensor advances, and the storage it needs.
-  std::map<const ir::Loop::Carried*, CarryKind> carry_kind_;
+  // Loops: the names of the buffers carried tensors need (memory_.carry_kind).
   std::map<const ir::Loop::Carried*, std::string> carry_buffers_;  // Copy: its two buffers
   std::map<const ir::Value*, std::string> in_place_buffers_;       // InPlace next values
   std::map<const ir::Loop*, std::string> loop_vars_;
-  std::map<const ir::Loop::Carried*, size_t> carry_slot_;  // Copy: the slot of its buffers
-  /// Loop parameters and results: the slots they may point into.
-  std::map<const ir::Value*, std::vector<size_t>> aliases_;
 
-  std::map<const ir::Stmt*, GemmLowering> gemms_;  // statements marked lower = "gemm"
+  /// A statement lowered to GEMM calls, with its C++ names: M*N*K (a
+  /// per-call decision tests it) and the loop variable over chunks.
+  struct EmittedGemm {
+    const lower::GemmLowering* lowering;
+    std::string work, chunk_start;
+  };
+  std::map<const ir::Stmt*, EmittedGemm> gemms_;  // statements with a GEMM plan
 
   // Outputs not written in place: copied at the end from their value.
   std::vector<std::pair<std::string, ir::ValuePtr>> output_copies_;

@@ -301,12 +301,21 @@ std::vector<CompiledFunction> jit_compile_together(const ir::Module& m,
                                                    const std::vector<std::string>& functions,
                                                    const JitOptions& options) {
   TENET_ASSERT(!functions.empty(), "jit_compile_together: no function named");
+  for (const auto& name : functions)
+    TENET_ASSERT(m.find(name) != nullptr,
+                 "jit_compile: no function named '" << name << "' in the module");
+  return jit_compile_unit(emit_cpp(m, functions, options.cpp), m, functions, options);
+}
+
+std::vector<CompiledFunction> jit_compile_unit(const CppUnit& unit, const ir::Module& m,
+                                               const std::vector<std::string>& functions,
+                                               const JitOptions& options) {
+  TENET_ASSERT(!functions.empty(), "jit_compile_unit: no function named");
   for (const auto& name : functions) {
     const ir::Function* f = m.find(name);
     TENET_ASSERT(f != nullptr, "jit_compile: no function named '" << name << "' in the module");
     check_layouts(*f);
   }
-  const CppUnit unit = emit_cpp(m, functions, options.cpp);
   const char* env_cxx = std::getenv("TENET_CXX");
   const std::string origin = !options.cxx.empty()  ? "JitOptions::cxx"
                              : env_cxx && *env_cxx ? "TENET_CXX"

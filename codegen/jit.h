@@ -122,9 +122,9 @@ class CompiledFunction {
   const ir::Function& function() const { return *fn_; }
 
  private:
-  friend std::vector<CompiledFunction> jit_compile_together(const ir::Module&,
-                                                            const std::vector<std::string>&,
-                                                            const JitOptions&);
+  friend std::vector<CompiledFunction> jit_compile_unit(const CppUnit&, const ir::Module&,
+                                                        const std::vector<std::string>&,
+                                                        const JitOptions&);
   friend class Executable;
   // The packed entry points of the ABI (codegen/cpp.h).
   using Packed = int (*)(const int64_t* sizes, void* const* buffers);
@@ -144,6 +144,13 @@ class CompiledFunction {
 std::vector<CompiledFunction> jit_compile_together(const ir::Module& m,
                                                    const std::vector<std::string>& functions,
                                                    const JitOptions& options = {});
+
+/// Compiles (or finds in the cache) `unit`, the C++ of the named functions of
+/// `m` (the driver's `cpp` stage made it with options.cpp), and returns them in
+/// the same order.
+std::vector<CompiledFunction> jit_compile_unit(const CppUnit& unit, const ir::Module& m,
+                                               const std::vector<std::string>& functions,
+                                               const JitOptions& options = {});
 
 /// One function in a library of its own.
 CompiledFunction jit_compile(const ir::Module& m, const std::string& function,

@@ -11,6 +11,7 @@
 #include "ir/verify.h"
 #include "lang/check.h"
 #include "lang/parser.h"
+#include "lower/lowered.h"
 #include "passes/pipeline.h"
 #include "support/error.h"
 
@@ -24,6 +25,9 @@ void check(Compilation& c, const Request& r);
 void retype(Compilation& c, const Request& r);
 void differentiate(Compilation& c, const Request& r);
 Stage optimisation(const passes::Pass& pass);
+void find_liveness(Compilation& c, const Request& r);
+void lower_gemms(Compilation& c, const Request& r);
+void plan_memory(Compilation& c, const Request& r);
 void emit_cpp(Compilation& c, const Request& r);
 
 }  // namespace
@@ -42,8 +46,15 @@ const std::vector<Stage>& stages() {
     };
     // The optimisation passes, in passes/pipeline.h's order (passes/ owns them).
     for (const passes::Pass& p : passes::pipeline()) t.push_back(optimisation(p));
-    t.push_back(
-        {"cpp", "IR -> one C++17 unit, header and source (codegen/cpp.h)", Form::Cpp, emit_cpp});
+    // Lowering: backend-independent, typed (lower/), then the C++ backend prints.
+    t.push_back({"liveness", "the statements that reach an output (lower/liveness.h)",
+                 Form::Lowered, find_liveness});
+    t.push_back({"lower_gemm", "GEMM plans -> packing, chunks and col2im (lower/gemm.h)",
+                 Form::Lowered, lower_gemms});
+    t.push_back({"plan_memory", "workspace slots, lifetimes, loop carries (lower/memory_plan.h)",
+                 Form::Lowered, plan_memory});
+    t.push_back({"cpp", "lowered IR -> one C++17 unit, header and source (codegen/cpp.h)",
+                 Form::Cpp, emit_cpp});
     return t;
   }();
   return table;
@@ -114,8 +125,30 @@ Stage optimisation(const passes::Pass& pass) {
   return {pass.name, pass.summary, Form::Optimised, run};
 }
 
+/// The lowered forms point into a copy of the optimised module that they
+/// share with it, so that a Compilation can be copied.
+void find_liveness(Compilation& c, const Request&) {
+  auto lowering = std::make_shared<Compilation::Lowering>();
+  for (const ir::Function& f : c.optimised.functions)
+    lowering->module.functions.push_back(f.clone());
+  for (const ir::Function& f : lowering->module.functions)
+    lowering->functions.push_back(lower::find_liveness(f));
+  c.lowered = std::move(lowering);
+}
+
+void lower_gemms(Compilation& c, const Request& r) {
+  for (lower::LoweredFunction& f : c.lowered->functions)
+    lower::lower_gemms(f, r.cpp.pack_budget_bytes);
+}
+
+void plan_memory(Compilation& c, const Request&) {
+  for (lower::LoweredFunction& f : c.lowered->functions) lower::plan_memory(f);
+}
+
 void emit_cpp(Compilation& c, const Request& r) {
-  c.cpp = codegen::emit_cpp(c.optimised, c.function_names(), r.cpp);
+  std::vector<const lower::LoweredFunction*> functions;
+  for (const lower::LoweredFunction& f : c.lowered->functions) functions.push_back(&f);
+  c.cpp = codegen::emit_cpp(functions, r.cpp);
 }
 
 // ---- running them ----------------------------------------------------------
@@ -128,6 +161,10 @@ void dump(const Compilation& c, const Stage& s, std::ostream& out) {
   switch (s.form) {
     case Form::Ast:
       out << "// ----- source after " << s.name << " -----\n" << ast::print(*c.ast);
+      break;
+    case Form::Lowered:
+      out << "// ----- lowered after " << s.name << " -----\n";
+      for (const lower::LoweredFunction& f : c.lowered->functions) out << lower::print(f);
       break;
     case Form::Cpp:
       out << "// ----- C++ after " << s.name << " -----\n" << print_cpp(*c.cpp);
@@ -172,6 +209,19 @@ size_t index_of(const std::string& name) {
   return size_t(&find_stage(name) - stages().data());
 }
 
+bool is_code_stage(const Stage& s) {
+  return s.form == Form::Lowered || s.form == Form::Cpp;
+}
+
+/// Whether the request asks for C++ or for a stage that lowers or prints.
+bool wants_code(const Request& r, const std::set<std::string>& dump_after) {
+  if (r.emit_cpp || dump_after.count("all")) return true;
+  if (!r.stop_after.empty() && is_code_stage(find_stage(r.stop_after))) return true;
+  for (const std::string& name : dump_after)
+    if (is_code_stage(find_stage(name))) return true;
+  return false;
+}
+
 }  // namespace
 
 const ir::Module& Compilation::ir() const {
@@ -206,28 +256,45 @@ Compilation compile(const Request& request, const Compilation& from) {
       throw UsageError("'" + name + "' is not an optimisation pass");
   std::ostream& out = request.dump_to ? *request.dump_to : std::cerr;
 
-  Compilation c{from.file, from.ast, from.checked, {}, {}, from.cpp, from.stage};
+  Compilation c{from.file, from.ast, from.checked, {}, {}, from.lowered, from.cpp, from.stage};
   for (const ir::Function& f : from.derived.functions) c.derived.functions.push_back(f.clone());
   for (const ir::Function& f : from.optimised.functions) c.optimised.functions.push_back(f.clone());
 
+  // The lowered forms are shared with `from`: continuing inside the lowering
+  // lowers again rather than change them.
+  if (!c.stage.empty() && find_stage(c.stage).form == Form::Lowered) {
+    c.stage = passes::pipeline().back().name;
+    c.lowered.reset();
+  }
   // Continue after from.stage, up to stop_after.
   const std::vector<Stage>& table = stages();
   size_t next = c.stage.empty() ? 0 : index_of(c.stage) + 1;
   const size_t end = request.stop_after.empty() ? table.size() : index_of(request.stop_after) + 1;
   for (; next < end; ++next) {
     const Stage& s = table[next];
-    // Code generation runs only for callers that want its text.
-    if (s.form == Form::Cpp && !request.emit_cpp && !asks_for(dump_after, s) &&
-        request.stop_after != s.name)
-      break;
+    // Lowering and code generation run only for callers that want code.
+    if ((s.form == Form::Lowered || s.form == Form::Cpp) && !wants_code(request, dump_after)) break;
     s.run(c, request);
     c.stage = s.name;
-    if (s.form != Form::Ast && s.form != Form::Cpp)
+    if (s.form != Form::Ast && s.form != Form::Lowered && s.form != Form::Cpp)
       for (const ir::Function& f : c.ir().functions)
         ir::verify(f, std::string("stage '") + s.name + "'");
     if (asks_for(dump_after, s)) dump(c, s, out);
   }
   return c;
+}
+
+std::vector<codegen::CompiledFunction> load(const Request& request, const Compilation& c,
+                                            const codegen::JitOptions& options) {
+  if (c.cpp) return codegen::jit_compile_unit(*c.cpp, c.optimised, c.function_names(), options);
+  TENET_ASSERT(c.stage == passes::pipeline().back().name || is_code_stage(find_stage(c.stage)),
+               "load: compiled only up to '" << c.stage << "'");
+  Request r = request;
+  r.emit_cpp = true;
+  r.cpp = options.cpp;
+  r.stop_after.clear();
+  const Compilation full = compile(r, c);
+  return codegen::jit_compile_unit(*full.cpp, full.optimised, full.function_names(), options);
 }
 
 std::string pass_names() {

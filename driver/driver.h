@@ -2,7 +2,8 @@
 /// The compiler driver: one request goes through every stage, in the order of
 /// the table in driver.cpp (the table of contents of the whole compiler):
 ///
-///   parse -> check -> retype -> ad -> simplify ... schedule -> cpp
+///   parse -> check -> retype -> ad -> simplify ... schedule
+///         -> liveness -> lower_gemm -> plan_memory -> cpp
 ///
 /// Every caller (the CLI, the Python package, the trainer, the benchmarks)
 /// says what it wants in a Request and gets a Compilation back, from which it
@@ -26,8 +27,10 @@
 
 #include "ad/grad.h"
 #include "codegen/cpp.h"
+#include "codegen/jit.h"
 #include "ir/ir.h"
 #include "lang/ast.h"
+#include "lower/lowered.h"
 #include "support/diagnostics.h"
 #include "support/types.h"
 
@@ -55,9 +58,10 @@ struct Request {
   /// Optimisation passes not to run, e.g. {"contraction"} keeps every
   /// contraction in loops instead of GEMM calls.
   std::set<std::string> skip_passes;
-  /// Run the code generation stage (`cpp`) and keep its text. It also runs
-  /// when stop_after or dump_after names it. JIT callers leave it off:
-  /// codegen::jit_compile emits its own text.
+  /// Run the lowering stages and code generation (`cpp`) and keep the text.
+  /// They also run when stop_after or dump_after names one of them. JIT
+  /// callers leave it off and call load(), which runs them with the JIT's
+  /// options.
   bool emit_cpp = false;
   codegen::CppOptions cpp;
 
@@ -79,6 +83,14 @@ struct Compilation {
   ir::Module derived;
   /// The optimisation passes: `derived` optimised, what code generation sees.
   ir::Module optimised;
+  /// liveness, lower_gemm, plan_memory: the optimised functions as every
+  /// backend receives them (lower/lowered.h), over a copy of `optimised`
+  /// that the lowered forms point into.
+  struct Lowering {
+    ir::Module module;
+    std::vector<lower::LoweredFunction> functions;
+  };
+  std::shared_ptr<Lowering> lowered;
   std::optional<codegen::CppUnit> cpp;  // cpp
   /// The last stage run ("" before the first).
   std::string stage;
@@ -91,7 +103,7 @@ struct Compilation {
 };
 
 /// What a stage produces (and what --dump-after prints for it).
-enum class Form { Ast, Checked, Derived, Optimised, Cpp };
+enum class Form { Ast, Checked, Derived, Optimised, Lowered, Cpp };
 
 struct Stage {
   const char* name;
@@ -113,6 +125,14 @@ Compilation compile(const Request& request);
 /// earlier stage, e.g. `check` to choose a function first): the stages after
 /// from.stage run; what `from` made is shared or copied, never changed.
 Compilation compile(const Request& request, const Compilation& from);
+
+/// The requested functions of `c` (compiled at least through the
+/// optimisation passes), lowered and printed with options.cpp unless `c`
+/// already holds their C++, then built and loaded (codegen/jit.h), in
+/// request order. `request` is the one `c` was compiled from (its dumps
+/// still apply).
+std::vector<codegen::CompiledFunction> load(const Request& request, const Compilation& c,
+                                            const codegen::JitOptions& options = {});
 
 /// "simplify, dce, ..." (the optimisation passes, for messages and --help).
 std::string pass_names();

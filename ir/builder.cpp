@@ -266,9 +266,9 @@ void FunctionBuilder::output(const ValuePtr& v, const std::string& name) {
   fn_.output_names.push_back(name.empty() ? v->name : name);
 }
 
-void FunctionBuilder::annotate(const std::string& key, const std::string& value) {
-  TENET_ASSERT(!block().empty(), "annotate() with no statement");
-  block().back().attrs[key] = value;
+Annotations& FunctionBuilder::annotations() {
+  TENET_ASSERT(!block().empty(), "annotations() with no statement");
+  return block().back().annotations;
 }
 
 Function FunctionBuilder::finish() {

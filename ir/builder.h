@@ -81,8 +81,8 @@ class FunctionBuilder {
 
   /// Declares an output; `name` is its user-facing name (default: the value's name).
   void output(const ValuePtr& v, const std::string& name = "");
-  /// Attributes set on the last statement appended to the current block.
-  void annotate(const std::string& key, const std::string& value);
+  /// The annotations of the last statement appended to the current block.
+  Annotations& annotations();
 
   /// Returns the function after running the verifier on it.
   Function finish();

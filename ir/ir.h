@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/annotations.h"
 #include "ir/size_expr.h"
 #include "support/diagnostics.h"
 #include "support/types.h"
@@ -142,8 +143,8 @@ struct Stmt {
   Span span;
   /// The source statement, for comments in printed IR and generated code.
   std::string source;
-  /// Free-form annotations for later passes (schedule, fusion group, saved/recomputed...).
-  std::map<std::string, std::string> attrs;
+  /// What passes record for later passes and code generators (annotations.h).
+  Annotations annotations;
 };
 
 struct Function {

@@ -1,7 +1,8 @@
 #include "ir/ir_parser.h"
 
-#include "ir/builder.h"
-#include "ir/ir_parser_expr.h"
+#include <optional>
+
+#include "ir/ir_parser_internal.h"
 #include "ir/verify.h"
 #include "support/error.h"
 
@@ -16,320 +17,280 @@ bool reduce_keyword(const std::string& word, ReduceOp& op) {
   return false;
 }
 
-// Functions, statements and loops; see ExprParser for the rest of the grammar.
-class Parser : ExprParser {
- public:
-  explicit Parser(const SourceFile& file) : ExprParser(file) {}
-
-  Module module() {
-    Module m;
-    while (peek().kind != TokKind::End) {
-      Span name_span = peek(1).span;
-      Function f = function();
-      if (m.find(f.name)) fail(name_span, "function '" + f.name + "' is defined twice");
-      m.functions.push_back(std::move(f));
-    }
-    return m;
-  }
-
- private:
-  // Creates a value through the builder (which names it exactly: each name is
-  // requested once) and defines it in the innermost scope.
-  ValuePtr define(const Token& name, ElemType type, std::vector<SizeExpr> shape,
-                  std::vector<int> layout) {
-    if (!names_.insert(name.text).second) fail(name.span, "%" + name.text + " is defined twice");
-    ValuePtr v = minter_->new_value(name.text, type, std::move(shape), name.span);
-    TENET_ASSERT(v->name == name.text, "builder renamed " << name.text << " to " << v->name);
-    if (!layout.empty()) v = with_layout(v, std::move(layout));
-    scopes_.back()[name.text] = v;
-    return v;
-  }
-
-  // ---- statements ----------------------------------------------------------------
-  Function function() {
-    expect_word("func", "to start a function");
-    Function f;
-    const Token& name = next();
-    if (name.kind != TokKind::Ident && name.kind != TokKind::String)
-      fail(name.span, "expected a function name, found " + describe(name));
-    f.name = name.text;
-    f.span = name.span;
-    FunctionBuilder minter(f.name, f.span);
-    minter_ = &minter;
-    scopes_.assign(1, {});
-    names_.clear();
-    size_params_.clear();
-    try {
-      if (accept("[")) {
-        do {
-          const Token& s = expect_ident("a size parameter name");
-          if (!size_params_.insert(s.text).second)
-            fail(s.span, "size parameter " + s.text + " is listed twice");
-          f.size_params.push_back(s.text);
-        } while (accept(","));
-        expect("]", "to close the size parameters");
-      }
-      expect("(", "before the inputs");
-      if (!is_punct(")")) {
-        do {
-          if (peek().kind != TokKind::Value) fail_here("an input such as %x: float32[N]");
-          const Token& in = next();
-          expect(":", "after the input's name");
-          TypeSpec t = type_spec();
-          f.inputs.push_back(define(in, t.type, t.shape, t.layout));
-        } while (accept(","));
-      }
-      expect(")", "after the inputs");
-      expect("{", "to open the function body");
-      block(f.body, {});
-      expect_word("return", "to end the function body");
-      outputs(f);
-      expect("}", "to close the function");
-      verify(f, "parsing " + file_.path());
-    } catch (const InternalError& e) {
-      fail(f.span, std::string("invalid IR in function ") + f.name + ": " + e.what());
-    }
-    minter_ = nullptr;
-    return f;
-  }
-
-  // return [%value [as NAME] {, %value [as NAME]}]: outputs and their user-facing names.
-  void outputs(Function& f) {
-    if (peek().kind != TokKind::Value) return;
-    do {
-      if (peek().kind != TokKind::Value) fail_here("an output value");
-      const Token& out = next();
-      auto it = scopes_[0].find(out.text);
-      if (it == scopes_[0].end())
-        fail(out.span, "output %" + out.text + " is not defined at the function's top level");
-      const Token* name = &out;
-      if (is_word("as")) {
-        next();
-        name = &next();
-        if (name->kind != TokKind::Ident && name->kind != TokKind::String)
-          fail(name->span, "expected the output's name after 'as', found " + describe(*name));
-      }
-      for (const std::string& taken : f.output_names)
-        if (taken == name->text) fail(name->span, "output name " + taken + " is used twice");
-      for (const ValuePtr& in : f.inputs)
-        if (in->name == name->text && in != it->second)
-          fail(name->span, "output name " + in->name + " is the name of an input");
-      f.outputs.push_back(it->second);
-      f.output_names.push_back(name->text);
-    } while (accept(","));
-  }
-
-  void block(std::vector<Stmt>& body, const std::set<std::string>& loop_vars) {
-    while (!is_punct("}") && !is_word("return") && peek().kind != TokKind::End)
-      body.push_back(statement(loop_vars));
-  }
-
-  Stmt statement(const std::set<std::string>& loop_vars) {
-    Stmt s;
-    Span begin = peek().span;
-    std::vector<std::string> source = peek().comments;
-    if (is_word("attrs") && is_punct("(", 1)) {
-      attrs(s.attrs);
-      source.insert(source.end(), peek().comments.begin(), peek().comments.end());
-    }
-    for (size_t i = 0; i < source.size(); ++i) s.source += (i ? "\n" : "") + source[i];
-    if (is_word("loop")) {
-      if (int(loop_vars.size()) >= kMaxNesting) fail(peek().span, "loops nested too deeply");
-      s.kind = StmtKind::Loop;
-      s.loop = std::make_shared<Loop>(loop(loop_vars));
-    } else if (peek().kind == TokKind::Value) {
-      s.kind = StmtKind::Compute;
-      s.compute = compute(loop_vars);
-    } else {
-      fail_here("a statement (%name[...]: type = ..., or loop), 'return' or '}'");
-    }
-    s.span = span_from(begin);
-    return s;
-  }
-
-  void attrs(std::map<std::string, std::string>& out) {
-    next();
-    next();
-    do {
-      const Token& key = next();
-      if (key.kind != TokKind::Ident && key.kind != TokKind::String)
-        fail(key.span, "expected an attribute name, found " + describe(key));
-      expect("=", "after the attribute name");
-      if (peek().kind != TokKind::String) fail_here("a quoted attribute value");
-      if (!out.emplace(key.text, next().text).second)
-        fail(key.span, "attribute " + key.text + " is given twice");
-    } while (accept(","));
-    expect(")", "to close attrs(...)");
-  }
-
-  Dim reduce_dim(std::set<std::string>& bound) {
-    const Token& index = expect_ident("a reduction index");
-    if (!bound.insert(index.text).second)
-      fail(index.span, "index " + index.text + " is bound twice in this statement");
-    expect_word("in", "after the reduction index");
-    SizeExpr lo = size("a reduction range");
-    expect(":", "between the bounds of the range");
-    SizeExpr hi = size("a reduction range");
-    return Dim{index.text, lo, hi};
-  }
-
-  Compute compute(const std::set<std::string>& loop_vars) {
-    const Token& name = next();
-    Compute c;
-    std::set<std::string> bound = loop_vars;
-    std::vector<const Token*> out_names;
-    expect("[", "after the result's name (its out indices, even if none)");
-    if (!is_punct("]")) {
-      do {
-        const Token& index = expect_ident("an out index");
-        if (!bound.insert(index.text).second)
-          fail(index.span, "index " + index.text + " is bound twice in this statement");
-        out_names.push_back(&index);
-      } while (accept(","));
-    }
-    expect("]", "after the out indices");
-    expect(":", "and the result's type");
-    Span type_at = peek().span;
-    TypeSpec type = type_spec();
-    if (out_names.size() != type.shape.size())
-      fail(span_from(type_at), std::to_string(out_names.size()) + " out indices for a rank " +
-                                   std::to_string(type.shape.size()) + " result");
-    for (size_t i = 0; i < out_names.size(); ++i)
-      c.out.push_back(Dim{out_names[i]->text, SizeExpr(0), type.shape[i]});
-    expect("=", "after the result's type");
-    if (peek().kind == TokKind::Ident && is_punct("[", 1) && reduce_keyword(peek().text, c.op)) {
-      next();
-      next();
-      if (!is_punct("]")) {
-        do c.reduce.push_back(reduce_dim(bound));
-        while (accept(","));
-      }
-      expect("]", "to close the reduction ranges");
-      if (c.out.size() + c.reduce.size() > size_t(kMaxIndices))
-        fail(span_from(type_at), std::to_string(c.out.size() + c.reduce.size()) +
-                                     " indices, the limit is " + std::to_string(kMaxIndices));
-      if (is_word("init") && is_punct("(", 1)) {
-        next();
-        next();
-        if (peek().kind != TokKind::Value) fail_here("the init value");
-        const Token& init = next();
-        c.init = lookup(init);
-        if (c.init->type != type.type || c.init->shape != type.shape)
-          fail(init.span, "init %" + c.init->name + " is " + std::string(type_name(c.init->type)) +
-                              "[" + shape_text(c.init->shape) + "], the result is " +
-                              std::string(type_name(type.type)) + "[" + shape_text(type.shape) +
-                              "]");
-        expect(")", "to close init(...)");
-      }
-    }
-    Span body_at = peek().span;
-    c.body = expr(bound, 0);
-    if (c.body->type != type.type)
-      fail(span_from(body_at), "the body has type " + std::string(type_name(c.body->type)) +
-                                   ", the result is " + std::string(type_name(type.type)));
-    c.result = define(name, type.type, type.shape, type.layout);
-    return c;
-  }
-
-  static std::string shape_text(const std::vector<SizeExpr>& shape) {
-    std::string out;
-    for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + shape[i].str();
-    return out;
-  }
-
-  // loop VAR in 0:TRIP [carry(%p = %init, ...)] { ... } [-> (%r = [next] %v, ...)]
-  Loop loop(std::set<std::string> loop_vars) {
-    next();
-    Loop l;
-    const Token& var = expect_ident("the loop variable");
-    if (!loop_vars.insert(var.text).second)
-      fail(var.span, "loop variable " + var.text + " shadows an enclosing one");
-    l.var = var.text;
-    expect_word("in", "after the loop variable");
-    Span range_at = peek().span;
-    auto lo = size("a loop range").constant();
-    expect(":", "between the bounds of the loop range");
-    auto trip = size("a loop range").constant();
-    if (!lo || *lo != 0 || !trip || *trip <= 0)
-      fail(span_from(range_at), "a loop runs over 0:N with a constant N > 0");
-    l.trip = *trip;
-    std::vector<std::pair<const Token*, std::vector<int>>> params;
-    std::vector<ValuePtr> inits;
-    if (is_word("carry") && is_punct("(", 1)) {
-      next();
-      next();
-      do {
-        if (peek().kind != TokKind::Value) fail_here("a carried tensor (%param = %init)");
-        const Token& p = next();
-        std::vector<int> layout = layout_suffix();
-        expect("=", "after the carried tensor's name");
-        if (peek().kind != TokKind::Value) fail_here("the carried tensor's initial value");
-        inits.push_back(lookup(next()));
-        params.push_back({&p, layout});
-      } while (accept(","));
-      expect(")", "to close carry(...)");
-    }
-    scopes_.emplace_back();
-    std::vector<ValuePtr> param_values;
-    for (size_t i = 0; i < params.size(); ++i) {
-      const auto& layout = params[i].second;
-      check_layout(layout, inits[i]->rank(), params[i].first->span);
-      param_values.push_back(define(*params[i].first, inits[i]->type, inits[i]->shape, layout));
-    }
-    expect("{", "to open the loop body");
-    block(l.body, loop_vars);
-    expect("}", "to close the loop body");
-    struct Exit {
-      const Token* result;
-      std::vector<int> layout;
-      ValuePtr next;
-      bool carried;
-    };
-    std::vector<Exit> exits;
-    if (accept("->")) {
-      expect("(", "before the loop's results");
-      do {
-        if (peek().kind != TokKind::Value) fail_here("a loop result (%result = [next] %value)");
-        const Token& r = next();
-        std::vector<int> layout = layout_suffix();
-        expect("=", "after the loop result's name");
-        bool carried = is_word("next") && peek(1).kind == TokKind::Value;
-        if (carried) next();
-        if (peek().kind != TokKind::Value) fail_here("the value the loop result takes");
-        exits.push_back(Exit{&r, layout, lookup(next()), carried});
-      } while (accept(","));
-      expect(")", "to close the loop's results");
-    }
-    scopes_.pop_back();
-    size_t k = 0;
-    for (const Exit& e : exits) {
-      Loop::Carried c{nullptr, nullptr, e.next, nullptr};
-      if (e.carried) {
-        if (k == param_values.size())
-          fail(e.result->span, "more 'next' results than carried tensors");
-        c.init = inits[k];
-        c.param = param_values[k++];
-        if (c.next->type != c.param->type || c.next->shape != c.param->shape)
-          fail(e.result->span, "%" + c.next->name + " differs in type or shape from %" +
-                                   c.param->name + ", the tensor it carries");
-      }
-      check_layout(e.layout, c.next->rank(), e.result->span);
-      c.result = define(*e.result, c.next->type, c.next->shape, e.layout);
-      l.carried.push_back(c);
-    }
-    if (k != param_values.size())
-      fail(span_from(var.span),
-           "carried tensor %" + param_values[k]->name + " has no '= next %value' result");
-    return l;
-  }
-
-  FunctionBuilder* minter_ = nullptr;
-};
-
 }  // namespace
 
+namespace detail {
+
+Function Parser::function() {
+  expect_word("func", "to start a function");
+  Function f;
+  const Token& name = next();
+  if (name.kind != TokKind::Ident && name.kind != TokKind::String)
+    fail(name.span, "expected a function name, found " + describe(name));
+  f.name = name.text;
+  f.span = name.span;
+  FunctionBuilder minter(f.name, f.span);
+  minter_ = &minter;
+  scopes_.assign(1, {});
+  names_.clear();
+  size_params_.clear();
+  try {
+    if (accept("[")) {
+      do {
+        const Token& s = expect_ident("a size parameter name");
+        if (!size_params_.insert(s.text).second)
+          fail(s.span, "size parameter " + s.text + " is listed twice");
+        f.size_params.push_back(s.text);
+      } while (accept(","));
+      expect("]", "to close the size parameters");
+    }
+    expect("(", "before the inputs");
+    if (!is_punct(")")) {
+      do {
+        if (peek().kind != TokKind::Value) fail_here("an input such as %x: float32[N]");
+        const Token& in = next();
+        expect(":", "after the input's name");
+        TypeSpec t = type_spec();
+        f.inputs.push_back(define(in, t.type, t.shape, t.layout));
+      } while (accept(","));
+    }
+    expect(")", "after the inputs");
+    expect("{", "to open the function body");
+    block(f.body, {});
+    expect_word("return", "to end the function body");
+    outputs(f);
+    expect("}", "to close the function");
+    verify(f, "parsing " + file_.path());
+  } catch (const InternalError& e) {
+    fail(f.span, std::string("invalid IR in function ") + f.name + ": " + e.what());
+  }
+  minter_ = nullptr;
+  return f;
+}
+
+// return [%value [as NAME] {, %value [as NAME]}]: outputs and their user-facing names.
+void Parser::outputs(Function& f) {
+  if (peek().kind != TokKind::Value) return;
+  do {
+    if (peek().kind != TokKind::Value) fail_here("an output value");
+    const Token& out = next();
+    auto it = scopes_[0].find(out.text);
+    if (it == scopes_[0].end())
+      fail(out.span, "output %" + out.text + " is not defined at the function's top level");
+    const Token* name = &out;
+    if (is_word("as")) {
+      next();
+      name = &next();
+      if (name->kind != TokKind::Ident && name->kind != TokKind::String)
+        fail(name->span, "expected the output's name after 'as', found " + describe(*name));
+    }
+    for (const std::string& taken : f.output_names)
+      if (taken == name->text) fail(name->span, "output name " + taken + " is used twice");
+    for (const ValuePtr& in : f.inputs)
+      if (in->name == name->text && in != it->second)
+        fail(name->span, "output name " + in->name + " is the name of an input");
+    f.outputs.push_back(it->second);
+    f.output_names.push_back(name->text);
+  } while (accept(","));
+}
+
+void Parser::block(std::vector<Stmt>& body, const std::set<std::string>& loop_vars) {
+  while (!is_punct("}") && !is_word("return") && peek().kind != TokKind::End)
+    body.push_back(statement(loop_vars));
+}
+
+Stmt Parser::statement(const std::set<std::string>& loop_vars) {
+  Stmt s;
+  Span begin = peek().span;
+  std::vector<std::string> source = peek().comments;
+  // The annotations are read once the statement they describe is known.
+  std::optional<size_t> attrs_at;
+  if (is_word("attrs") && is_punct("(", 1)) {
+    attrs_at = pos_;
+    skip_attrs();
+    source.insert(source.end(), peek().comments.begin(), peek().comments.end());
+  }
+  for (size_t i = 0; i < source.size(); ++i) s.source += (i ? "\n" : "") + source[i];
+  if (is_word("loop")) {
+    if (int(loop_vars.size()) >= kMaxNesting) fail(peek().span, "loops nested too deeply");
+    s.kind = StmtKind::Loop;
+    s.loop = std::make_shared<Loop>(loop(loop_vars));
+  } else if (peek().kind == TokKind::Value) {
+    s.kind = StmtKind::Compute;
+    s.compute = compute(loop_vars);
+  } else {
+    fail_here("a statement (%name[...]: type = ..., or loop), 'return' or '}'");
+  }
+  s.span = span_from(begin);
+  if (attrs_at) {
+    const size_t end = pos_;
+    const uint32_t last_end = last_end_;
+    pos_ = *attrs_at;
+    annotations(s, loop_vars);
+    pos_ = end;
+    last_end_ = last_end;
+  }
+  return s;
+}
+
+Dim Parser::reduce_dim(std::set<std::string>& bound) {
+  const Token& index = expect_ident("a reduction index");
+  if (!bound.insert(index.text).second)
+    fail(index.span, "index " + index.text + " is bound twice in this statement");
+  expect_word("in", "after the reduction index");
+  SizeExpr lo = size("a reduction range");
+  expect(":", "between the bounds of the range");
+  SizeExpr hi = size("a reduction range");
+  return Dim{index.text, lo, hi};
+}
+
+Compute Parser::compute(const std::set<std::string>& loop_vars) {
+  const Token& name = next();
+  Compute c;
+  std::set<std::string> bound = loop_vars;
+  std::vector<const Token*> out_names;
+  expect("[", "after the result's name (its out indices, even if none)");
+  if (!is_punct("]")) {
+    do {
+      const Token& index = expect_ident("an out index");
+      if (!bound.insert(index.text).second)
+        fail(index.span, "index " + index.text + " is bound twice in this statement");
+      out_names.push_back(&index);
+    } while (accept(","));
+  }
+  expect("]", "after the out indices");
+  expect(":", "and the result's type");
+  Span type_at = peek().span;
+  TypeSpec type = type_spec();
+  if (out_names.size() != type.shape.size())
+    fail(span_from(type_at), std::to_string(out_names.size()) + " out indices for a rank " +
+                                 std::to_string(type.shape.size()) + " result");
+  for (size_t i = 0; i < out_names.size(); ++i)
+    c.out.push_back(Dim{out_names[i]->text, SizeExpr(0), type.shape[i]});
+  expect("=", "after the result's type");
+  if (peek().kind == TokKind::Ident && is_punct("[", 1) && reduce_keyword(peek().text, c.op)) {
+    next();
+    next();
+    if (!is_punct("]")) {
+      do c.reduce.push_back(reduce_dim(bound));
+      while (accept(","));
+    }
+    expect("]", "to close the reduction ranges");
+    if (c.out.size() + c.reduce.size() > size_t(kMaxIndices))
+      fail(span_from(type_at), std::to_string(c.out.size() + c.reduce.size()) +
+                                   " indices, the limit is " + std::to_string(kMaxIndices));
+    if (is_word("init") && is_punct("(", 1)) {
+      next();
+      next();
+      if (peek().kind != TokKind::Value) fail_here("the init value");
+      const Token& init = next();
+      c.init = lookup(init);
+      if (c.init->type != type.type || c.init->shape != type.shape)
+        fail(init.span, "init %" + c.init->name + " is " + std::string(type_name(c.init->type)) +
+                            "[" + shape_text(c.init->shape) + "], the result is " +
+                            std::string(type_name(type.type)) + "[" + shape_text(type.shape) + "]");
+      expect(")", "to close init(...)");
+    }
+  }
+  Span body_at = peek().span;
+  c.body = expr(bound, 0);
+  if (c.body->type != type.type)
+    fail(span_from(body_at), "the body has type " + std::string(type_name(c.body->type)) +
+                                 ", the result is " + std::string(type_name(type.type)));
+  c.result = define(name, type.type, type.shape, type.layout);
+  return c;
+}
+
+// loop VAR in 0:TRIP [carry(%p = %init, ...)] { ... } [-> (%r = [next] %v, ...)]
+Loop Parser::loop(std::set<std::string> loop_vars) {
+  next();
+  Loop l;
+  const Token& var = expect_ident("the loop variable");
+  if (!loop_vars.insert(var.text).second)
+    fail(var.span, "loop variable " + var.text + " shadows an enclosing one");
+  l.var = var.text;
+  expect_word("in", "after the loop variable");
+  Span range_at = peek().span;
+  auto lo = size("a loop range").constant();
+  expect(":", "between the bounds of the loop range");
+  auto trip = size("a loop range").constant();
+  if (!lo || *lo != 0 || !trip || *trip <= 0)
+    fail(span_from(range_at), "a loop runs over 0:N with a constant N > 0");
+  l.trip = *trip;
+  std::vector<std::pair<const Token*, std::vector<int>>> params;
+  std::vector<ValuePtr> inits;
+  if (is_word("carry") && is_punct("(", 1)) {
+    next();
+    next();
+    do {
+      if (peek().kind != TokKind::Value) fail_here("a carried tensor (%param = %init)");
+      const Token& p = next();
+      std::vector<int> layout = layout_suffix();
+      expect("=", "after the carried tensor's name");
+      if (peek().kind != TokKind::Value) fail_here("the carried tensor's initial value");
+      inits.push_back(lookup(next()));
+      params.push_back({&p, layout});
+    } while (accept(","));
+    expect(")", "to close carry(...)");
+  }
+  scopes_.emplace_back();
+  std::vector<ValuePtr> param_values;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const auto& layout = params[i].second;
+    check_layout(layout, inits[i]->rank(), params[i].first->span);
+    param_values.push_back(define(*params[i].first, inits[i]->type, inits[i]->shape, layout));
+  }
+  expect("{", "to open the loop body");
+  block(l.body, loop_vars);
+  expect("}", "to close the loop body");
+  struct Exit {
+    const Token* result;
+    std::vector<int> layout;
+    ValuePtr next;
+    bool carried;
+  };
+  std::vector<Exit> exits;
+  if (accept("->")) {
+    expect("(", "before the loop's results");
+    do {
+      if (peek().kind != TokKind::Value) fail_here("a loop result (%result = [next] %value)");
+      const Token& r = next();
+      std::vector<int> layout = layout_suffix();
+      expect("=", "after the loop result's name");
+      bool carried = is_word("next") && peek(1).kind == TokKind::Value;
+      if (carried) next();
+      if (peek().kind != TokKind::Value) fail_here("the value the loop result takes");
+      exits.push_back(Exit{&r, layout, lookup(next()), carried});
+    } while (accept(","));
+    expect(")", "to close the loop's results");
+  }
+  scopes_.pop_back();
+  size_t k = 0;
+  for (const Exit& e : exits) {
+    Loop::Carried c{nullptr, nullptr, e.next, nullptr};
+    if (e.carried) {
+      if (k == param_values.size())
+        fail(e.result->span, "more 'next' results than carried tensors");
+      c.init = inits[k];
+      c.param = param_values[k++];
+      if (c.next->type != c.param->type || c.next->shape != c.param->shape)
+        fail(e.result->span, "%" + c.next->name + " differs in type or shape from %" +
+                                 c.param->name + ", the tensor it carries");
+    }
+    check_layout(e.layout, c.next->rank(), e.result->span);
+    c.result = define(*e.result, c.next->type, c.next->shape, e.layout);
+    l.carried.push_back(c);
+  }
+  if (k != param_values.size())
+    fail(span_from(var.span),
+         "carried tensor %" + param_values[k]->name + " has no '= next %value' result");
+  return l;
+}
+
+}  // namespace detail
+
 Module parse_ir(const SourceFile& file) {
-  return Parser(file).module();
+  return detail::Parser(file).module();
 }
 
 }  // namespace tenet::ir

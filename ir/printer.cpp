@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "ir/gemm_plan.h"
+
 namespace tenet::ir {
 
 namespace {
@@ -55,11 +57,14 @@ std::string quoted(const std::string& s) {
 }
 
 // Value names are "%" followed by letters, digits, '_' and '.', or a quoted string.
+std::string value_ref(const std::string& name) {
+  bool plain = !name.empty();
+  for (char c : name) plain = plain && is_ident_char(c, false);
+  return "%" + (plain ? name : quoted(name));
+}
+
 std::string value_ref(const ValuePtr& v) {
-  if (!v) return "%<null>";
-  bool plain = !v->name.empty();
-  for (char c : v->name) plain = plain && is_ident_char(c, false);
-  return "%" + (plain ? v->name : quoted(v->name));
+  return v ? value_ref(v->name) : "%<null>";
 }
 
 std::string join_sizes(const std::vector<SizeExpr>& sizes) {
@@ -186,17 +191,93 @@ class FunctionPrinter {
         os_ << "#\n";
       }
     }
-    if (!s.attrs.empty()) {
+    const std::vector<std::string> notes = annotations(s);
+    if (!notes.empty()) {
       indent(depth);
       os_ << "attrs(";
-      bool first = true;
-      for (const auto& [key, value] : s.attrs) {
-        os_ << (first ? "" : ", ") << (is_identifier(key) ? key : quoted(key)) << " = "
-            << quoted(value);
-        first = false;
-      }
+      for (size_t i = 0; i < notes.size(); ++i) os_ << (i ? ", " : "") << notes[i];
       os_ << ")\n";
     }
+  }
+
+  // The annotations as `key = value` items (docs/ir.md, "Annotations").
+  static std::vector<std::string> annotations(const Stmt& s) {
+    const Annotations& a = s.annotations;
+    std::vector<std::string> out;
+    if (a.ad != AdOrigin::None)
+      out.push_back(std::string("ad = ") +
+                    (a.ad == AdOrigin::Backward ? "backward " : "unrolled ") + quoted(a.ad_detail));
+    if (a.gemm) out.push_back("gemm = " + gemm(*a.gemm, s.compute));
+    auto names = [](const std::vector<std::string>& list) {
+      std::string text;
+      for (const std::string& n : list) text += (text.empty() ? "" : ", ") + n;
+      return "[" + text + "]";
+    };
+    std::vector<std::string> refs;
+    for (const std::string& v : a.inlined) refs.push_back(value_ref(v));
+    if (!refs.empty()) out.push_back("inlined = " + names(refs));
+    refs.clear();
+    for (const Recomputed& r : a.recomputed)
+      refs.push_back(value_ref(r.value) + " (" + std::to_string(r.uses) +
+                     (r.uses == 1 ? " use)" : " uses)"));
+    if (!refs.empty()) out.push_back("recomputed = " + names(refs));
+    if (!a.saved.empty()) out.push_back("saved = " + quoted(a.saved));
+    if (a.inner_loops > 0 && s.kind == StmtKind::Compute) {
+      const Compute& c = s.compute;
+      std::vector<std::string> order;
+      for (size_t p = 0; p + a.inner_loops < c.out.size(); ++p) order.push_back(c.out[p].index);
+      for (const Dim& d : c.reduce) order.push_back(d.index);
+      for (size_t p = c.out.size() - std::min(a.inner_loops, c.out.size()); p < c.out.size(); ++p)
+        order.push_back(c.out[p].index);
+      out.push_back("order = " + names(order));
+    }
+    if (a.nest > 0 && s.kind == StmtKind::Compute) {
+      std::vector<std::string> shared;
+      for (size_t p = 0; p < a.nest && p < s.compute.out.size(); ++p)
+        shared.push_back(s.compute.out[p].index);
+      out.push_back("nest = " + names(shared));
+    }
+    return out;
+  }
+
+  // always|if WORK >= MIN [split(PRODUCT, gather [RANGES] BODY)] [for [LOOPS]] C = A * B
+  static std::string gemm(const GemmPlan& p, const Compute& statement) {
+    std::string out = p.per_call_min_work == 0
+                          ? "always"
+                          : "if " + p.work.str() + " >= " + std::to_string(p.per_call_min_work);
+    const Compute& c = p.product(statement);
+    if (p.split) {
+      std::ostringstream product;
+      FunctionPrinter(product).compute(c);
+      std::string text = product.str();
+      text.pop_back();  // the newline
+      out += " split(" + text + ", gather " + ranges(p.split->gather.reduce) + " " +
+             print(p.split->gather.body) + ")";
+    }
+    auto group = [](const std::vector<Dim>& dims) {
+      std::string text;
+      for (const Dim& d : dims) text += (text.empty() ? "" : ", ") + d.index;
+      return text;
+    };
+    auto matrix = [&](const GemmMatrix& m, const ValuePtr& tensor, const std::vector<Dim>& rows,
+                      const std::vector<Dim>& cols) {
+      const std::string ref = value_ref(tensor);
+      return (m.packed       ? "pack(" + ref + ")"
+              : m.transposed ? "transposed(" + ref + ")"
+                             : ref) +
+             "[" + group(rows) + " : " + group(cols) + "]";
+    };
+    if (!p.loops.empty()) out += " for [" + group(p.loops) + "]";
+    return out + " " + matrix(p.c, c.result, p.m, p.n) + " = " +
+           matrix(p.a, gemm_read(c, p.a).tensor, p.m, p.k) + " * " +
+           matrix(p.b, gemm_read(c, p.b).tensor, p.k, p.n);
+  }
+
+  static std::string ranges(const std::vector<Dim>& dims) {
+    std::string out;
+    for (const Dim& d : dims)
+      out += (out.empty() ? "" : ", ") + d.index + " in " + d.lo.str() + ":" + d.hi.str();
+    return "[" + out + "]";
   }
 
   void block(const std::vector<Stmt>& body, int depth) {
@@ -217,11 +298,7 @@ class FunctionPrinter {
     for (size_t i = 0; i < c.out.size(); ++i) os_ << (i ? ", " : "") << c.out[i].index;
     os_ << "]: " << (c.result ? type_of(*c.result) : "<null>") << " = ";
     if (c.op != ReduceOp::None) {
-      os_ << op_name(c.op) << " [";
-      for (size_t i = 0; i < c.reduce.size(); ++i)
-        os_ << (i ? ", " : "") << c.reduce[i].index << " in " << c.reduce[i].lo.str() << ":"
-            << c.reduce[i].hi.str();
-      os_ << "] ";
+      os_ << op_name(c.op) << " " << ranges(c.reduce) << " ";
       if (c.init) os_ << "init(" << value_ref(c.init) << ") ";
     }
     print_expr(os_, c.body);

@@ -82,10 +82,6 @@ class LastUse {
   int64_t next_ = 0;
 };
 
-std::string attr_text(const std::string& key, const std::string& value) {
-  return key + ": " + value;
-}
-
 class Lowering {
  public:
   Lowering(const ir::Function& fn, const std::set<ValueKey>& refused, Lowered& out)
@@ -111,7 +107,7 @@ class Lowering {
   static Line header(const ir::Stmt& s) {
     Line line;
     line.source = s.source;
-    for (const auto& [k, v] : s.attrs) line.attrs.push_back(attr_text(k, v));
+    line.attrs = ir::describe_annotations(s);
     return line;
   }
 

@@ -15,9 +15,6 @@ namespace tenet::passes {
 
 namespace {
 
-const char* const kLowerKey = "lower";
-const char* const kPlanKey = "gemm";
-
 /// A tensor as a matrix candidate: its value and the affine index of each dimension.
 struct Access {
   const ir::Value* tensor = nullptr;
@@ -34,6 +31,9 @@ bool mentions(const Access& t, const std::string& index) {
     if (a.coef(index) != 0) return true;
   return false;
 }
+
+using ir::GemmMatrix;
+using ir::GemmPlan;
 
 /// Storage position of each dimension (0 = outermost).
 std::vector<int> storage_positions(const ir::Value& v) {
@@ -113,10 +113,10 @@ std::optional<GemmMatrix> view_in_place(const Access& t, const std::vector<ir::D
   GemmMatrix m;
   if (innermost_group(*col_dims) || col_dims->empty()) {
     m.transposed = false;
-    m.ld_dim = row_dims->empty() ? -1 : row_dims->back();
+    m.ld_dim = ir::gemm_leading_dim(*t.indices, rows, cols, false);
   } else if (innermost_group(*row_dims) || row_dims->empty()) {
     m.transposed = true;
-    m.ld_dim = col_dims->back();
+    m.ld_dim = ir::gemm_leading_dim(*t.indices, rows, cols, true);
   } else {
     return std::nullopt;
   }
@@ -140,10 +140,10 @@ enum class Owner { X, Y, Both };
 
 /// The plan for a statement, once the roles are chosen: `a_read` gives the
 /// rows, `b_read` the columns.
-ContractionPlan make_plan(const ir::Compute& c, const ir::ExprNode& a_read,
-                          const ir::ExprNode& b_read, std::vector<ir::Dim> loops,
-                          std::vector<ir::Dim> m, std::vector<ir::Dim> n, GemmMatrix c_view) {
-  ContractionPlan p;
+GemmPlan make_plan(const ir::Compute& c, const ir::ExprNode& a_read, const ir::ExprNode& b_read,
+                   std::vector<ir::Dim> loops, std::vector<ir::Dim> m, std::vector<ir::Dim> n,
+                   GemmMatrix c_view) {
+  GemmPlan p;
   p.loops = std::move(loops);
   p.m = std::move(m);
   p.n = std::move(n);
@@ -161,33 +161,21 @@ ContractionPlan make_plan(const ir::Compute& c, const ir::ExprNode& a_read,
   p.a.packed = !a_view;
   p.b = b_view ? *b_view : GemmMatrix{};
   p.b.packed = !b_view;
-  p.a.read = &a_read;
-  p.b.read = &b_read;
+  p.a.factor = &a_read == c.body->args[0].get() ? 0 : 1;
+  p.b.factor = 1 - p.a.factor;
   p.work = extent_product(p.m) * extent_product(p.n) * extent_product(p.k);
   return p;
 }
 
-std::string join(const std::vector<ir::Dim>& dims) {
-  if (dims.empty()) return "-";
-  std::string out;
-  for (const ir::Dim& d : dims) out += (out.empty() ? "" : ", ") + d.index;
-  return out;
-}
-
-std::string matrix_name(const GemmMatrix& m, const std::string& tensor) {
-  if (m.packed) return "pack(" + tensor + ")";
-  return tensor + (m.transposed ? "^T" : "");
-}
-
 }  // namespace
 
-std::optional<ContractionPlan> plan_contraction(const ir::Compute& c) {
+std::optional<GemmPlan> plan_contraction(const ir::Compute& c) {
   if (c.op != ir::ReduceOp::Sum || !is_float(c.result->type) || c.reduce.empty()) return {};
-  if (std::optional<SplitGather> split = detail::split_gather(c)) {
+  if (std::optional<ir::SplitGather> split = detail::split_gather(c)) {
     // The product has no strided guarded dimension left, so this recursion ends.
-    std::optional<ContractionPlan> plan = plan_contraction(split->product);
+    std::optional<GemmPlan> plan = plan_contraction(split->product);
     if (plan) {
-      plan->split = std::make_shared<const SplitGather>(std::move(*split));
+      plan->split = std::make_shared<const ir::SplitGather>(std::move(*split));
       return plan;
     }
   }
@@ -254,38 +242,11 @@ std::optional<ContractionPlan> plan_contraction(const ir::Compute& c) {
   return make_plan(c, x, y, both, storage_order(xs, xa), storage_order(ys, ya), packed_c);
 }
 
-std::string describe(const ContractionPlan& p, const ir::Compute& c) {
-  if (p.split) {
-    // "dx(b, c, h, w) = sum over i, j of dx_cols?(...); dx_cols[...] = ..."
-    const ir::Compute& gather = p.split->gather;
-    const ir::ExprNode& read = *gather.body;
-    std::string at;
-    for (const ir::Affine& a : read.indices) at += (at.empty() ? "" : ", ") + a.str();
-    std::string out;
-    for (const ir::Dim& d : c.out) out += (out.empty() ? "" : ", ") + d.index;
-    ContractionPlan gemm = p;
-    gemm.split = nullptr;
-    return c.result->name + "(" + out + ") = sum over " + join(gather.reduce) + " of " +
-           read.tensor->name + "?(" + at + "); " + describe(gemm, p.split->product);
-  }
-  std::string loops;
-  for (const ir::Dim& d : p.loops) loops += (loops.empty() ? "for " : ", ") + d.index;
-  return (loops.empty() ? "" : loops + ": ") + matrix_name(p.c, c.result->name) + "[" + join(p.m) +
-         " | " + join(p.n) + "] = " + matrix_name(p.a, p.a.read->tensor->name) + "[" + join(p.m) +
-         " | " + join(p.k) + "] * " + matrix_name(p.b, p.b.read->tensor->name) + "[" + join(p.k) +
-         " | " + join(p.n) + "]";
-}
-
-bool is_lowered_to_gemm(const ir::Stmt& s) {
-  auto it = s.attrs.find(kLowerKey);
-  return s.kind == ir::StmtKind::Compute && it != s.attrs.end() && it->second.rfind("gemm", 0) == 0;
-}
-
 namespace {
 
 /// The least M * N * K can be when every extent is a constant or a single
 /// size parameter (which is at least 1 when the GEMM does anything), else nullopt.
-std::optional<int64_t> minimum_work(const ContractionPlan& p) {
+std::optional<int64_t> minimum_work(const GemmPlan& p) {
   int64_t work = 1;
   for (const auto* group : {&p.m, &p.n, &p.k}) {
     for (const ir::Dim& d : *group) {
@@ -305,18 +266,13 @@ void annotate(std::vector<ir::Stmt>& body) {
       annotate(s.loop->body);
       continue;
     }
-    s.attrs.erase(kLowerKey);
-    s.attrs.erase(kPlanKey);
-    const std::optional<ContractionPlan> plan = plan_contraction(s.compute);
+    s.annotations.gemm = nullptr;
+    std::optional<GemmPlan> plan = plan_contraction(s.compute);
     if (!plan) continue;
-    if (auto work = minimum_work(*plan); work && *work < kGemmMinWork && plan->work.is_constant()) {
-      continue;
-    } else if (work && *work >= kGemmMinWork) {
-      s.attrs[kLowerKey] = "gemm";
-    } else {
-      s.attrs[kLowerKey] = "gemm if " + plan->work.str() + " >= " + std::to_string(kGemmMinWork);
-    }
-    s.attrs[kPlanKey] = describe(*plan, s.compute);
+    const std::optional<int64_t> work = minimum_work(*plan);
+    if (work && *work < kGemmMinWork && plan->work.is_constant()) continue;
+    if (!work || *work < kGemmMinWork) plan->per_call_min_work = kGemmMinWork;
+    s.annotations.gemm = std::make_shared<const GemmPlan>(std::move(*plan));
   }
 }
 

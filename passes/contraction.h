@@ -37,12 +37,11 @@
 /// that depends on size parameters, the generated code decides per call.
 ///
 /// Expects: a verified function (after simplify and dce). Guarantees: the IR
-/// is unchanged except for attributes on lowered statements:
-///   lower = "gemm"                 (or "gemm if <M*N*K> >= 65536")
-///   gemm  = "for b: acc[o | y, z] = w[o | c, ky, kz] * pack(x)[c, ky, kz | y, z]"
-/// (rows | columns of each matrix; pack(x) is a packed copy, x^T a transposed
-/// view), so the interpreter, which ignores attributes, stays the oracle.
-/// Attributes of statements that are no longer lowered are removed.
+/// is unchanged except for the plan (ir/gemm_plan.h) in the annotations of
+/// lowered statements (Annotations::gemm), decided per call when the work
+/// depends on sizes (GemmPlan::per_call_min_work), so the interpreter, which
+/// ignores annotations, stays the oracle. The plans of statements that are no
+/// longer lowered are removed.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +50,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/gemm_plan.h"
 #include "ir/ir.h"
 
 namespace tenet::passes {
@@ -63,45 +63,9 @@ constexpr int64_t kGemmMinWork = 65536;
 /// once per call, so one large GEMM with a packed result is faster then.
 constexpr int64_t kMinLoopedGemmSide = 128;
 
-/// How the GEMM reaches one matrix: A (M x K), B (K x N) or C (M x N).
-struct GemmMatrix {
-  const ir::ExprNode* read = nullptr;  // A, B: the read in the statement's body; C: none
-  bool packed = false;                 // copied into (or out of) a dense buffer
-  /// In place only: stored with the rows innermost (op(X) = X^T for BLAS).
-  bool transposed = false;
-  /// In place only: the tensor dimension whose stride is the leading
-  /// dimension, or -1 when the matrix has at most one row (as stored).
-  int ld_dim = -1;
-};
-
-/// A statement computed in two steps (the input gradient of a strided
-/// convolution, see contraction_split.h): `product`, a contraction into a
-/// fresh tensor of columns (the one the plan's GEMM computes), then `gather`,
-/// the statement's own result (and init) as a guarded sum over those columns.
-struct SplitGather {
-  ir::Compute product;
-  ir::Compute gather;
-};
-
-struct ContractionPlan {
-  std::vector<ir::Dim> loops;  // one GEMM per value of these out indices
-  std::vector<ir::Dim> m, n, k;
-  GemmMatrix a, b, c;
-  ir::SizeExpr work;  // M * N * K of one GEMM
-  /// Set when the GEMM computes split->product (the plan's reads and C
-  /// belong to it), followed by split->gather.
-  std::shared_ptr<const SplitGather> split;
-};
-
-/// The plan for a statement, whatever its size, or nullopt when it is not a
-/// contraction of the form above.
-std::optional<ContractionPlan> plan_contraction(const ir::Compute& c);
-
-/// The `gemm` attribute's text for a plan of statement `c`.
-std::string describe(const ContractionPlan& plan, const ir::Compute& c);
-
-/// Whether statement `s` carries lower = "gemm..." (set by this pass).
-bool is_lowered_to_gemm(const ir::Stmt& s);
+/// The plan for a statement, whatever its size (always a GEMM), or nullopt
+/// when it is not a contraction of the form above.
+std::optional<ir::GemmPlan> plan_contraction(const ir::Compute& c);
 
 void contraction(ir::Function& fn);
 

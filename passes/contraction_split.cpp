@@ -72,7 +72,7 @@ bool product_provably_le(std::vector<ir::SizeExpr> a, std::vector<ir::SizeExpr> 
 
 }  // namespace
 
-std::optional<SplitGather> split_gather(const ir::Compute& c) {
+std::optional<ir::SplitGather> split_gather(const ir::Compute& c) {
   if (c.op != ir::ReduceOp::Sum || c.reduce.empty()) return std::nullopt;
   const ir::ExprNode& body = *c.body;
   if (body.kind != ir::ExprKind::Binary || body.binop != ir::BinOp::Mul) return std::nullopt;
@@ -191,7 +191,7 @@ std::optional<SplitGather> split_gather(const ir::Compute& c) {
       if (!product_provably_le(columns, packed)) continue;
     }
 
-    SplitGather split;
+    ir::SplitGather split;
     split.product.result = cols;
     split.product.out = cols_dims;
     for (const ir::Dim& d : c.reduce)

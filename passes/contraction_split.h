@@ -34,6 +34,6 @@ namespace tenet::passes::detail {
 /// indices: with a reduce index of coefficient magnitude 2 or more, or any
 /// when the columns are no larger than the packed factor), or the split does
 /// not apply (see contraction_split.cpp).
-std::optional<SplitGather> split_gather(const ir::Compute& c);
+std::optional<ir::SplitGather> split_gather(const ir::Compute& c);
 
 }  // namespace tenet::passes::detail

@@ -25,8 +25,6 @@ using namespace ir;
 
 namespace {
 
-const char* const kInlinedKey = "inlined";
-const char* const kPolicyKey = "policy";
 /// Fan-ins above this count as "too many" (and keep the arithmetic small).
 constexpr int64_t kMaxFanIn = int64_t(1) << 20;
 
@@ -234,7 +232,7 @@ Decision decide(const Block& b, size_t at, const Uses& uses) {
   for (const Reader& r : uses.readers) {
     const Stmt& s = b.body[r.stmt];
     const std::string name = "%" + s.compute.result->name;
-    if (is_lowered_to_gemm(s)) return {false, "read by " + name + ", a GEMM", 0};
+    if (s.annotations.gemm) return {false, "read by " + name + ", a GEMM", 0};
     const bool max_or_min = s.compute.op == ReduceOp::Max || s.compute.op == ReduceOp::Min;
     if (max_or_min && multiplies(value))
       return {false, "read by the max/min reduction " + name + " (its argmax compares)", 0};
@@ -263,15 +261,12 @@ Decision decide(const Block& b, size_t at, const Uses& uses) {
 // ---- Gradient programs ----------------------------------------------------
 
 bool is_backward(const Stmt& s) {
-  auto it = s.attrs.find("ad");
-  return it != s.attrs.end() && it->second.rfind("unrolled", 0) != 0;
+  return s.annotations.is_backward();
 }
 
-void append(std::map<std::string, std::string>& attrs, const char* key, const std::string& item,
-            const char* separator) {
-  if (item.empty()) return;
-  std::string& list = attrs[key];
-  list += (list.empty() ? "" : separator) + item;
+template <typename T>
+void append(std::vector<T>& list, const std::vector<T>& items) {
+  list.insert(list.end(), items.begin(), items.end());
 }
 
 class Fuser {
@@ -296,7 +291,7 @@ class Fuser {
         block(Block{s.loop->body, s.loop.get(), outputs_});
         continue;
       }
-      if (!element_wise(s.compute) || is_lowered_to_gemm(s)) continue;
+      if (!element_wise(s.compute) || s.annotations.gemm) continue;
       Uses uses = find_uses(b, index, i);
       Decision d = decide(b, i, uses);
       if (d.inline_it) {
@@ -316,8 +311,7 @@ class Fuser {
     const Stmt& producer = b.body[at];
     const Compute& p = producer.compute;
     const Expr value = producer_value(p);
-    const std::string name = "%" + p.result->name;
-    auto inherited = producer.attrs.find(kInlinedKey);
+    const std::string& name = p.result->name;
     for (const Reader& r : uses.readers) {
       Stmt& reader = b.body[r.stmt];
       Compute& c = reader.compute;
@@ -330,21 +324,17 @@ class Fuser {
         c.op = ReduceOp::None;
         c.init = nullptr;
       }
-      if (inherited != producer.attrs.end())
-        append(reader.attrs, kInlinedKey, inherited->second, ", ");
-      if (auto policy = producer.attrs.find(kPolicyKey); policy != producer.attrs.end())
-        append(reader.attrs, kPolicyKey, policy->second, "; ");
+      ir::Annotations& notes = reader.annotations;
+      append(notes.inlined, producer.annotations.inlined);
+      append(notes.recomputed, producer.annotations.recomputed);
       if (gradient_ && !is_backward(producer) && is_backward(reader))
-        append(reader.attrs, kPolicyKey,
-               "recompute: " + name + " (inlined into " + std::to_string(count) +
-                   (count == 1 ? " use)" : " uses)"),
-               "; ");
+        notes.recomputed.push_back({name, count});
       else
-        append(reader.attrs, kInlinedKey, name, ", ");
+        notes.inlined.push_back(name);
     }
   }
 
-  /// `policy = "save: ..."` on each forward statement the backward half reads.
+  /// Annotations::saved on each forward statement the backward half reads.
   void record_saved() {
     std::unordered_set<const Value*> read_by_backward;
     for (const Stmt& s : fn_.body)
@@ -357,7 +347,7 @@ class Fuser {
       std::string why = it != kept_.end()             ? it->second
                         : plan_contraction(s.compute) ? "contraction"
                                                       : "reduction";
-      s.attrs[kPolicyKey] = "save: " + why;
+      s.annotations.saved = why;
     }
   }
 

@@ -32,15 +32,14 @@
 /// is never changed). Guarantees: a verified function whose every output is
 /// bitwise identical under the interpreter (the same operations on the same
 /// values; generated code may differ by the rounding of FMA contraction across
-/// the former statement boundary). A reader into which producers were inlined
-/// gets `inlined = "%a, %b"` (the values, including those inlined into the
-/// inlined ones). In a gradient program (one with backward statements: an
-/// `ad` attribute that does not start with "unrolled"), every forward
-/// statement the backward half reads gets `policy = "save: <why>"`
-/// ("contraction", "reduction", or why the rule kept it), and a backward
-/// statement into which forward values were inlined gets
-/// `policy = "recompute: %e (inlined into 3 uses)"` (those values are then not
-/// repeated in `inlined`).
+/// the former statement boundary). Annotations (ir/annotations.h): a reader
+/// into which producers were inlined lists them in `inlined` (the values,
+/// including those inlined into the inlined ones). In a gradient program (one
+/// with statements of AdOrigin::Backward), every forward statement the
+/// backward half reads gets `saved`, why it is kept ("contraction",
+/// "reduction", or why the rule kept it), and a backward statement into which
+/// forward values were inlined lists them in `recomputed`, with the number of
+/// reads each replaced (those values are then not repeated in `inlined`).
 #pragma once
 
 #include <cstdint>

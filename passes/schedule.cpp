@@ -19,9 +19,6 @@ using namespace ir;
 
 namespace {
 
-const char* const kOrderKey = "order";
-const char* const kFuseKey = "fuse";
-
 /// Storage position of each dimension of `v` (0 = outermost).
 std::vector<int> storage_positions(const Value& v) {
   std::vector<int> pos(size_t(v.rank()));
@@ -94,21 +91,6 @@ std::vector<std::string> inner_block(const Compute& c) {
     block = candidate;
   }
   return block;
-}
-
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
-/// The `order` attribute's text: outer out, reduce, then inner out indices.
-std::string order_text(const Compute& c, const std::vector<std::string>& inner) {
-  std::vector<std::string> order;
-  for (size_t p = 0; p < c.out.size() - inner.size(); ++p) order.push_back(c.out[p].index);
-  for (const Dim& d : c.reduce) order.push_back(d.index);
-  order.insert(order.end(), inner.begin(), inner.end());
-  return join(order);
 }
 
 /// A statement of the nest being built, and how many loops it shares with
@@ -189,8 +171,8 @@ size_t shared_depth(const Nest& nest, const Compute& c, size_t outer) {
 void schedule_block(std::vector<Stmt>& body) {
   Nest nest;
   for (Stmt& s : body) {
-    s.attrs.erase(kOrderKey);
-    s.attrs.erase(kFuseKey);
+    s.annotations.inner_loops = 0;
+    s.annotations.nest = 0;
     if (s.kind == StmtKind::Loop) {
       schedule_block(s.loop->body);
       nest.clear();
@@ -199,10 +181,10 @@ void schedule_block(std::vector<Stmt>& body) {
     const Compute& c = s.compute;
     const std::vector<std::string> inner = inner_block(c);
     // A GEMM decided per call keeps its loops for small sizes: they follow the order.
-    auto lower = s.attrs.find("lower");
-    const bool always_gemm = lower != s.attrs.end() && lower->second == "gemm";
-    if (!inner.empty() && !always_gemm) s.attrs[kOrderKey] = order_text(c, inner);
-    if (is_lowered_to_gemm(s) || c.out.empty()) {
+    const ir::GemmPlan* gemm = s.annotations.gemm.get();
+    const bool always_gemm = gemm && gemm->per_call_min_work == 0;
+    if (!always_gemm) s.annotations.inner_loops = inner.size();
+    if (gemm || c.out.empty()) {
       nest.clear();
       continue;
     }
@@ -210,10 +192,7 @@ void schedule_block(std::vector<Stmt>& body) {
     const size_t depth = nest.empty() ? 0 : shared_depth(nest, c, outer);
     if (depth == 0) nest.clear();
     nest.push({&c, outer, depth});
-    if (depth == 0) continue;
-    std::vector<std::string> shared;
-    for (size_t j = 0; j < depth; ++j) shared.push_back(c.out[j].index);
-    s.attrs[kFuseKey] = join(shared);
+    s.annotations.nest = depth;
   }
 }
 

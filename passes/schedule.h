@@ -1,15 +1,16 @@
 /// \file
-/// `schedule`: chooses how each statement's loops run, as attributes the code
-/// generator follows (codegen/schedule.h). Two decisions:
+/// `schedule`: chooses how each statement's loops run, as annotations
+/// (ir/annotations.h) the code generator follows (lower/schedule.h). Two decisions:
 ///
-/// 1. Loop order (`order`). A reduction runs its out indices outside and its
+/// 1. Loop order (Annotations::inner_loops, printed `order`). A reduction runs its out indices
+/// outside and its
 ///    reduce indices inside, one accumulator per out element. When the
 ///    innermost reduce index is strided in some read (s(b, k, e) +=!
 ///    c(b, t, y, x, k) * uh(b, t, y, x, k, e) reduces over x with stride K*E)
 ///    and the innermost out indices are contiguous in the result and in every
 ///    read that mentions them, those out indices move inside the reduce loops:
 ///
-///        order = "b, t, y, x, k, e"      (outer out | reduce | inner out)
+///        order = [b, t, y, x, k, e]      (outer out | reduce | inner out)
 ///
 ///    The result is initialised (from its init or the identity) for the inner
 ///    block, then accumulated in place: each element still sums its terms in
@@ -23,10 +24,11 @@
 ///    A statement lowered to GEMM only above a size decided per call gets an
 ///    order too, for its loops below that size.
 ///
-/// 2. Shared loops (`fuse`). Consecutive statements of a block whose leading
+/// 2. Shared loops (Annotations::nest, printed `nest`). Consecutive statements of a block whose
+/// leading
 ///    out loops have the same extents run in one loop nest over them:
 ///
-///        fuse = "b, t, y, x"     (this statement's first out indices, shared
+///        nest = [b, t, y, x]     (this statement's first out indices, shared
 ///                                 with the previous statement's)
 ///
 ///    so softmax's max, exp, sum and divide over (b, t, y, x) run with k
@@ -39,8 +41,8 @@
 ///    of a nest.
 ///
 /// Expects: a verified function, after `contraction` and `fuse`. Guarantees:
-/// the IR is unchanged except for the attributes `order` and `fuse` (removed
-/// from, then set on, Compute statements), so the interpreter stays the oracle.
+/// the IR is unchanged except for Annotations::inner_loops and ::nest (reset,
+/// then set, on Compute statements), so the interpreter stays the oracle.
 /// Memory planning must treat the statements of one nest as one statement
 /// (a value read anywhere in the nest lives until its end).
 #pragma once

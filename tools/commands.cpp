@@ -92,6 +92,10 @@ int cmd_print(const std::vector<std::string>& argv) {
     std::cout << driver::print_cpp(*c.cpp);
     return 0;
   }
+  if (c.lowered) {
+    for (const lower::LoweredFunction& f : c.lowered->functions) std::cout << lower::print(f);
+    return 0;
+  }
   for (size_t i = 0; i < r.functions.size(); ++i) {
     const ir::Function& f = *c.ir().find(r.functions[i].name);
     if (stage == "source")
@@ -156,8 +160,7 @@ int cmd_run(const std::vector<std::string>& argv) {
     if (a.is_set("float64")) throw UsageError("--float64 applies to --backend interp only");
     codegen::JitOptions options;
     options.verbose = a.is_set("verbose");
-    codegen::CompiledFunction compiled = codegen::jit_compile(p.optimised, fn.name, options);
-    outputs = compiled.run(inputs, given);
+    outputs = driver::load(r, p, options).at(0).run(inputs, given);
   } else {
     throw UsageError("--backend must be 'interp' or 'cpp', not '" + backend + "'");
   }
@@ -192,10 +195,10 @@ int cmd_emit(const std::vector<std::string>& argv) {
   driver::Request r = request(path, a.get("dump-after"));
   std::vector<std::string> fns = chosen_functions(front, a.get("fn"));
   for (const std::string& name : fns) r.functions.push_back({name, std::nullopt});
+  r.emit_cpp = true;
+  r.cpp.openmp = !a.is_set("no-openmp");
   const driver::Compilation p = driver::compile(r, front);
-  codegen::CppOptions options;
-  options.openmp = !a.is_set("no-openmp");
-  codegen::emit_project(p.optimised, fns, a.get("o"), options, a.is_set("overwrite"));
+  codegen::emit_project(*p.cpp, p.optimised.functions.front(), a.get("o"), a.is_set("overwrite"));
   std::cout << "wrote " << a.get("o") << " (" << fns.size() << " function"
             << (fns.size() == 1 ? "" : "s") << ")\n";
   return 0;

@@ -41,6 +41,7 @@ struct Gradient {
   driver::Compilation front;              // parsed and checked
   const ir::Function* forward = nullptr;  // in front.checked
   /// The gradient: `derived` as AD made it, `optimised` what runs.
+  driver::Request request;
   driver::Compilation compiled;
   const ir::Function& fn() const { return compiled.optimised.functions.at(0); }
 };
@@ -65,6 +66,7 @@ Gradient load_gradient(const Args& a, const std::string& fn_name,
   r.emit_cpp = stop_after == "cpp";
   r.cpp.origin = path;
   g.compiled = driver::compile(r, g.front);
+  g.request = std::move(r);
   return g;
 }
 
@@ -156,6 +158,8 @@ int print_gradient(const Args& a) {
     std::cout << ast::print(*c.ast);
   } else if (c.cpp) {
     std::cout << driver::print_cpp(*c.cpp);
+  } else if (c.lowered) {
+    for (const lower::LoweredFunction& f : c.lowered->functions) std::cout << lower::print(f);
   } else {
     // check shows FN as the checker made it; later stages the one function requested.
     const ir::Module& m = c.ir();
@@ -180,7 +184,7 @@ int run_gradient(const Args& a) {
     if (a.is_set("float64")) throw UsageError("--float64 applies to --backend interp only");
     codegen::JitOptions options;
     options.verbose = a.is_set("verbose");
-    outputs = codegen::jit_compile(g.compiled.optimised, grad.name, options).run(inputs, given);
+    outputs = driver::load(g.request, g.compiled, options).at(0).run(inputs, given);
   } else {
     throw UsageError("--backend must be 'interp' or 'cpp', not '" + backend + "'");
   }
@@ -250,8 +254,7 @@ int cmd_gradcheck(const std::vector<std::string>& argv) {
   std::vector<Tensor> want = ir::interpret(grad, inputs, sizes);
   codegen::JitOptions jit;
   jit.verbose = a.is_set("verbose");
-  std::vector<Tensor> got =
-      codegen::jit_compile(g.compiled.optimised, grad.name, jit).run(inputs, sizes);
+  std::vector<Tensor> got = driver::load(g.request, g.compiled, jit).at(0).run(inputs, sizes);
   std::cout << "\ncompiled (C++, float32) against the interpreter (float32)\n"
             << row("output/gradient", "max abs err", "rel to max", "pass");
   bool compiled_pass = true;

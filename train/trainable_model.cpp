@@ -85,13 +85,9 @@ void TrainableModel::compile() {
   driver::Request request;
   request.path = path_;
   request.functions = {{spec_.train.function, gradient}, {spec_.eval.function, std::nullopt}};
-  compiled_module_ = driver::compile(request, front_).optimised;
   codegen::JitOptions jit;
   jit.verbose = verbose_;
-  compiled_ = codegen::jit_compile_together(
-      compiled_module_,
-      {compiled_module_.functions[kGradient].name, compiled_module_.functions[kEvaluation].name},
-      jit);
+  compiled_ = driver::load(request, driver::compile(request, front_), jit);
 }
 
 size_t TrainableModel::output_index(const ir::Function& fn, const std::string& name) const {

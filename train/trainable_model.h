@@ -109,7 +109,6 @@ class TrainableModel {
   std::shared_ptr<const SourceFile> file_;
   ModelSpec spec_;
   ParameterStore params_;
-  ir::Module compiled_module_;
   std::vector<codegen::CompiledFunction> compiled_;    // kGradient, kEvaluation
   std::map<std::pair<size_t, int64_t>, Bound> bound_;  // by (program, batch size)
 };

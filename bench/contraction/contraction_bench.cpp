@@ -106,12 +106,12 @@ int main(int argc, char** argv) {
       vjp.vjp = true;
       request.functions[0].grad = vjp;
     }
-    const ir::Module m = driver::compile(request).optimised;
-    request.skip_passes = {"contraction"};  // every contraction in loops
-    const ir::Module loops = driver::compile(request).optimised;
+    const driver::Compilation gemm = driver::compile(request);
+    const ir::Module& m = gemm.optimised;
     const std::string name = m.functions.at(0).name;
-    codegen::CompiledFunction with_gemm = codegen::jit_compile(m, name);
-    codegen::CompiledFunction with_loops = codegen::jit_compile(loops, name);
+    codegen::CompiledFunction with_gemm = driver::load(request, gemm).at(0);
+    request.skip_passes = {"contraction"};  // every contraction in loops
+    codegen::CompiledFunction with_loops = driver::load(request, driver::compile(request)).at(0);
     const std::vector<Tensor> inputs = ir::random_inputs(*m.find(name), c.sizes, 1);
     std::vector<Tensor> out_gemm, out_loops;
     const Timing t_loops = measure(with_loops, inputs, c.sizes, repeats, &out_loops);

@@ -47,12 +47,16 @@ std::vector<std::string> CheckedProgram::function_names() const {
   return names;
 }
 
-driver::Compilation CheckedProgram::compile_variant(const Variant& v,
-                                                    const std::string& stop_after) const {
+driver::Request CheckedProgram::request(const Variant& v, const std::string& stop_after) const {
   driver::Request r = request_for(*front_.file, stop_after);
   r.functions = {{v.entry, v.grad}};
   if (v.float64) r.float_type = ElemType::F64;
-  return driver::compile(r, front_);
+  return r;
+}
+
+driver::Compilation CheckedProgram::compile_variant(const Variant& v,
+                                                    const std::string& stop_after) const {
+  return driver::compile(request(v, stop_after), front_);
 }
 
 ir::Function CheckedProgram::derive(const Variant& v) const {
@@ -69,9 +73,9 @@ std::string CheckedProgram::unparse(const Variant& v) const {
 
 std::unique_ptr<Kernel> CheckedProgram::compile(const Variant& v,
                                                 const codegen::JitOptions& options) const {
-  driver::Compilation c = compile_variant(v, "");
-  const ir::Function& fn = c.optimised.functions.at(0);
-  return std::make_unique<Kernel>(codegen::jit_compile(c.optimised, fn.name, options),
+  const driver::Request r = request(v, "");
+  const driver::Compilation c = driver::compile(r, front_);
+  return std::make_unique<Kernel>(driver::load(r, c, options).at(0),
                                   describe(c.derived.functions.at(0)));
 }
 

@@ -78,6 +78,7 @@ class CheckedProgram {
  private:
   /// The variant through the driver's stages after `check`, up to `stop_after`
   /// (empty: every optimisation pass).
+  driver::Request request(const Variant& v, const std::string& stop_after) const;
   driver::Compilation compile_variant(const Variant& v, const std::string& stop_after) const;
 
   driver::Compilation front_;  // parsed and checked

@@ -33,14 +33,13 @@ void expect_plain_gather(const ir::Function& g, const std::vector<std::string>& 
     ASSERT_EQ(s.kind, ir::StmtKind::Compute);
     for (size_t m = 0; m < s.compute.out.size(); ++m)
       EXPECT_EQ(s.compute.out[m].hi, s.compute.result->shape[m]);
-    auto ad = s.attrs.find("ad");
-    if (ad != s.attrs.end()) {
-      EXPECT_EQ(ad->second.find("scatter"), std::string::npos) << ad->second;
-      EXPECT_EQ(ad->second.find("masked"), std::string::npos) << ad->second;
-    }
+    const std::string& ad = s.annotations.ad_detail;
+    EXPECT_EQ(ad.find("scatter"), std::string::npos) << ad;
+    EXPECT_EQ(ad.find("masked"), std::string::npos) << ad;
   }
   const ir::Stmt& dx = defining(g, "d_x");
-  EXPECT_EQ(dx.attrs.at("ad").rfind("gather for x", 0), 0u) << dx.attrs.at("ad");
+  EXPECT_EQ(dx.annotations.ad, ir::AdOrigin::Backward);
+  EXPECT_EQ(dx.annotations.ad_detail.rfind("gather for x", 0), 0u) << dx.annotations.ad_detail;
   EXPECT_EQ(reduce_indices(dx), expected_reduce);
 }
 
@@ -184,10 +183,10 @@ def shift(float(K) x, float(N, M) w) -> (y) {
   expect_gradcheck(src, "shift", opt);
 
   ir::Function sub2 = differentiate(compile_fn(src, "sub2"), opt.request);
-  EXPECT_EQ(defining(sub2, "d_x").attrs.at("ad"), "masked gather for x(2*i + 1)");
+  EXPECT_EQ(defining(sub2, "d_x").annotations.ad_detail, "masked gather for x(2*i + 1)");
   ir::Function shift = differentiate(compile_fn(src, "shift"), opt.request);
   // dx(k) = sum over j of dy?(k - j, j) * w?(k - j, j): a gather, no mask.
-  EXPECT_EQ(defining(shift, "d_x").attrs.at("ad"), "gather for x(i + j)");
+  EXPECT_EQ(defining(shift, "d_x").annotations.ad_detail, "gather for x(i + j)");
   EXPECT_EQ(reduce_indices(defining(shift, "d_x")), std::vector<std::string>{"j"});
 }
 

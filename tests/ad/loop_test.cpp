@@ -41,9 +41,10 @@ TEST(LoopGrad, UnrolledStatementsSayWhichIteration) {
   int unrolled[3] = {0, 0, 0};
   for (const ir::Stmt& s : g.body) {
     ASSERT_EQ(s.kind, ir::StmtKind::Compute) << "the gradient function has no loops";
-    auto ad = s.attrs.find("ad");
     for (int k = 0; k < 3; ++k)
-      if (ad != s.attrs.end() && ad->second == "unrolled it=" + std::to_string(k)) ++unrolled[k];
+      if (s.annotations.ad == ir::AdOrigin::Unrolled &&
+          s.annotations.ad_detail == "it=" + std::to_string(k))
+        ++unrolled[k];
   }
   for (int k = 0; k < 3; ++k) EXPECT_EQ(unrolled[k], 8) << "iteration " << k;
   EXPECT_EQ(g.outputs.at(0)->name, "v_it2");

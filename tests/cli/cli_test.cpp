@@ -105,9 +105,17 @@ TEST_F(Cli, PrintStages) {
     EXPECT_EQ(r.exit_code, 0) << stage << ": " << r.err;
     EXPECT_EQ(r.out.rfind("func squash[B, N, D](", 0), 0u) << stage << ": " << r.out;
   }
+  // The lowering stages print the lowered form: plans, then the memory plan.
+  CommandResult live = run_in_dir("print squash.tn --stage liveness");
+  EXPECT_EQ(live.exit_code, 0) << live.err;
+  EXPECT_EQ(live.out, "lowered squash: 0 GEMM statements\nworkspace: 0 slots\n");
+  CommandResult memory = run_in_dir("print squash.tn --stage plan_memory");
+  EXPECT_EQ(memory.exit_code, 0) << memory.err;
+  EXPECT_EQ(memory.out.rfind("lowered squash: 0 GEMM statements\nworkspace: 1 slot\n", 0), 0u)
+      << memory.out;
   const std::string stages =
       " (stages: parse, check, retype, ad, simplify, dce, hoist, index_split, contraction, "
-      "fuse, schedule, cpp)\n";
+      "fuse, schedule, liveness, lower_gemm, plan_memory, cpp)\n";
   CommandResult bad = run_in_dir("print squash.tn --stage nosuchpass");
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_EQ(bad.err, "error: unknown stage 'nosuchpass'" + stages);

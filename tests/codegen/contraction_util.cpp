@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "ir/bind.h"
+#include "ir/gemm_plan.h"
 #include "ir/interp.h"
-#include "passes/contraction.h"
 #include "passes/pipeline.h"
 #include "support/diagnostics.h"
 #include "tests/codegen/codegen_test_util.h"
@@ -21,8 +21,8 @@ void collect_lowered(const std::vector<ir::Stmt>& body, std::string& out) {
   for (const ir::Stmt& s : body) {
     if (s.kind == ir::StmtKind::Loop) {
       collect_lowered(s.loop->body, out);
-    } else if (passes::is_lowered_to_gemm(s)) {
-      out += s.compute.result->name + ": " + s.attrs.at("gemm") + "\n";
+    } else if (s.annotations.gemm) {
+      out += s.compute.result->name + ": " + ir::describe(*s.annotations.gemm, s.compute) + "\n";
     }
   }
 }

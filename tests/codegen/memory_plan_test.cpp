@@ -9,7 +9,7 @@
 
 #include "ad/grad.h"
 #include "codegen/executable.h"
-#include "codegen/memory_plan.h"
+#include "lower/memory_plan.h"
 #include "passes/pipeline.h"
 #include "runtime/tenet_runtime.h"
 #include "tests/codegen/codegen_test_util.h"
@@ -120,7 +120,7 @@ TEST(PlanWorkspace, ChunkExtents) {
 // ---- LifetimeRecorder --------------------------------------------------------
 
 TEST(Lifetimes, LoopsKeepOutsideValuesLiveAcrossAllIterations) {
-  detail::LifetimeRecorder r;
+  lower::LifetimeRecorder r;
   r.next_statement();  // 0: a = ...
   r.define(0);
   r.next_statement();  // 1: b = f(a)
@@ -145,7 +145,7 @@ TEST(Lifetimes, LoopsKeepOutsideValuesLiveAcrossAllIterations) {
   r.end_loop();
   r.next_statement();  // 7: y = n(b)
   r.use(1);
-  const std::vector<detail::Lifetime>& l = r.lifetimes();
+  const std::vector<lower::Lifetime>& l = r.lifetimes();
   ASSERT_EQ(l.size(), 6u);
   EXPECT_EQ(l[0].first, 0);
   EXPECT_EQ(l[0].last, 6);  // read in the loop: live to its end

@@ -1,4 +1,4 @@
-// Loop schedules in generated code (passes/schedule.h, codegen/schedule.h):
+// Loop schedules in generated code (passes/schedule.h, lower/schedule.h):
 // reductions that accumulate out indices in place and nests of statements
 // sharing loops compute bitwise what the default loop nests compute, match
 // the interpreter, and give the same bits with 1 and 2 threads. Goldens of
@@ -35,15 +35,15 @@ def routing_step(float(B, T, 10) c, float(B, T, 10, 16) uh) -> (s, n2, v) {
 
 void strip_schedule(std::vector<ir::Stmt>& body) {
   for (ir::Stmt& s : body) {
-    s.attrs.erase("order");
-    s.attrs.erase("fuse");
+    s.annotations.inner_loops = 0;
+    s.annotations.nest = 0;
     if (s.kind == ir::StmtKind::Loop) strip_schedule(s.loop->body);
   }
 }
 
 bool has_schedule(const std::vector<ir::Stmt>& body) {
   for (const ir::Stmt& s : body) {
-    if (s.attrs.count("order") || s.attrs.count("fuse")) return true;
+    if (s.annotations.inner_loops > 0 || s.annotations.nest > 0) return true;
     if (s.kind == ir::StmtKind::Loop && has_schedule(s.loop->body)) return true;
   }
   return false;

@@ -15,6 +15,7 @@
 #include "ir/interp.h"
 #include "ir/ir_parser.h"
 #include "ir/printer.h"
+#include "lower/lowered.h"
 #include "support/error.h"
 
 namespace tenet::driver {
@@ -50,10 +51,11 @@ std::vector<std::string> stage_list() {
 TEST(Driver, ListsTheStagesInOrder) {
   EXPECT_EQ(stage_list(),
             (std::vector<std::string>{"parse", "check", "retype", "ad", "simplify", "dce", "hoist",
-                                      "index_split", "contraction", "fuse", "schedule", "cpp"}));
+                                      "index_split", "contraction", "fuse", "schedule", "liveness",
+                                      "lower_gemm", "plan_memory", "cpp"}));
   EXPECT_EQ(stage_names(),
             "parse, check, retype, ad, simplify, dce, hoist, index_split, contraction, fuse, "
-            "schedule, cpp");
+            "schedule, liveness, lower_gemm, plan_memory, cpp");
 }
 
 // --dump-after=all: one section per stage; the source's and the C++'s are
@@ -83,6 +85,11 @@ TEST(Driver, DumpsAfterEveryStage) {
       EXPECT_EQ(parsed.functions.size(), title == "IR after check" ? 2u : 1u) << title;
     } else if (title.starts_with("source after ")) {
       EXPECT_EQ(body, ast::print(*c.ast));
+    } else if (title.starts_with("lowered after ")) {
+      EXPECT_TRUE(body.starts_with("lowered model_grad:")) << title << "\n" << body;
+      if (title == "lowered after plan_memory") {
+        EXPECT_EQ(body, lower::print(c.lowered->functions.at(0)));
+      }
     } else {
       EXPECT_EQ(title, "C++ after cpp");
       EXPECT_EQ(body, print_cpp(*c.cpp));
@@ -98,7 +105,7 @@ TEST(Driver, DumpsAfterEveryStage) {
 TEST(Driver, UnknownStageNamesAreUsageErrors) {
   const std::string listed =
       " (stages: parse, check, retype, ad, simplify, dce, hoist, index_split, contraction, fuse, "
-      "schedule, cpp)";
+      "schedule, liveness, lower_gemm, plan_memory, cpp)";
   Request r = request();
   r.dump_after = {"simplfy"};
   try {

@@ -23,9 +23,17 @@ const Stmt& statement(const Function& fn, const std::string& name) {
   return none;
 }
 
-std::string attr(const Stmt& s, const std::string& key) {
-  auto it = s.attrs.find(key);
-  return it == s.attrs.end() ? "(none)" : it->second;
+/// The GEMM plan as comments print it, or "(none)".
+std::string plan(const Stmt& s) {
+  return s.annotations.gemm ? describe(*s.annotations.gemm, s.compute) : "(none)";
+}
+
+/// How the statement is computed: "gemm", "gemm if WORK >= MIN" or "(none)" (loops).
+std::string lowering(const Stmt& s) {
+  if (!s.annotations.gemm) return "(none)";
+  const GemmPlan& p = *s.annotations.gemm;
+  if (p.per_call_min_work == 0) return "gemm";
+  return "gemm if " + p.work.str() + " >= " + std::to_string(p.per_call_min_work);
 }
 
 class ContractionPass : public ::testing::Test {
@@ -46,9 +54,9 @@ class ContractionPass : public ::testing::Test {
 TEST_F(ContractionPass, OnlyAttributesChange) {
   for (size_t i = 0; i < module_.functions.size(); ++i) {
     Function stripped = module_.functions[i].clone();
-    for (Stmt& s : stripped.body) s.attrs.clear();
+    for (Stmt& s : stripped.body) s.annotations = {};
     Function original = before_.functions[i].clone();
-    for (Stmt& s : original.body) s.attrs.clear();
+    for (Stmt& s : original.body) s.annotations = {};
     EXPECT_EQ(print(stripped), print(original));
   }
   testing::expect_same_outputs(before_.functions[0], module_.functions[0]);
@@ -56,51 +64,51 @@ TEST_F(ContractionPass, OnlyAttributesChange) {
 
 TEST_F(ContractionPass, PlansMatricesInPlaceOrPacked) {
   const Function& shapes = fn("shapes");
-  EXPECT_EQ(attr(statement(shapes, "abt"), "lower"), "gemm");
-  EXPECT_EQ(attr(statement(shapes, "abt"), "gemm"), "abt[i | j] = a[i | k] * bt^T[k | j]");
-  EXPECT_EQ(attr(statement(shapes, "bmm"), "gemm"), "for b: bmm[i | j] = x[i | k] * y[k | j]");
+  EXPECT_EQ(lowering(statement(shapes, "abt")), "gemm");
+  EXPECT_EQ(plan(statement(shapes, "abt")), "abt[i | j] = a[i | k] * bt^T[k | j]");
+  EXPECT_EQ(plan(statement(shapes, "bmm")), "for b: bmm[i | j] = x[i | k] * y[k | j]");
   // C^T = B^T A^T: a gives the columns.
-  EXPECT_EQ(attr(statement(shapes, "ct"), "gemm"), "ct[j | i] = bt[j | k] * a^T[k | i]");
+  EXPECT_EQ(plan(statement(shapes, "ct")), "ct[j | i] = bt[j | k] * a^T[k | i]");
 
   const Function& conv = fn("conv");
-  EXPECT_EQ(attr(statement(conv, "y"), "gemm"),
+  EXPECT_EQ(plan(statement(conv, "y")),
             "for b: y[o | i, j] = w[o | c, ki, kj] * pack(x)[c, ki, kj | i, j]");
-  EXPECT_EQ(attr(statement(conv, "y2"), "gemm"),
+  EXPECT_EQ(plan(statement(conv, "y2")),
             "pack(y2)[b, i, j | o] = pack(x2)[b, i, j | c, ki, kj] * w^T[c, ki, kj | o]");
-  EXPECT_EQ(attr(statement(conv, "d_w"), "gemm"),
+  EXPECT_EQ(plan(statement(conv, "d_w")),
             "d_w[o | c, ki, kj] = pack(d_y)[o | b, i, j] * pack(x)[b, i, j | c, ki, kj]");
   // Stride 1, 128 -> 4 channels: columns without zeros (smaller than d_y
   // packed with them), then a gather; 4 channels are too few rows for a GEMM
   // per image: one GEMM, C packed.
-  EXPECT_EQ(attr(statement(conv, "d_x"), "gemm"),
+  EXPECT_EQ(plan(statement(conv, "d_x")),
             "d_x(b, c, h, w) = sum over ki, kj of d_x_cols?(b, c, ki, kj, h - ki, w - kj); "
             "pack(d_x_cols)[b, k_h, k_w | c, ki, kj] = pack(d_y)[b, k_h, k_w | o] * "
             "w[o | c, ki, kj]");
-  EXPECT_EQ(attr(statement(conv, "d_x.1"), "lower"), "gemm");
+  EXPECT_EQ(lowering(statement(conv, "d_x.1")), "gemm");
   // Stride 1, 4 -> 64 channels: the columns would be larger than d_y3 packed
   // with its zeros, so one GEMM with the guarded read packed.
-  EXPECT_EQ(attr(statement(conv, "d_x3"), "gemm"),
+  EXPECT_EQ(plan(statement(conv, "d_x3")),
             "pack(d_x3)[b, h, w | c] = pack(d_y3)[b, h, w | o, ki, kj] * pack(w3)[o, ki, kj | c]");
   // Stride 2: the GEMM computes columns without zeros, a guarded gather the rest.
-  EXPECT_EQ(attr(statement(conv, "d_x2"), "gemm"),
+  EXPECT_EQ(plan(statement(conv, "d_x2")),
             "d_x2(b, c, h, w) = sum over i, j of d_x2_cols?(b, i, j, c, h - 2*i, w - 2*j); "
             "d_x2_cols[b, i, j | c, k_h, k_w] = pack(d_y2)[b, i, j | o] * w[o | c, k_h, k_w]");
 
-  EXPECT_EQ(attr(statement(fn("capsules"), "uh"), "gemm"),
+  EXPECT_EQ(plan(statement(fn("capsules"), "uh")),
             "for t, y, x: uh[b | k, e] = u[b | d] * W^T[d | k, e]");
 }
 
 TEST_F(ContractionPass, SymbolicSizesDecidePerCall) {
   const Stmt& c = statement(fn("matmul"), "c");
-  EXPECT_EQ(attr(c, "lower"), "gemm if K*M*N >= 65536");
-  EXPECT_EQ(attr(c, "gemm"), "c[i | j] = a[i | k] * b[k | j]");
+  EXPECT_EQ(lowering(c), "gemm if K*M*N >= 65536");
+  EXPECT_EQ(plan(c), "c[i | j] = a[i | k] * b[k | j]");
 }
 
 TEST_F(ContractionPass, LeavesSmallContractionsAndOthersAlone) {
   const Function& shapes = fn("shapes");
   for (const char* name : {"av", "sq", "dots", "rows", "plus"}) {
-    EXPECT_EQ(attr(statement(shapes, name), "lower"), "(none)") << name;
-    EXPECT_EQ(attr(statement(shapes, name), "gemm"), "(none)") << name;
+    EXPECT_EQ(lowering(statement(shapes, name)), "(none)") << name;
+    EXPECT_EQ(plan(statement(shapes, name)), "(none)") << name;
   }
   // The plan exists for a small contraction; only its size keeps it in loops.
   ASSERT_TRUE(passes::plan_contraction(statement(shapes, "sq").compute).has_value());
@@ -112,12 +120,15 @@ TEST_F(ContractionPass, RemovesStaleDecisions) {
   Function f = fn("shapes").clone();
   for (Stmt& s : f.body) {
     if (s.compute.result->name != "sq") continue;
-    s.attrs["lower"] = "gemm";
-    s.attrs["gemm"] = "stale";
+    s.annotations.gemm =
+        passes::plan_contraction(s.compute).has_value()
+            ? std::make_shared<const GemmPlan>(*passes::plan_contraction(s.compute))
+            : nullptr;
+    ASSERT_TRUE(s.annotations.gemm);
   }
   passes::contraction(f);
-  EXPECT_EQ(attr(statement(f, "sq"), "lower"), "(none)");
-  EXPECT_EQ(attr(statement(f, "sq"), "gemm"), "(none)");
+  EXPECT_EQ(lowering(statement(f, "sq")), "(none)");
+  EXPECT_EQ(plan(statement(f, "sq")), "(none)");
 }
 
 TEST_F(ContractionPass, RunsInThePipelineAndPrintsBack) {
@@ -127,10 +138,30 @@ TEST_F(ContractionPass, RunsInThePipelineAndPrintsBack) {
     if (std::string(p.name) == "contraction") break;
   }
   const std::string text = print(m);
-  EXPECT_NE(text.find("lower = \"gemm\""), std::string::npos);
-  // The printed decision parses back.
+  EXPECT_NE(text.find("gemm = always"), std::string::npos);
+  // The printed plans parse back, every field of them (the leading
+  // dimensions and factors too, which the text leaves implicit).
   Module again = parse_ir(SourceFile("contraction.ir", text));
   EXPECT_EQ(print(again), text);
+  auto fields = [](const Function& f) {
+    std::string out;
+    for (const Stmt& s : f.body) {
+      if (!s.annotations.gemm) continue;
+      const GemmPlan& p = *s.annotations.gemm;
+      out += s.compute.result->name + ": " + lowering(s) + " " + plan(s);
+      for (const GemmMatrix* x : {&p.a, &p.b, &p.c})
+        out += " (" + std::to_string(x->factor) + std::to_string(x->packed) +
+               std::to_string(x->transposed) + std::to_string(x->ld_dim) + ")";
+      out += " " + p.work.str() + (p.split ? " " + print(p.split->product.body) : "") + "\n";
+    }
+    return out;
+  };
+  int planned = 0;
+  for (size_t i = 0; i < m.functions.size(); ++i) {
+    EXPECT_EQ(fields(again.functions[i]), fields(m.functions[i]));
+    planned += !fields(m.functions[i]).empty();
+  }
+  EXPECT_GT(planned, 1);
 }
 
 }  // namespace

@@ -15,8 +15,9 @@ namespace {
 
 std::string attr(const Stmt* s, const std::string& key) {
   if (!s) return "(no statement)";
-  auto it = s->attrs.find(key);
-  return it == s->attrs.end() ? "(none)" : it->second;
+  for (const std::string& line : describe_annotations(*s))
+    if (line.rfind(key + ": ", 0) == 0) return line.substr(key.size() + 2);
+  return "(none)";
 }
 
 class FusePass : public ::testing::Test {
@@ -87,7 +88,10 @@ TEST_F(FusePass, NeverInlinesWhereItWouldChangeTheProgramsShape) {
 
 TEST_F(FusePass, NoPolicyOutsideGradientPrograms) {
   for (const Function& f : after_.functions)
-    for (const Stmt& s : f.body) EXPECT_EQ(s.attrs.count("policy"), 0u) << f.name;
+    for (const Stmt& s : f.body) {
+      EXPECT_EQ(s.annotations.saved, "") << f.name;
+      EXPECT_TRUE(s.annotations.recomputed.empty()) << f.name;
+    }
 }
 
 TEST(FuseCost, CountsOperationUnits) {

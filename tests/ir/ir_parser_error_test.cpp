@@ -75,13 +75,36 @@ TEST(IrParserErrors, PointAtTheProblem) {
       {"  %y[i]: float32[N] = %x[i]\n", "3:1", "expected 'return' to end the function body"},
       {"  %y[i]: float32[N] = $x[i]\n  return %y\n", "2:23", "unexpected character '$'"},
       {"  attrs(a = \"unterminated)\n  return %x\n", "2:13", "unterminated string"},
-      {"  attrs(a = \"1\", a = \"2\")\n  %y[i]: float32[N] = %x[i]\n  return %y\n", "2:18",
-       "attribute a is given twice"},
+      {"  attrs(saved = \"1\", saved = \"2\")\n  %y[i]: float32[N] = %x[i]\n  return %y\n", "2:22",
+       "annotation saved is given twice"},
+      {"  attrs(fusion = \"1\")\n  %y[i]: float32[N] = %x[i]\n  return %y\n", "2:9",
+       "unknown annotation fusion"},
+      {"  attrs(nest = [j])\n  %y[i]: float32[N] = %x[i]\n  return %y\n", "2:9",
+       "nest must list leading out indices"},
+      {"  attrs(saved = \"1\"\n  return %x\n", "2:8", "attrs(...) is not closed"},
       {"  %y[i]: float32[N] = %x?(i)\n  return %y\n", "2:26", "expected '['"},
       {"  %y[i]: float32[N] = mul(%x[i], 2)\n  return %y\n", "2:35", "expected ':'"},
       {"  %y[i]: float32[N] = %x[i / 0]\n  return %y\n", "2:30", "positive constant"},
       {"  %y[i]: float32[N] = %x[i + 99999999999999999999]\n  return %y\n", "2:30",
        "fits in 64 bits"},
+      // GEMM plans are checked against their statement.
+      {"  attrs(gemm = always %y[i : -] = %x[i : -] * %x[- : -])\n  %y[i]: float32[N] = %x[i]\n"
+       "  return %y\n",
+       "2:16", "a GEMM plan on a statement that is no sum"},
+      {"  %a[i, j]: float32[N, M] = 1:float32\n  attrs(gemm = always %c[i : j] = %b[i : k] * "
+       "transposed(%a)[k : j])\n  %c[i, j]: float32[N, N] = sum [k in 0:M] mul(%a[i, k], %a[j, "
+       "k])\n  return %c\n",
+       "3:16", "the GEMM's factors are %a and %a"},
+      {"  %a[i, j]: float32[N, M] = 1:float32\n  attrs(gemm = always %c[i : j] = %a[i : k] * %a[j "
+       ": j])\n  %c[i, j]: float32[N, N] = sum [k in 0:M] mul(%a[i, k], %a[j, k])\n  return %c\n",
+       "3:16", "the GEMM's matrices do not agree"},
+      {"  %a[i, j]: float32[N, M] = 1:float32\n  attrs(gemm = always %c[i : j] = %a[i : q] * %a[q "
+       ": j])\n  %c[i, j]: float32[N, N] = sum [k in 0:M] mul(%a[i, k], %a[j, k])\n  return %c\n",
+       "3:35", "q is not a reduce index"},
+      {"  %a[i, j]: float32[N, M] = 1:float32\n  attrs(gemm = if N*N >= 65536 %c[i : j] = %a[i : "
+       "k] * %a[k : j])\n  %c[i, j]: float32[N, N] = sum [k in 0:M] mul(%a[i, k], %a[j, k])\n  "
+       "return %c\n",
+       "3:16", "the GEMM's work is"},
   };
   for (const BadCase& c : cases) {
     std::string text = in_function(c.text);

@@ -165,7 +165,7 @@ Function routing() {
                       un(UnOp::Sigmoid, at(b, {"i", "j"})));
   auto s = fb.compute("s", {dim("j", J), dim("d", D)}, {dim("i", I)}, ReduceOp::Sum,
                       bin(BinOp::Mul, at(c, {"i", "j"}), at(u, {"i", "j", "d"})));
-  fb.annotate("saved", "yes");
+  fb.annotations().saved = "reduction";
   // A nested loop that refines s twice; its loop variable is read as a value.
   fb.begin_loop("r", 2);
   auto s_in = fb.carry(s, "s");
@@ -192,9 +192,11 @@ Function annotated() {
   auto weird = fb.compute("my value", {dim("n", N), dim("m", M)}, {}, ReduceOp::None,
                           un(UnOp::Tanh, at(a, {"n", "m"})), nullptr, ElemType::F32, {},
                           "first line\n  second line, indented\n\nafter a blank # hash");
-  fb.annotate("fusion", "group \"1\"\ttab");
-  fb.annotate("schedule.order", "m,n");
-  fb.annotate("odd key", "");
+  Annotations& notes = fb.annotations();
+  notes.ad = AdOrigin::Backward;
+  notes.ad_detail = "group \"1\"\ttab";  // escapes survive the round trip
+  notes.inlined = {"odd name", "e.1"};
+  notes.recomputed = {{"short", 1}, {"long", 4}};
   // A value with a transposed layout: set by a layout pass, never by the language.
   auto plain = fb.compute("t", {dim("m", M), dim("n", N)}, {}, ReduceOp::None,
                           un(UnOp::Neg, at(weird, {"n", "m"})));

@@ -14,8 +14,8 @@ namespace {
 
 void strip(std::vector<Stmt>& body) {
   for (Stmt& s : body) {
-    s.attrs.erase("order");
-    s.attrs.erase("fuse");
+    s.annotations.inner_loops = 0;
+    s.annotations.nest = 0;
     if (s.kind == StmtKind::Loop) strip(s.loop->body);
   }
 }
@@ -31,12 +31,14 @@ class SchedulePass : public ::testing::Test {
       verify(f, "schedule");
     }
   }
-  /// The attribute of the statement defining `value` in `fn`, or "-".
+  /// The annotation `key` (as comments print it) of the statement defining
+  /// `value` in `fn`, or "-".
   std::string attr(const std::string& fn, const std::string& value, const std::string& key) {
     const Stmt* s = testing::find_statement(after_.find(fn)->body, value);
     if (!s) return "(no statement)";
-    auto it = s->attrs.find(key);
-    return it == s->attrs.end() ? "-" : it->second;
+    for (const std::string& line : describe_annotations(*s))
+      if (line.rfind(key + ": ", 0) == 0) return line.substr(key.size() + 2);
+    return "-";
   }
 
   Module before_, after_;
@@ -60,25 +62,25 @@ TEST_F(SchedulePass, MovesContiguousOutIndicesInsideStridedReductions) {
 }
 
 TEST_F(SchedulePass, SharesLoopsWhereReadsStayInTheIteration) {
-  EXPECT_EQ(attr("softmax", "m", "fuse"), "-");
-  EXPECT_EQ(attr("softmax", "e", "fuse"), "n");
-  EXPECT_EQ(attr("softmax", "t", "fuse"), "n");
-  EXPECT_EQ(attr("softmax", "p", "fuse"), "n");
-  EXPECT_EQ(attr("shifted", "b", "fuse"), "-");  // reads a at n + 1
-  EXPECT_EQ(attr("extents", "b", "fuse"), "-");  // (K, N) after (N, K)
-  EXPECT_EQ(attr("looped", "y.1", "fuse"), "n");
+  EXPECT_EQ(attr("softmax", "m", "nest"), "-");
+  EXPECT_EQ(attr("softmax", "e", "nest"), "n");
+  EXPECT_EQ(attr("softmax", "t", "nest"), "n");
+  EXPECT_EQ(attr("softmax", "p", "nest"), "n");
+  EXPECT_EQ(attr("shifted", "b", "nest"), "-");  // reads a at n + 1
+  EXPECT_EQ(attr("extents", "b", "nest"), "-");  // (K, N) after (N, K)
+  EXPECT_EQ(attr("looped", "y.1", "nest"), "n");
 }
 
 TEST_F(SchedulePass, NestsFollowEachStatementsOuterLoops) {
-  EXPECT_EQ(attr("step", "e", "fuse"), "b, t");
+  EXPECT_EQ(attr("step", "e", "nest"), "b, t");
   EXPECT_EQ(attr("step", "s", "order"), "b, t, k, e");
-  EXPECT_EQ(attr("step", "s", "fuse"), "b");  // its only outer loop
-  EXPECT_EQ(attr("step", "n2", "fuse"), "b");
-  EXPECT_EQ(attr("step", "v", "fuse"), "b, k");  // reads s, which shares only b with n2
-  EXPECT_EQ(attr("step", "vw", "fuse"), "-");    // a GEMM
+  EXPECT_EQ(attr("step", "s", "nest"), "b");  // its only outer loop
+  EXPECT_EQ(attr("step", "n2", "nest"), "b");
+  EXPECT_EQ(attr("step", "v", "nest"), "b, k");  // reads s, which shares only b with n2
+  EXPECT_EQ(attr("step", "vw", "nest"), "-");    // a GEMM
   EXPECT_EQ(attr("step", "vw", "order"), "-");
-  EXPECT_EQ(attr("step", "a", "fuse"), "-");  // after the GEMM: a new nest
-  EXPECT_EQ(attr("step", "total", "fuse"), "b");
+  EXPECT_EQ(attr("step", "a", "nest"), "-");  // after the GEMM: a new nest
+  EXPECT_EQ(attr("step", "total", "nest"), "b");
 }
 
 TEST_F(SchedulePass, RunningTwiceGivesTheSameSchedule) {

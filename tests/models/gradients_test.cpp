@@ -25,6 +25,7 @@
 #include "ad/grad.h"
 #include "codegen/jit.h"
 #include "ir/bind.h"
+#include "ir/gemm_plan.h"
 #include "ir/interp.h"
 #include "lang/check.h"
 #include "passes/pipeline.h"
@@ -138,7 +139,7 @@ TEST(ModelGradients, MnistCnnSplitsConv2InputGradient) {
   std::string plan;
   for (const tenet::ir::Stmt& s : m.functions[0].body)
     if (s.kind == tenet::ir::StmtKind::Compute && s.compute.result->name == "d_relu1")
-      if (auto it = s.attrs.find("gemm"); it != s.attrs.end()) plan = it->second;
+      if (s.annotations.gemm) plan = tenet::ir::describe(*s.annotations.gemm, s.compute);
   EXPECT_EQ(plan,
             "d_relu1(b, c, y2, y3) = sum over ky, kx of d_relu1_cols?(b, c, ky, kx, y2 - ky, y3 - "
             "kx); for b: d_relu1_cols[c, ky, kx | k_y2, k_y3] = conv2_w^T[c, ky, kx | o] * "

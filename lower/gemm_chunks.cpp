@@ -1,4 +1,4 @@
-#include "codegen/gemm_chunks.h"
+#include "lower/gemm_chunks.h"
 
 #include <map>
 #include <memory>
@@ -7,7 +7,7 @@
 #include "ir/mutator.h"
 #include "support/error.h"
 
-namespace tenet::codegen::detail {
+namespace tenet::lower {
 
 namespace {
 
@@ -83,7 +83,7 @@ std::optional<GemmChunk> chunk_statement(const ir::Stmt& s, const std::string& i
   return chunk;
 }
 
-bool keeps_matrices_dense(const passes::ContractionPlan& p, const std::string& index) {
+bool keeps_matrices_dense(const ir::GemmPlan& p, const std::string& index) {
   auto outermost_or_absent = [&](const std::vector<ir::Dim>& group) {
     for (size_t i = 0; i < group.size(); ++i)
       if (group[i].index == index) return i == 0;
@@ -92,4 +92,4 @@ bool keeps_matrices_dense(const passes::ContractionPlan& p, const std::string& i
   return outermost_or_absent(p.m) && outermost_or_absent(p.n);
 }
 
-}  // namespace tenet::codegen::detail
+}  // namespace tenet::lower

@@ -1,6 +1,6 @@
 /// \file
 /// Bounding the scratch memory of a statement lowered to GEMM calls
-/// (cpp_gemm.h): the statement runs in chunks along one of its out indices,
+/// (lower/gemm.h): the statement runs in chunks along one of its out indices,
 /// and its pack buffers (im2col matrices, packed results, a split's columns)
 /// hold one chunk at a time.
 ///
@@ -12,7 +12,7 @@
 /// statement; only the buffers' capacity (the largest chunk) differs from
 /// their shape.
 ///
-/// Internal to codegen/. The chunked index is an out index, never a summed
+/// The chunked index is an out index, never a summed
 /// one, so each output element is summed in the same order as without
 /// chunks: the results are those of the whole statement.
 #pragma once
@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
+#include "ir/gemm_plan.h"
 #include "ir/ir.h"
-#include "passes/contraction.h"
 
-namespace tenet::codegen::detail {
+namespace tenet::lower {
 
 /// A tensor seen through one chunk: `view` is `original` with dimension
 /// `dim` of extent `len`; its element i there is the original's start + i.
@@ -50,6 +50,6 @@ std::optional<GemmChunk> chunk_statement(const ir::Stmt& s, const std::string& i
 /// Whether every matrix of plan `p` stays dense when `index` runs over less
 /// than its buffers' capacity: GEMM matrices are rows of columns, so a
 /// shortened index must be the outermost of its group (or a loop of GEMMs).
-bool keeps_matrices_dense(const passes::ContractionPlan& p, const std::string& index);
+bool keeps_matrices_dense(const ir::GemmPlan& p, const std::string& index);
 
-}  // namespace tenet::codegen::detail
+}  // namespace tenet::lower

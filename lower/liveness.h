@@ -1,8 +1,9 @@
 /// \file
-/// Which statements of a function contribute to its outputs, so the C++
-/// backend emits no dead temporaries.
+/// `Liveness`: which statements of a function contribute to its outputs, so
+/// that no backend computes (or allocates) dead temporaries; the first stage
+/// of lowering (lower/README.md).
 ///
-/// Internal to codegen/. Expects: a verified function. Guarantees: a Compute
+/// Expects: a verified function. Guarantees: a Compute
 /// is live iff its result is (transitively) needed by an output; a carried
 /// tensor of a loop is live iff its result is needed after the loop or its
 /// parameter is read by a live statement of the body; a loop is live iff one
@@ -13,10 +14,11 @@
 
 #include "ir/ir.h"
 
-namespace tenet::codegen::detail {
+namespace tenet::lower {
 
 class Liveness {
  public:
+  Liveness() = default;
   explicit Liveness(const ir::Function& fn);
 
   bool used(const ir::ValuePtr& v) const { return v && used_.count(v.get()) != 0; }
@@ -35,4 +37,4 @@ class Liveness {
   std::set<const ir::Value*> used_;
 };
 
-}  // namespace tenet::codegen::detail
+}  // namespace tenet::lower

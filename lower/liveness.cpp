@@ -1,8 +1,8 @@
-#include "codegen/liveness.h"
+#include "lower/liveness.h"
 
 #include "ir/mutator.h"
 
-namespace tenet::codegen::detail {
+namespace tenet::lower {
 
 Liveness::Liveness(const ir::Function& fn) {
   for (const auto& v : fn.outputs) use(v);
@@ -49,4 +49,4 @@ void Liveness::expr(const ir::Expr& e) {
   for (const ir::Expr& read : ir::reads_of(e)) use(read->tensor);
 }
 
-}  // namespace tenet::codegen::detail
+}  // namespace tenet::lower

@@ -1,15 +1,15 @@
 /// \file
-/// The loop schedule of one Compute statement, read from the attributes the
-/// `schedule` pass sets (passes/schedule.h): which out loops run outside its
-/// reduction, which inside it (accumulating in place), and how many of its
-/// outer loops it shares with the statement before it.
+/// The loop schedule of one Compute statement, from the annotations the
+/// `schedule` pass sets (passes/schedule.h, ir/annotations.h): which out
+/// loops run outside its reduction, which inside it (accumulating in place),
+/// and how many of its outer loops it shares with the statement before it.
 ///
-/// Internal to codegen/. Expects: a verified statement. Guarantees: a
+/// For every backend (lower/README.md). Expects: a verified statement. Guarantees: a
 /// schedule that is valid for the statement alone (the outer indices are a
 /// prefix of its out indices, the inner ones the rest, the shared ones a
-/// prefix of the outer ones); a malformed attribute is an InternalError
-/// naming the statement. Whether the shared loops match the previous
-/// statement's is the emitter's to check. For the memory planner: the
+/// prefix of the outer ones); annotations that do not fit the statement are
+/// an InternalError naming it. Whether the shared loops match the previous
+/// statement's is the backend's to check. For the memory planner: the
 /// statements of one nest run interleaved, so a value read anywhere in a nest
 /// must stay live until the nest's last statement.
 #pragma once
@@ -19,7 +19,7 @@
 
 #include "ir/ir.h"
 
-namespace tenet::codegen::detail {
+namespace tenet::lower {
 
 struct LoopSchedule {
   /// Positions in Compute::out of the out loops outside the reduce loops.
@@ -32,11 +32,11 @@ struct LoopSchedule {
   size_t shared = 0;
 };
 
-/// The schedule of `s` (a Compute); the default order without attributes.
+/// The schedule of `s` (a Compute); the default order without annotations.
 LoopSchedule loop_schedule(const ir::Stmt& s);
 
 /// The number of leading loops `s` shares with the previous statement of its
 /// block (0 when it starts a loop nest of its own).
 size_t shared_loops(const ir::Stmt& s);
 
-}  // namespace tenet::codegen::detail
+}  // namespace tenet::lower

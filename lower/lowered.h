@@ -1,0 +1,38 @@
+/// \file
+/// The lowered form of a function, and the lowering stages in order: what
+/// every backend receives before it prints anything (lower/README.md).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "ir/ir.h"
+#include "lower/gemm.h"
+#include "lower/liveness.h"
+#include "lower/memory_plan.h"
+
+namespace tenet::lower {
+
+/// A function's lowered form: the function (which must outlive it), the
+/// statements that contribute to its outputs, and the lowering of each live
+/// statement (at any depth) with a GEMM plan.
+struct LoweredFunction {
+  const ir::Function* function = nullptr;
+  Liveness liveness;
+  std::map<const ir::Stmt*, GemmLowering> gemms;
+  MemoryPlan memory;
+};
+
+/// Stage 1: the lowered form of `fn` with its liveness, nothing lowered yet.
+LoweredFunction find_liveness(const ir::Function& fn);
+
+/// Every stage in order: find_liveness, lower_gemms (gemm.h), plan_memory
+/// (memory_plan.h).
+LoweredFunction lower(const ir::Function& fn, int64_t pack_budget_bytes);
+
+/// The lowered form as text (for --dump-after): each GEMM's plan, its
+/// buffers, chunking, and the statements around the calls.
+std::string print(const LoweredFunction& lowered);
+
+}  // namespace tenet::lower

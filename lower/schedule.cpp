@@ -1,0 +1,28 @@
+// The loop schedule of a statement, from the `schedule` pass's annotations (schedule.h).
+#include "lower/schedule.h"
+
+#include "support/error.h"
+
+namespace tenet::lower {
+
+LoopSchedule loop_schedule(const ir::Stmt& s) {
+  const ir::Compute& c = s.compute;
+  const size_t inner = s.annotations.inner_loops;
+  TENET_ASSERT(inner == 0 || (!c.reduce.empty() && inner < c.out.size()),
+               "statement " << c.result->name << ": " << inner
+                            << " out loops inside its reduction is not a loop order");
+  LoopSchedule out;
+  for (size_t p = 0; p < c.out.size(); ++p)
+    (p + inner < c.out.size() ? out.outer : out.inner).push_back(p);
+  out.shared = shared_loops(s);
+  TENET_ASSERT(out.shared <= out.outer.size(),
+               "statement " << c.result->name << " shares " << out.shared
+                            << " loops, more than it has outside its reduction");
+  return out;
+}
+
+size_t shared_loops(const ir::Stmt& s) {
+  return s.kind == ir::StmtKind::Compute ? s.annotations.nest : 0;
+}
+
+}  // namespace tenet::lower
