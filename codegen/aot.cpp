@@ -232,12 +232,6 @@ std::string readme(const std::string& unit, const CppUnit& code, const ir::Funct
 
 }  // namespace
 
-void emit_project(const ir::Module& m, const std::vector<std::string>& functions,
-                  const std::string& dir, const CppOptions& options, bool overwrite) {
-  const ir::Function* first = functions.empty() ? &m.functions.front() : m.find(functions.front());
-  emit_project(emit_cpp(m, functions, options), *first, dir, overwrite);
-}
-
 void emit_project(const CppUnit& code, const ir::Function& first, const std::string& dir,
                   bool overwrite) {
   const std::string unit = code.header_name.substr(0, code.header_name.size() - 2);

@@ -27,9 +27,4 @@ namespace tenet::codegen {
 void emit_project(const CppUnit& code, const ir::Function& first, const std::string& dir,
                   bool overwrite = false);
 
-/// The same for the named functions of `m` (every one when empty), lowered
-/// and printed with `options` (codegen::emit_cpp): for IR made by hand.
-void emit_project(const ir::Module& m, const std::vector<std::string>& functions,
-                  const std::string& dir, const CppOptions& options = {}, bool overwrite = false);
-
 }  // namespace tenet::codegen

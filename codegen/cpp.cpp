@@ -69,26 +69,6 @@ std::string abi_signature(const ir::Function& fn) {
   return out + ")";
 }
 
-CppUnit emit_cpp(const ir::Module& m, const std::vector<std::string>& functions,
-                 const CppOptions& options) {
-  std::vector<const ir::Function*> selected;
-  if (functions.empty()) {
-    for (const auto& f : m.functions) selected.push_back(&f);
-  } else {
-    for (const auto& name : functions) {
-      const ir::Function* f = m.find(name);
-      TENET_ASSERT(f != nullptr, "emit_cpp: no function named '" << name << "' in the module");
-      selected.push_back(f);
-    }
-  }
-  std::vector<lower::LoweredFunction> lowered;
-  for (const ir::Function* f : selected)
-    lowered.push_back(lower::lower(*f, options.pack_budget_bytes));
-  std::vector<const lower::LoweredFunction*> pointers;
-  for (const lower::LoweredFunction& l : lowered) pointers.push_back(&l);
-  return emit_cpp(pointers, options);
-}
-
 CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
                  const CppOptions& options) {
   TENET_ASSERT(!functions.empty(), "emit_cpp: no functions to emit");

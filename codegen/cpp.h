@@ -86,13 +86,6 @@ struct CppUnit {
 CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
                  const CppOptions& options = {});
 
-/// Lowers (lower::lower, with options.pack_budget_bytes) and prints the named
-/// functions of `m` (every function when `functions` is empty): the driver's
-/// lowering and `cpp` stages in one call, for IR made by hand (tests, `tenet
-/// opt` output). An InternalError for an unknown function name.
-CppUnit emit_cpp(const ir::Module& m, const std::vector<std::string>& functions = {},
-                 const CppOptions& options = {});
-
 /// The C symbol of a function, in a namespace of Tenet's own so that it can
 /// neither collide with a symbol of the libraries the code links (a function
 /// named `omp_get_thread_num` would have libgomp's calls from the same

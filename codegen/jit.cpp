@@ -297,16 +297,6 @@ std::pair<void*, std::string> open_library(const std::string& path, const std::s
 
 }  // namespace
 
-std::vector<CompiledFunction> jit_compile_together(const ir::Module& m,
-                                                   const std::vector<std::string>& functions,
-                                                   const JitOptions& options) {
-  TENET_ASSERT(!functions.empty(), "jit_compile_together: no function named");
-  for (const auto& name : functions)
-    TENET_ASSERT(m.find(name) != nullptr,
-                 "jit_compile: no function named '" << name << "' in the module");
-  return jit_compile_unit(emit_cpp(m, functions, options.cpp), m, functions, options);
-}
-
 std::vector<CompiledFunction> jit_compile_unit(const CppUnit& unit, const ir::Module& m,
                                                const std::vector<std::string>& functions,
                                                const JitOptions& options) {
@@ -389,11 +379,6 @@ std::vector<CompiledFunction> jit_compile_unit(const CppUnit& unit, const ir::Mo
     out.push_back(std::move(cf));
   }
   return out;
-}
-
-CompiledFunction jit_compile(const ir::Module& m, const std::string& function,
-                             const JitOptions& options) {
-  return jit_compile_together(m, {function}, options).front();
 }
 
 bool CompiledFunction::cache_hit() const {

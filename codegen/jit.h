@@ -1,6 +1,6 @@
 /// \file
-/// The JIT: emits C++ for IR functions (cpp.h), compiles it into a shared
-/// library with the system compiler, loads it, and runs it on Tensors.
+/// The JIT: compiles a C++ unit (the driver's `cpp` stage, cpp.h) into a
+/// shared library with the system compiler, loads it, and runs it on Tensors.
 ///
 /// Expects: a verified module; a C++17 compiler (JitOptions::cxx).
 /// Guarantees:
@@ -38,7 +38,7 @@
 /// (codegen/executable.h), which owns the planned workspace and the outputs;
 /// its calls allocate nothing and take no page faults:
 ///
-///   CompiledFunction f = jit_compile(module, "capsnet_grad");
+///   CompiledFunction f = driver::load(request, compilation).at(0);  // driver/driver.h
 ///   Executable step(f, {{"B", 100}});                // plans, allocates, pre-faults
 ///   for (...) {
 ///     const std::vector<Tensor>& out = step.run(inputs);  // checked, no allocation
@@ -138,22 +138,11 @@ class CompiledFunction {
   PackedWithWorkspace packed_with_workspace_ = nullptr;
 };
 
-/// Compiles (or finds in the cache) one library holding all the named
-/// functions, and returns them in the same order. Sharing one library keeps
-/// compile time down when several functions are needed.
-std::vector<CompiledFunction> jit_compile_together(const ir::Module& m,
-                                                   const std::vector<std::string>& functions,
-                                                   const JitOptions& options = {});
-
 /// Compiles (or finds in the cache) `unit`, the C++ of the named functions of
 /// `m` (the driver's `cpp` stage made it with options.cpp), and returns them in
 /// the same order.
 std::vector<CompiledFunction> jit_compile_unit(const CppUnit& unit, const ir::Module& m,
                                                const std::vector<std::string>& functions,
                                                const JitOptions& options = {});
-
-/// One function in a library of its own.
-CompiledFunction jit_compile(const ir::Module& m, const std::string& function,
-                             const JitOptions& options = {});
 
 }  // namespace tenet::codegen

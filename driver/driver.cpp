@@ -28,7 +28,7 @@ Stage optimisation(const passes::Pass& pass);
 void find_liveness(Compilation& c, const Request& r);
 void lower_gemms(Compilation& c, const Request& r);
 void plan_memory(Compilation& c, const Request& r);
-void emit_cpp(Compilation& c, const Request& r);
+void generate_cpp(Compilation& c, const Request& r);
 
 }  // namespace
 
@@ -54,7 +54,7 @@ const std::vector<Stage>& stages() {
     t.push_back({"plan_memory", "workspace slots, lifetimes, loop carries (lower/memory_plan.h)",
                  Form::Lowered, plan_memory});
     t.push_back({"cpp", "lowered IR -> one C++17 unit, header and source (codegen/cpp.h)",
-                 Form::Cpp, emit_cpp});
+                 Form::Cpp, generate_cpp});
     return t;
   }();
   return table;
@@ -145,7 +145,7 @@ void plan_memory(Compilation& c, const Request&) {
   for (lower::LoweredFunction& f : c.lowered->functions) lower::plan_memory(f);
 }
 
-void emit_cpp(Compilation& c, const Request& r) {
+void generate_cpp(Compilation& c, const Request& r) {
   std::vector<const lower::LoweredFunction*> functions;
   for (const lower::LoweredFunction& f : c.lowered->functions) functions.push_back(&f);
   c.cpp = codegen::emit_cpp(functions, r.cpp);
@@ -295,6 +295,55 @@ std::vector<codegen::CompiledFunction> load(const Request& request, const Compil
   r.stop_after.clear();
   const Compilation full = compile(r, c);
   return codegen::jit_compile_unit(*full.cpp, full.optimised, full.function_names(), options);
+}
+
+namespace {
+
+/// A compilation of hand-made IR, as if the optimisation passes had made it.
+Compilation from_ir(const ir::Module& m, const std::vector<std::string>& functions) {
+  Compilation c;
+  c.stage = passes::pipeline().back().name;
+  std::vector<const ir::Function*> chosen;
+  for (const ir::Function& f : m.functions)
+    if (functions.empty()) chosen.push_back(&f);
+  for (const std::string& name : functions) {
+    chosen.push_back(m.find(name));
+    TENET_ASSERT(chosen.back() != nullptr, "no function named '" << name << "' in the module");
+  }
+  TENET_ASSERT(!chosen.empty(), "no functions to compile");
+  for (const ir::Function* f : chosen) {
+    c.derived.functions.push_back(f->clone());
+    c.optimised.functions.push_back(f->clone());
+  }
+  return c;
+}
+
+}  // namespace
+
+void optimise(ir::Module& m) {
+  std::vector<std::string> all;
+  for (const passes::Pass& p : passes::pipeline()) all.push_back(p.name);
+  run_passes(m, all);
+}
+
+codegen::CppUnit emit_cpp(const ir::Module& m, const std::vector<std::string>& functions,
+                          const codegen::CppOptions& options) {
+  Request r;
+  r.emit_cpp = true;
+  r.cpp = options;
+  return *compile(r, from_ir(m, functions)).cpp;
+}
+
+std::vector<codegen::CompiledFunction> jit_compile_together(
+    const ir::Module& m, const std::vector<std::string>& functions,
+    const codegen::JitOptions& options) {
+  TENET_ASSERT(!functions.empty(), "jit_compile_together: no function named");
+  return load(Request{}, from_ir(m, functions), options);
+}
+
+codegen::CompiledFunction jit_compile(const ir::Module& m, const std::string& function,
+                                      const codegen::JitOptions& options) {
+  return jit_compile_together(m, {function}, options).front();
 }
 
 std::string pass_names() {

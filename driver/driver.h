@@ -134,6 +134,23 @@ Compilation compile(const Request& request, const Compilation& from);
 std::vector<codegen::CompiledFunction> load(const Request& request, const Compilation& c,
                                             const codegen::JitOptions& options = {});
 
+// ---- IR made by hand (tests, `tenet opt` output) ---------------------------
+// The same stages of the table, entered after parsing and checking.
+
+/// Every optimisation pass in order, verified after each.
+void optimise(ir::Module& m);
+/// The named functions of `m` (every one when empty), taken as optimised,
+/// through the lowering stages and `cpp`.
+codegen::CppUnit emit_cpp(const ir::Module& m, const std::vector<std::string>& functions = {},
+                          const codegen::CppOptions& options = {});
+/// The same, built and loaded into one library, in the order named.
+std::vector<codegen::CompiledFunction> jit_compile_together(
+    const ir::Module& m, const std::vector<std::string>& functions,
+    const codegen::JitOptions& options = {});
+/// One function in a library of its own.
+codegen::CompiledFunction jit_compile(const ir::Module& m, const std::string& function,
+                                      const codegen::JitOptions& options = {});
+
 /// "simplify, dce, ..." (the optimisation passes, for messages and --help).
 std::string pass_names();
 

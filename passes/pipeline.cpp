@@ -21,17 +21,9 @@ const std::vector<Pass>& pipeline() {
        index_split},
       {"contraction", "mark large A * B contractions for the GEMM library", contraction},
       {"fuse", "inline cheap element-wise statements into their readers (save or recompute)", fuse},
-      {"schedule", "choose loop orders and shared loop nests (attributes for codegen)", schedule},
+      {"schedule", "choose loop orders and shared loop nests (annotations for lowering)", schedule},
   };
   return passes;
-}
-
-void run_pipeline(ir::Module& m) {
-  for (const Pass& p : pipeline())
-    for (ir::Function& f : m.functions) {
-      p.run(f);
-      ir::verify(f, std::string("pass '") + p.name + "'");
-    }
 }
 
 }  // namespace tenet::passes

@@ -21,9 +21,4 @@ struct Pass {
 /// The passes in the order they run.
 const std::vector<Pass>& pipeline();
 
-/// Runs every pass in order on every function, verifying after each: what
-/// the driver's optimisation stages do (driver/driver.h), for tests on IR
-/// made by hand. Compilers of source go through the driver.
-void run_pipeline(ir::Module& m);
-
 }  // namespace tenet::passes

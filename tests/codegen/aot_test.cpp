@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "driver/driver.h"
 #include "ir/bind.h"
 #include "ir/interp.h"
 #include "support/error.h"
@@ -68,7 +69,7 @@ TEST(Aot, ProjectBuildsStandaloneAndMatchesTheInterpreter) {
   ir::Module m = compile_tn(kKernels);
   CppOptions options;
   options.unit_name = "kernels";
-  emit_project(m, {}, project, options);
+  emit_project(driver::emit_cpp(m, {}, options), m.functions.front(), project);
   for (const char* file :
        {"kernels.h", "kernels.cpp", "tenet_runtime.h", "CMakeLists.txt", "README.md"})
     EXPECT_TRUE(fs::exists(project + "/" + file)) << file;
@@ -121,8 +122,10 @@ TEST(Aot, ProjectBuildsStandaloneAndMatchesTheInterpreter) {
 }
 
 TEST(Aot, UnwritableFolderIsABindError) {
-  EXPECT_THROW(emit_project(compile_tn(kKernels), {}, "/proc/tenet-cannot-write-here", {}),
-               BindError);
+  const ir::Module m = compile_tn(kKernels);
+  EXPECT_THROW(
+      emit_project(driver::emit_cpp(m), m.functions.front(), "/proc/tenet-cannot-write-here"),
+      BindError);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 
+#include "driver/driver.h"
 #include "ir/ir_parser.h"
 #include "passes/pipeline.h"
 #include "support/error.h"
@@ -148,9 +149,9 @@ TEST(ContractionJit, WithoutBlasTheHeaderLoopsRun) {
 TEST(ContractionJit, MissingBlasIsAClearError) {
   ScopedEnv env("TENET_BLAS_LIBRARY", "/nonexistent/libopenblas.so.0");
   ir::Module m = model("models/matmul.tn");
-  passes::run_pipeline(m);
+  driver::optimise(m);
   try {
-    jit_compile(m, "matmul", test_jit_options());
+    driver::jit_compile(m, "matmul", test_jit_options());
     FAIL() << "no error for a missing BLAS";
   } catch (const BindError& e) {
     const std::string what = e.what();

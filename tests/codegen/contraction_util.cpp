@@ -1,4 +1,5 @@
 #include "tests/codegen/contraction_util.h"
+#include "driver/driver.h"
 
 #include <gtest/gtest.h>
 
@@ -54,7 +55,7 @@ std::string expect_gemm_matches_interpreter(const ir::Module& m, const std::stri
                                             uint64_t seed, const JitOptions* options) {
   ir::Module optimised = m;
   for (ir::Function& f : optimised.functions) f = f.clone();
-  passes::run_pipeline(optimised);
+  driver::optimise(optimised);
   const ir::Function* fn = optimised.find(name);
   const ir::Function* original = m.find(name);
   if (!fn || !original) {
@@ -67,7 +68,7 @@ std::string expect_gemm_matches_interpreter(const ir::Module& m, const std::stri
       << lowered;
 
   const JitOptions jit = options ? *options : test_jit_options();
-  CompiledFunction compiled = jit_compile(optimised, name, jit);
+  CompiledFunction compiled = driver::jit_compile(optimised, name, jit);
   std::vector<Tensor> inputs = ir::random_inputs(*original, sizes, seed);
   const double k =
       double(longest_reduction(original->body, ir::bind_sizes(*original, inputs, sizes)));

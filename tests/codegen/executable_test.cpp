@@ -12,6 +12,7 @@
 
 #include "ad/grad.h"
 #include "codegen/executable.h"
+#include "driver/driver.h"
 #include "ir/bind.h"
 #include "ir/interp.h"
 #include "passes/pipeline.h"
@@ -39,8 +40,8 @@ CompiledFunction compiled_gradient(const std::string& path, const std::string& f
   req.output = output;
   ir::Module g;
   g.functions.push_back(ad::differentiate(m, fn, req));
-  passes::run_pipeline(g);
-  return jit_compile(g, g.functions[0].name, test_jit_options());
+  driver::optimise(g);
+  return driver::jit_compile(g, g.functions[0].name, test_jit_options());
 }
 
 void expect_identical(const std::vector<Tensor>& actual, const std::vector<Tensor>& expected,
@@ -122,8 +123,8 @@ def affine(float(N, K) x) -> (y) {
   y(n, k) = t(n, k) + 1
 }
 )");
-  passes::run_pipeline(m);
-  return jit_compile(m, "affine", test_jit_options());
+  driver::optimise(m);
+  return driver::jit_compile(m, "affine", test_jit_options());
 }
 
 std::string bind_error(const std::function<void()>& f) {

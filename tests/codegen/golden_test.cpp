@@ -4,6 +4,7 @@
 
 #include "codegen/cpp.h"
 #include "codegen/jit.h"
+#include "driver/driver.h"
 #include "ir/bind.h"
 #include "tests/codegen/codegen_test_util.h"
 #include "tests/support/golden.h"
@@ -30,13 +31,13 @@ TEST(CppGolden, Softmax) {
   ir::Module m = compile_tn(kSoftmax);
   CppOptions options;
   options.origin = "softmax.tn";
-  CppUnit unit = emit_cpp(m, {}, options);
+  CppUnit unit = driver::emit_cpp(m, {}, options);
   EXPECT_EQ(unit.header_name, "tenet_softmax_last.h");
   EXPECT_EQ(unit.source_name, "tenet_softmax_last.cpp");
   tenet::testing::expect_golden("codegen/softmax_last.h.expected", unit.header);
   tenet::testing::expect_golden("codegen/softmax_last.cpp.expected", unit.source);
   // The pinned code is also right.
-  CompiledFunction f = jit_compile(m, "softmax_last", test_jit_options());
+  CompiledFunction f = driver::jit_compile(m, "softmax_last", test_jit_options());
   expect_matches_interpreter(f, {{"N", 9}, {"K", 31}}, 1);
 }
 
@@ -45,15 +46,15 @@ TEST(CppGolden, ConvolutionWithStride2) {
   CppOptions options;
   options.origin = "conv.tn";
   tenet::testing::expect_golden("codegen/conv_stride2.cpp.expected",
-                                emit_cpp(m, {}, options).source);
-  CompiledFunction f = jit_compile(m, "conv_stride2", test_jit_options());
+                                driver::emit_cpp(m, {}, options).source);
+  CompiledFunction f = driver::jit_compile(m, "conv_stride2", test_jit_options());
   expect_matches_interpreter(f, {{"B", 2}, {"C", 2}, {"H", 12}, {"W", 10}, {"O", 3}}, 2);
 }
 
 TEST(CppGolden, WithoutOpenMP) {
   CppOptions options;
   options.openmp = false;
-  std::string source = emit_cpp(compile_tn(kSoftmax), {}, options).source;
+  std::string source = driver::emit_cpp(compile_tn(kSoftmax), {}, options).source;
   EXPECT_EQ(source.find("#pragma omp"), std::string::npos);
 }
 

@@ -6,6 +6,7 @@
 
 #include "codegen/cpp.h"
 #include "codegen/jit.h"
+#include "driver/driver.h"
 #include "ir/builder.h"
 #include "tests/codegen/codegen_test_util.h"
 
@@ -135,7 +136,7 @@ class JitBuilder : public ::testing::Test {
     module_ = new ir::Module();
     module_->functions = {loop_kinds(), init_reductions(), outputs(), awkward_names(),
                           transposed_temporary()};
-    auto compiled = jit_compile_together(
+    auto compiled = driver::jit_compile_together(
         *module_, {"loop_kinds", "init_reductions", "outputs", "int", "transposed"},
         test_jit_options());
     functions_ = new std::vector<CompiledFunction>(compiled);
@@ -160,7 +161,7 @@ TEST_F(JitBuilder, ReductionsFromAnInit) {
 
 TEST_F(JitBuilder, OutputsThatAreInputsOrRepeated) {
   expect_matches_interpreter((*functions_)[2], {{"N", 10}}, 23);
-  const std::string source = emit_cpp(*module_, {"outputs"}).source;
+  const std::string source = driver::emit_cpp(*module_, {"outputs"}).source;
   EXPECT_EQ(source.find("unused"), std::string::npos) << "a dead statement was emitted";
 }
 
@@ -171,7 +172,7 @@ TEST_F(JitBuilder, NamesThatAreNotCppIdentifiers) {
 
 TEST_F(JitBuilder, TemporariesWithALayout) {
   expect_matches_interpreter((*functions_)[4], {{"N", 7}, {"K", 5}}, 25);
-  const std::string source = emit_cpp(*module_, {"transposed"}).source;
+  const std::string source = driver::emit_cpp(*module_, {"transposed"}).source;
   EXPECT_NE(source.find("t_t_stride1 = t_N;"), std::string::npos) << source;
 }
 
@@ -179,7 +180,7 @@ TEST_F(JitBuilder, TemporariesWithALayout) {
 // own `step`, not the one the process loaded first.
 TEST(JitSymbols, EntryNamedLikeALibcFunctionCallsItsOwnCode) {
   ir::Module m = compile_tn("def step(float(N) x) -> (y) { y(i) = x(i) * 2 }");
-  CompiledFunction f = jit_compile(m, "step", test_jit_options());
+  CompiledFunction f = driver::jit_compile(m, "step", test_jit_options());
   expect_matches_interpreter(f, {{"N", 17}}, 3);
 }
 
@@ -191,7 +192,7 @@ TEST(JitCompilerBugs, ShortConditionalLoopMatchesInterpreter) {
       "def kink(float(B, 10) len, float(B, 10) d) -> (out) {\n"
       "  out(b, k) = select(len(b, k) - 0.1 >= 0, d(b, k), 0)\n"
       "}");
-  CompiledFunction f = jit_compile(m, "kink", test_jit_options());
+  CompiledFunction f = driver::jit_compile(m, "kink", test_jit_options());
   for (uint64_t seed = 1; seed <= 4; ++seed) expect_matches_interpreter(f, {{"B", 7}}, seed);
 }
 

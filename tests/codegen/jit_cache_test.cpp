@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "codegen/jit.h"
+#include "driver/driver.h"
 #include "ir/bind.h"
 #include "ir/builder.h"
 #include "support/child_processes.h"
@@ -73,7 +74,7 @@ TEST(JitCache, SecondCompileHitsTheCacheAndAnyChangeMisses) {
   options.flags = kQuickFlags;
   ir::Module m = compile_tn(kScale);
 
-  CompiledFunction first = jit_compile(m, "scale", options);
+  CompiledFunction first = driver::jit_compile(m, "scale", options);
   EXPECT_FALSE(first.cache_hit());
   EXPECT_EQ(lines_in(log), 1);
   EXPECT_TRUE(fs::exists(first.library_path()));
@@ -81,7 +82,7 @@ TEST(JitCache, SecondCompileHitsTheCacheAndAnyChangeMisses) {
   EXPECT_TRUE(fs::exists(fs::path(first.library_path()).parent_path() / "build.log"));
   expect_matches_interpreter(first, {{"N", 10}}, 1);
 
-  CompiledFunction again = jit_compile(m, "scale", options);
+  CompiledFunction again = driver::jit_compile(m, "scale", options);
   EXPECT_TRUE(again.cache_hit());
   EXPECT_EQ(again.library_path(), first.library_path());
   EXPECT_EQ(lines_in(log), 1) << "a cache hit ran the compiler";
@@ -93,14 +94,14 @@ TEST(JitCache, SecondCompileHitsTheCacheAndAnyChangeMisses) {
 
   JitOptions other_flags = options;
   other_flags.flags.push_back("-DTENET_TEST_FLAG=1");
-  CompiledFunction flagged = jit_compile(m, "scale", other_flags);
+  CompiledFunction flagged = driver::jit_compile(m, "scale", other_flags);
   EXPECT_FALSE(flagged.cache_hit());
   EXPECT_NE(flagged.library_path(), first.library_path());
   EXPECT_EQ(lines_in(log), 2);
 
   JitOptions serial = options;
   serial.cpp.openmp = false;  // other source, other key
-  EXPECT_FALSE(jit_compile(m, "scale", serial).cache_hit());
+  EXPECT_FALSE(driver::jit_compile(m, "scale", serial).cache_hit());
   EXPECT_EQ(lines_in(log), 3);
 }
 
@@ -112,7 +113,7 @@ TEST(JitCacheChild, CompilesScale) {
   options.cache_dir = cache;
   options.cxx = std::getenv("TENET_TEST_CHILD_CXX");
   options.flags = kQuickFlags;
-  CompiledFunction f = jit_compile(compile_tn(kScale), "scale", options);
+  CompiledFunction f = driver::jit_compile(compile_tn(kScale), "scale", options);
   EXPECT_EQ(f.cache_hit(), std::string(std::getenv("TENET_TEST_CHILD_HIT")) == "1");
   expect_matches_interpreter(f, {{"N", 4}}, 3);
 }
@@ -159,7 +160,7 @@ TEST(JitCache, DamagedLibraryIsBuiltAgain) {
   JitOptions other = options;
   other.cache_dir = dir + "/other-cache";
   const ir::Module twice = compile_tn("def twice(float(N) x) -> (y) {\n  y(i) = 2 * x(i)\n}\n");
-  const std::string twice_library = jit_compile(twice, "twice", other).library_path();
+  const std::string twice_library = driver::jit_compile(twice, "twice", other).library_path();
   for (const char* suffix : {"", ".fnv1a"})
     fs::copy_file(twice_library + suffix, library + suffix, fs::copy_options::overwrite_existing);
   out = run_child(options, /*expect_hit=*/false);
@@ -172,7 +173,7 @@ TEST(JitCache, TemporariesOfKilledCompilesAreRemoved) {
   JitOptions options;
   options.cache_dir = dir + "/cache";
   options.flags = kQuickFlags;
-  CompiledFunction f = jit_compile(compile_tn(kScale), "scale", options);
+  CompiledFunction f = driver::jit_compile(compile_tn(kScale), "scale", options);
   const std::string entry = fs::path(f.library_path()).parent_path().string();
   // A finished child's pid: a process that no longer runs.
   pid_t dead = ::fork();
@@ -190,7 +191,7 @@ TEST(JitCache, TemporariesOfKilledCompilesAreRemoved) {
   std::ofstream(stale) << "half a library";
   std::ofstream(live) << "a library being written";
   fs::remove(f.library_path());  // a miss: the compile that was killed
-  EXPECT_FALSE(jit_compile(compile_tn(kScale), "scale", options).cache_hit());
+  EXPECT_FALSE(driver::jit_compile(compile_tn(kScale), "scale", options).cache_hit());
   EXPECT_FALSE(fs::exists(stale)) << stale;
   EXPECT_TRUE(fs::exists(live)) << "a running process's temporary was removed";
 }
@@ -199,7 +200,7 @@ TEST(JitCache, UnwritableCacheIsAUserError) {
   JitOptions options = test_jit_options();
   options.cache_dir = "/proc/tenet-test-jit-cache";
   try {
-    jit_compile(compile_tn(kScale), "scale", options);
+    driver::jit_compile(compile_tn(kScale), "scale", options);
     FAIL() << "expected a BindError";
   } catch (const BindError& e) {
     EXPECT_EQ(std::string(e.what()),
@@ -222,7 +223,7 @@ TEST(JitCache, CompilerFailureOnGeneratedCodeShowsTheCompilerOutputAndTheSource)
   options.cxx = cxx;
   options.flags = kQuickFlags;
   try {
-    jit_compile(compile_tn(kScale), "scale", options);
+    driver::jit_compile(compile_tn(kScale), "scale", options);
     FAIL() << "expected an InternalError";
   } catch (const InternalError& e) {
     const std::string what = e.what();
@@ -240,7 +241,7 @@ TEST(JitCache, CompilerFailureOnGeneratedCodeShowsTheCompilerOutputAndTheSource)
 /// The BindError of compiling kScale with `options`.
 std::string bind_error(const JitOptions& options) {
   try {
-    jit_compile(compile_tn(kScale), "scale", options);
+    driver::jit_compile(compile_tn(kScale), "scale", options);
   } catch (const BindError& e) {
     return e.what();
   }
@@ -315,7 +316,7 @@ TEST(JitCache, AnInterruptEndsTheCompilerAndItsChildren) {
   tenet::set_interrupt_check([&] {
     if (fs::exists(pid_file) && fs::file_size(pid_file) > 0) throw Interrupted{};
   });
-  EXPECT_THROW(jit_compile(compile_tn(kScale), "scale", options), Interrupted);
+  EXPECT_THROW(driver::jit_compile(compile_tn(kScale), "scale", options), Interrupted);
   tenet::set_interrupt_check(nullptr);
   const long child = std::atol(tenet::testing::read_file(pid_file).c_str());
   for (int i = 0; i < 500 && tenet::process_is_running(child); ++i) ::usleep(10000);
@@ -324,7 +325,7 @@ TEST(JitCache, AnInterruptEndsTheCompilerAndItsChildren) {
 }
 
 TEST(JitRun, BadInputsAreBindErrorsBeforeAnyCodeRuns) {
-  CompiledFunction f = jit_compile(compile_tn(kScale), "scale", test_jit_options());
+  CompiledFunction f = driver::jit_compile(compile_tn(kScale), "scale", test_jit_options());
   Tensor wrong_rank(ElemType::F32, {2, 3});
   Tensor wrong_type(ElemType::F64, {4});
   EXPECT_THROW(f.run({wrong_rank}), BindError);
@@ -348,7 +349,7 @@ TEST(JitRun, UnguardedReadsOutOfBoundsAreBindErrors) {
                        ir::make_read(x, {ir::Affine{{{"i", 1}}, 1}})));
   ir::Module m;
   m.functions.push_back(fb.finish());
-  CompiledFunction f = jit_compile(m, "shift", test_jit_options());
+  CompiledFunction f = driver::jit_compile(m, "shift", test_jit_options());
   try {
     f.run({Tensor(ElemType::F32, {4})});
     FAIL() << "expected a BindError";

@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "codegen/jit.h"
+#include "driver/driver.h"
 #include "ir/bind.h"
 #include "tests/codegen/codegen_test_util.h"
 
@@ -79,7 +80,7 @@ class JitNumeric : public ::testing::Test {
     module_ = new ir::Module(compile_tn(kSource));
     std::vector<std::string> names;
     for (const auto& f : module_->functions) names.push_back(f.name);
-    auto compiled = jit_compile_together(*module_, names, test_jit_options());
+    auto compiled = driver::jit_compile_together(*module_, names, test_jit_options());
     functions_ = new std::map<std::string, CompiledFunction>();
     for (size_t i = 0; i < names.size(); ++i) functions_->emplace(names[i], compiled[i]);
   }
@@ -165,7 +166,7 @@ TEST(JitLiterals, ExtremeLiteralsMatchTheInterpreter) {
       "  w(i) = d(i) * 1e39 + 4.9406564584124654e-324 + 1.7976931348623157e308\n"
       "  z(i) = select(c(i) > -128, c(i) - 1, 127)\n"
       "}\n");
-  CompiledFunction f = jit_compile(m, "extremes", test_jit_options());
+  CompiledFunction f = driver::jit_compile(m, "extremes", test_jit_options());
   expect_matches_interpreter(f, {{"N", 6}}, 4, 0);
   const std::string source = f.source_path().empty() ? "" : [&] {
     std::ifstream in(f.source_path());

@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "codegen/jit.h"
+#include "driver/driver.h"
 #include "support/error.h"
 #include "tests/codegen/codegen_test_util.h"
 #include "tests/support/golden.h"
@@ -45,7 +46,7 @@ unsigned mode_of(const std::string& path) {
 /// The BindError message of compiling kDouble with `options` ("" if none).
 std::string refusal(const JitOptions& options) {
   try {
-    jit_compile(compile_tn(kDouble), "twice", options);
+    driver::jit_compile(compile_tn(kDouble), "twice", options);
   } catch (const BindError& e) {
     return e.what();
   }
@@ -77,7 +78,7 @@ TEST(JitTrust, NewCacheFoldersAreCreatedPrivateWhateverTheUmask) {
   const std::string root = fresh_folder("jit-trust-new");
   const std::string cache = root + "/a/b/cache";
   const mode_t old_umask = ::umask(0);  // would make 0777 folders of plain mkdir
-  CompiledFunction f = jit_compile(compile_tn(kDouble), "twice", quick_options(cache));
+  CompiledFunction f = driver::jit_compile(compile_tn(kDouble), "twice", quick_options(cache));
   ::umask(old_umask);
   for (const std::string& dir : {root + "/a", root + "/a/b", cache})
     EXPECT_EQ(mode_of(dir), 0700u) << dir;
@@ -89,7 +90,8 @@ TEST(JitTrust, SymbolicLinksInTheCacheAreRefused) {
   // A compile in one cache tells the entry's name; another cache gets a
   // symbolic link of that name to the first one's entry.
   const std::string root = fresh_folder("jit-trust-link");
-  CompiledFunction f = jit_compile(compile_tn(kDouble), "twice", quick_options(root + "/real"));
+  CompiledFunction f =
+      driver::jit_compile(compile_tn(kDouble), "twice", quick_options(root + "/real"));
   const fs::path entry = fs::path(f.library_path()).parent_path();
   fs::create_directory(root + "/linked");
   ::chmod((root + "/linked").c_str(), 0700);
@@ -134,7 +136,8 @@ TEST(JitTrust, AFolderAboveTheCacheWritableByOthersIsRefused) {
   expect_contains(what, "mode 0777) is writable by users other than its owner");
   // The sticky bit (as on /tmp) lets only a folder's owner rename it: fine.
   ::chmod((root + "/open").c_str(), 01777);
-  CompiledFunction f = jit_compile(compile_tn(kDouble), "twice", quick_options(root + "/open/c"));
+  CompiledFunction f =
+      driver::jit_compile(compile_tn(kDouble), "twice", quick_options(root + "/open/c"));
   expect_matches_interpreter(f, {{"N", 3}}, 2);
 }
 

@@ -13,6 +13,7 @@
 #include "ad/grad.h"
 #include "codegen/cpp.h"
 #include "codegen/jit.h"
+#include "driver/driver.h"
 #include "ir/builder.h"
 #include "lang/check.h"
 #include "runtime/tenet_runtime.h"
@@ -65,10 +66,10 @@ class GuardBounds : public ::testing::Test {
     module_ = new ir::Module(compile_tn(kGuards));
     std::vector<std::string> names;
     for (const auto& f : module_->functions) names.push_back(f.name);
-    auto compiled = jit_compile_together(*module_, names, test_jit_options());
+    auto compiled = driver::jit_compile_together(*module_, names, test_jit_options());
     functions_ = new std::map<std::string, CompiledFunction>();
     for (size_t i = 0; i < names.size(); ++i) functions_->emplace(names[i], compiled[i]);
-    source_ = new std::string(emit_cpp(*module_).source);
+    source_ = new std::string(driver::emit_cpp(*module_).source);
   }
   static void TearDownTestSuite() {
     delete functions_;
@@ -173,10 +174,10 @@ std::string expect_gradient_matches(const std::string& model,
                                     double tolerance = 0) {
   SCOPED_TRACE(model);
   ir::Module g = gradient_of("models/zoo/" + model + ".tn", model);
-  CompiledFunction f = jit_compile(g, model + "_grad", test_jit_options());
+  CompiledFunction f = driver::jit_compile(g, model + "_grad", test_jit_options());
   for (size_t i = 0; i < sizes.size(); ++i)
     expect_matches_interpreter(f, sizes[i], 10 + i, tolerance);
-  return emit_cpp(g).source;
+  return driver::emit_cpp(g).source;
 }
 
 TEST(GuardBoundsGradients, PoolingGradientsSumOnlyTheirWindows) {
@@ -195,7 +196,8 @@ TEST(GuardBoundsGradients, PoolingGradientsSumOnlyTheirWindows) {
 TEST(GuardBoundsGradients, MaxPoolGradientGolden) {
   // The gradient program as AD writes it (no pass pipeline): the pooling
   // gather with its loops over y and x narrowed to one window.
-  const std::string source = emit_cpp(gradient_of("models/zoo/maxpool2x2.tn", "maxpool2x2")).source;
+  const std::string source =
+      driver::emit_cpp(gradient_of("models/zoo/maxpool2x2.tn", "maxpool2x2")).source;
   const size_t begin = source.find("extern \"C\" void tenet_maxpool2x2_grad__with_workspace(");
   ASSERT_NE(begin, std::string::npos);
   const size_t end = source.find("\n}\n", begin);
@@ -238,9 +240,9 @@ TEST(GuardBoundsBuilder, MaxWithMinusInfinityAsTheElseValue) {
   fb.output(m);
   ir::Module mod;
   mod.functions.push_back(fb.finish());
-  CompiledFunction f = jit_compile(mod, "window_max", test_jit_options());
+  CompiledFunction f = driver::jit_compile(mod, "window_max", test_jit_options());
   for (int64_t h : {1, 6, 9}) expect_matches_interpreter(f, {{"H", h}, {"Y", 3}}, 20, 0);
-  const std::string source = emit_cpp(mod).source;
+  const std::string source = driver::emit_cpp(mod).source;
   EXPECT_NE(source.find("tenet::ceildiv<int64_t>(t_h - 2, 2)"), std::string::npos) << source;
   EXPECT_EQ(source.find("t_h - 2 * t_y"), std::string::npos) << source;
 }

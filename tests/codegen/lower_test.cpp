@@ -3,6 +3,7 @@
 // printed from it matches the interpreter.
 #include <gtest/gtest.h>
 
+#include "driver/driver.h"
 #include "ir/ir_parser.h"
 #include "lower/lowered.h"
 #include "passes/pipeline.h"
@@ -20,7 +21,7 @@ def conv_stride2(float(B, 16, 34, 34) x, float(32, 16, 3, 3) w) -> (y) {
 
 ir::Module optimized(const char* source) {
   ir::Module m = compile_tn(source);
-  passes::run_pipeline(m);
+  driver::optimise(m);
   return m;
 }
 

@@ -9,6 +9,7 @@
 
 #include "ad/grad.h"
 #include "codegen/executable.h"
+#include "driver/driver.h"
 #include "lower/memory_plan.h"
 #include "passes/pipeline.h"
 #include "runtime/tenet_runtime.h"
@@ -164,7 +165,7 @@ TEST(Lifetimes, LoopsKeepOutsideValuesLiveAcrossAllIterations) {
 /// workspace bytes of the compiled function at `sizes`.
 int64_t expect_compiled_matches(const ir::Module& m, const std::string& fn,
                                 const ir::SizeBindings& sizes) {
-  CompiledFunction f = jit_compile(m, fn, test_jit_options());
+  CompiledFunction f = driver::jit_compile(m, fn, test_jit_options());
   expect_matches_interpreter(f, sizes, 3, 1e-5);
   return Executable(f, sizes).workspace_bytes();
 }
@@ -262,8 +263,8 @@ int64_t workspace_bytes(const ir::Module& m, const std::string& fn, const ir::Si
                         const JitOptions& options) {
   ir::Module optimised;
   optimised.functions.push_back(m.find(fn)->clone());
-  passes::run_pipeline(optimised);
-  return Executable(jit_compile(optimised, fn, options), sizes).workspace_bytes();
+  driver::optimise(optimised);
+  return Executable(driver::jit_compile(optimised, fn, options), sizes).workspace_bytes();
 }
 
 TEST(GemmChunks, StridedConvolutionAndItsGradients) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "codegen/jit.h"
+#include "driver/driver.h"
 #include "lang/check.h"
 #include "support/diagnostics.h"
 #include "tests/codegen/codegen_test_util.h"
@@ -40,7 +41,8 @@ TEST(Models, CompiledEqualsInterpreted) {
     }
   }
   ASSERT_GE(names.size(), 10u);
-  std::vector<CompiledFunction> compiled = jit_compile_together(all, names, test_jit_options());
+  std::vector<CompiledFunction> compiled =
+      driver::jit_compile_together(all, names, test_jit_options());
   for (const CompiledFunction& f : compiled) {
     ir::SizeBindings sizes;
     for (const std::string& s : f.function().size_params) sizes[s] = kSizes.at(s);

@@ -14,6 +14,7 @@
 
 #include "codegen/c_text.h"
 #include "codegen/cpp.h"
+#include "driver/driver.h"
 #include "lang/check.h"
 #include "support/diagnostics.h"
 #include "tests/codegen/codegen_test_util.h"
@@ -73,7 +74,7 @@ void expect_runs_like_the_interpreter(const std::string& source, const std::stri
                                       const ir::SizeBindings& sizes) {
   ir::Module m = compile_tn(source);
   ASSERT_FALSE(m.functions.empty());
-  CompiledFunction f = jit_compile(m, fn, quick_options());
+  CompiledFunction f = driver::jit_compile(m, fn, quick_options());
   expect_matches_interpreter(f, sizes, 13);
 }
 
@@ -180,7 +181,7 @@ TEST(WorldNames, AsFunctions) {
   ir::Module m = compile_tn(source);
   std::vector<std::string> all;
   for (const auto& f : m.functions) all.push_back(f.name);
-  std::vector<CompiledFunction> compiled = jit_compile_together(m, all, quick_options());
+  std::vector<CompiledFunction> compiled = driver::jit_compile_together(m, all, quick_options());
   for (const CompiledFunction& f : compiled) expect_matches_interpreter(f, {{"qq_N", 5}}, 2);
 }
 
@@ -192,7 +193,7 @@ TEST(WorldNames, OmpGetThreadNumRunsAParallelLoop) {
   for (const char* name : {"omp_get_thread_num", "GOMP_parallel", "omp_get_num_threads"}) {
     ir::Module m = compile_tn(std::string("def ") + name +
                               "(float(N, K) x) -> (y) {\n  y(i) +=! x(i, k) * x(i, k)\n}\n");
-    CompiledFunction f = jit_compile(m, name, test_jit_options());
+    CompiledFunction f = driver::jit_compile(m, name, test_jit_options());
     expect_matches_interpreter(f, {{"N", 300}, {"K", 200}}, 5);
   }
 }

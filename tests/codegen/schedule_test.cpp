@@ -11,6 +11,7 @@
 
 #include "ad/grad.h"
 #include "codegen/cpp.h"
+#include "driver/driver.h"
 #include "ir/bind.h"
 #include "lang/check.h"
 #include "passes/pipeline.h"
@@ -67,15 +68,15 @@ ir::Module gradient_module(const ir::Module& m, const std::string& fn) {
 void expect_schedule_changes_no_bit(ir::Module m, const std::string& fn,
                                     const ir::SizeBindings& sizes) {
   SCOPED_TRACE(fn);
-  passes::run_pipeline(m);
+  driver::optimise(m);
   ASSERT_TRUE(has_schedule(m.find(fn)->body)) << "nothing was scheduled";
   ir::Module plain = m;
   for (ir::Function& f : plain.functions) {
     f = f.clone();
     strip_schedule(f.body);
   }
-  CompiledFunction scheduled = jit_compile(m, fn, test_jit_options());
-  CompiledFunction unscheduled = jit_compile(plain, fn, test_jit_options());
+  CompiledFunction scheduled = driver::jit_compile(m, fn, test_jit_options());
+  CompiledFunction unscheduled = driver::jit_compile(plain, fn, test_jit_options());
   std::vector<Tensor> inputs = ir::random_inputs(*m.find(fn), sizes, 17);
   std::vector<Tensor> a = scheduled.run(inputs, sizes);
   std::vector<Tensor> b = unscheduled.run(inputs, sizes);
@@ -106,8 +107,8 @@ TEST(Schedule, SoftmaxGradientIsBitwiseTheDefaultOrder) {
 
 TEST(Schedule, GeneratedCodeGolden) {
   ir::Module m = compile_tn(kRoutingStep);
-  passes::run_pipeline(m);
-  const std::string source = emit_cpp(m).source;
+  driver::optimise(m);
+  const std::string source = driver::emit_cpp(m).source;
   // The function body: the statements as scheduled (the wrappers around it
   // are the ABI's, tested elsewhere).
   const size_t begin = source.find("extern \"C\" void tenet_routing_step__with_workspace(");

@@ -200,7 +200,7 @@ TEST(Driver, TrainersRequestCompilesTogether) {
   ASSERT_EQ(c.function_names(), (std::vector<std::string>{"model_grad", "predict"}));
   codegen::JitOptions jit;
   std::vector<codegen::CompiledFunction> compiled =
-      codegen::jit_compile_together(c.optimised, c.function_names(), jit);
+      driver::jit_compile_together(c.optimised, c.function_names(), jit);
   ASSERT_EQ(compiled.size(), 2u);
   const ir::SizeBindings sizes = {{"B", 3}, {"I", 5}, {"O", 4}};
   for (size_t k = 0; k < 2; ++k) {

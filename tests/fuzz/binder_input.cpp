@@ -1,5 +1,6 @@
 // The binder fuzz target's work on one input (binder_input.h).
 #include "tests/fuzz/binder_input.h"
+#include "driver/driver.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -181,9 +182,9 @@ void run_binder_input(const std::string& input) {
   }
   for (const ir::Function& fn : m.functions) bind_function(fn, b);
   try {
-    passes::run_pipeline(m);
+    driver::optimise(m);
     for (const ir::Function& fn : m.functions) bind_function(fn, b);
-    if (!m.functions.empty()) codegen::emit_cpp(m);
+    if (!m.functions.empty()) driver::emit_cpp(m);
   } catch (const CompileError&) {
   } catch (const BindError&) {
   }

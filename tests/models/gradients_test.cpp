@@ -24,6 +24,7 @@
 
 #include "ad/grad.h"
 #include "codegen/jit.h"
+#include "driver/driver.h"
 #include "ir/bind.h"
 #include "ir/gemm_plan.h"
 #include "ir/interp.h"
@@ -79,7 +80,7 @@ tenet::ir::Module differentiate_loss(const char* file, const char* fn,
   tenet::ir::Module grad;
   if (f) grad.functions.push_back(tenet::ad::differentiate(*f, request));
   for (const tenet::ir::Function& g : grad.functions) optimised->functions.push_back(g.clone());
-  tenet::passes::run_pipeline(*optimised);
+  tenet::driver::optimise(*optimised);
   return grad;
 }
 
@@ -103,7 +104,7 @@ TEST_P(ModelGradients, CompiledMatchesInterpreter) {
   }
 
   std::vector<tenet::Tensor> expected = tenet::ir::interpret(reference, inputs, sizes);
-  tenet::codegen::CompiledFunction compiled = tenet::codegen::jit_compile(m, name);
+  tenet::codegen::CompiledFunction compiled = tenet::driver::jit_compile(m, name);
   std::vector<tenet::Tensor> actual = compiled.run(inputs, sizes);
   ASSERT_EQ(actual.size(), expected.size());
   ASSERT_EQ(actual.size(), 2 + c.params.size());  // the forward outputs, then one per parameter

@@ -19,6 +19,7 @@
 #include <set>
 
 #include "codegen/jit.h"
+#include "driver/driver.h"
 #include "ir/bind.h"
 #include "ir/interp.h"
 #include "lang/check.h"
@@ -76,7 +77,7 @@ TEST_P(Models, CompiledMatchesInterpreter) {
   const ModelCase& c = GetParam();
   tenet::SourceFile file = tenet::SourceFile::read(tenet::testing::source_path(c.file));
   tenet::ir::Module m = tenet::lang::compile_source(file);
-  tenet::passes::run_pipeline(m);
+  tenet::driver::optimise(m);
   const tenet::ir::Function* fn = m.find(c.fn);
   ASSERT_NE(fn, nullptr) << c.fn;
 
@@ -88,7 +89,7 @@ TEST_P(Models, CompiledMatchesInterpreter) {
   }
 
   std::vector<tenet::Tensor> expected = tenet::ir::interpret(*fn, inputs, c.sizes);
-  tenet::codegen::CompiledFunction compiled = tenet::codegen::jit_compile(m, c.fn);
+  tenet::codegen::CompiledFunction compiled = tenet::driver::jit_compile(m, c.fn);
   std::vector<tenet::Tensor> actual = compiled.run(inputs, c.sizes);
   ASSERT_EQ(actual.size(), expected.size());
   for (size_t i = 0; i < actual.size(); ++i) {

@@ -15,6 +15,7 @@
 
 #include "ad/grad.h"
 #include "codegen/cpp.h"
+#include "driver/driver.h"
 #include "ir/ir_parser.h"
 #include "ir/printer.h"
 #include "lang/check.h"
@@ -87,8 +88,8 @@ std::string rank_copy(int rank) {
 // Checker, pass pipeline and C++ of every function.
 void compile(const std::string& text) {
   ir::Module m = lang::compile_source(SourceFile("scale.tn", text));
-  passes::run_pipeline(m);
-  codegen::emit_cpp(m);
+  driver::optimise(m);
+  driver::emit_cpp(m);
 }
 
 // Checker, AD (every input, one cotangent per output) and the pipeline on the gradient.
@@ -98,7 +99,7 @@ void compile_gradient(const std::string& text) {
   req.vjp = true;
   ir::Module g;
   g.functions.push_back(ad::differentiate(m.functions.at(0), req));
-  passes::run_pipeline(g);
+  driver::optimise(g);
 }
 
 double cpu_seconds(const std::function<void()>& work, int runs) {
@@ -164,8 +165,8 @@ TEST(CompileScaling, GradientOfWideStatement) {
 TEST(CompileScaling, GeneratedCodeLinearInRank) {
   auto chars = [](int rank) {
     ir::Module m = lang::compile_source(SourceFile("rank.tn", rank_copy(rank)));
-    passes::run_pipeline(m);
-    return double(codegen::emit_cpp(m).source.size());
+    driver::optimise(m);
+    return double(driver::emit_cpp(m).source.size());
   };
   const double r8 = chars(8), r32 = chars(32);
   EXPECT_LT(r32, 5.5 * r8) << "rank 8: " << r8 << " chars, rank 32: " << r32;

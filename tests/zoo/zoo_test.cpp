@@ -3,7 +3,7 @@
 //  (a) AD in the float64 interpreter against central finite differences
 //      (ad::gradcheck), for every differentiable input;
 //  (b) the compiled float32 gradient (ad::differentiate, then
-//      passes::run_pipeline, then the C++ JIT) against the float32
+//      driver::optimise, then the C++ JIT) against the float32
 //      interpreter running the gradient function straight from AD.
 // Each program prints one summary line; the whole table is printed again at
 // the end, ready to paste (models/zoo/README.md quotes it).
@@ -20,6 +20,7 @@
 
 #include "ad/gradcheck.h"
 #include "codegen/jit.h"
+#include "driver/driver.h"
 #include "ir/interp.h"
 #include "passes/pipeline.h"
 #include "support/diagnostics.h"
@@ -81,8 +82,8 @@ const CompiledZoo& compiled_zoo() {
         z.reference.push_back(grad.clone());
         m.functions.push_back(std::move(grad));
       }
-      passes::run_pipeline(m);
-      z.compiled = codegen::jit_compile_together(m, names, jit_options());
+      driver::optimise(m);
+      z.compiled = driver::jit_compile_together(m, names, jit_options());
     } catch (const std::exception& e) {
       z.error = e.what();
     }
