@@ -149,11 +149,4 @@ std::vector<Expr> factors(const Expr& e) {
   return out;
 }
 
-bool is_total(const Expr& e) {
-  return !ir::any_node(e, [](const Expr& x) {
-    return (x->kind == ExprKind::Binary && (x->binop == BinOp::Div || x->binop == BinOp::Pow)) ||
-           (x->kind == ExprKind::Unary && (x->unop == UnOp::Log || x->unop == UnOp::Sqrt));
-  });
-}
-
 }  // namespace tenet::ad

@@ -52,9 +52,6 @@ ir::Expr rewrite(const ir::Expr& e, const Rewrite& rw);
 
 /// The factors of a product (a * b * c gives a, b, c; anything else is one factor).
 std::vector<ir::Expr> factors(const ir::Expr& e);
-/// True when `e` cannot turn finite operands into inf or NaN through a pole or
-/// a domain error (no div, log, sqrt or pow).
-bool is_total(const ir::Expr& e);
 
 /// "b.2" -> "b": the source name of a value (later versions are "name.N").
 std::string stem(const std::string& name);

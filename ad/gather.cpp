@@ -7,6 +7,7 @@
 #include "ad/expr_util.h"
 #include "ir/affine.h"
 #include "ir/builder.h"
+#include "ir/mutator.h"
 #include "support/error.h"
 
 namespace tenet::ad {
@@ -141,7 +142,7 @@ class Inverter {
   // when the pivot leaves [0, hi) (and no factor can turn that zero into NaN).
   static bool implied_by_guarded_factor(const Expr& g, const Affine& pivot_value,
                                         const ir::SizeExpr& hi) {
-    if (!is_total(g)) return false;
+    if (!ir::is_total(g)) return false;
     for (const Expr& f : factors(g)) {
       if (f->kind != ExprKind::Read || !f->guarded) continue;
       for (size_t k = 0; k < f->indices.size(); ++k)

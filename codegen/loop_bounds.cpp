@@ -56,18 +56,6 @@ bool provably_in_range(const ir::Affine& a, const ir::SizeExpr& extent,
          ir::provably_le(extreme(a, ranges, true), extent - 1);
 }
 
-/// Whether finite operands give a finite value (no division, pow, log or
-/// sqrt), as AD assumes when it leaves out a guard that a guarded factor
-/// implies (ad/gather.cpp).
-bool total(const ir::Expr& e) {
-  return !ir::any_node(e, [](const ir::Expr& x) {
-    return (x->kind == ir::ExprKind::Binary &&
-            (x->binop == ir::BinOp::Div || x->binop == ir::BinOp::Pow)) ||
-           (x->kind == ir::ExprKind::Unary &&
-            (x->unop == ir::UnOp::Log || x->unop == ir::UnOp::Sqrt));
-  });
-}
-
 /// Turns conditions into loop bounds where they can be.
 class Narrower {
  public:
@@ -102,7 +90,7 @@ class Narrower {
     // Out of bounds a guarded read is 0, the identity of a sum, and so is a
     // product with it as a factor when no factor can be infinite or NaN.
     if (e->kind == ir::ExprKind::Read && e->guarded) return narrow_read(e);
-    if (e->kind == ir::ExprKind::Binary && e->binop == ir::BinOp::Mul && total(e))
+    if (e->kind == ir::ExprKind::Binary && e->binop == ir::BinOp::Mul && ir::is_total(e))
       return narrow_factors(e);
     return e;
   }

@@ -118,6 +118,13 @@ bool any_node(const Expr& e, const std::function<bool(const Expr&)>& pred) {
   return false;
 }
 
+bool is_total(const Expr& e) {
+  return !any_node(e, [](const Expr& x) {
+    return (x->kind == ExprKind::Binary && (x->binop == BinOp::Div || x->binop == BinOp::Pow)) ||
+           (x->kind == ExprKind::Unary && (x->unop == UnOp::Log || x->unop == UnOp::Sqrt));
+  });
+}
+
 std::vector<Expr> reads_of(const Expr& e, const Value* tensor) {
   std::vector<Expr> out;
   for_each_node(e, [&](const Expr& x) {

@@ -97,6 +97,11 @@ void for_each_stmt(const std::vector<Stmt>& body, const std::function<void(const
 void for_each_node(const Expr& e, const std::function<void(const Expr&)>& fn);
 /// Whether `pred` holds for some node of `e`.
 bool any_node(const Expr& e, const std::function<bool(const Expr&)>& pred);
+/// Whether finite operands always give a finite value: no division, pow, log
+/// or sqrt (no pole or domain error). AD leaves out a guard that a guarded
+/// factor implies only then (ad/gather.cpp), and codegen narrows loops by it
+/// (codegen/loop_bounds.cpp).
+bool is_total(const Expr& e);
 /// Every read of `e` (of `tensor` only, if given), in evaluation order.
 std::vector<Expr> reads_of(const Expr& e, const Value* tensor = nullptr);
 

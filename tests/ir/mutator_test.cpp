@@ -121,6 +121,18 @@ TEST(Mutator, FindsNodesAndReads) {
   EXPECT_EQ(nodes, 5);
 }
 
+// Total: finite operands give a finite value (no pole, no domain error).
+TEST(Mutator, TotalExpressionsHaveNoDivisionPowLogOrSqrt) {
+  Tensors t;
+  const Expr x = read(t.x, Affine::var("i")), y = read(t.y, Affine::var("i"));
+  EXPECT_TRUE(is_total(make_binary(BinOp::Mul, x, make_unary(UnOp::Exp, y))));
+  EXPECT_TRUE(is_total(make_binary(BinOp::Max, x, make_unary(UnOp::Tanh, y))));
+  for (BinOp op : {BinOp::Div, BinOp::Pow})
+    EXPECT_FALSE(is_total(make_binary(BinOp::Add, x, make_binary(op, x, y)))) << op_name(op);
+  for (UnOp op : {UnOp::Log, UnOp::Sqrt})
+    EXPECT_FALSE(is_total(make_binary(BinOp::Mul, x, make_unary(op, y)))) << op_name(op);
+}
+
 Function looped() {
   FunctionBuilder fb("g");
   fb.size_param("N");
