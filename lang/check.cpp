@@ -12,14 +12,15 @@
 //     expressions must be affine in the indices". Size parameters are the
 //     names used as dimensions of parameters and declared outputs, plus names
 //     that appear only in where clauses (given at run time).
-//  2. SSA. A tensor is defined once per block (function body or loop body):
-//     `=`, `+=!`, `max=!`, `min=!` to a name the block already defined is a
-//     redefinition. `T += e` adds onto the existing T (a Sum with init = the
-//     previous version, reducing the right-only indices). In a loop body,
-//     assigning (or `+=`) a tensor defined before the loop makes it
-//     loop-carried; a body definition mentioned after the loop is a live-out
-//     (its last iteration's value) and counts as defined in the enclosing
-//     block. Tensors may not be named like size parameters, loop variables,
+//  2. SSA. Assigning to a tensor already in scope (TC's redefinition) defines
+//     a new SSA version ("y.1") with the same rank, shape and element type;
+//     reads see the latest version before them in program order, and an
+//     output is its last version. `T += e` adds onto the existing T (a Sum
+//     with init = the previous version, reducing the right-only indices). In
+//     a loop body, assigning (or `+=`) a tensor defined before the loop makes
+//     it loop-carried; a body definition mentioned after the loop is a
+//     live-out (its last iteration's value) and is in scope after the loop.
+//     Tensors may not be named like size parameters, loop variables,
 //     functions or builtins; indices not like tensors in scope; inputs are
 //     never assigned.
 //  3. Outputs must be defined (or be inputs); declared output types and

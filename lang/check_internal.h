@@ -62,18 +62,17 @@ class Scopes {
   void push() { blocks_.emplace_back(); }
   void pop() { blocks_.pop_back(); }
   const Binding* find(const std::string& name) const;
-  /// Binds in the innermost block; `defining` also records the name as
-  /// defined by this block (a second definition there is an error).
-  void bind(const std::string& name, Binding b, bool defining, Span def_span);
-  /// Where the innermost block defined `name`, or null.
-  const Span* defined_here(const std::string& name) const;
+  /// Binds in the innermost block (a later binding of a name replaces the
+  /// earlier: a redefinition); `defining` also records the name as defined
+  /// by this block (its live-outs, when it is a loop body).
+  void bind(const std::string& name, Binding b, bool defining);
   /// Names the innermost block defined, in order.
   const std::vector<std::string>& defined_order() const { return blocks_.back().order; }
 
  private:
   struct Block {
     std::map<std::string, Binding> bindings;
-    std::map<std::string, Span> defined;
+    std::set<std::string> defined;
     std::vector<std::string> order;
   };
   std::vector<Block> blocks_;

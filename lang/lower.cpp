@@ -41,7 +41,7 @@ std::string Lowerer::text(Span span) const {
 }
 
 void Lowerer::bind_input(const std::string& name, const ir::ValuePtr& value, Span decl) {
-  scopes_.bind(name, Binding{value, value ? value->rank() : -1, decl, true}, true, decl);
+  scopes_.bind(name, Binding{value, value ? value->rank() : -1, decl, true}, true);
 }
 
 std::vector<ir::ValuePtr> Lowerer::run() {
@@ -357,9 +357,9 @@ void Lowerer::for_loop(const ast::Stmt& s, const LaterNames& later) {
     auto renamed = env_.rename.find(c.name);
     c.param =
         env_.fb->carry(c.outer.value, renamed == env_.rename.end() ? c.name : renamed->second);
-    scopes_.bind(c.name, Binding{c.param, c.outer.rank, c.outer.decl, false}, false, {});
+    scopes_.bind(c.name, Binding{c.param, c.outer.rank, c.outer.decl, false}, false);
   }
-  for (const auto& [name, b] : poisoned_carried) scopes_.bind(name, b, false, {});
+  for (const auto& [name, b] : poisoned_carried) scopes_.bind(name, b, false);
   loops_.push_back(LoopVar{s.var.name, ir_var, lo.value_or(0), trip, s.var.span});
   ir_loop_vars_.insert(ir_var);
 
@@ -394,12 +394,12 @@ void Lowerer::for_loop(const ast::Stmt& s, const LaterNames& later) {
   for (const Carried& c : carried) {
     Binding b = c.outer;
     b.value = results[r++];
-    scopes_.bind(c.name, b, false, {});
+    scopes_.bind(c.name, b, false);
   }
   for (auto& [name, b] : live_out) {
     Binding after = b;
     if (b.ok()) after.value = results[r++];
-    scopes_.bind(name, after, true, b.decl);
+    scopes_.bind(name, after, true);
   }
 }
 

@@ -32,15 +32,10 @@ const Binding* Scopes::find(const std::string& name) const {
   return nullptr;
 }
 
-void Scopes::bind(const std::string& name, Binding b, bool defining, Span def_span) {
+void Scopes::bind(const std::string& name, Binding b, bool defining) {
   Block& block = blocks_.back();
   block.bindings[name] = std::move(b);
-  if (defining && block.defined.emplace(name, def_span).second) block.order.push_back(name);
-}
-
-const Span* Scopes::defined_here(const std::string& name) const {
-  auto it = blocks_.back().defined.find(name);
-  return it == blocks_.back().defined.end() ? nullptr : &it->second;
+  if (defining && block.defined.insert(name).second) block.order.push_back(name);
 }
 
 // ---- pre-scans ---------------------------------------------------------------
@@ -222,13 +217,9 @@ Lowerer::Target Lowerer::resolve_target(const ast::Ident& name, bool accumulate)
     t.existing = *existing;
     return t;
   }
-  if (const Span* previous = scopes_.defined_here(name.name)) {
-    Diagnostic& d = error(name.span, "redefinition of " + quote(name.name));
-    d.notes.push_back({*previous, "previous definition is here"});
-    return t;
-  }
   if (existing) {
-    // Only a loop body sees a binding it did not define: a loop-carried tensor.
+    // A redefinition (a new SSA version of a tensor of this block) or, in a
+    // loop body, a loop-carried tensor: either way it keeps rank, shape and type.
     t.kind = Target::Update;
     t.existing = *existing;
     return t;
@@ -248,12 +239,12 @@ void Lowerer::bind_result(const ast::Ident& name, const Target& t, const ir::Val
     // Keep an undefined name from causing "unknown name" errors later.
     if (!scopes_.find(name.name) && !env_.sizes.count(name.name) && !find_loop(name.name) &&
         !find_function(name.name))
-      scopes_.bind(name.name, Binding{nullptr, rank, name.span, false}, true, name.span);
+      scopes_.bind(name.name, Binding{nullptr, rank, name.span, false}, true);
     return;
   }
   Binding b{value, rank, name.span, false};
   if (accumulate) b.decl = t.existing.decl;
-  scopes_.bind(name.name, std::move(b), !accumulate, name.span);
+  scopes_.bind(name.name, std::move(b), !accumulate);
 }
 
 }  // namespace tenet::lang::detail

@@ -100,6 +100,7 @@ const std::vector<ZooCase>& zoo_table() {
       row("attention", {{"B", 2}, {"T", 3}, {"S", 4}, {"D", 4}, {"C", 3}}, vjp()),
       row("einsum_bilinear", {{"N", 3}, {"I", 4}, {"J", 3}, {"O", 2}}, vjp()),
       row("scalar_loss", {{"N", 5}, {"M", 3}}, scalar()),
+      row("tc_redefine", {{"N", 3}, {"D", 4}}, vjp()),
       capsnet_small(),
   };
   return table;
