@@ -172,12 +172,50 @@ class Reverse {
         body_seed = select(chosen, d_result, zero);
       }
     }
+    if (c.op == ReduceOp::Prod) {
+      ProductFactors f = emit_product_factors(s);
+      init_seed = mul(d_result, f.all);
+      body_seed = mul(d_result, f.others);
+      if (c.init) body_seed = mul(body_seed, ir::make_read(c.init, at_out));
+    }
 
     std::vector<Dim> domain = c.out;
     domain.insert(domain.end(), c.reduce.begin(), c.reduce.end());
     for (const ReadAdjoint& ra : read_adjoints(c.body, root_value, body_seed, wants()))
       contribute(ra.read, ra.adjoint, domain, s);
     if (init_contributes(c)) contribute(ir::make_read(c.init, at_out), init_seed, c.out, s);
+  }
+
+  // The factors of a product reduction R = init * prod_r x(r), exact where
+  // some x(r) are 0 (no division by 0): with z the number of zero terms and
+  // p the product of the nonzero ones, `all` = prod_r x(r) = (z == 0 ? p : 0)
+  // and `others` = prod_{r' != r} x(r') = (z == 0 ? p / x(r) : z == 1 &&
+  // x(r) == 0 ? p : 0), the derivative of the product by its term x(r).
+  struct ProductFactors {
+    Expr all, others;
+  };
+  ProductFactors emit_product_factors(const ForwardStmt& s) {
+    const ir::Compute& c = s.compute;
+    const ElemType t = c.body->type;
+    const Expr zero = constant(0, t), one = constant(1, t);
+    const Expr is_zero = ir::make_binary(BinOp::Eq, c.body, zero);
+    const std::string base = stem(c.result->name);
+    ValuePtr zeros =
+        fb_.compute_auto(base + "_zeros", c.out, c.reduce, ReduceOp::Sum,
+                         select(is_zero, one, zero), nullptr, s.span, backward_source(s));
+    ValuePtr nonzero =
+        fb_.compute_auto(base + "_nonzero_prod", c.out, c.reduce, ReduceOp::Prod,
+                         select(is_zero, one, c.body), nullptr, s.span, backward_source(s));
+    note_backward("zero count and product of the nonzero terms of " + c.result->name +
+                  ": its derivative by each term without dividing by 0");
+    std::vector<Affine> at_out = ir::plain_indices(c.out);
+    Expr z = ir::make_read(zeros, at_out), p = ir::make_read(nonzero, at_out);
+    Expr no_zero = ir::make_binary(BinOp::Eq, z, zero);
+    Expr one_zero_here = both(ir::make_binary(BinOp::Eq, z, one), is_zero);
+    ProductFactors f;
+    f.all = select(no_zero, p, zero);
+    f.others = select(no_zero, div(p, c.body), select(one_zero_here, p, zero));
+    return f;
   }
 
   ValuePtr emit_argmax(const ForwardStmt& s) {

@@ -234,6 +234,8 @@ std::string reduce_identity(ir::ReduceOp op, ElemType t) {
       return "tenet::max_identity<" + c_type(t) + ">()";
     case ir::ReduceOp::Min:
       return "tenet::min_identity<" + c_type(t) + ">()";
+    case ir::ReduceOp::Prod:
+      return literal(1, t).text;
     case ir::ReduceOp::None:
       break;
   }
@@ -250,6 +252,8 @@ std::string reduce_step(ir::ReduceOp op, ElemType t, const std::string& acc, con
     case ir::ReduceOp::Min:
       return acc + " = " + (is_float(t) ? "tenet::math::min(" : "std::min<" + c_type(t) + ">(") +
              acc + ", " + value.text + ");";
+    case ir::ReduceOp::Prod:
+      return acc + " *= " + value.text + ";";
     case ir::ReduceOp::None:
       break;
   }

@@ -37,6 +37,8 @@ const char* assign_text(ir::ReduceOp op) {
       return "max=!";
     case ir::ReduceOp::Min:
       return "min=!";
+    case ir::ReduceOp::Prod:
+      return "*=!";
   }
   return "=";
 }

@@ -31,6 +31,8 @@ bool is_identity(const ir::Expr& e, ir::ReduceOp op) {
       return is_float(e->type) && std::isinf(e->value) && e->value < 0;
     case ir::ReduceOp::Min:
       return is_float(e->type) && std::isinf(e->value) && e->value > 0;
+    case ir::ReduceOp::Prod:
+      return e->value == 1;
     case ir::ReduceOp::None:
       break;
   }

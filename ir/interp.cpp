@@ -64,15 +64,15 @@ constexpr int64_t kMaxLanes = 2048;
 template <typename S>
 S reduce_identity(ReduceOp op) {
   if constexpr (std::is_same_v<S, bool>) {
-    return op == ReduceOp::Min;
+    return op == ReduceOp::Min || op == ReduceOp::Prod;
   } else if constexpr (std::is_floating_point_v<S>) {
     if (op == ReduceOp::Max) return -std::numeric_limits<S>::infinity();
     if (op == ReduceOp::Min) return std::numeric_limits<S>::infinity();
-    return S(0);
+    return S(op == ReduceOp::Prod ? 1 : 0);
   } else {
     if (op == ReduceOp::Max) return std::numeric_limits<S>::lowest();
     if (op == ReduceOp::Min) return std::numeric_limits<S>::max();
-    return S(0);
+    return S(op == ReduceOp::Prod ? 1 : 0);
   }
 }
 
@@ -81,14 +81,16 @@ S reduce_identity(ReduceOp op) {
 template <typename S>
 lane_of<S> combine(ReduceOp op, lane_of<S> acc, lane_of<S> v) {
   if constexpr (std::is_same_v<S, bool>) {
-    return op == ReduceOp::Min ? (acc & v) : (acc | v);
+    return op == ReduceOp::Min || op == ReduceOp::Prod ? (acc & v) : (acc | v);
   } else if constexpr (std::is_floating_point_v<S>) {
     if (op == ReduceOp::Max) return std::fmax(acc, v);
     if (op == ReduceOp::Min) return std::fmin(acc, v);
+    if (op == ReduceOp::Prod) return acc * v;
     return acc + v;
   } else {
     if (op == ReduceOp::Max) return std::max(acc, v);
     if (op == ReduceOp::Min) return std::min(acc, v);
+    if (op == ReduceOp::Prod) return int64_t(uint64_t(acc) * uint64_t(v));
     return int64_t(uint64_t(acc) + uint64_t(v));
   }
 }
@@ -111,6 +113,8 @@ void fold(ReduceOp op, const lane_of<S>* v, int64_t groups, int64_t group_size, 
         for (int64_t k = 0; k < group_size; ++k) acc += run[k];
       } else if (op == ReduceOp::Max) {
         for (int64_t k = 0; k < group_size; ++k) acc = std::fmax(acc, run[k]);
+      } else if (op == ReduceOp::Prod) {
+        for (int64_t k = 0; k < group_size; ++k) acc *= run[k];
       } else {
         for (int64_t k = 0; k < group_size; ++k) acc = std::fmin(acc, run[k]);
       }

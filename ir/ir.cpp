@@ -101,6 +101,8 @@ const char* op_name(ReduceOp op) {
       return "max";
     case ReduceOp::Min:
       return "min";
+    case ReduceOp::Prod:
+      return "prod";
   }
   return "?";
 }

@@ -9,8 +9,8 @@
 ///
 ///     result(out...) [op]= body      for out in out-ranges, reduce in reduce-ranges
 ///
-/// where `op` is None (plain assignment), Sum, Max or Min. A reduction starts
-/// from the identity of its op (0, -inf, +inf), or from the values of `init`
+/// where `op` is None (plain assignment), Sum, Max, Min or Prod. A reduction
+/// starts from the identity of its op (0, -inf, +inf, 1), or from the values of `init`
 /// when given (this is how `+=` onto an existing tensor and AD's adjoint
 /// accumulation are written, without a separate zero-fill).
 ///
@@ -102,8 +102,8 @@ struct Dim {
   SizeExpr extent() const { return hi - lo; }
 };
 
-enum class ReduceOp { None, Sum, Max, Min };
-const char* op_name(ReduceOp op);  // "assign", "sum", "max", "min"
+enum class ReduceOp { None, Sum, Max, Min, Prod };
+const char* op_name(ReduceOp op);  // "assign", "sum", "max", "min", "prod"
 
 struct Compute {
   ValuePtr result;

@@ -12,7 +12,7 @@ namespace {
 
 // The reductions' keywords in the text form.
 bool reduce_keyword(const std::string& word, ReduceOp& op) {
-  for (ReduceOp r : {ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min})
+  for (ReduceOp r : {ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod})
     if (word == op_name(r)) return op = r, true;
   return false;
 }

@@ -51,10 +51,23 @@ const char* assign_op_text(AssignOp op) {
       return "max=!";
     case AssignOp::MinReduce:
       return "min=!";
+    case AssignOp::ProdReduce:
+      return "*=!";
     case AssignOp::Accumulate:
       return "+=";
+    case AssignOp::MaxAccumulate:
+      return "max=";
+    case AssignOp::MinAccumulate:
+      return "min=";
+    case AssignOp::ProdAccumulate:
+      return "*=";
   }
   return "?";
+}
+
+bool accumulates(AssignOp op) {
+  return op == AssignOp::Accumulate || op == AssignOp::MaxAccumulate ||
+         op == AssignOp::MinAccumulate || op == AssignOp::ProdAccumulate;
 }
 
 namespace {

@@ -71,8 +71,23 @@ struct Expr {
 bool is_builtin(const std::string& name);
 int builtin_arity(const std::string& name);
 
-enum class AssignOp { Assign, SumReduce, MaxReduce, MinReduce, Accumulate };
-const char* assign_op_text(AssignOp op);  // "=", "+=!", "max=!", "min=!", "+="
+/// `=`; the reductions `+=!`, `max=!`, `min=!`, `*=!`, which start from
+/// their identity; the updates `+=`, `max=`, `min=`, `*=`, which start from
+/// the existing tensor's values.
+enum class AssignOp {
+  Assign,
+  SumReduce,
+  MaxReduce,
+  MinReduce,
+  ProdReduce,
+  Accumulate,
+  MaxAccumulate,
+  MinAccumulate,
+  ProdAccumulate,
+};
+const char* assign_op_text(AssignOp op);  // "=", "+=!", "max=!", "min=!", "*=!", "+=", ...
+/// True for `+=`, `max=`, `min=`, `*=` (onto an existing tensor).
+bool accumulates(AssignOp op);
 
 struct RangeClause {
   Ident index;

@@ -16,7 +16,8 @@
 //     a new SSA version ("y.1") with the same rank, shape and element type;
 //     reads see the latest version before them in program order, and an
 //     output is its last version. `T += e` adds onto the existing T (a Sum
-//     with init = the previous version, reducing the right-only indices). In
+//     with init = the previous version, reducing the right-only indices;
+//     `max=`, `min=`, `*=` likewise with Max, Min, Prod). In
 //     a loop body, assigning (or `+=`) a tensor defined before the loop makes
 //     it loop-carried; a body definition mentioned after the loop is a
 //     live-out (its last iteration's value) and is in scope after the loop.

@@ -200,7 +200,8 @@ class Lowerer {
     Binding existing;                       // Update
     const ast::Output* declared = nullptr;  // Fresh: a declared output of this function
   };
-  Target resolve_target(const ast::Ident& name, bool accumulate);
+  /// `op`: the statement's operator (Assign for a call's result).
+  Target resolve_target(const ast::Ident& name, ast::AssignOp op);
   bool name_clashes(const ast::Ident& name, const char* what);
   void bind_result(const ast::Ident& name, const Target& t, const ir::ValuePtr& value, int rank,
                    bool accumulate);

@@ -93,7 +93,7 @@ void Lowerer::call(const ast::Stmt& s) {
       ok = false;
       continue;
     }
-    targets.push_back(resolve_target(s.results[i], false));
+    targets.push_back(resolve_target(s.results[i], ast::AssignOp::Assign));
     ok &= targets.back().kind != Target::Invalid;
   }
   auto give_up = [&]() {

@@ -111,6 +111,8 @@ class Lexer {
       case '?':
         return one(TokenKind::Question);
       case '*':
+        if (n == '=' && at(b + 2) == '!') return make(TokenKind::ProdReduce, b, b + 3);
+        if (n == '=') return two(TokenKind::ProdAccumulate);
         return one(TokenKind::Star);
       case '/':
         return one(TokenKind::Slash);
@@ -143,9 +145,11 @@ class Lexer {
     size_t e = b;
     while (e < text_.size() && is_name_char(text_[e])) ++e;
     std::string_view word = std::string_view(text_).substr(b, e - b);
-    // max=! and min=! are single tokens only when written together.
+    // max=!, min=!, max= and min= are single tokens only when written together.
     if ((word == "max" || word == "min") && at(e) == '=' && at(e + 1) == '!')
       return make(word == "max" ? TokenKind::MaxReduce : TokenKind::MinReduce, b, e + 2);
+    if ((word == "max" || word == "min") && at(e) == '=' && at(e + 1) != '=')
+      return make(word == "max" ? TokenKind::MaxAccumulate : TokenKind::MinAccumulate, b, e + 1);
     if (word == "def") return make(TokenKind::KwDef, b, e);
     if (word == "for") return make(TokenKind::KwFor, b, e);
     if (word == "in") return make(TokenKind::KwIn, b, e);

@@ -45,12 +45,16 @@ enum class TokenKind {
   AndAnd,
   OrOr,
   Not,
-  Assign,      // =
-  Accumulate,  // +=
-  SumReduce,   // +=!
-  MaxReduce,   // max=!  (written together)
-  MinReduce,   // min=!
-  Arrow,       // ->
+  Assign,          // =
+  Accumulate,      // +=
+  SumReduce,       // +=!
+  MaxReduce,       // max=!  (written together)
+  MinReduce,       // min=!
+  ProdReduce,      // *=!
+  MaxAccumulate,   // max=  (written together)
+  MinAccumulate,   // min=
+  ProdAccumulate,  // *=
+  Arrow,           // ->
   End,
   Error,
 };

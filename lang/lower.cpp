@@ -17,9 +17,14 @@ ir::ReduceOp reduce_op(ast::AssignOp op) {
     case ast::AssignOp::Accumulate:
       return ir::ReduceOp::Sum;
     case ast::AssignOp::MaxReduce:
+    case ast::AssignOp::MaxAccumulate:
       return ir::ReduceOp::Max;
     case ast::AssignOp::MinReduce:
+    case ast::AssignOp::MinAccumulate:
       return ir::ReduceOp::Min;
+    case ast::AssignOp::ProdReduce:
+    case ast::AssignOp::ProdAccumulate:
+      return ir::ReduceOp::Prod;
   }
   return ir::ReduceOp::None;
 }
@@ -184,8 +189,8 @@ bool Lowerer::where_clauses(StmtInfo& st) {
 void Lowerer::assign(const ast::Stmt& s) {
   StmtInfo st;
   st.stmt = &s;
-  bool accumulate = s.op == ast::AssignOp::Accumulate;
-  Target t = resolve_target(s.target, accumulate);
+  bool accumulate = ast::accumulates(s.op);
+  Target t = resolve_target(s.target, s.op);
   int rank = int(s.indices.size());
   bool ok = t.kind != Target::Invalid;
   const Binding* existing = t.kind == Target::Update ? &t.existing : nullptr;
@@ -234,8 +239,7 @@ void Lowerer::assign(const ast::Stmt& s) {
     d.notes.push_back({s.op_span, "'=' assigns element-wise: every index must be on the left"});
     ok = false;
   }
-  bool reduction = s.op == ast::AssignOp::SumReduce || s.op == ast::AssignOp::MaxReduce ||
-                   s.op == ast::AssignOp::MinReduce;
+  bool reduction = s.op != ast::AssignOp::Assign && !accumulate;
   if (reduction && !right_only) {
     Diagnostic& d = error(s.op_span, quote(op_text) +
                                          " reduces no index: every index on the "
@@ -301,7 +305,7 @@ ir::ValuePtr Lowerer::emit_assign(StmtInfo& st, const Binding* existing, ElemTyp
   for (const RangeIndex& ix : st.indices)
     (ix.on_lhs ? out : reduce).push_back(ir::Dim{ix.ir_name, ix.lo, ix.hi});
   ir::ValuePtr init;
-  if (s.op == ast::AssignOp::Accumulate) init = existing->value;
+  if (ast::accumulates(s.op)) init = existing->value;
   auto renamed = env_.rename.find(s.target.name);
   const std::string& name = renamed == env_.rename.end() ? s.target.name : renamed->second;
   ++statements_;

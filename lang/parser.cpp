@@ -217,8 +217,20 @@ bool assign_op_of(TokenKind kind, ast::AssignOp& op) {
     case TokenKind::MinReduce:
       op = ast::AssignOp::MinReduce;
       return true;
+    case TokenKind::ProdReduce:
+      op = ast::AssignOp::ProdReduce;
+      return true;
     case TokenKind::Accumulate:
       op = ast::AssignOp::Accumulate;
+      return true;
+    case TokenKind::MaxAccumulate:
+      op = ast::AssignOp::MaxAccumulate;
+      return true;
+    case TokenKind::MinAccumulate:
+      op = ast::AssignOp::MinAccumulate;
+      return true;
+    case TokenKind::ProdAccumulate:
+      op = ast::AssignOp::ProdAccumulate;
       return true;
     default:
       return false;
@@ -238,7 +250,7 @@ StmtPtr Parser::assignment() {
   if (has_parens) lhs_indices(*s, advance());
   if (!assign_op_of(peek().kind, s->op))
     expected(std::string(has_parens ? "an assignment operator" : "'(' or an assignment operator") +
-             " ('=', '+=!', 'max=!', 'min=!' or '+=') after " +
+             " ('=', '+=!', 'max=!', 'min=!', '*=!', '+=', 'max=', 'min=' or '*=') after " +
              quote(file_.slice(span_from(first.span.begin))));
   s->op_span = advance().span;
   if (s->op == ast::AssignOp::Assign && !has_parens && at(K::Name) &&

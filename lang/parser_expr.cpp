@@ -54,7 +54,8 @@ const char* binary_op_at(int level, K kind) {
 
 bool is_assign_op(K kind) {
   return kind == K::Assign || kind == K::SumReduce || kind == K::MaxReduce ||
-         kind == K::MinReduce || kind == K::Accumulate;
+         kind == K::MinReduce || kind == K::ProdReduce || kind == K::Accumulate ||
+         kind == K::MaxAccumulate || kind == K::MinAccumulate || kind == K::ProdAccumulate;
 }
 
 std::string too_deep() {

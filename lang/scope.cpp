@@ -194,7 +194,7 @@ bool Lowerer::name_clashes(const ast::Ident& name, const char* what) {
   return false;
 }
 
-Lowerer::Target Lowerer::resolve_target(const ast::Ident& name, bool accumulate) {
+Lowerer::Target Lowerer::resolve_target(const ast::Ident& name, ast::AssignOp op) {
   Target t;
   if (name_clashes(name, "a tensor")) return t;
   const Binding* existing = scopes_.find(name.name);
@@ -206,10 +206,12 @@ Lowerer::Target Lowerer::resolve_target(const ast::Ident& name, bool accumulate)
                                            "another name"});
     return t;
   }
-  if (accumulate) {
+  if (ast::accumulates(op)) {
     if (!existing) {
-      error(name.span, "'+=' accumulates onto an existing tensor, but " + quote(name.name) +
-                           " is not defined; use '+=!' to define it");
+      std::string text = ast::assign_op_text(op);
+      error(name.span, quote(text) + " accumulates onto an existing tensor, but " +
+                           quote(name.name) + " is not defined; use " +
+                           quote(text.substr(0, text.size() - 1) + "=!") + " to define it");
       t.kind = Target::Invalid;
       return t;
     }

@@ -165,6 +165,8 @@ class Lowering {
         return "max=!";
       case ir::ReduceOp::Min:
         return "min=!";
+      case ir::ReduceOp::Prod:
+        return "*=!";
       case ir::ReduceOp::None:
         break;
     }
@@ -215,16 +217,17 @@ class Lowering {
       }
       return;
     }
-    // max/min onto an existing tensor: reduce, then combine with fmax/fmin.
-    ir::BinOp combine = c.op == ir::ReduceOp::Max ? ir::BinOp::Max : ir::BinOp::Min;
+    // max/min/prod onto an existing tensor: reduce, then combine with fmax/fmin/*.
+    ir::BinOp combine = c.op == ir::ReduceOp::Max   ? ir::BinOp::Max
+                        : c.op == ir::ReduceOp::Min ? ir::BinOp::Min
+                                                    : ir::BinOp::Mul;
     line.op = "=";
     if (c.reduce.empty()) {
       line.body = ir::make_binary(combine, read_at(c.init, c.out), c.body);
       lines.push_back(std::move(line));
       return;
     }
-    ir::ValuePtr partial =
-        make_value(c.result, c.result->name + (c.op == ir::ReduceOp::Max ? "_max" : "_min"));
+    ir::ValuePtr partial = make_value(c.result, c.result->name + "_" + ir::op_name(c.op));
     Line reduce = line;
     reduce.target = partial;
     reduce.op = reduce_text(c.op);

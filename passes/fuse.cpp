@@ -67,6 +67,8 @@ Expr combine(ReduceOp op, const Expr& acc, const Expr& value) {
       return make_binary(BinOp::Max, acc, value);
     case ReduceOp::Min:
       return make_binary(BinOp::Min, acc, value);
+    case ReduceOp::Prod:
+      return make_binary(BinOp::Mul, acc, value);
     case ReduceOp::None:
       break;
   }
@@ -75,7 +77,11 @@ Expr combine(ReduceOp op, const Expr& acc, const Expr& value) {
 
 Expr float_identity(ReduceOp op, ElemType type) {
   const double inf = std::numeric_limits<double>::infinity();
-  return make_const(op == ReduceOp::Max ? -inf : op == ReduceOp::Min ? inf : 0.0, type);
+  return make_const(op == ReduceOp::Max    ? -inf
+                    : op == ReduceOp::Min  ? inf
+                    : op == ReduceOp::Prod ? 1.0
+                                           : 0.0,
+                    type);
 }
 
 // ---- Producers and their uses ---------------------------------------------

@@ -128,8 +128,8 @@ TEST(Redefine, KeepsRankShapeAndType) {
 // TC rejects a temporary read before it is written, and a cycle between
 // statements; in program order both are a read of a name not yet defined.
 TEST(Redefine, ReadBeforeWriteAndCyclesAreUnknownNames) {
-  std::string text = check_error(
-      "def f(float(N) x) -> (y) {\n  y(i) = t(i) + x(i)\n  t(i) = y(i) * 2\n}");
+  std::string text =
+      check_error("def f(float(N) x) -> (y) {\n  y(i) = t(i) + x(i)\n  t(i) = y(i) * 2\n}");
   EXPECT_NE(text.find("test.tn:2:10: error: unknown name 't'"), std::string::npos) << text;
   EXPECT_NE(text.find("^"), std::string::npos) << text;
   EXPECT_ERROR("def f(float(N) x) -> (y) {\n  t(i) = t(i) + x(i)\n  y(i) = t(i)\n}",

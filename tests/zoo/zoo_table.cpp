@@ -101,6 +101,7 @@ const std::vector<ZooCase>& zoo_table() {
       row("einsum_bilinear", {{"N", 3}, {"I", 4}, {"J", 3}, {"O", 2}}, vjp()),
       row("scalar_loss", {{"N", 5}, {"M", 3}}, scalar()),
       row("tc_redefine", {{"N", 3}, {"D", 4}}, vjp()),
+      row("tc_product", {{"N", 3}, {"K", 4}}, vjp()),
       capsnet_small(),
   };
   return table;

@@ -1,0 +1,105 @@
+// The update operators `+=`, `max=`, `min=`, `*=` (onto an existing tensor,
+// starting from its values) and the product reduction `*=!` (starting from
+// 1): tokens, lowering, values through the interpreter against plain C++,
+// and their errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "ir/interp.h"
+#include "lang/lexer.h"
+#include "tests/lang/check_util.h"
+
+namespace tenet::lang {
+namespace {
+
+using tenet::testing::check_error;
+using tenet::testing::check_ok;
+
+std::vector<Tensor> run(const std::string& text, const std::vector<Tensor>& inputs) {
+  ir::Module m = check_ok(text);
+  if (m.functions.empty()) return {};
+  return ir::interpret(m.functions.back(), inputs, {}, {ElemType::F64});
+}
+
+TEST(Accumulate, Tokens) {
+  SourceFile file("t.tn", "*=! *= max= min= max=! max == * =");
+  std::vector<TokenKind> kinds;
+  for (const Token& t : lex(file)) kinds.push_back(t.kind);
+  using K = TokenKind;
+  EXPECT_EQ(kinds, (std::vector<K>{K::ProdReduce, K::ProdAccumulate, K::MaxAccumulate,
+                                   K::MinAccumulate, K::MaxReduce, K::Name, K::EqEq, K::Star,
+                                   K::Assign, K::End}));
+}
+
+TEST(Accumulate, UpdatesStartFromTheExistingValues) {
+  Tensor x = random_tensor(ElemType::F32, {3, 4}, 1);
+  Tensor a = random_tensor(ElemType::F32, {3}, 2);
+  auto out = run(R"(def f(float(N, K) x, float(N) a) -> (mx, mn, pr, el, p) {
+  mx(i) = a(i)
+  mx(i) max= x(i, k)
+  mn(i) = a(i)
+  mn(i) min= x(i, k)
+  pr(i) = a(i)
+  pr(i) *= x(i, k)
+  el(i, k) = x(i, k)
+  el(i, k) *= a(i)
+  p(i) *=! x(i, k) + 1
+})",
+                 {x, a});
+  ASSERT_EQ(out.size(), 5u);
+  for (int64_t i = 0; i < 3; ++i) {
+    double mx = a.get(i), mn = a.get(i), pr = a.get(i), p = 1;
+    for (int64_t k = 0; k < 4; ++k) {
+      double v = x.get(i * 4 + k);
+      mx = std::max(mx, v);
+      mn = std::min(mn, v);
+      pr *= v;
+      p *= v + 1;
+      EXPECT_NEAR(out[3].get(i * 4 + k), v * a.get(i), 1e-9);
+    }
+    EXPECT_NEAR(out[0].get(i), mx, 1e-9);
+    EXPECT_NEAR(out[1].get(i), mn, 1e-9);
+    EXPECT_NEAR(out[2].get(i), pr, 1e-9);
+    EXPECT_NEAR(out[4].get(i), p, 1e-9);
+  }
+}
+
+TEST(Accumulate, IntegerProduct) {
+  Tensor x(ElemType::I32, {2, 3});
+  for (int64_t i = 0; i < 6; ++i) x.set(i, double(i + 1));
+  auto out = run("def f(int32(N, K) x) -> (p) {\n  p(i) *=! x(i, k)\n}", {x});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].get(0), 6);
+  EXPECT_EQ(out[0].get(1), 120);
+}
+
+TEST(Accumulate, LowersToAReductionWithInit) {
+  ir::Module m = check_ok("def f(float(N, K) x) -> (y) {\n  y(i) = 1 where i in 0:N\n"
+                          "  y(i) max= x(i, k)\n}");
+  ASSERT_EQ(m.functions.size(), 1u);
+  const ir::Compute& c = m.functions[0].body.at(1).compute;
+  EXPECT_EQ(c.op, ir::ReduceOp::Max);
+  EXPECT_EQ(c.init, m.functions[0].body.at(0).compute.result);
+  ASSERT_EQ(c.reduce.size(), 1u);
+}
+
+TEST(Accumulate, NeedAnExistingTensor) {
+  for (const char* op : {"max=", "min=", "*="}) {
+    std::string text =
+        check_error(std::string("def f(float(N) x) -> (y) {\n  y(i) ") + op + " x(i)\n}");
+    std::string want = std::string("'") + op + "' accumulates onto an existing tensor, but 'y' " +
+                       "is not defined; use '" + std::string(op).substr(0, strlen(op) - 1) +
+                       "=!' to define it";
+    EXPECT_NE(text.find(want), std::string::npos) << text;
+  }
+  EXPECT_NE(check_error("def f(float(N) x) -> (y) {\n  y(i) = x(i)\n  y(i, j) *= x(i)\n}")
+                .find("rank mismatch: 'y' has rank 1 but is indexed with 2 indices"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace tenet::lang
