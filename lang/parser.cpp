@@ -283,6 +283,19 @@ void Parser::lhs_indices(Stmt& s, const Token& open) {
     }
     if (!starts_expression(t.kind)) expected("an index name", {to_match(open)});
     Parsed e = expr();
+    if (e.expr->kind == ExprKind::Number) {
+      // TC's `C(0) +=! ...` defines one element only; Tenet defines whole tensors.
+      std::string target = quote(s.target.name);
+      fail_at(file_, e.expr->span,
+              "a constant index on the left of " + target +
+                  " is not supported: a statement defines every element of its target",
+              {{e.expr->span, "for a dimension of size 1, use an index: '" + s.target.name +
+                                  "(..., j, ...) ... where j in 0:1'; to change one element "
+                                  "of an existing tensor, redefine it with select: '" +
+                                  s.target.name + "(..., j, ...) = select(j == " +
+                                  std::string(file_.slice(e.expr->span)) + ", VALUE, " +
+                                  s.target.name + "(..., j, ...))'"}});
+    }
     if (e.expr->kind != ExprKind::Name)
       fail_at(file_, e.expr->span, "the left side takes index names only");
     expected("',' or ')' after the index " + quote(e.expr->name) + " of " + quote(s.target.name),

@@ -25,8 +25,8 @@ std::vector<double> values(const Tensor& t) {
 TEST(ProductGrad, ExclusiveProductsAreExactAtZeros) {
   const char* src = "def f(float(N, K) x) -> (p) {\n  p(i) *=! x(i, k)\n}\n";
   ir::Function g = differentiate(compile_fn(src, "f"), {{}, "", true});
-  Tensor x = tensor({3, 3}, {2, 3, 4,  //   no zero
-                             2, 0, 5,  //   one zero
+  Tensor x = tensor({3, 3}, {2, 3, 4,    //   no zero
+                             2, 0, 5,    //   one zero
                              0, 3, 0});  // two zeros
   std::vector<Tensor> out = ir::interpret(g, {x, tensor({3}, {10, 20, 30})});
   EXPECT_EQ(values(out.at(0)), (std::vector<double>{24, 0, 0}));

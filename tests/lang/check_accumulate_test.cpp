@@ -30,9 +30,9 @@ TEST(Accumulate, Tokens) {
   std::vector<TokenKind> kinds;
   for (const Token& t : lex(file)) kinds.push_back(t.kind);
   using K = TokenKind;
-  EXPECT_EQ(kinds, (std::vector<K>{K::ProdReduce, K::ProdAccumulate, K::MaxAccumulate,
-                                   K::MinAccumulate, K::MaxReduce, K::Name, K::EqEq, K::Star,
-                                   K::Assign, K::End}));
+  EXPECT_EQ(kinds,
+            (std::vector<K>{K::ProdReduce, K::ProdAccumulate, K::MaxAccumulate, K::MinAccumulate,
+                            K::MaxReduce, K::Name, K::EqEq, K::Star, K::Assign, K::End}));
 }
 
 TEST(Accumulate, UpdatesStartFromTheExistingValues) {
@@ -78,8 +78,9 @@ TEST(Accumulate, IntegerProduct) {
 }
 
 TEST(Accumulate, LowersToAReductionWithInit) {
-  ir::Module m = check_ok("def f(float(N, K) x) -> (y) {\n  y(i) = 1 where i in 0:N\n"
-                          "  y(i) max= x(i, k)\n}");
+  ir::Module m = check_ok(
+      "def f(float(N, K) x) -> (y) {\n  y(i) = 1 where i in 0:N\n"
+      "  y(i) max= x(i, k)\n}");
   ASSERT_EQ(m.functions.size(), 1u);
   const ir::Compute& c = m.functions[0].body.at(1).compute;
   EXPECT_EQ(c.op, ir::ReduceOp::Max);

@@ -1,0 +1,26 @@
+// Tensor Comprehensions constructs that Tenet rejects, each with a message
+// that names the rewrite; the rendered diagnostics are pinned by goldens
+// (tests/golden/lang/tc/).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/lang/check_util.h"
+#include "tests/support/golden.h"
+
+namespace tenet::lang {
+namespace {
+
+void expect_rejected(const std::string& golden, const std::string& source) {
+  tenet::testing::expect_golden("lang/tc/" + golden + ".txt",
+                                tenet::testing::check_error(source, golden + ".tn") + "\n");
+}
+
+TEST(TcRejects, ConstantIndexOnTheLeft) {
+  expect_rejected("constant_lhs_index",
+                  "def f(float(N, K) x) -> (c) {\n  c(0) +=! x(n, k)\n}\n");
+  expect_rejected("constant_lhs_index_2d", "def f(float(N) x) -> (y) {\n  y(i, 0) = x(i)\n}\n");
+}
+
+}  // namespace
+}  // namespace tenet::lang
