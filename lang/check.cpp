@@ -44,8 +44,10 @@
 //     errors. Left indices start at 0; empty ranges and provably out-of-bounds
 //     unguarded reads are errors. Guarded reads x?(..) read 0 outside and
 //     neither constrain nor get checked.
-//  7. Reductions reduce exactly the right-only indices; a reduction with none
-//     and an `=` with some are errors; an index twice on the left is too.
+//  7. Reductions reduce exactly the right-only indices (a reduction with none
+//     starts from its identity and combines the value once: TC's `+=!` with
+//     no reduced index); an `=` with some is an error, and so is an index
+//     twice on the left.
 //  8. Calls are inlined by lowering the callee's body again with its size
 //     parameters bound to the argument shapes (inline.cpp); the callee is
 //     first checked on its own, so its errors are reported once. Recursion,

@@ -227,8 +227,8 @@ void Lowerer::assign(const ast::Stmt& s) {
     ix.target_what = "dimension " + std::to_string(p) + " of " + quote(s.target.name);
   }
 
-  // Which indices are reduced: exactly the right-only ones.
-  const char* op_text = ast::assign_op_text(s.op);
+  // Which indices are reduced: exactly the right-only ones (none is fine: a
+  // reduction over nothing starts from its identity and combines the value once).
   const RangeIndex* right_only = nullptr;
   for (const RangeIndex& ix : st.indices)
     if (!ix.on_lhs && !right_only) right_only = &ix;
@@ -237,16 +237,6 @@ void Lowerer::assign(const ast::Stmt& s) {
                                                 " appears only on the right of '='; use '+=!' "
                                                 "to sum over it");
     d.notes.push_back({s.op_span, "'=' assigns element-wise: every index must be on the left"});
-    ok = false;
-  }
-  bool reduction = s.op != ast::AssignOp::Assign && !accumulate;
-  if (reduction && !right_only) {
-    Diagnostic& d = error(s.op_span, quote(op_text) +
-                                         " reduces no index: every index on the "
-                                         "right also appears on the left");
-    d.notes.push_back({s.target.span,
-                       "an index is reduced when it appears only on the right; "
-                       "use '=' to assign element-wise"});
     ok = false;
   }
 

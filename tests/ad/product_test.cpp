@@ -55,5 +55,17 @@ TEST(ProductGrad, Gradchecks) {
       "f", options);
 }
 
+// Reductions with no reduced index (TC's `+=!` over nothing) differentiate
+// like the value itself.
+TEST(ProductGrad, ReductionsWithNoReducedIndexGradcheck) {
+  GradcheckOptions options;
+  options.request = {{}, "", true};
+  options.sizes = {{"N", 3}, {"K", 2}};
+  expect_gradcheck(
+      "def f(float(N, K) x) -> (s, p, m) {\n  s(i, k) +=! x(i, k) * x(i, k)\n"
+      "  p(i, k) *=! x(i, k) + 3\n  m(i, k) max=! x(i, k) * 2\n}\n",
+      "f", options);
+}
+
 }  // namespace
 }  // namespace tenet::ad::testing

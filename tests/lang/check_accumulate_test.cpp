@@ -102,5 +102,32 @@ TEST(Accumulate, NeedAnExistingTensor) {
             std::string::npos);
 }
 
+// TC accepts a reduction with no reduced index: the identity combined with
+// the value once.
+TEST(Accumulate, ReductionsWithNoReducedIndex) {
+  Tensor x = random_tensor(ElemType::F32, {2, 3}, 5);
+  auto out = run(R"(def f(float(N, K) x) -> (s, p, m, c) {
+  s(i, k) +=! x(i, k)
+  p(i, k) *=! x(i, k) * 2
+  m(i, k) max=! x(i, k) - 1
+  c(j) +=! x(n, k) where j in 0:1
+})",
+                 {x});
+  ASSERT_EQ(out.size(), 4u);
+  double total = 0;
+  for (int64_t e = 0; e < 6; ++e) {
+    EXPECT_EQ(out[0].get(e), x.get(e));
+    EXPECT_EQ(out[1].get(e), x.get(e) * 2);
+    EXPECT_EQ(out[2].get(e), x.get(e) - 1);
+    total += x.get(e);
+  }
+  ASSERT_EQ(out[3].shape(), (std::vector<int64_t>{1}));
+  EXPECT_NEAR(out[3].get(0), total, 1e-9);
+  ir::Module m = check_ok("def f(float(N) x) -> (y) {\n  y(i) +=! x(i)\n}");
+  ASSERT_EQ(m.functions.size(), 1u);
+  EXPECT_EQ(m.functions[0].body.at(0).compute.op, ir::ReduceOp::Sum);
+  EXPECT_TRUE(m.functions[0].body.at(0).compute.reduce.empty());
+}
+
 }  // namespace
 }  // namespace tenet::lang

@@ -42,10 +42,9 @@ INSTANTIATE_TEST_SUITE_P(Classes, ErrorGolden,
                                            "rank_mismatch", "size_mismatch", "ambiguous_range",
                                            "cannot_infer", "empty_range", "out_of_bounds",
                                            "type_mismatch", "call_arity", "call_size_mismatch",
-                                           "recursion", "loop_trip", "no_reduced_index",
-                                           "right_only_assign", "duplicate_lhs_index",
-                                           "assign_input", "bool_result", "non_affine",
-                                           "undefined_output", "inline_out_of_bounds",
+                                           "recursion", "loop_trip", "right_only_assign",
+                                           "duplicate_lhs_index", "assign_input", "bool_result",
+                                           "non_affine", "undefined_output", "inline_out_of_bounds",
                                            "loop_var_type", "several_errors", "literal_range"));
 
 // Independent errors in one function and in another are all reported, in

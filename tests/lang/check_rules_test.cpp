@@ -157,8 +157,6 @@ TEST(CheckTypes, Accepted) {
 }
 
 TEST(CheckReductions, ReducedIndicesAreTheRightOnlyOnes) {
-  EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) max=! x(i)\n}", "'max=!' reduces no index");
-  EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) min=! x(i)\n}", "'min=!' reduces no index");
   EXPECT_ERROR("def f(float(N) x) -> (s) {\n  s = x(i)\n}",
                "index 'i' appears only on the right of '='");
   EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = 1 where i in 0:N, k in 0:3\n}",

@@ -17,8 +17,7 @@ void expect_rejected(const std::string& golden, const std::string& source) {
 }
 
 TEST(TcRejects, ConstantIndexOnTheLeft) {
-  expect_rejected("constant_lhs_index",
-                  "def f(float(N, K) x) -> (c) {\n  c(0) +=! x(n, k)\n}\n");
+  expect_rejected("constant_lhs_index", "def f(float(N, K) x) -> (c) {\n  c(0) +=! x(n, k)\n}\n");
   expect_rejected("constant_lhs_index_2d", "def f(float(N) x) -> (y) {\n  y(i, 0) = x(i)\n}\n");
 }
 
