@@ -175,6 +175,10 @@ class Printer {
           out_ << ":";
           expr(*r.hi, 0);
         }
+        for (size_t i = 0; i < s.exists.size(); ++i) {
+          out_ << (i || !s.where.empty() ? ", exists " : " where exists ");
+          expr(*s.exists[i], 0);
+        }
         out_ << "\n";
         return;
       case StmtKind::Call:

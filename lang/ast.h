@@ -110,6 +110,7 @@ struct Stmt {
   Span op_span;
   ExprPtr value;
   std::vector<RangeClause> where;
+  std::vector<ExprPtr> exists;  // `where exists X(i, ...)`: reads for range inference only
   // Call: (results) = callee(args)
   std::vector<Ident> results;
   Ident callee;

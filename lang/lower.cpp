@@ -123,6 +123,7 @@ bool Lowerer::collect_indices(StmtInfo& st) {
   }
   std::vector<const ast::Expr*> names;
   if (s.value) index_names(*s.value, false, names);
+  for (const ast::ExprPtr& e : s.exists) index_names(*e, false, names);
   for (const ast::Expr* n : names) {
     if (st.index_of.count(n->name) || env_.sizes.count(n->name) || find_loop(n->name) ||
         rejected.count(n->name))
@@ -213,6 +214,7 @@ void Lowerer::assign(const ast::Stmt& s) {
   ok &= collect_indices(st);
   ok &= where_clauses(st);
   if (s.value) infer(*s.value, st);
+  for (const ast::ExprPtr& e : s.exists) infer(*e, st);  // reads for range inference only
   ok &= !st.poisoned && s.value != nullptr;
 
   // Left-side indices of an existing or declared tensor take its dimensions.

@@ -264,7 +264,7 @@ StmtPtr Parser::assignment() {
   }
   s->value = expr().expr;
   if (accept(K::KwWhere)) {
-    do s->where.push_back(range_clause());
+    do where_clause(*s);
     while (accept(K::Comma));
   }
   s->span = span_from(first.span.begin);
@@ -329,6 +329,28 @@ void Parser::call_rest(Stmt& s) {
   if (at(K::KwWhere)) fail(peek(), "a call statement takes no 'where' clause");
   if (is_binary_op(peek().kind) || at(K::Question))
     fail(peek(), "a call of " + quote(name.text) + " must be the whole right side of '='");
+}
+
+// `i in lo:hi`, `exists X(i, ...)`; TC's let-binding `k = i + j` is refused.
+void Parser::where_clause(ast::Stmt& s) {
+  const Token& t = peek();
+  if (t.kind == K::Name && t.text == "exists" && peek(1).kind == K::Name) {
+    advance();
+    Parsed e = expr();
+    if (e.expr->kind != ExprKind::Access || e.expr->guarded)
+      fail_at(file_, e.expr->span,
+              "'where exists' takes a read of a tensor, such as 'exists x(i, k)'");
+    s.exists.push_back(std::move(e.expr));
+    return;
+  }
+  if (t.kind == K::Name && peek(1).kind == K::Assign)
+    fail_at(file_, t.span,
+            "let-bindings in a where clause are not supported: write the expression in place "
+            "of " +
+                quote(std::string(t.text)),
+            {{t.span,
+              "an index in a where clause takes a range: '" + std::string(t.text) + " in lo:hi'"}});
+  s.where.push_back(range_clause());
 }
 
 ast::RangeClause Parser::range_clause() {

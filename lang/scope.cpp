@@ -59,6 +59,7 @@ void collect_mentions(const ast::Stmt& s, std::set<std::string>& out) {
         expr_mentions(w.lo.get(), out);
         expr_mentions(w.hi.get(), out);
       }
+      for (const auto& e : s.exists) expr_mentions(e.get(), out);
       break;
     case ast::StmtKind::Call:
       for (const auto& r : s.results) out.insert(r.name);
@@ -137,6 +138,7 @@ void collect_where_sizes(const std::vector<ast::StmtPtr>& stmts,
     for (const ast::RangeClause& w : s->where) own.insert(w.index.name);
     std::vector<const ast::Expr*> names;
     if (s->value) index_names(*s->value, false, names);
+    for (const ast::ExprPtr& e : s->exists) index_names(*e, false, names);
     for (const ast::Expr* n : names) own.insert(n->name);
     names.clear();
     for (const ast::RangeClause& w : s->where) {

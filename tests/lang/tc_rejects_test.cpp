@@ -21,5 +21,12 @@ TEST(TcRejects, ConstantIndexOnTheLeft) {
   expect_rejected("constant_lhs_index_2d", "def f(float(N) x) -> (y) {\n  y(i, 0) = x(i)\n}\n");
 }
 
+TEST(TcRejects, WhereLetBindingsAndMalformedExists) {
+  expect_rejected("where_let",
+                  "def f(float(N) x) -> (y) {\n  y(i) = x(k) where k = i + 0, i in 0:N\n}\n");
+  expect_rejected("where_exists_not_a_read",
+                  "def f(float(N) x) -> (y) {\n  y(i) = x(i) where exists x?(i)\n}\n");
+}
+
 }  // namespace
 }  // namespace tenet::lang
