@@ -38,7 +38,8 @@
 //     bool; a bool statement result is an error (use select).
 //  6. Ranges (Tensor Comprehensions' rule, ranges.cpp): where clauses, then
 //     target dimensions (left indices of an updated tensor or declared
-//     output), then plain uses x(.., i, ..) (all provably equal), then affine
+//     output), then plain uses x(.., i, ..) (the min of their sizes; all equal
+//     to a target dimension), then affine
 //     reads solved for their one unknown index (the largest hi keeping every
 //     read in bounds; several candidates: their min). Unsolvable indices are
 //     errors. Left indices start at 0; empty ranges and provably out-of-bounds

@@ -1,8 +1,8 @@
 // Range inference and bounds checks for one statement (see ranges.h).
 //
 // Order, as in check.cpp's rule 6: where clauses; dimensions of an existing or
-// declared target; plain uses x(.., i, ..) (all of one index must be provably
-// equal); then affine reads, solved iteratively for the one unknown index of
+// declared target; plain uses x(.., i, ..) (the smallest size, TC's rule; a
+// target dimension must equal them all); then affine reads, solved iteratively for the one unknown index of
 // an index expression once the others are known (several candidates: their
 // min). Unsolved indices are errors. Then: left indices start at 0, no range
 // is provably empty, and no unguarded read provably leaves its tensor.
@@ -115,8 +115,8 @@ class Inference {
     }
   }
 
-  // Plain uses x(.., i, ..) give [0, size); every plain use of one index (and
-  // its target dimension) must agree.
+  // Plain uses x(.., i, ..) give [0, size), the smallest when sizes differ;
+  // an index fixed by a target dimension must agree with every plain use.
   void plain_uses() {
     std::set<std::string> reported;
     for (const RangeRead& r : reads_) {
@@ -134,7 +134,13 @@ class Inference {
           ix->origin_what = dim_what(r, d);
           continue;
         }
-        if (ix->hi == size || reported.count(ix->ir_name)) continue;
+        if (ix->hi == size) continue;
+        if (!ix->target_dim) {
+          // TC's rule: uses of different sizes give the smaller range.
+          ix->hi = SizeExpr::min(ix->hi, size);
+          continue;
+        }
+        if (reported.count(ix->ir_name)) continue;
         reported.insert(ix->ir_name);
         ok_ = false;
         Diagnostic& e =

@@ -42,8 +42,7 @@ TEST(WhereExists, PrintsBackAndChecksItsRead) {
   EXPECT_NE(printed.find("where exists x(i)"), std::string::npos) << printed;
   std::string text = check_error("def f(float(N) x) -> (y) {\n  y(i) = x(i) where exists q(i)\n}");
   EXPECT_NE(text.find("unknown name 'q'"), std::string::npos) << text;
-  text = check_error(
-      "def f(float(N) x) -> (y) {\n  y(i) = x(i) where exists x(i + 1)\n}");
+  text = check_error("def f(float(N) x) -> (y) {\n  y(i) = x(i) where exists x(i + 1)\n}");
   EXPECT_NE(text.find("index 'i + 1' of 'x' reads out of bounds"), std::string::npos) << text;
 }
 
