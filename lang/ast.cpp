@@ -59,8 +59,8 @@ const char* assign_op_text(AssignOp op) {
 
 namespace {
 
-// Binding strength, as in the grammar: || < && < comparisons < + - < * / < unary < primary.
-constexpr int kPrimary = 7, kUnary = 6;
+// Binding strength, as in the grammar: ?: < || < && < comparisons < + - < * / < unary < primary.
+constexpr int kPrimary = 7, kUnary = 6, kTernary = 0;
 
 int binary_precedence(const std::string& op) {
   if (op == "||") return 1;
@@ -71,6 +71,7 @@ int binary_precedence(const std::string& op) {
 }
 
 int precedence(const Expr& e) {
+  if (e.kind == ExprKind::Ternary) return kTernary;
   if (e.kind == ExprKind::Binary) return binary_precedence(e.op);
   if (e.kind == ExprKind::Unary) return kUnary;
   return kPrimary;
@@ -219,6 +220,13 @@ class Printer {
       case ExprKind::Cast:
         out_ << type_name(e.cast_to);
         args(e);
+        break;
+      case ExprKind::Ternary:
+        expr(*e.args[0], kTernary + 1);
+        out_ << " ? ";
+        expr(*e.args[1], kTernary);
+        out_ << " : ";
+        expr(*e.args[2], kTernary);
         break;
       case ExprKind::Unary:
         out_ << e.op;

@@ -16,12 +16,14 @@
 ///               | 'for' NAME 'in' expr ':' expr '{' stmt* '}'
 ///   assign_op  := '=' | '+=!' | 'max=!' | 'min=!' | '+='
 ///   where      := 'where' NAME 'in' expr ':' expr (',' NAME 'in' expr ':' expr)*
-///   expr       := or ; or := and ('||' and)* ; and := cmp ('&&' cmp)*
+///   expr       := or ['?' expr ':' expr]   -- right-nested: a ? b : c ? d : e
+///   or         := and ('||' and)* ; and := cmp ('&&' cmp)*
 ///   cmp        := add [('<'|'<='|'>'|'>='|'=='|'!=') add]
 ///   add        := mul (('+'|'-') mul)* ; mul := unary (('*'|'/') unary)*
 ///   unary      := ('-'|'!') unary | primary
 ///   primary    := NUMBER | NAME | NAME '(' args ')' | NAME '?' '(' args ')'
 ///               | BUILTIN '(' args ')' | TYPE '(' expr ')' | '(' expr ')'
+///   (a guarded read NAME '?' has no space before '?'; with one, '?' is the ternary)
 ///
 /// Statements need no separator (an optional ';' is accepted). '#' starts a comment.
 #pragma once
@@ -52,6 +54,7 @@ enum class ExprKind {
   Unary,    // op is "-" or "!"
   Binary,   // op is one of + - * / < <= > >= == != && ||
   Cast,     // float32(e), int64(e), ...; cast_to holds the type
+  Ternary,  // c ? a : b (args: c, a, b); the same as select(c, a, b)
 };
 
 struct Expr {

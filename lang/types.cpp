@@ -116,6 +116,9 @@ Ty Lowerer::infer(const ast::Expr& e, StmtInfo& st) {
     case ast::ExprKind::Builtin:
       t = infer_builtin(e, st, info);
       break;
+    case ast::ExprKind::Ternary:
+      t = infer_select(e, st);
+      break;
     case ast::ExprKind::Binary:
       t = infer_binary(e, st, info);
       break;
@@ -214,6 +217,7 @@ Ty Lowerer::infer_access(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
   RangeRead read;
   read.tensor = e.name;
   read.guarded = e.guarded;
+  read.conditional = st.in_branch > 0;
   read.span = e.span;
   bool ok = b->ok();
   ir::ValuePtr value = b->value;  // `b` may move when affine() adds a size
@@ -234,7 +238,27 @@ Ty Lowerer::infer_access(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
   return Ty::concrete(value->type);
 }
 
+// select(c, a, b) and c ? a : b: the reads in a and b are conditional (see ranges.h).
+Ty Lowerer::infer_select(const ast::Expr& e, StmtInfo& st) {
+  if (e.args.size() != 3) return Ty::poison();
+  Ty cond = infer(*e.args[0], st);
+  ++st.in_branch;
+  Ty a = infer(*e.args[1], st);
+  Ty b = infer(*e.args[2], st);
+  --st.in_branch;
+  bool poisoned = cond.kind == Ty::Poison;
+  if (!cond.is(ElemType::Bool) && !poisoned) {
+    const std::string what = e.kind == ast::ExprKind::Ternary ? "'?:'" : "select";
+    error(e.args[0]->span, "the condition of " + what + " must be bool, but " +
+                               quote(text(e.args[0]->span)) + " is " + type_word(cond));
+    poisoned = true;
+  }
+  Ty t = unify(e, *e.args[1], a, *e.args[2], b, false, false, nullptr);
+  return poisoned ? Ty::poison() : t;
+}
+
 Ty Lowerer::infer_builtin(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
+  if (e.name == "select") return infer_select(e, st);
   std::vector<Ty> args;
   bool poisoned = false;
   for (const auto& a : e.args) {
@@ -248,15 +272,6 @@ Ty Lowerer::infer_builtin(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
                                   (arity == 1 ? " argument, " : " arguments, ") +
                                   std::to_string(e.args.size()) + " given");
     return Ty::poison();
-  }
-  if (e.name == "select") {
-    if (!args[0].is(ElemType::Bool) && args[0].kind != Ty::Poison) {
-      error(e.args[0]->span, "the condition of select must be bool, but " +
-                                 quote(text(e.args[0]->span)) + " is " + type_word(args[0]));
-      poisoned = true;
-    }
-    Ty t = unify(e, *e.args[1], args[1], *e.args[2], args[2], false, false, nullptr);
-    return poisoned ? Ty::poison() : t;
   }
   if (poisoned) return Ty::poison();
   if (arity == 2)
@@ -315,7 +330,9 @@ Ty Lowerer::infer_binary(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
 Ty Lowerer::unify(const ast::Expr& whole, const ast::Expr& a, Ty ta, const ast::Expr& b, Ty tb,
                   bool numeric, bool floats_only, ElemType* operand) {
   if (ta.kind == Ty::Poison || tb.kind == Ty::Poison) return Ty::poison();
-  std::string op = whole.kind == ast::ExprKind::Builtin ? whole.name : whole.op;
+  std::string op = whole.kind == ast::ExprKind::Builtin   ? whole.name
+                   : whole.kind == ast::ExprKind::Ternary ? "?:"
+                                                          : whole.op;
   auto mismatch = [&](const ast::Expr* note_at, const std::string& note) {
     Diagnostic& d = error(whole.span, "type mismatch: " + type_word(ta) + " and " + type_word(tb) +
                                           " operands of " + quote(op));
@@ -343,18 +360,18 @@ Ty Lowerer::unify(const ast::Expr& whole, const ast::Expr& a, Ty ta, const ast::
       return mismatch(&b, "convert one side with a cast, e.g. '" + std::string(type_name(ta.type)) +
                               "(" + text(b.span) + ")'");
     } else {
-      bool a_int = is_int(ta.type);
-      return mismatch(a_int ? &a : &b, cast_note(a_int ? a : b, a_int ? tb.type : ta.type));
+      // TC's promotion: an integer operand (an index, a size, an integer
+      // tensor) meets a float and is converted to the float's type.
+      result = Ty::concrete(is_float(ta.type) ? ta.type : tb.type);
     }
   } else if (ta.kind == Ty::Literal && tb.kind == Ty::Literal) {
     result = Ty::literal(ta.int_ok && tb.int_ok && !floats_only);
   } else {
     Ty concrete = ta.kind == Ty::Concrete ? ta : tb;
     Ty literal = ta.kind == Ty::Concrete ? tb : ta;
-    const ast::Expr& concrete_side = ta.kind == Ty::Concrete ? a : b;
-    if (is_int(concrete.type) && !literal.int_ok)
-      return mismatch(&concrete_side, cast_note(concrete_side, ElemType::F32));
-    result = concrete;
+    // An integer against a float literal (`i * 0.5`) is promoted to a float
+    // whose type, like a literal's, the context decides (float32 alone).
+    result = is_int(concrete.type) && !literal.int_ok ? literal : concrete;
   }
   if (floats_only && result.kind == Ty::Concrete && !is_float(result.type)) {
     const ast::Expr& int_side = ta.kind == Ty::Concrete ? a : b;
@@ -403,8 +420,9 @@ ir::Expr Lowerer::emit(const ast::Expr& e, const StmtInfo& st, ElemType want) {
       r = ir::make_read(info.tensor, read.dims, read.guarded);
       break;
     }
+    case ast::ExprKind::Ternary:
     case ast::ExprKind::Builtin:
-      if (e.name == "select") {
+      if (e.kind == ast::ExprKind::Ternary || e.name == "select") {
         r = ir::make_select(emit(*e.args[0], st, ElemType::Bool), emit(*e.args[1], st, own),
                             emit(*e.args[2], st, own));
       } else if (auto u = unary_builtin(e.name)) {

@@ -41,6 +41,8 @@ std::string sexpr(const Expr& e) {
       return list(e.op);
     case ExprKind::Cast:
       return list(std::string(type_name(e.cast_to)));
+    case ExprKind::Ternary:
+      return list("?:");
   }
   return "?";
 }

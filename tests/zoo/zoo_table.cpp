@@ -101,6 +101,9 @@ const std::vector<ZooCase>& zoo_table() {
       row("einsum_bilinear", {{"N", 3}, {"I", 4}, {"J", 3}, {"O", 2}}, vjp()),
       row("scalar_loss", {{"N", 5}, {"M", 3}}, scalar()),
       capsnet_small(),
+      // Tensor Comprehensions' expression syntax (issue 15).
+      row("tc_ternary", {{"N", 3}, {"D", 4}}, vjp()),
+      row("tc_promotion", {{"N", 3}, {"D", 4}}, vjp(), {}, /*int_hi=*/5),
   };
   return table;
 }
