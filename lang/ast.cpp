@@ -20,8 +20,48 @@ struct BuiltinInfo {
 };
 
 constexpr BuiltinInfo kBuiltins[] = {
-    {"exp", 1}, {"log", 1}, {"sqrt", 1}, {"tanh", 1}, {"sigmoid", 1},
-    {"abs", 1}, {"pow", 2}, {"fmax", 2}, {"fmin", 2}, {"select", 3},
+    {"exp", 1},
+    {"log", 1},
+    {"sqrt", 1},
+    {"tanh", 1},
+    {"sigmoid", 1},
+    {"abs", 1},
+    {"pow", 2},
+    {"fmax", 2},
+    {"fmin", 2},
+    {"select", 3},
+    // Tensor Comprehensions' names: min/max (= fmin/fmax), fabs (= abs), fma
+    // (= a * b + c), rsqrt (= 1 / sqrt), and the <cmath> functions it allows.
+    {"min", 2},
+    {"max", 2},
+    {"fabs", 1},
+    {"fma", 3},
+    {"rsqrt", 1},
+    {"floor", 1},
+    {"ceil", 1},
+    {"round", 1},
+    {"trunc", 1},
+    {"rint", 1},
+    {"exp2", 1},
+    {"log2", 1},
+    {"log10", 1},
+    {"log1p", 1},
+    {"expm1", 1},
+    {"sin", 1},
+    {"cos", 1},
+    {"tan", 1},
+    {"asin", 1},
+    {"acos", 1},
+    {"atan", 1},
+    {"sinh", 1},
+    {"cosh", 1},
+    {"erf", 1},
+    {"erfc", 1},
+    {"cbrt", 1},
+    {"atan2", 2},
+    {"hypot", 2},
+    {"copysign", 2},
+    {"nextafter", 2},
 };
 
 const BuiltinInfo* find_builtin(std::string_view name) {
@@ -66,7 +106,7 @@ int binary_precedence(const std::string& op) {
   if (op == "||") return 1;
   if (op == "&&") return 2;
   if (op == "+" || op == "-") return 4;
-  if (op == "*" || op == "/") return 5;
+  if (op == "*" || op == "/" || op == "%") return 5;
   return 3;  // comparisons
 }
 

@@ -19,7 +19,7 @@
 ///   expr       := or ['?' expr ':' expr]   -- right-nested: a ? b : c ? d : e
 ///   or         := and ('||' and)* ; and := cmp ('&&' cmp)*
 ///   cmp        := add [('<'|'<='|'>'|'>='|'=='|'!=') add]
-///   add        := mul (('+'|'-') mul)* ; mul := unary (('*'|'/') unary)*
+///   add        := mul (('+'|'-') mul)* ; mul := unary (('*'|'/'|'%') unary)*
 ///   unary      := ('-'|'!') unary | primary
 ///   primary    := NUMBER | NAME | NAME '(' args ')' | NAME '?' '(' args ')'
 ///               | BUILTIN '(' args ')' | TYPE '(' expr ')' | '(' expr ')'
@@ -52,7 +52,7 @@ enum class ExprKind {
   Access,   // T(e, ...) or, with guarded, T?(e, ...): reads 0 outside T's bounds
   Builtin,  // exp(e), pow(a, b), select(c, a, b), ...; name holds the builtin
   Unary,    // op is "-" or "!"
-  Binary,   // op is one of + - * / < <= > >= == != && ||
+  Binary,   // op is one of + - * / % < <= > >= == != && ||
   Cast,     // float32(e), int64(e), ...; cast_to holds the type
   Ternary,  // c ? a : b (args: c, a, b); the same as select(c, a, b)
 };
@@ -70,7 +70,7 @@ struct Expr {
   std::vector<ExprPtr> args;  // Access indices, Builtin/Cast arguments, operands
 };
 
-/// The builtin functions and their arities (select is 3, pow/fmax/fmin 2, the rest 1).
+/// The builtin functions and their arities (docs/language.md lists them).
 bool is_builtin(const std::string& name);
 int builtin_arity(const std::string& name);
 

@@ -114,6 +114,8 @@ class Lexer {
         return one(TokenKind::Star);
       case '/':
         return one(TokenKind::Slash);
+      case '%':
+        return one(TokenKind::Percent);
       case '+':
         if (n == '=' && at(b + 2) == '!') return make(TokenKind::SumReduce, b, b + 3);
         if (n == '=') return two(TokenKind::Accumulate);

@@ -36,6 +36,7 @@ enum class TokenKind {
   Minus,
   Star,
   Slash,
+  Percent,  // %
   Less,
   LessEq,
   Greater,

@@ -46,7 +46,7 @@ const char* binary_op_at(int level, K kind) {
     case kAddLevel:
       return kind == K::Plus ? "+" : kind == K::Minus ? "-" : nullptr;
     case kMulLevel:
-      return kind == K::Star ? "*" : kind == K::Slash ? "/" : nullptr;
+      return kind == K::Star ? "*" : kind == K::Slash ? "/" : kind == K::Percent ? "%" : nullptr;
     default:
       return nullptr;
   }

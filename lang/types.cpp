@@ -31,22 +31,45 @@ std::string type_word(Ty t) {
 }
 
 std::optional<ir::UnOp> unary_builtin(const std::string& name) {
-  if (name == "exp") return ir::UnOp::Exp;
-  if (name == "log") return ir::UnOp::Log;
-  if (name == "sqrt") return ir::UnOp::Sqrt;
-  if (name == "tanh") return ir::UnOp::Tanh;
-  if (name == "sigmoid") return ir::UnOp::Sigmoid;
-  if (name == "abs") return ir::UnOp::Abs;
-  return std::nullopt;
+  using U = ir::UnOp;
+  static const std::map<std::string, U> ops = {
+      {"exp", U::Exp},         {"log", U::Log},     {"sqrt", U::Sqrt},   {"tanh", U::Tanh},
+      {"sigmoid", U::Sigmoid}, {"abs", U::Abs},     {"fabs", U::Abs},    {"rsqrt", U::Rsqrt},
+      {"floor", U::Floor},     {"ceil", U::Ceil},   {"round", U::Round}, {"trunc", U::Trunc},
+      {"rint", U::Rint},       {"exp2", U::Exp2},   {"log2", U::Log2},   {"log10", U::Log10},
+      {"log1p", U::Log1p},     {"expm1", U::Expm1}, {"sin", U::Sin},     {"cos", U::Cos},
+      {"tan", U::Tan},         {"asin", U::Asin},   {"acos", U::Acos},   {"atan", U::Atan},
+      {"sinh", U::Sinh},       {"cosh", U::Cosh},   {"erf", U::Erf},     {"erfc", U::Erfc},
+      {"cbrt", U::Cbrt}};
+  auto it = ops.find(name);
+  if (it == ops.end()) return std::nullopt;
+  return it->second;
 }
 
 std::optional<ir::BinOp> binary_op(const std::string& op) {
-  static const std::map<std::string, ir::BinOp> ops = {
-      {"+", ir::BinOp::Add},   {"-", ir::BinOp::Sub},    {"*", ir::BinOp::Mul},
-      {"/", ir::BinOp::Div},   {"<", ir::BinOp::Lt},     {"<=", ir::BinOp::Le},
-      {">", ir::BinOp::Gt},    {">=", ir::BinOp::Ge},    {"==", ir::BinOp::Eq},
-      {"!=", ir::BinOp::Ne},   {"&&", ir::BinOp::And},   {"||", ir::BinOp::Or},
-      {"pow", ir::BinOp::Pow}, {"fmax", ir::BinOp::Max}, {"fmin", ir::BinOp::Min}};
+  using B = ir::BinOp;
+  static const std::map<std::string, B> ops = {{"+", B::Add},
+                                               {"-", B::Sub},
+                                               {"*", B::Mul},
+                                               {"/", B::Div},
+                                               {"%", B::Rem},
+                                               {"<", B::Lt},
+                                               {"<=", B::Le},
+                                               {">", B::Gt},
+                                               {">=", B::Ge},
+                                               {"==", B::Eq},
+                                               {"!=", B::Ne},
+                                               {"&&", B::And},
+                                               {"||", B::Or},
+                                               {"pow", B::Pow},
+                                               {"fmax", B::Max},
+                                               {"fmin", B::Min},
+                                               {"max", B::Max},
+                                               {"min", B::Min},
+                                               {"atan2", B::Atan2},
+                                               {"hypot", B::Hypot},
+                                               {"copysign", B::Copysign},
+                                               {"nextafter", B::Nextafter}};
   auto it = ops.find(op);
   if (it == ops.end()) return std::nullopt;
   return it->second;
@@ -274,10 +297,17 @@ Ty Lowerer::infer_builtin(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
     return Ty::poison();
   }
   if (poisoned) return Ty::poison();
-  if (arity == 2)
-    return unify(e, *e.args[0], args[0], *e.args[1], args[1], true, e.name == "pow", nullptr);
+  if (e.name == "fma") {  // a * b + c
+    Ty product = unify(e, *e.args[0], args[0], *e.args[1], args[1], true, true, nullptr);
+    if (product.kind == Ty::Poison) return product;
+    return unify(e, *e.args[0], product, *e.args[2], args[2], true, true, nullptr);
+  }
+  if (arity == 2) {
+    bool floats = ir::floats_only(*binary_op(e.name));
+    return unify(e, *e.args[0], args[0], *e.args[1], args[1], true, floats, nullptr);
+  }
   Ty a = args[0];
-  bool any_number = e.name == "abs";
+  bool any_number = e.name == "abs" || e.name == "fabs";
   if (a.is(ElemType::Bool) || (!any_number && a.kind == Ty::Concrete && !is_float(a.type))) {
     Diagnostic& d =
         error(e.args[0]->span, quote(e.name) + " needs a " + (any_number ? "number" : "float") +
@@ -321,7 +351,18 @@ Ty Lowerer::infer_binary(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
     Ty t = unify(e, ea, a, eb, b, true, false, &info.operand);
     return t.kind == Ty::Poison ? t : Ty::concrete(ElemType::Bool);
   }
-  return unify(e, ea, a, eb, b, true, false, nullptr);
+  Ty t = unify(e, ea, a, eb, b, true, false, nullptr);
+  auto is_float_operand = [](Ty x) {
+    return x.kind == Ty::Concrete ? is_float(x.type) : !x.int_ok;
+  };
+  if (*op == ir::BinOp::Rem && t.kind != Ty::Poison && is_float_operand(t)) {
+    const bool a_float = is_float_operand(a);
+    const ast::Expr& f = a_float ? ea : eb;
+    error(e.span, "'%' is the remainder of integers, but " + quote(text(f.span)) + " is " +
+                      type_word(a_float ? a : b));
+    return Ty::poison();
+  }
+  return t;
 }
 
 // The common type of two operands of `whole` (an operator or a builtin).
@@ -425,6 +466,11 @@ ir::Expr Lowerer::emit(const ast::Expr& e, const StmtInfo& st, ElemType want) {
       if (e.kind == ast::ExprKind::Ternary || e.name == "select") {
         r = ir::make_select(emit(*e.args[0], st, ElemType::Bool), emit(*e.args[1], st, own),
                             emit(*e.args[2], st, own));
+      } else if (e.name == "fma") {
+        r = ir::make_binary(
+            ir::BinOp::Add,
+            ir::make_binary(ir::BinOp::Mul, emit(*e.args[0], st, own), emit(*e.args[1], st, own)),
+            emit(*e.args[2], st, own));
       } else if (auto u = unary_builtin(e.name)) {
         r = ir::make_unary(*u, emit(*e.args[0], st, own));
       } else {
@@ -442,8 +488,11 @@ ir::Expr Lowerer::emit(const ast::Expr& e, const StmtInfo& st, ElemType want) {
       break;
     case ast::ExprKind::Binary: {
       ir::BinOp op = *binary_op(e.op);
+      // A remainder of literals only (`7 % 2`) is computed in int64.
+      const bool int_literals = op == ir::BinOp::Rem && info.ty.kind == Ty::Literal;
       ElemType operand = ir::is_comparison(op) ? info.operand
                          : ir::is_logical(op)  ? ElemType::Bool
+                         : int_literals        ? ElemType::I64
                                                : own;
       r = ir::make_binary(op, emit(*e.args[0], st, operand), emit(*e.args[1], st, operand));
       break;

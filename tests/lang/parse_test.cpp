@@ -255,6 +255,11 @@ TEST(Parser, Precedence) {
   EXPECT_EQ(expr_of("a + 1 < b * 2 && c"), "(&& (< (+ a 1) (* b 2)) c)");
   EXPECT_EQ(expr_of("(a < b) == c"), "(== (< a b) c)");
   EXPECT_THROW(expr_of("a < b == c"), CompileError);  // comparisons do not chain
+  EXPECT_EQ(expr_of("a % b * c"), "(* (% a b) c)");
+  // The conditional binds loosest and nests to the right.
+  EXPECT_EQ(expr_of("a || b ? c + 1 : d ? e : f"), "(?: (|| a b) (+ c 1) (?: d e f))");
+  EXPECT_EQ(expr_of("(a ? b : c) + 1"), "(+ (?: a b c) 1)");
+  EXPECT_EQ(expr_of("a ? x?(i) : x ?(i) : 0"), "(?: a (x?@ i) (?: x i 0))");
 }
 
 TEST(Parser, Primaries) {
@@ -298,9 +303,12 @@ TEST(Ast, Builtins) {
     EXPECT_TRUE(ast::is_builtin(name)) << name;
     EXPECT_EQ(ast::builtin_arity(name), 1) << name;
   }
-  for (const char* name : {"pow", "fmax", "fmin"}) EXPECT_EQ(ast::builtin_arity(name), 2) << name;
+  for (const char* name : {"pow", "fmax", "fmin", "max", "min", "atan2", "nextafter"})
+    EXPECT_EQ(ast::builtin_arity(name), 2) << name;
   EXPECT_EQ(ast::builtin_arity("select"), 3);
-  EXPECT_FALSE(ast::is_builtin("max"));
+  EXPECT_EQ(ast::builtin_arity("fma"), 3);
+  EXPECT_EQ(ast::builtin_arity("rsqrt"), 1);
+  EXPECT_FALSE(ast::is_builtin("fmod"));
   EXPECT_FALSE(ast::is_builtin("x"));
 }
 
