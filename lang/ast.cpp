@@ -196,6 +196,10 @@ class Printer {
         }
         out_ << " " << assign_op_text(s.op) << " ";
         expr(*s.value, 0);
+        if (s.equivalent) {
+          out_ << " <=> ";
+          expr(*s.equivalent, 0);
+        }
         for (size_t i = 0; i < s.where.size(); ++i) {
           const RangeClause& r = s.where[i];
           out_ << (i ? ", " : " where ") << r.index.name << " in ";

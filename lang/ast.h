@@ -11,7 +11,7 @@
 ///   param      := TYPE ['(' [dim (',' dim)*] ')'] NAME        -- no parens: a scalar
 ///   output     := [TYPE '(' [dim (',' dim)*] ')'] NAME         -- optional declared shape
 ///   dim        := NAME | INT
-///   stmt       := NAME ['(' [NAME (',' NAME)*] ')'] assign_op expr [where]
+///   stmt       := NAME ['(' [NAME (',' NAME)*] ')'] assign_op expr ['<=>' expr] [where]
 ///               | (NAME | '(' NAME (',' NAME)* ')') '=' FUNC '(' [NAME (',' NAME)*] ')'
 ///               | 'for' NAME 'in' expr ':' expr '{' stmt* '}'
 ///   assign_op  := '=' | '+=!' | 'max=!' | 'min=!' | '+='
@@ -98,6 +98,8 @@ struct Stmt {
   Span op_span;
   ExprPtr value;
   std::vector<RangeClause> where;
+  ExprPtr equivalent;  // TC's `<=> f(...)` reduction hint, if written: ignored
+  Span equivalent_span;
   // Call: (results) = callee(args)
   std::vector<Ident> results;
   Ident callee;

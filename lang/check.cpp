@@ -290,6 +290,24 @@ ir::Module check(const ast::File& program, const SourceFile& file) {
   return detail::ModuleChecker(program, file).run();
 }
 
+namespace {
+void collect_annotations(const std::vector<ast::StmtPtr>& body, Diagnostics& out) {
+  for (const ast::StmtPtr& s : body) {
+    collect_annotations(s->body, out);
+    if (s->equivalent)
+      out.warning(s->equivalent_span,
+                  "the reduction hint '<=> ...' is ignored: Tenet chooses how to compute "
+                  "reductions itself");
+  }
+}
+}  // namespace
+
+std::string ignored_annotations(const ast::File& program, const SourceFile& file) {
+  Diagnostics out(file);
+  for (const ast::Function& f : program.functions) collect_annotations(f.body, out);
+  return out.render_all();
+}
+
 ir::Module compile_source(const SourceFile& file) {
   return check(parse(file), file);
 }

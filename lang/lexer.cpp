@@ -123,6 +123,7 @@ class Lexer {
       case '-':
         return n == '>' ? two(TokenKind::Arrow) : one(TokenKind::Minus);
       case '<':
+        if (n == '=' && at(b + 2) == '>') return make(TokenKind::Equivalent, b, b + 3);
         return n == '=' ? two(TokenKind::LessEq) : one(TokenKind::Less);
       case '>':
         return n == '=' ? two(TokenKind::GreaterEq) : one(TokenKind::Greater);

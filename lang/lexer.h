@@ -52,6 +52,7 @@ enum class TokenKind {
   MaxReduce,   // max=!  (written together)
   MinReduce,   // min=!
   Arrow,       // ->
+  Equivalent,  // <=> (TC's reduction hint)
   End,
   Error,
 };

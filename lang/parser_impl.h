@@ -86,6 +86,7 @@ class Parser {
   void lhs_indices(ast::Stmt& s, const Token& open);
   void call_rest(ast::Stmt& s);
   ast::RangeClause range_clause();
+  void equivalent(ast::Stmt& s);
 
   // ---- expressions (parser_expr.cpp) ----
   Parsed expr();

@@ -260,6 +260,12 @@ TEST(Parser, Precedence) {
   EXPECT_EQ(expr_of("a || b ? c + 1 : d ? e : f"), "(?: (|| a b) (+ c 1) (?: d e f))");
   EXPECT_EQ(expr_of("(a ? b : c) + 1"), "(+ (?: a b c) 1)");
   EXPECT_EQ(expr_of("a ? x?(i) : x ?(i) : 0"), "(?: a (x?@ i) (?: x i 0))");
+  // TC's reduction hint is kept and printed back; `<=` alone is a comparison.
+  Parsed p = parse_body("  y(i) +=! w(i, j) <=> rowsum(w)");
+  ASSERT_TRUE(p.program.functions[0].body[0]->equivalent);
+  EXPECT_EQ(sexpr(*p.program.functions[0].body[0]->equivalent), "(rowsum@ w)");
+  EXPECT_NE(ast::print(p.program).find("y(i) +=! w(i, j) <=> rowsum(w)"), std::string::npos);
+  EXPECT_EQ(expr_of("a <= b"), "(<= a b)");
 }
 
 TEST(Parser, Primaries) {

@@ -17,14 +17,15 @@ std::string body(const std::string& statements) {
   return "def f(float(N) x, double(N) w, int32(N) k) -> (y) {\n" + statements + "\n}\n";
 }
 
-#define EXPECT_MESSAGE(statements, message)                                      \
-  do {                                                                           \
-    std::string text_ = check_error(body(statements));                           \
-    EXPECT_NE(text_.find(message), std::string::npos) << "got:\n" << text_;      \
+#define EXPECT_MESSAGE(statements, message)                                 \
+  do {                                                                      \
+    std::string text_ = check_error(body(statements));                      \
+    EXPECT_NE(text_.find(message), std::string::npos) << "got:\n" << text_; \
   } while (0)
 
 TEST(TcExprErrors, Conditional) {
-  EXPECT_MESSAGE("  y(i) = x(i) ? 1 : 0", "the condition of '?:' must be bool, but 'x(i)' is float32");
+  EXPECT_MESSAGE("  y(i) = x(i) ? 1 : 0",
+                 "the condition of '?:' must be bool, but 'x(i)' is float32");
   EXPECT_MESSAGE("  y(i) = x(i) > 0 ? x(i) > 1 : 0",
                  "type mismatch: bool and number operands of '?:'");
   EXPECT_MESSAGE("  y(i) = x(i) > 0 ? x(i) : w(i)",
@@ -41,7 +42,8 @@ TEST(TcExprErrors, PromotionLimits) {
   EXPECT_MESSAGE("  y(i) = x(i) * (x(i) > 0)",
                  "'(x(i) > 0)' is bool; use select(cond, 1, 0) to turn a condition into a number");
   EXPECT_MESSAGE("  y(i) = sin(x(i) > 0)", "'sin' needs a float, but 'x(i) > 0' is bool");
-  EXPECT_MESSAGE("  y(i) = max(x(i), x(i) > 0)", "type mismatch: float32 and bool operands of 'max'");
+  EXPECT_MESSAGE("  y(i) = max(x(i), x(i) > 0)",
+                 "type mismatch: float32 and bool operands of 'max'");
 }
 
 TEST(TcExprErrors, Builtins) {
