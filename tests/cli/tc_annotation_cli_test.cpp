@@ -19,8 +19,9 @@ TEST_F(TcAnnotation, CheckWarnsAndSucceeds) {
 )");
   CommandResult r = run_in_dir("check mm.tn");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "mm(A: float32[M, K], B: float32[K, N]) -> (C: float32[M, N], D: float32[M])\n"
-                   "mm.tn: ok\n");
+  EXPECT_EQ(r.out,
+            "mm(A: float32[M, K], B: float32[K, N]) -> (C: float32[M, N], D: float32[M])\n"
+            "mm.tn: ok\n");
   EXPECT_EQ(r.err,
             "mm.tn:2:33: warning: the reduction hint '<=> ...' is ignored: Tenet chooses how to "
             "compute reductions itself\n"
