@@ -3,7 +3,11 @@
 // node's value) where the derivative is a function of it: exp, sqrt, tanh,
 // sigmoid, div, pow. Non-differentiable points follow one fixed convention,
 // documented per rule: fmax/fmin route a tie to the first operand, abs has
-// derivative 0 at 0 (as PyTorch's sgn).
+// derivative 0 at 0 (as PyTorch's sgn). Piecewise-constant operations
+// (floor, ceil, round, trunc, rint, the sign operand of copysign, the
+// direction of nextafter) carry no gradient: their derivative is 0 wherever
+// it exists, as in PyTorch. nextafter(a, b) moves a by one ulp: derivative 1
+// in a, as the identity's.
 #include "ad/rules.h"
 
 #include "ad/expr_util.h"
@@ -17,12 +21,19 @@ using ir::Expr;
 using ir::ExprKind;
 using ir::UnOp;
 
+bool piecewise_constant(UnOp op) {
+  return op == UnOp::Floor || op == UnOp::Ceil || op == UnOp::Round || op == UnOp::Trunc ||
+         op == UnOp::Rint;
+}
+
 bool carries_gradient(const Expr& n, size_t i) {
   if (!is_float(n->type) || i >= n->args.size() || !is_float(n->args[i]->type)) return false;
   switch (n->kind) {
     case ExprKind::Unary:
-      return n->unop != UnOp::Not;
+      return n->unop != UnOp::Not && !piecewise_constant(n->unop);
     case ExprKind::Binary:
+      if (n->binop == BinOp::Nextafter || n->binop == BinOp::Copysign)
+        return i == 0;  // not through the direction or the sign
       return !is_comparison(n->binop) && !is_logical(n->binop);
     case ExprKind::Select:
       return i > 0;  // never through the condition
@@ -40,6 +51,12 @@ Expr zero(const Expr& like) {
 }
 Expr one(const Expr& like) {
   return constant(1, like->type);
+}
+Expr k(double value, const Expr& like) {
+  return constant(value, like->type);
+}
+Expr un(UnOp op, const Expr& a) {
+  return ir::make_unary(op, a);
 }
 
 // d(n)/d(operand) for unary operations, times d.
@@ -60,6 +77,45 @@ Expr unary_rule(UnOp op, const Expr& a, const Expr& self, const Expr& d) {
     case UnOp::Abs:                                 // sgn(a), 0 at 0
       return select(ir::make_binary(BinOp::Gt, a, zero(a)), d,
                     select(ir::make_binary(BinOp::Lt, a, zero(a)), neg(d), zero(a)));
+    case UnOp::Rsqrt:  // -1/2 a^(-3/2) = -self^3 / 2
+      return mul(d, mul(k(-0.5, a), mul(self, mul(self, self))));
+    case UnOp::Exp2:  // 2^a ln 2
+      return mul(d, mul(self, k(0.6931471805599453, a)));
+    case UnOp::Log2:  // 1 / (a ln 2)
+      return div(d, mul(a, k(0.6931471805599453, a)));
+    case UnOp::Log10:  // 1 / (a ln 10)
+      return div(d, mul(a, k(2.302585092994046, a)));
+    case UnOp::Log1p:  // 1 / (1 + a)
+      return div(d, add(one(a), a));
+    case UnOp::Expm1:  // exp(a) = self + 1
+      return mul(d, add(self, one(a)));
+    case UnOp::Sin:
+      return mul(d, un(UnOp::Cos, a));
+    case UnOp::Cos:
+      return neg(mul(d, un(UnOp::Sin, a)));
+    case UnOp::Tan:  // 1 + tan^2
+      return mul(d, add(one(a), mul(self, self)));
+    case UnOp::Asin:  // 1 / sqrt(1 - a^2)
+      return div(d, un(UnOp::Sqrt, sub(one(a), mul(a, a))));
+    case UnOp::Acos:  // -1 / sqrt(1 - a^2)
+      return neg(div(d, un(UnOp::Sqrt, sub(one(a), mul(a, a)))));
+    case UnOp::Atan:  // 1 / (1 + a^2)
+      return div(d, add(one(a), mul(a, a)));
+    case UnOp::Sinh:
+      return mul(d, un(UnOp::Cosh, a));
+    case UnOp::Cosh:
+      return mul(d, un(UnOp::Sinh, a));
+    case UnOp::Erf:  // 2 / sqrt(pi) exp(-a^2)
+      return mul(d, mul(k(1.1283791670955126, a), un(UnOp::Exp, neg(mul(a, a)))));
+    case UnOp::Erfc:
+      return neg(mul(d, mul(k(1.1283791670955126, a), un(UnOp::Exp, neg(mul(a, a))))));
+    case UnOp::Cbrt:  // 1 / (3 cbrt(a)^2)
+      return div(d, mul(k(3, a), mul(self, self)));
+    case UnOp::Floor:
+    case UnOp::Ceil:
+    case UnOp::Round:
+    case UnOp::Trunc:
+    case UnOp::Rint:
     case UnOp::Not:
       break;
   }
@@ -89,8 +145,21 @@ std::vector<Expr> binary_rule(BinOp op, const Expr& a, const Expr& b, const Expr
       Expr a_wins = ir::make_binary(BinOp::Le, a, b);
       return {select(a_wins, d, zero(d)), select(a_wins, zero(d), d)};
     }
+    case BinOp::Atan2: {  // atan2(a, b): b / (a^2 + b^2), -a / (a^2 + b^2)
+      Expr r2 = add(mul(a, a), mul(b, b));
+      return {div(mul(d, b), r2), neg(div(mul(d, a), r2))};
+    }
+    case BinOp::Hypot:  // a / hypot, b / hypot
+      return {div(mul(d, a), self), div(mul(d, b), self)};
+    case BinOp::Copysign: {  // |a| sgn(b): sgn(a) sgn(b) (as copysign(1, a) copysign(1, b))
+      Expr sign_a = ir::make_binary(BinOp::Copysign, one(a), a);
+      Expr sign_b = ir::make_binary(BinOp::Copysign, one(b), b);
+      return {mul(d, mul(sign_a, sign_b)), nullptr};
+    }
+    case BinOp::Nextafter:
+      return {d, nullptr};
     default:
-      break;  // comparisons and logic carry no gradient
+      break;  // comparisons and logic carry no gradient; rem (integers) neither
   }
   TENET_UNREACHABLE("no derivative for this binary operation");
 }

@@ -65,6 +65,30 @@ CExpr unary(const ir::ExprNode& e, const CExpr& a) {
     case ir::UnOp::Abs:
       if (is_float(t)) return call("std::fabs", {a});
       return call("tenet::int_abs<" + c_type(t) + ">", {a});
+    case ir::UnOp::Rsqrt:
+      return call("tenet::rsqrt", {a});
+    case ir::UnOp::Floor:
+    case ir::UnOp::Ceil:
+    case ir::UnOp::Round:
+    case ir::UnOp::Trunc:
+    case ir::UnOp::Rint:
+    case ir::UnOp::Exp2:
+    case ir::UnOp::Log2:
+    case ir::UnOp::Log10:
+    case ir::UnOp::Log1p:
+    case ir::UnOp::Expm1:
+    case ir::UnOp::Sin:
+    case ir::UnOp::Cos:
+    case ir::UnOp::Tan:
+    case ir::UnOp::Asin:
+    case ir::UnOp::Acos:
+    case ir::UnOp::Atan:
+    case ir::UnOp::Sinh:
+    case ir::UnOp::Cosh:
+    case ir::UnOp::Erf:
+    case ir::UnOp::Erfc:
+    case ir::UnOp::Cbrt:
+      return call(std::string("std::") + ir::op_name(e.unop), {a});  // the <cmath> name
   }
   TENET_UNREACHABLE("unknown unary op");
 }
@@ -82,7 +106,13 @@ CExpr binary(const ir::ExprNode& e, const CExpr& a, const CExpr& b) {
       if (is_float(t)) return infix(a, "/", b, kPrecMultiplicative);
       return call("tenet::int_div<" + c_type(t) + ">", {a, b});
     case ir::BinOp::Pow:
-      return call("std::pow", {a, b});
+    case ir::BinOp::Atan2:
+    case ir::BinOp::Hypot:
+    case ir::BinOp::Copysign:
+    case ir::BinOp::Nextafter:
+      return call(std::string("std::") + ir::op_name(e.binop), {a, b});  // the <cmath> name
+    case ir::BinOp::Rem:
+      return call("tenet::int_rem<" + c_type(t) + ">", {a, b});
     case ir::BinOp::Max:
       return is_float(t) ? call("tenet::math::max", {a, b})
                          : call("std::max<" + c_type(t) + ">", {a, b});

@@ -66,8 +66,10 @@ Expr make_binary(BinOp op, Expr a, Expr b) {
     t = ElemType::Bool;
   } else if (is_logical(op)) {
     TENET_ASSERT(a->type == ElemType::Bool, op_name(op) << " of non-bool");
-  } else if (op == BinOp::Pow) {
-    TENET_ASSERT(is_float(t), "pow of non-float");
+  } else if (floats_only(op)) {
+    TENET_ASSERT(is_float(t), op_name(op) << " of non-float");
+  } else if (op == BinOp::Rem) {
+    TENET_ASSERT(is_int(t), "rem of non-integer");
   }
   auto n = node(ExprKind::Binary, t);
   n->binop = op;

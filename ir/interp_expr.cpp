@@ -127,6 +127,50 @@ class UnaryNode final : public LaneNode<L<S>> {
           return map1(n, x, out, [](T v) { return T(1) / (T(1) + std::exp(-v)); });
         case UnOp::Abs:
           return map1(n, x, out, [](T v) { return std::fabs(v); });
+        case UnOp::Rsqrt:
+          return map1(n, x, out, [](T v) { return T(1) / std::sqrt(v); });
+        case UnOp::Floor:
+          return map1(n, x, out, [](T v) { return std::floor(v); });
+        case UnOp::Ceil:
+          return map1(n, x, out, [](T v) { return std::ceil(v); });
+        case UnOp::Round:
+          return map1(n, x, out, [](T v) { return std::round(v); });
+        case UnOp::Trunc:
+          return map1(n, x, out, [](T v) { return std::trunc(v); });
+        case UnOp::Rint:
+          return map1(n, x, out, [](T v) { return std::rint(v); });
+        case UnOp::Exp2:
+          return map1(n, x, out, [](T v) { return std::exp2(v); });
+        case UnOp::Log2:
+          return map1(n, x, out, [](T v) { return std::log2(v); });
+        case UnOp::Log10:
+          return map1(n, x, out, [](T v) { return std::log10(v); });
+        case UnOp::Log1p:
+          return map1(n, x, out, [](T v) { return std::log1p(v); });
+        case UnOp::Expm1:
+          return map1(n, x, out, [](T v) { return std::expm1(v); });
+        case UnOp::Sin:
+          return map1(n, x, out, [](T v) { return std::sin(v); });
+        case UnOp::Cos:
+          return map1(n, x, out, [](T v) { return std::cos(v); });
+        case UnOp::Tan:
+          return map1(n, x, out, [](T v) { return std::tan(v); });
+        case UnOp::Asin:
+          return map1(n, x, out, [](T v) { return std::asin(v); });
+        case UnOp::Acos:
+          return map1(n, x, out, [](T v) { return std::acos(v); });
+        case UnOp::Atan:
+          return map1(n, x, out, [](T v) { return std::atan(v); });
+        case UnOp::Sinh:
+          return map1(n, x, out, [](T v) { return std::sinh(v); });
+        case UnOp::Cosh:
+          return map1(n, x, out, [](T v) { return std::cosh(v); });
+        case UnOp::Erf:
+          return map1(n, x, out, [](T v) { return std::erf(v); });
+        case UnOp::Erfc:
+          return map1(n, x, out, [](T v) { return std::erfc(v); });
+        case UnOp::Cbrt:
+          return map1(n, x, out, [](T v) { return std::cbrt(v); });
         case UnOp::Not:
           break;
       }
@@ -194,6 +238,14 @@ class BinaryNode final : public LaneNode<L<S>> {
           return map2(n, x, y, out, [](T a, T b) { return std::fmax(a, b); });
         case BinOp::Min:
           return map2(n, x, y, out, [](T a, T b) { return std::fmin(a, b); });
+        case BinOp::Atan2:
+          return map2(n, x, y, out, [](T a, T b) { return std::atan2(a, b); });
+        case BinOp::Hypot:
+          return map2(n, x, y, out, [](T a, T b) { return std::hypot(a, b); });
+        case BinOp::Copysign:
+          return map2(n, x, y, out, [](T a, T b) { return std::copysign(a, b); });
+        case BinOp::Nextafter:
+          return map2(n, x, y, out, [](T a, T b) { return std::nextafter(a, b); });
         default:
           break;
       }
@@ -206,7 +258,9 @@ class BinaryNode final : public LaneNode<L<S>> {
         case BinOp::Mul:
           return map2(n, x, y, out, [](T a, T b) { return T(wrap<S>(mul_wrap(a, b))); });
         case BinOp::Div:
-          return divide(n, x, y, out, mask);
+          return divide(n, x, y, out, mask, false);
+        case BinOp::Rem:
+          return divide(n, x, y, out, mask, true);
         case BinOp::Max:
           return map2(n, x, y, out, [](T a, T b) { return std::max(a, b); });
         case BinOp::Min:
@@ -225,18 +279,22 @@ class BinaryNode final : public LaneNode<L<S>> {
  private:
   /// Integer division truncates toward zero, like C; a zero divisor in a lane
   /// that is used is a user error, never a crash.
-  void divide(int n, const L<S>* x, const L<S>* y, L<S>* out, const uint8_t* mask) {
+  // Truncating integer division (or its remainder), as C and tenet::int_div/int_rem.
+  void divide(int n, const L<S>* x, const L<S>* y, L<S>* out, const uint8_t* mask, bool remainder) {
     using T = L<S>;
     for (int l = 0; l < n; ++l) {
       if (y[l] == 0) {
         if (!mask || mask[l])
-          throw BindError(
-              "integer division by zero in the statement defining '" + dom_.statement + "'" +
-              (dom_.indices.empty() && dom_.loop_vars.empty() ? std::string()
-                                                              : " at " + dom_.position_at(l)));
+          throw BindError(std::string(remainder ? "integer remainder" : "integer division") +
+                          " by zero in the statement defining '" + dom_.statement + "'" +
+                          (dom_.indices.empty() && dom_.loop_vars.empty()
+                               ? std::string()
+                               : " at " + dom_.position_at(l)));
         out[l] = 0;
       } else if (int64_t(y[l]) == -1) {
-        out[l] = T(wrap<S>(sub_wrap(0, x[l])));  // INT64_MIN / -1 overflows
+        out[l] = remainder ? T(0) : T(wrap<S>(sub_wrap(0, x[l])));  // INT64_MIN / -1 overflows
+      } else if (remainder) {
+        out[l] = T(wrap<S>(int64_t(x[l]) % int64_t(y[l])));
       } else {
         out[l] = T(wrap<S>(int64_t(x[l]) / int64_t(y[l])));
       }
@@ -406,7 +464,9 @@ std::unique_ptr<Node> compile_expr(const Expr& e, const CompileContext& ctx) {
     }
     case ExprKind::Binary: {
       const ElemType operands = operand_type(0);
-      TENET_ASSERT(e->binop != BinOp::Pow || is_float(operands), "interpreter: pow of integers");
+      TENET_ASSERT(!floats_only(e->binop) || is_float(operands),
+                   "interpreter: " << op_name(e->binop) << " of integers");
+      TENET_ASSERT(e->binop != BinOp::Rem || !is_float(operands), "interpreter: rem of floats");
       TENET_ASSERT(!is_logical(e->binop) || !is_float(operands), "interpreter: logic on floats");
       NodePtr a = compile_expr(e->args[0], ctx);
       NodePtr b = compile_expr(e->args[1], ctx);

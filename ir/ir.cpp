@@ -51,6 +51,50 @@ const char* op_name(UnOp op) {
       return "sigmoid";
     case UnOp::Abs:
       return "abs";
+    case UnOp::Rsqrt:
+      return "rsqrt";
+    case UnOp::Floor:
+      return "floor";
+    case UnOp::Ceil:
+      return "ceil";
+    case UnOp::Round:
+      return "round";
+    case UnOp::Trunc:
+      return "trunc";
+    case UnOp::Rint:
+      return "rint";
+    case UnOp::Exp2:
+      return "exp2";
+    case UnOp::Log2:
+      return "log2";
+    case UnOp::Log10:
+      return "log10";
+    case UnOp::Log1p:
+      return "log1p";
+    case UnOp::Expm1:
+      return "expm1";
+    case UnOp::Sin:
+      return "sin";
+    case UnOp::Cos:
+      return "cos";
+    case UnOp::Tan:
+      return "tan";
+    case UnOp::Asin:
+      return "asin";
+    case UnOp::Acos:
+      return "acos";
+    case UnOp::Atan:
+      return "atan";
+    case UnOp::Sinh:
+      return "sinh";
+    case UnOp::Cosh:
+      return "cosh";
+    case UnOp::Erf:
+      return "erf";
+    case UnOp::Erfc:
+      return "erfc";
+    case UnOp::Cbrt:
+      return "cbrt";
   }
   return "?";
 }
@@ -87,6 +131,16 @@ const char* op_name(BinOp op) {
       return "and";
     case BinOp::Or:
       return "or";
+    case BinOp::Atan2:
+      return "atan2";
+    case BinOp::Hypot:
+      return "hypot";
+    case BinOp::Copysign:
+      return "copysign";
+    case BinOp::Nextafter:
+      return "nextafter";
+    case BinOp::Rem:
+      return "rem";
   }
   return "?";
 }
@@ -112,6 +166,11 @@ bool is_comparison(BinOp op) {
 }
 bool is_logical(BinOp op) {
   return op == BinOp::And || op == BinOp::Or;
+}
+
+bool floats_only(BinOp op) {
+  return op == BinOp::Pow || op == BinOp::Atan2 || op == BinOp::Hypot || op == BinOp::Copysign ||
+         op == BinOp::Nextafter;
 }
 
 namespace {

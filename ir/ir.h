@@ -68,12 +68,71 @@ struct Affine {
   std::string str() const;  // "2*y + ky", "i - 1", "0"
 };
 
-enum class UnOp { Neg, Not, Exp, Log, Sqrt, Tanh, Sigmoid, Abs };
-enum class BinOp { Add, Sub, Mul, Div, Pow, Max, Min, Lt, Le, Gt, Ge, Eq, Ne, And, Or };
+/// Unary operations. From Rsqrt on: the <cmath> functions Tensor
+/// Comprehensions allows (rsqrt is 1 / sqrt), floats only, as is every
+/// operation but Neg, Not and Abs.
+enum class UnOp {
+  Neg,
+  Not,
+  Exp,
+  Log,
+  Sqrt,
+  Tanh,
+  Sigmoid,
+  Abs,
+  Rsqrt,
+  Floor,
+  Ceil,
+  Round,
+  Trunc,
+  Rint,
+  Exp2,
+  Log2,
+  Log10,
+  Log1p,
+  Expm1,
+  Sin,
+  Cos,
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Sinh,
+  Cosh,
+  Erf,
+  Erfc,
+  Cbrt
+};
+/// Binary operations. Atan2, Hypot, Copysign, Nextafter (as in <cmath>) and
+/// Pow take floats; Rem (the remainder of integer division, truncating like
+/// C's %) takes integers.
+enum class BinOp {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Pow,
+  Max,
+  Min,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  Eq,
+  Ne,
+  And,
+  Or,
+  Atan2,
+  Hypot,
+  Copysign,
+  Nextafter,
+  Rem
+};
 const char* op_name(UnOp op);   // "neg", "exp", ... (IR text form and C++ helper names)
 const char* op_name(BinOp op);  // "add", "pow", "max", "lt", ...
 bool is_comparison(BinOp op);   // Lt..Ne
 bool is_logical(BinOp op);      // And, Or
+bool floats_only(BinOp op);     // Pow, Atan2, Hypot, Copysign, Nextafter
 
 enum class ExprKind { Const, Index, Size, Read, Unary, Binary, Select, Cast };
 

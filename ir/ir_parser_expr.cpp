@@ -17,11 +17,17 @@ bool lookup_op(const std::string& name, const Op (&ops)[N], Op& out) {
   return false;
 }
 
-const UnOp all_unops[] = {UnOp::Neg,  UnOp::Not,  UnOp::Exp,     UnOp::Log,
-                          UnOp::Sqrt, UnOp::Tanh, UnOp::Sigmoid, UnOp::Abs};
-const BinOp all_binops[] = {BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Div, BinOp::Pow,
-                            BinOp::Max, BinOp::Min, BinOp::Lt,  BinOp::Le,  BinOp::Gt,
-                            BinOp::Ge,  BinOp::Eq,  BinOp::Ne,  BinOp::And, BinOp::Or};
+const UnOp all_unops[] = {UnOp::Neg,  UnOp::Not,     UnOp::Exp,   UnOp::Log,   UnOp::Sqrt,
+                          UnOp::Tanh, UnOp::Sigmoid, UnOp::Abs,   UnOp::Rsqrt, UnOp::Floor,
+                          UnOp::Ceil, UnOp::Round,   UnOp::Trunc, UnOp::Rint,  UnOp::Exp2,
+                          UnOp::Log2, UnOp::Log10,   UnOp::Log1p, UnOp::Expm1, UnOp::Sin,
+                          UnOp::Cos,  UnOp::Tan,     UnOp::Asin,  UnOp::Acos,  UnOp::Atan,
+                          UnOp::Sinh, UnOp::Cosh,    UnOp::Erf,   UnOp::Erfc,  UnOp::Cbrt};
+const BinOp all_binops[] = {BinOp::Add,   BinOp::Sub,      BinOp::Mul,       BinOp::Div,
+                            BinOp::Pow,   BinOp::Max,      BinOp::Min,       BinOp::Lt,
+                            BinOp::Le,    BinOp::Gt,       BinOp::Ge,        BinOp::Eq,
+                            BinOp::Ne,    BinOp::And,      BinOp::Or,        BinOp::Atan2,
+                            BinOp::Hypot, BinOp::Copysign, BinOp::Nextafter, BinOp::Rem};
 
 }  // namespace
 
@@ -216,8 +222,10 @@ Expr ExprParser::operation(const Token& op, const std::vector<Expr>& args,
       fail(op.span, op.text + " of different types: " + tname(args[0]) + " and " + tname(args[1]));
     if (is_logical(b) && args[0]->type != ElemType::Bool)
       fail(op.span, op.text + " takes bools, found " + tname(args[0]));
-    if (b == BinOp::Pow && !is_float(args[0]->type))
-      fail(op.span, "pow takes floats, found " + tname(args[0]));
+    if (floats_only(b) && !is_float(args[0]->type))
+      fail(op.span, op.text + " takes floats, found " + tname(args[0]));
+    if (b == BinOp::Rem && !is_int(args[0]->type))
+      fail(op.span, "rem takes integers, found " + tname(args[0]));
     return make_binary(b, args[0], args[1]);
   }
   fail(op.span, "unknown operation '" + op.text + "'");

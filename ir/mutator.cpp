@@ -120,8 +120,23 @@ bool any_node(const Expr& e, const std::function<bool(const Expr&)>& pred) {
 
 bool is_total(const Expr& e) {
   return !any_node(e, [](const Expr& x) {
-    return (x->kind == ExprKind::Binary && (x->binop == BinOp::Div || x->binop == BinOp::Pow)) ||
-           (x->kind == ExprKind::Unary && (x->unop == UnOp::Log || x->unop == UnOp::Sqrt));
+    if (x->kind == ExprKind::Binary)
+      return x->binop == BinOp::Div || x->binop == BinOp::Pow || x->binop == BinOp::Rem;
+    if (x->kind != ExprKind::Unary) return false;
+    switch (x->unop) {
+      case UnOp::Log:
+      case UnOp::Sqrt:
+      case UnOp::Rsqrt:
+      case UnOp::Log2:
+      case UnOp::Log10:
+      case UnOp::Log1p:
+      case UnOp::Tan:
+      case UnOp::Asin:
+      case UnOp::Acos:
+        return true;
+      default:
+        return false;
+    }
   });
 }
 

@@ -97,8 +97,9 @@ void for_each_stmt(const std::vector<Stmt>& body, const std::function<void(const
 void for_each_node(const Expr& e, const std::function<void(const Expr&)>& fn);
 /// Whether `pred` holds for some node of `e`.
 bool any_node(const Expr& e, const std::function<bool(const Expr&)>& pred);
-/// Whether finite operands always give a finite value: no division, pow, log
-/// or sqrt (no pole or domain error). AD leaves out a guard that a guarded
+/// Whether finite operands always give a finite value: no division or
+/// remainder, pow, log (any base, log1p), sqrt, rsqrt, tan, asin or acos (no
+/// pole or domain error). AD leaves out a guard that a guarded
 /// factor implies only then (ad/gather.cpp), and codegen narrows loops by it
 /// (codegen/loop_bounds.cpp).
 bool is_total(const Expr& e);

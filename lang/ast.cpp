@@ -20,8 +20,48 @@ struct BuiltinInfo {
 };
 
 constexpr BuiltinInfo kBuiltins[] = {
-    {"exp", 1}, {"log", 1}, {"sqrt", 1}, {"tanh", 1}, {"sigmoid", 1},
-    {"abs", 1}, {"pow", 2}, {"fmax", 2}, {"fmin", 2}, {"select", 3},
+    {"exp", 1},
+    {"log", 1},
+    {"sqrt", 1},
+    {"tanh", 1},
+    {"sigmoid", 1},
+    {"abs", 1},
+    {"pow", 2},
+    {"fmax", 2},
+    {"fmin", 2},
+    {"select", 3},
+    // Tensor Comprehensions' names: min/max (= fmin/fmax), fabs (= abs), fma
+    // (= a * b + c), rsqrt (= 1 / sqrt), and the <cmath> functions it allows.
+    {"min", 2},
+    {"max", 2},
+    {"fabs", 1},
+    {"fma", 3},
+    {"rsqrt", 1},
+    {"floor", 1},
+    {"ceil", 1},
+    {"round", 1},
+    {"trunc", 1},
+    {"rint", 1},
+    {"exp2", 1},
+    {"log2", 1},
+    {"log10", 1},
+    {"log1p", 1},
+    {"expm1", 1},
+    {"sin", 1},
+    {"cos", 1},
+    {"tan", 1},
+    {"asin", 1},
+    {"acos", 1},
+    {"atan", 1},
+    {"sinh", 1},
+    {"cosh", 1},
+    {"erf", 1},
+    {"erfc", 1},
+    {"cbrt", 1},
+    {"atan2", 2},
+    {"hypot", 2},
+    {"copysign", 2},
+    {"nextafter", 2},
 };
 
 const BuiltinInfo* find_builtin(std::string_view name) {
@@ -72,18 +112,19 @@ bool accumulates(AssignOp op) {
 
 namespace {
 
-// Binding strength, as in the grammar: || < && < comparisons < + - < * / < unary < primary.
-constexpr int kPrimary = 7, kUnary = 6;
+// Binding strength, as in the grammar: ?: < || < && < comparisons < + - < * / < unary < primary.
+constexpr int kPrimary = 7, kUnary = 6, kTernary = 0;
 
 int binary_precedence(const std::string& op) {
   if (op == "||") return 1;
   if (op == "&&") return 2;
   if (op == "+" || op == "-") return 4;
-  if (op == "*" || op == "/") return 5;
+  if (op == "*" || op == "/" || op == "%") return 5;
   return 3;  // comparisons
 }
 
 int precedence(const Expr& e) {
+  if (e.kind == ExprKind::Ternary) return kTernary;
   if (e.kind == ExprKind::Binary) return binary_precedence(e.op);
   if (e.kind == ExprKind::Unary) return kUnary;
   return kPrimary;
@@ -168,6 +209,10 @@ class Printer {
         }
         out_ << " " << assign_op_text(s.op) << " ";
         expr(*s.value, 0);
+        if (s.equivalent) {
+          out_ << " <=> ";
+          expr(*s.equivalent, 0);
+        }
         for (size_t i = 0; i < s.where.size(); ++i) {
           const RangeClause& r = s.where[i];
           out_ << (i ? ", " : " where ") << r.index.name << " in ";
@@ -236,6 +281,13 @@ class Printer {
       case ExprKind::Cast:
         out_ << type_name(e.cast_to);
         args(e);
+        break;
+      case ExprKind::Ternary:
+        expr(*e.args[0], kTernary + 1);
+        out_ << " ? ";
+        expr(*e.args[1], kTernary);
+        out_ << " : ";
+        expr(*e.args[2], kTernary);
         break;
       case ExprKind::Unary:
         out_ << e.op;

@@ -11,17 +11,19 @@
 ///   param      := TYPE ['(' [dim (',' dim)*] ')'] NAME        -- no parens: a scalar
 ///   output     := [TYPE '(' [dim (',' dim)*] ')'] NAME         -- optional declared shape
 ///   dim        := NAME | INT
-///   stmt       := NAME ['(' [NAME (',' NAME)*] ')'] assign_op expr [where]
+///   stmt       := NAME ['(' [NAME (',' NAME)*] ')'] assign_op expr ['<=>' expr] [where]
 ///               | (NAME | '(' NAME (',' NAME)* ')') '=' FUNC '(' [NAME (',' NAME)*] ')'
 ///               | 'for' NAME 'in' expr ':' expr '{' stmt* '}'
 ///   assign_op  := '=' | '+=!' | 'max=!' | 'min=!' | '+='
 ///   where      := 'where' NAME 'in' expr ':' expr (',' NAME 'in' expr ':' expr)*
-///   expr       := or ; or := and ('||' and)* ; and := cmp ('&&' cmp)*
+///   expr       := or ['?' expr ':' expr]   -- right-nested: a ? b : c ? d : e
+///   or         := and ('||' and)* ; and := cmp ('&&' cmp)*
 ///   cmp        := add [('<'|'<='|'>'|'>='|'=='|'!=') add]
-///   add        := mul (('+'|'-') mul)* ; mul := unary (('*'|'/') unary)*
+///   add        := mul (('+'|'-') mul)* ; mul := unary (('*'|'/'|'%') unary)*
 ///   unary      := ('-'|'!') unary | primary
 ///   primary    := NUMBER | NAME | NAME '(' args ')' | NAME '?' '(' args ')'
 ///               | BUILTIN '(' args ')' | TYPE '(' expr ')' | '(' expr ')'
+///   (a guarded read NAME '?' has no space before '?'; with one, '?' is the ternary)
 ///
 /// Statements need no separator (an optional ';' is accepted). '#' starts a comment.
 #pragma once
@@ -50,8 +52,9 @@ enum class ExprKind {
   Access,   // T(e, ...) or, with guarded, T?(e, ...): reads 0 outside T's bounds
   Builtin,  // exp(e), pow(a, b), select(c, a, b), ...; name holds the builtin
   Unary,    // op is "-" or "!"
-  Binary,   // op is one of + - * / < <= > >= == != && ||
+  Binary,   // op is one of + - * / % < <= > >= == != && ||
   Cast,     // float32(e), int64(e), ...; cast_to holds the type
+  Ternary,  // c ? a : b (args: c, a, b); the same as select(c, a, b)
 };
 
 struct Expr {
@@ -67,7 +70,7 @@ struct Expr {
   std::vector<ExprPtr> args;  // Access indices, Builtin/Cast arguments, operands
 };
 
-/// The builtin functions and their arities (select is 3, pow/fmax/fmin 2, the rest 1).
+/// The builtin functions and their arities (docs/language.md lists them).
 bool is_builtin(const std::string& name);
 int builtin_arity(const std::string& name);
 
@@ -111,6 +114,8 @@ struct Stmt {
   ExprPtr value;
   std::vector<RangeClause> where;
   std::vector<ExprPtr> exists;  // `where exists X(i, ...)`: reads for range inference only
+  ExprPtr equivalent;           // TC's `<=> f(...)` reduction hint, if written: ignored
+  Span equivalent_span;
   // Call: (results) = callee(args)
   std::vector<Ident> results;
   Ident callee;

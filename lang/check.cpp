@@ -30,12 +30,14 @@
 //     its rank, element type and shape.
 //  5. Types: a statement's type is its right side's. Number literals take the
 //     other operand's type; a right side of literals only takes the target's
-//     type (existing tensor or declared output), else float32. Mixing int and
-//     float, or float32 and float64, is an error (a cast is suggested);
-//     integers of different widths promote to the wider (int32 label vs int64
-//     index). exp/log/sqrt/tanh/sigmoid/pow need floats; abs/fmax/fmin take
-//     any numbers. Comparisons give bool; && || ! and select's condition need
-//     bool; a bool statement result is an error (use select).
+//     type (existing tensor or declared output), else float32. An integer
+//     meeting a float is converted to the float's type (TC's promotion);
+//     float32 and float64 do not mix (a cast is suggested); integers of
+//     different widths promote to the wider (int32 label vs int64 index).
+//     abs/fabs/fmax/fmin/max/min take any numbers, the other math builtins
+//     need floats, '%' integers. Comparisons give bool; && || ! and the
+//     condition of select or '?:' need bool; a bool statement result is an
+//     error (use select).
 //  6. Ranges (Tensor Comprehensions' rule, ranges.cpp): where clauses, then
 //     target dimensions (left indices of an updated tensor or declared
 //     output), then plain uses x(.., i, ..) (the min of their sizes; all equal
@@ -44,7 +46,9 @@
 //     read in bounds; several candidates: their min). Unsolvable indices are
 //     errors. Left indices start at 0; empty ranges and provably out-of-bounds
 //     unguarded reads are errors. Guarded reads x?(..) read 0 outside and
-//     neither constrain nor get checked.
+//     neither constrain nor get checked. Reads in a branch of select or '?:'
+//     are conditional: they constrain only indices no other read does, and
+//     are not checked (their condition may exclude the positions outside).
 //  7. Reductions reduce exactly the right-only indices (a reduction with none
 //     starts from its identity and combines the value once: TC's `+=!` with
 //     no reduced index); an `=` with some is an error, and so is an index
@@ -289,6 +293,24 @@ ir::Module ModuleChecker::run() {
 
 ir::Module check(const ast::File& program, const SourceFile& file) {
   return detail::ModuleChecker(program, file).run();
+}
+
+namespace {
+void collect_annotations(const std::vector<ast::StmtPtr>& body, Diagnostics& out) {
+  for (const ast::StmtPtr& s : body) {
+    collect_annotations(s->body, out);
+    if (s->equivalent)
+      out.warning(s->equivalent_span,
+                  "the reduction hint '<=> ...' is ignored: Tenet chooses how to compute "
+                  "reductions itself");
+  }
+}
+}  // namespace
+
+std::string ignored_annotations(const ast::File& program, const SourceFile& file) {
+  Diagnostics out(file);
+  for (const ast::Function& f : program.functions) collect_annotations(f.body, out);
+  return out.render_all();
 }
 
 ir::Module compile_source(const SourceFile& file) {

@@ -16,6 +16,11 @@ namespace tenet::lang {
 
 ir::Module check(const ast::File& program, const SourceFile& file);
 
+/// One warning per TC reduction hint `<=> ...` of the program, which the
+/// checker accepts and ignores, rendered ("file:line:col: warning: ..."),
+/// separated by newlines; "" when there is none. `tenet check` prints them.
+std::string ignored_annotations(const ast::File& program, const SourceFile& file);
+
 /// parse + check: the front end in one call.
 ir::Module compile_source(const SourceFile& file);
 

@@ -123,6 +123,7 @@ struct StmtInfo {
   std::vector<RangeRead> reads;         // unguarded and guarded reads, in order
   std::unordered_map<const ast::Expr*, NodeInfo> nodes;
   bool poisoned = false;  // an error was reported, or a poisoned tensor was read
+  int in_branch = 0;      // > 0 while typing a branch of select or '?:'
 };
 
 class ModuleChecker;
@@ -224,6 +225,7 @@ class Lowerer {
   Ty infer_name(const ast::Expr& e, StmtInfo& st, NodeInfo& info);
   Ty infer_access(const ast::Expr& e, StmtInfo& st, NodeInfo& info);
   Ty infer_builtin(const ast::Expr& e, StmtInfo& st, NodeInfo& info);
+  Ty infer_select(const ast::Expr& e, StmtInfo& st);
   Ty infer_binary(const ast::Expr& e, StmtInfo& st, NodeInfo& info);
   Ty unify(const ast::Expr& whole, const ast::Expr& a, Ty ta, const ast::Expr& b, Ty tb,
            bool numeric, bool floats_only, ElemType* operand);

@@ -116,6 +116,8 @@ class Lexer {
         return one(TokenKind::Star);
       case '/':
         return one(TokenKind::Slash);
+      case '%':
+        return one(TokenKind::Percent);
       case '+':
         if (n == '=' && at(b + 2) == '!') return make(TokenKind::SumReduce, b, b + 3);
         if (n == '=') return two(TokenKind::Accumulate);
@@ -123,6 +125,7 @@ class Lexer {
       case '-':
         return n == '>' ? two(TokenKind::Arrow) : one(TokenKind::Minus);
       case '<':
+        if (n == '=' && at(b + 2) == '>') return make(TokenKind::Equivalent, b, b + 3);
         return n == '=' ? two(TokenKind::LessEq) : one(TokenKind::Less);
       case '>':
         return n == '=' ? two(TokenKind::GreaterEq) : one(TokenKind::Greater);

@@ -36,6 +36,7 @@ enum class TokenKind {
   Minus,
   Star,
   Slash,
+  Percent,  // %
   Less,
   LessEq,
   Greater,
@@ -55,6 +56,7 @@ enum class TokenKind {
   MinAccumulate,   // min=
   ProdAccumulate,  // *=
   Arrow,           // ->
+  Equivalent,      // <=> (TC's reduction hint)
   End,
   Error,
 };

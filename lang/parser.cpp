@@ -263,12 +263,23 @@ StmtPtr Parser::assignment() {
     return s;
   }
   s->value = expr().expr;
+  equivalent(*s);
   if (accept(K::KwWhere)) {
     do where_clause(*s);
     while (accept(K::Comma));
   }
+  equivalent(*s);  // also accepted after the where clause
   s->span = span_from(first.span.begin);
   return s;
+}
+
+// TC's reduction hint `<=> name(args)`: kept in the tree (and printed), but
+// ignored; `tenet check` says so (lang::ignored_annotations).
+void Parser::equivalent(Stmt& s) {
+  if (s.equivalent || !at(K::Equivalent)) return;
+  const Token& op = advance();
+  s.equivalent = expr().expr;
+  s.equivalent_span = span_from(op.span.begin);
 }
 
 // After "target(": index names up to ')' (consumed).

@@ -46,7 +46,7 @@ const char* binary_op_at(int level, K kind) {
     case kAddLevel:
       return kind == K::Plus ? "+" : kind == K::Minus ? "-" : nullptr;
     case kMulLevel:
-      return kind == K::Star ? "*" : kind == K::Slash ? "/" : nullptr;
+      return kind == K::Star ? "*" : kind == K::Slash ? "/" : kind == K::Percent ? "%" : nullptr;
     default:
       return nullptr;
   }
@@ -86,8 +86,26 @@ bool is_binary_op(K kind) {
   return false;
 }
 
+// expr := or ['?' expr ':' expr]: the ternary binds loosest and nests to the
+// right (`a ? b : c ? d : e`). It is lowered as select (check: types.cpp).
 Parsed Parser::expr() {
-  return binary(kOrLevel);
+  Parsed cond = binary(kOrLevel);
+  if (!at(K::Question)) return cond;
+  struct NestingGuard {
+    int& depth;
+    ~NestingGuard() { --depth; }
+  } guard{++nesting_};
+  const Token& question = advance();
+  if (nesting_ > kMaxNesting) fail(question, too_deep());
+  Parsed then = expr();
+  expect(K::Colon, "':' of the conditional expression", {{question.span, "'?' is here"}});
+  Parsed otherwise = expr();
+  ExprPtr e = node(ExprKind::Ternary, Span::join(cond.expr->span, otherwise.expr->span));
+  std::vector<Parsed> args;
+  args.push_back(std::move(cond));
+  args.push_back(std::move(then));
+  args.push_back(std::move(otherwise));
+  return finish(std::move(e), std::move(args));
 }
 
 void Parser::match_parentheses() {
@@ -217,7 +235,10 @@ Parsed Parser::name_or_call() {
                   " given");
     return finish(std::move(e), std::move(args));
   }
-  bool guarded = !ends_here && accept(K::Question);
+  // `x?(i)` is a guarded read only written without a space before '?';
+  // `c ? (a) : b` is a conditional expression.
+  bool guarded =
+      !ends_here && at(K::Question) && peek().span.begin == name.span.end && accept(K::Question);
   if (guarded || (!ends_here && at(K::LParen))) {
     const Token& open = expect(K::LParen, "'(' after " + quote(text + "?"));
     std::vector<Parsed> args = arguments(open, "an index of " + quote(text));

@@ -87,6 +87,7 @@ class Parser {
   void call_rest(ast::Stmt& s);
   void where_clause(ast::Stmt& s);
   ast::RangeClause range_clause();
+  void equivalent(ast::Stmt& s);
 
   // ---- expressions (parser_expr.cpp) ----
   Parsed expr();

@@ -2,10 +2,12 @@
 //
 // Order, as in check.cpp's rule 6: where clauses; dimensions of an existing or
 // declared target; plain uses x(.., i, ..) (the smallest size, TC's rule; a
-// target dimension must equal them all); then affine reads, solved iteratively for the one unknown index of
-// an index expression once the others are known (several candidates: their
-// min). Unsolved indices are errors. Then: left indices start at 0, no range
-// is provably empty, and no unguarded read provably leaves its tensor.
+// target dimension must equal them all; reads in a select's branches only for
+// indices no other read gives); then affine reads (those outside select
+// branches first), solved iteratively for the one unknown index of an index
+// expression once the others are known (several candidates: their min).
+// Unsolved indices are errors. Then: left indices start at 0, no range is
+// provably empty, and no unguarded read provably leaves its tensor.
 #include "lang/ranges.h"
 
 #include <set>
@@ -34,8 +36,10 @@ class Inference {
 
   bool run() {
     given_ranges();
-    plain_uses();
-    solve_affine();
+    plain_uses(false);
+    plain_uses(true);
+    solve_affine(false);
+    solve_affine(true);
     unsolved();
     if (!ok_) return false;
     check_ranges();
@@ -117,10 +121,12 @@ class Inference {
 
   // Plain uses x(.., i, ..) give [0, size), the smallest when sizes differ;
   // an index fixed by a target dimension must agree with every plain use.
-  void plain_uses() {
+  // Conditional reads (in a branch of a select) come second and only give
+  // ranges no other read gives.
+  void plain_uses(bool conditional) {
     std::set<std::string> reported;
     for (const RangeRead& r : reads_) {
-      if (r.guarded) continue;
+      if (r.guarded || r.conditional != conditional) continue;
       for (size_t d = 0; d < r.dims.size() && d < r.shape.size(); ++d) {
         if (!r.dims[d].is_plain_var()) continue;
         RangeIndex* ix = index(r.dims[d].terms[0].first);
@@ -134,6 +140,7 @@ class Inference {
           ix->origin_what = dim_what(r, d);
           continue;
         }
+        if (conditional) continue;
         if (ix->hi == size) continue;
         if (!ix->target_dim) {
           // TC's rule: uses of different sizes give the smaller range.
@@ -165,7 +172,7 @@ class Inference {
     return found;
   }
 
-  void solve_affine() {
+  void solve_affine(bool conditional) {
     bool progress = true;
     while (progress && ok_) {
       progress = false;
@@ -176,7 +183,7 @@ class Inference {
       };
       std::map<std::string, std::vector<Candidate>> candidates;
       for (const RangeRead& r : reads_) {
-        if (r.guarded) continue;
+        if (r.guarded || r.conditional != conditional) continue;
         for (size_t d = 0; d < r.dims.size() && d < r.shape.size(); ++d) {
           const auto* unknown = single_unknown(r.dims[d]);
           if (!unknown || !index(unknown->first)) continue;
@@ -278,9 +285,11 @@ class Inference {
     }
   }
 
+  // Conditional reads are not checked: their condition may exclude the
+  // positions out of bounds (the interpreter checks the positions taken).
   void check_reads() {
     for (const RangeRead& r : reads_) {
-      if (r.guarded) continue;
+      if (r.guarded || r.conditional) continue;
       for (size_t d = 0; d < r.dims.size() && d < r.shape.size(); ++d) {
         SizeExpr mn, mx;
         if (!bounds(r.dims[d], "", mn, mx)) continue;

@@ -47,6 +47,7 @@ struct RangeRead {
   std::string tensor;
   std::vector<ir::SizeExpr> shape;
   bool guarded = false;
+  bool conditional = false;      // in a branch of select or '?:': evaluated only where taken
   std::vector<ir::Affine> dims;  // one per index expression
   std::vector<Span> spans;       // of each index expression
   Span span;                     // of the whole read

@@ -31,22 +31,45 @@ std::string type_word(Ty t) {
 }
 
 std::optional<ir::UnOp> unary_builtin(const std::string& name) {
-  if (name == "exp") return ir::UnOp::Exp;
-  if (name == "log") return ir::UnOp::Log;
-  if (name == "sqrt") return ir::UnOp::Sqrt;
-  if (name == "tanh") return ir::UnOp::Tanh;
-  if (name == "sigmoid") return ir::UnOp::Sigmoid;
-  if (name == "abs") return ir::UnOp::Abs;
-  return std::nullopt;
+  using U = ir::UnOp;
+  static const std::map<std::string, U> ops = {
+      {"exp", U::Exp},         {"log", U::Log},     {"sqrt", U::Sqrt},   {"tanh", U::Tanh},
+      {"sigmoid", U::Sigmoid}, {"abs", U::Abs},     {"fabs", U::Abs},    {"rsqrt", U::Rsqrt},
+      {"floor", U::Floor},     {"ceil", U::Ceil},   {"round", U::Round}, {"trunc", U::Trunc},
+      {"rint", U::Rint},       {"exp2", U::Exp2},   {"log2", U::Log2},   {"log10", U::Log10},
+      {"log1p", U::Log1p},     {"expm1", U::Expm1}, {"sin", U::Sin},     {"cos", U::Cos},
+      {"tan", U::Tan},         {"asin", U::Asin},   {"acos", U::Acos},   {"atan", U::Atan},
+      {"sinh", U::Sinh},       {"cosh", U::Cosh},   {"erf", U::Erf},     {"erfc", U::Erfc},
+      {"cbrt", U::Cbrt}};
+  auto it = ops.find(name);
+  if (it == ops.end()) return std::nullopt;
+  return it->second;
 }
 
 std::optional<ir::BinOp> binary_op(const std::string& op) {
-  static const std::map<std::string, ir::BinOp> ops = {
-      {"+", ir::BinOp::Add},   {"-", ir::BinOp::Sub},    {"*", ir::BinOp::Mul},
-      {"/", ir::BinOp::Div},   {"<", ir::BinOp::Lt},     {"<=", ir::BinOp::Le},
-      {">", ir::BinOp::Gt},    {">=", ir::BinOp::Ge},    {"==", ir::BinOp::Eq},
-      {"!=", ir::BinOp::Ne},   {"&&", ir::BinOp::And},   {"||", ir::BinOp::Or},
-      {"pow", ir::BinOp::Pow}, {"fmax", ir::BinOp::Max}, {"fmin", ir::BinOp::Min}};
+  using B = ir::BinOp;
+  static const std::map<std::string, B> ops = {{"+", B::Add},
+                                               {"-", B::Sub},
+                                               {"*", B::Mul},
+                                               {"/", B::Div},
+                                               {"%", B::Rem},
+                                               {"<", B::Lt},
+                                               {"<=", B::Le},
+                                               {">", B::Gt},
+                                               {">=", B::Ge},
+                                               {"==", B::Eq},
+                                               {"!=", B::Ne},
+                                               {"&&", B::And},
+                                               {"||", B::Or},
+                                               {"pow", B::Pow},
+                                               {"fmax", B::Max},
+                                               {"fmin", B::Min},
+                                               {"max", B::Max},
+                                               {"min", B::Min},
+                                               {"atan2", B::Atan2},
+                                               {"hypot", B::Hypot},
+                                               {"copysign", B::Copysign},
+                                               {"nextafter", B::Nextafter}};
   auto it = ops.find(op);
   if (it == ops.end()) return std::nullopt;
   return it->second;
@@ -115,6 +138,9 @@ Ty Lowerer::infer(const ast::Expr& e, StmtInfo& st) {
       break;
     case ast::ExprKind::Builtin:
       t = infer_builtin(e, st, info);
+      break;
+    case ast::ExprKind::Ternary:
+      t = infer_select(e, st);
       break;
     case ast::ExprKind::Binary:
       t = infer_binary(e, st, info);
@@ -214,6 +240,7 @@ Ty Lowerer::infer_access(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
   RangeRead read;
   read.tensor = e.name;
   read.guarded = e.guarded;
+  read.conditional = st.in_branch > 0;
   read.span = e.span;
   bool ok = b->ok();
   ir::ValuePtr value = b->value;  // `b` may move when affine() adds a size
@@ -234,7 +261,27 @@ Ty Lowerer::infer_access(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
   return Ty::concrete(value->type);
 }
 
+// select(c, a, b) and c ? a : b: the reads in a and b are conditional (see ranges.h).
+Ty Lowerer::infer_select(const ast::Expr& e, StmtInfo& st) {
+  if (e.args.size() != 3) return Ty::poison();
+  Ty cond = infer(*e.args[0], st);
+  ++st.in_branch;
+  Ty a = infer(*e.args[1], st);
+  Ty b = infer(*e.args[2], st);
+  --st.in_branch;
+  bool poisoned = cond.kind == Ty::Poison;
+  if (!cond.is(ElemType::Bool) && !poisoned) {
+    const std::string what = e.kind == ast::ExprKind::Ternary ? "'?:'" : "select";
+    error(e.args[0]->span, "the condition of " + what + " must be bool, but " +
+                               quote(text(e.args[0]->span)) + " is " + type_word(cond));
+    poisoned = true;
+  }
+  Ty t = unify(e, *e.args[1], a, *e.args[2], b, false, false, nullptr);
+  return poisoned ? Ty::poison() : t;
+}
+
 Ty Lowerer::infer_builtin(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
+  if (e.name == "select") return infer_select(e, st);
   std::vector<Ty> args;
   bool poisoned = false;
   for (const auto& a : e.args) {
@@ -249,20 +296,18 @@ Ty Lowerer::infer_builtin(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
                                   std::to_string(e.args.size()) + " given");
     return Ty::poison();
   }
-  if (e.name == "select") {
-    if (!args[0].is(ElemType::Bool) && args[0].kind != Ty::Poison) {
-      error(e.args[0]->span, "the condition of select must be bool, but " +
-                                 quote(text(e.args[0]->span)) + " is " + type_word(args[0]));
-      poisoned = true;
-    }
-    Ty t = unify(e, *e.args[1], args[1], *e.args[2], args[2], false, false, nullptr);
-    return poisoned ? Ty::poison() : t;
-  }
   if (poisoned) return Ty::poison();
-  if (arity == 2)
-    return unify(e, *e.args[0], args[0], *e.args[1], args[1], true, e.name == "pow", nullptr);
+  if (e.name == "fma") {  // a * b + c
+    Ty product = unify(e, *e.args[0], args[0], *e.args[1], args[1], true, true, nullptr);
+    if (product.kind == Ty::Poison) return product;
+    return unify(e, *e.args[0], product, *e.args[2], args[2], true, true, nullptr);
+  }
+  if (arity == 2) {
+    bool floats = ir::floats_only(*binary_op(e.name));
+    return unify(e, *e.args[0], args[0], *e.args[1], args[1], true, floats, nullptr);
+  }
   Ty a = args[0];
-  bool any_number = e.name == "abs";
+  bool any_number = e.name == "abs" || e.name == "fabs";
   if (a.is(ElemType::Bool) || (!any_number && a.kind == Ty::Concrete && !is_float(a.type))) {
     Diagnostic& d =
         error(e.args[0]->span, quote(e.name) + " needs a " + (any_number ? "number" : "float") +
@@ -306,7 +351,18 @@ Ty Lowerer::infer_binary(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
     Ty t = unify(e, ea, a, eb, b, true, false, &info.operand);
     return t.kind == Ty::Poison ? t : Ty::concrete(ElemType::Bool);
   }
-  return unify(e, ea, a, eb, b, true, false, nullptr);
+  Ty t = unify(e, ea, a, eb, b, true, false, nullptr);
+  auto is_float_operand = [](Ty x) {
+    return x.kind == Ty::Concrete ? is_float(x.type) : !x.int_ok;
+  };
+  if (*op == ir::BinOp::Rem && t.kind != Ty::Poison && is_float_operand(t)) {
+    const bool a_float = is_float_operand(a);
+    const ast::Expr& f = a_float ? ea : eb;
+    error(e.span, "'%' is the remainder of integers, but " + quote(text(f.span)) + " is " +
+                      type_word(a_float ? a : b));
+    return Ty::poison();
+  }
+  return t;
 }
 
 // The common type of two operands of `whole` (an operator or a builtin).
@@ -315,7 +371,9 @@ Ty Lowerer::infer_binary(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
 Ty Lowerer::unify(const ast::Expr& whole, const ast::Expr& a, Ty ta, const ast::Expr& b, Ty tb,
                   bool numeric, bool floats_only, ElemType* operand) {
   if (ta.kind == Ty::Poison || tb.kind == Ty::Poison) return Ty::poison();
-  std::string op = whole.kind == ast::ExprKind::Builtin ? whole.name : whole.op;
+  std::string op = whole.kind == ast::ExprKind::Builtin   ? whole.name
+                   : whole.kind == ast::ExprKind::Ternary ? "?:"
+                                                          : whole.op;
   auto mismatch = [&](const ast::Expr* note_at, const std::string& note) {
     Diagnostic& d = error(whole.span, "type mismatch: " + type_word(ta) + " and " + type_word(tb) +
                                           " operands of " + quote(op));
@@ -343,18 +401,18 @@ Ty Lowerer::unify(const ast::Expr& whole, const ast::Expr& a, Ty ta, const ast::
       return mismatch(&b, "convert one side with a cast, e.g. '" + std::string(type_name(ta.type)) +
                               "(" + text(b.span) + ")'");
     } else {
-      bool a_int = is_int(ta.type);
-      return mismatch(a_int ? &a : &b, cast_note(a_int ? a : b, a_int ? tb.type : ta.type));
+      // TC's promotion: an integer operand (an index, a size, an integer
+      // tensor) meets a float and is converted to the float's type.
+      result = Ty::concrete(is_float(ta.type) ? ta.type : tb.type);
     }
   } else if (ta.kind == Ty::Literal && tb.kind == Ty::Literal) {
     result = Ty::literal(ta.int_ok && tb.int_ok && !floats_only);
   } else {
     Ty concrete = ta.kind == Ty::Concrete ? ta : tb;
     Ty literal = ta.kind == Ty::Concrete ? tb : ta;
-    const ast::Expr& concrete_side = ta.kind == Ty::Concrete ? a : b;
-    if (is_int(concrete.type) && !literal.int_ok)
-      return mismatch(&concrete_side, cast_note(concrete_side, ElemType::F32));
-    result = concrete;
+    // An integer against a float literal (`i * 0.5`) is promoted to a float
+    // whose type, like a literal's, the context decides (float32 alone).
+    result = is_int(concrete.type) && !literal.int_ok ? literal : concrete;
   }
   if (floats_only && result.kind == Ty::Concrete && !is_float(result.type)) {
     const ast::Expr& int_side = ta.kind == Ty::Concrete ? a : b;
@@ -403,10 +461,16 @@ ir::Expr Lowerer::emit(const ast::Expr& e, const StmtInfo& st, ElemType want) {
       r = ir::make_read(info.tensor, read.dims, read.guarded);
       break;
     }
+    case ast::ExprKind::Ternary:
     case ast::ExprKind::Builtin:
-      if (e.name == "select") {
+      if (e.kind == ast::ExprKind::Ternary || e.name == "select") {
         r = ir::make_select(emit(*e.args[0], st, ElemType::Bool), emit(*e.args[1], st, own),
                             emit(*e.args[2], st, own));
+      } else if (e.name == "fma") {
+        r = ir::make_binary(
+            ir::BinOp::Add,
+            ir::make_binary(ir::BinOp::Mul, emit(*e.args[0], st, own), emit(*e.args[1], st, own)),
+            emit(*e.args[2], st, own));
       } else if (auto u = unary_builtin(e.name)) {
         r = ir::make_unary(*u, emit(*e.args[0], st, own));
       } else {
@@ -424,8 +488,11 @@ ir::Expr Lowerer::emit(const ast::Expr& e, const StmtInfo& st, ElemType want) {
       break;
     case ast::ExprKind::Binary: {
       ir::BinOp op = *binary_op(e.op);
+      // A remainder of literals only (`7 % 2`) is computed in int64.
+      const bool int_literals = op == ir::BinOp::Rem && info.ty.kind == Ty::Literal;
       ElemType operand = ir::is_comparison(op) ? info.operand
                          : ir::is_logical(op)  ? ElemType::Bool
+                         : int_literals        ? ElemType::I64
                                                : own;
       r = ir::make_binary(op, emit(*e.args[0], st, operand), emit(*e.args[1], st, operand));
       break;

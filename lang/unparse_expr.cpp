@@ -53,9 +53,10 @@ const char* unary_name(ir::UnOp op) {
       return "abs";
     case ir::UnOp::Neg:
     case ir::UnOp::Not:
-      break;
+      return "?";
+    default:
+      return ir::op_name(op);  // TC's builtins have the IR's names
   }
-  return "?";
 }
 
 struct InfixOp {
@@ -89,10 +90,10 @@ InfixOp infix(ir::BinOp op) {
       return {"&&", 2};
     case ir::BinOp::Or:
       return {"||", 1};
-    case ir::BinOp::Pow:
-    case ir::BinOp::Max:
-    case ir::BinOp::Min:
-      break;
+    case ir::BinOp::Rem:
+      return {"%", 5};
+    default:
+      break;  // written as functions
   }
   return {"?", 0};
 }
@@ -249,10 +250,11 @@ ExprText::Text ExprText::expr(const ir::Expr& e, bool anchor) const {
 ExprText::Text ExprText::binary(const ir::ExprNode& e) const {
   const ir::Expr& a = e.args[0];
   const ir::Expr& b = e.args[1];
-  if (e.binop == ir::BinOp::Pow || e.binop == ir::BinOp::Max || e.binop == ir::BinOp::Min) {
-    const char* name = e.binop == ir::BinOp::Pow   ? "pow"
-                       : e.binop == ir::BinOp::Max ? "fmax"
-                                                   : "fmin";
+  if (e.binop == ir::BinOp::Pow || e.binop == ir::BinOp::Max || e.binop == ir::BinOp::Min ||
+      ir::floats_only(e.binop)) {
+    const char* name = e.binop == ir::BinOp::Max   ? "fmax"
+                       : e.binop == ir::BinOp::Min ? "fmin"
+                                                   : ir::op_name(e.binop);
     return {std::string(name) + "(" + expr(a, false).s + ", " + expr(b, false).s + ")", 7};
   }
   InfixOp op = infix(e.binop);

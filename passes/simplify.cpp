@@ -224,7 +224,8 @@ std::optional<Expr> fold_cast(const Expr& a, ElemType to) {
 bool may_fail(const Expr& e) {
   return any_node(e, [](const Expr& x) {
     return (x->kind == ExprKind::Read && !x->guarded) ||
-           (x->kind == ExprKind::Binary && x->binop == BinOp::Div && !is_float(x->type));
+           (x->kind == ExprKind::Binary && (x->binop == BinOp::Div || x->binop == BinOp::Rem) &&
+            !is_float(x->type));
   });
 }
 

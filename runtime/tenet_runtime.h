@@ -73,6 +73,14 @@ inline double min(double a, double b) {
 
 }  // namespace math
 
+/// 1 / sqrt(x), like the interpreter (TC's rsqrt).
+inline float rsqrt(float x) {
+  return 1.0f / std::sqrt(x);
+}
+inline double rsqrt(double x) {
+  return 1.0 / std::sqrt(x);
+}
+
 /// The logistic function, written as 1 / (1 + exp(-x)) like the interpreter.
 inline float sigmoid(float x) {
   return 1.0f / (1.0f + std::exp(-x));
@@ -111,6 +119,14 @@ constexpr T int_div(T a, T b) {
   if (b == 0) return T(0);
   if (int64_t(b) == -1) return T(uint64_t(0) - uint64_t(a));
   return T(int64_t(a) / int64_t(b));
+}
+
+/// The remainder of int_div: a - b * int_div(a, b), with C's sign (that of
+/// a); a zero divisor gives 0 (the interpreter reports it), x % -1 is 0.
+template <typename T>
+constexpr T int_rem(T a, T b) {
+  if (b == 0 || int64_t(b) == -1) return T(0);
+  return T(int64_t(a) % int64_t(b));
 }
 
 /// |x| for integers; the most negative value stays itself (wraps), as in the interpreter.

@@ -12,6 +12,7 @@
 #include "ir/ir_parser.h"
 #include "ir/printer.h"
 #include "lang/ast.h"
+#include "lang/check.h"
 #include "lang/unparse.h"
 #include "support/error.h"
 #include "support/npy.h"
@@ -26,6 +27,8 @@ int cmd_check(const std::vector<std::string>& argv) {
   add_common_options(a);
   if (!a.parse(argv)) return 0;
   driver::Compilation p = front_end(require_file(a), a.get("dump-after"));
+  if (std::string notes = lang::ignored_annotations(*p.ast, *p.file); !notes.empty())
+    std::cerr << notes << "\n";
   // "name: float32[B, N]" for a value shown under a user-facing name.
   auto describe = [](const std::string& name, const ir::Value& v) {
     std::string text = name + ": " + std::string(type_name(v.type)) + "[";

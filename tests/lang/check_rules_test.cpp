@@ -141,8 +141,10 @@ TEST(CheckTypes, Errors) {
                "'!' needs a bool, but 'x(i)' is float32");
   EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = (x(i) > 0) + 1\n}",
                "use select(cond, 1, 0) to turn a condition into a number");
-  EXPECT_ERROR("def f(int32(N) k) -> (y) {\n  y(i) = k(i) * 0.5\n}",
-               "type mismatch: int32 and float operands of '*'");
+  EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = x(i) * float64(i)\n}",
+               "type mismatch: float32 and float64 operands of '*'");
+  EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = (x(i) > 0) * x(i)\n}",
+               "'(x(i) > 0)' is bool; use select(cond, 1, 0) to turn a condition into a number");
   EXPECT_ERROR("def f(float(N) x) -> (int32(N) y) {\n  y(i) = 0.5 where i in 0:N\n}",
                "type mismatch: 'y' is int32 but the right side is not an integer");
 }

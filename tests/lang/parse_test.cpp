@@ -41,6 +41,8 @@ std::string sexpr(const Expr& e) {
       return list(e.op);
     case ExprKind::Cast:
       return list(std::string(type_name(e.cast_to)));
+    case ExprKind::Ternary:
+      return list("?:");
   }
   return "?";
 }
@@ -253,6 +255,17 @@ TEST(Parser, Precedence) {
   EXPECT_EQ(expr_of("a + 1 < b * 2 && c"), "(&& (< (+ a 1) (* b 2)) c)");
   EXPECT_EQ(expr_of("(a < b) == c"), "(== (< a b) c)");
   EXPECT_THROW(expr_of("a < b == c"), CompileError);  // comparisons do not chain
+  EXPECT_EQ(expr_of("a % b * c"), "(* (% a b) c)");
+  // The conditional binds loosest and nests to the right.
+  EXPECT_EQ(expr_of("a || b ? c + 1 : d ? e : f"), "(?: (|| a b) (+ c 1) (?: d e f))");
+  EXPECT_EQ(expr_of("(a ? b : c) + 1"), "(+ (?: a b c) 1)");
+  EXPECT_EQ(expr_of("a ? x?(i) : x ?(i) : 0"), "(?: a (x?@ i) (?: x i 0))");
+  // TC's reduction hint is kept and printed back; `<=` alone is a comparison.
+  Parsed p = parse_body("  y(i) +=! w(i, j) <=> rowsum(w)");
+  ASSERT_TRUE(p.program.functions[0].body[0]->equivalent);
+  EXPECT_EQ(sexpr(*p.program.functions[0].body[0]->equivalent), "(rowsum@ w)");
+  EXPECT_NE(ast::print(p.program).find("y(i) +=! w(i, j) <=> rowsum(w)"), std::string::npos);
+  EXPECT_EQ(expr_of("a <= b"), "(<= a b)");
 }
 
 TEST(Parser, Primaries) {
@@ -296,9 +309,12 @@ TEST(Ast, Builtins) {
     EXPECT_TRUE(ast::is_builtin(name)) << name;
     EXPECT_EQ(ast::builtin_arity(name), 1) << name;
   }
-  for (const char* name : {"pow", "fmax", "fmin"}) EXPECT_EQ(ast::builtin_arity(name), 2) << name;
+  for (const char* name : {"pow", "fmax", "fmin", "max", "min", "atan2", "nextafter"})
+    EXPECT_EQ(ast::builtin_arity(name), 2) << name;
   EXPECT_EQ(ast::builtin_arity("select"), 3);
-  EXPECT_FALSE(ast::is_builtin("max"));
+  EXPECT_EQ(ast::builtin_arity("fma"), 3);
+  EXPECT_EQ(ast::builtin_arity("rsqrt"), 1);
+  EXPECT_FALSE(ast::is_builtin("fmod"));
   EXPECT_FALSE(ast::is_builtin("x"));
 }
 

@@ -13,8 +13,8 @@ namespace tenet::lang {
 namespace {
 
 TEST(SmallerRange, DifferentSizesGiveTheMinimum) {
-  ir::Module m = tenet::testing::check_ok(
-      "def f(float(N) x, float(M) y) -> (z) {\n  z(i) = x(i) + y(i)\n}\n");
+  ir::Module m =
+      tenet::testing::check_ok("def f(float(N) x, float(M) y) -> (z) {\n  z(i) = x(i) + y(i)\n}\n");
   ASSERT_EQ(m.functions.size(), 1u);
   EXPECT_EQ(m.functions[0].outputs[0]->shape[0].str(), "min(M, N)");
   for (int64_t n : {5, 2}) {
