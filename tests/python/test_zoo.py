@@ -54,9 +54,12 @@ ZOO = {
     "scalar_loss": ({"N": 4, "M": 3},
                     lambda pred, target, w, lam: F.mse_loss(pred, target) + lam * (w * w).sum()),
 }
-# Compared elsewhere (test_lltm.py, test_capsnet.py) or without a PyTorch operator.
+# Compared elsewhere (test_lltm.py, test_capsnet.py) or without a PyTorch operator;
+# the tc_* programs exercise Tensor Comprehensions' syntax and are checked against
+# hand-computed values and by gradcheck in the C++ zoo suite (tests/zoo/).
 ELSEWHERE = {"lltm", "capsnet_small", "margin_loss", "masked_decoder", "routing3",
-             "routing_step", "squash"}
+             "routing_step", "squash", "tc_math", "tc_product", "tc_promotion", "tc_redefine",
+             "tc_ternary"}
 
 
 def test_every_zoo_program_is_classified():
