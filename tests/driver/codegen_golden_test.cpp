@@ -48,8 +48,8 @@ TEST(PipelineGolden, CanonicalKernels) {
                                  ? std::string(k.fn)
                                  : std::string(k.file) + "." + k.fn;
     SCOPED_TRACE(name);
-    tenet::testing::expect_golden("codegen/pipeline/" + name + (k.vjp ? ".vjp" : "") + ".cpp",
-                                  generated(k));
+    tenet::testing::expect_golden(
+        "codegen/pipeline/" + name + (k.vjp ? ".vjp" : "") + ".cpp.expected", generated(k));
   }
 }
 
