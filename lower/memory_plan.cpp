@@ -204,12 +204,7 @@ class Planner {
     for (const auto& c : loop.carried) {
       if (!c.param || !lowered_.liveness.live(c)) continue;
       std::vector<size_t> slots;
-      auto add = [&](const ir::ValuePtr& v) {
-        if (auto it = plan_.slot_of.find(v.get()); it != plan_.slot_of.end())
-          slots.push_back(it->second);
-        if (auto it = plan_.aliases.find(v.get()); it != plan_.aliases.end())
-          slots.insert(slots.end(), it->second.begin(), it->second.end());
-      };
+      auto add = [&](const ir::ValuePtr& v) { add_slots_of(v, slots); };
       add(c.init);
       switch (plan_.carry_kind.at(&c)) {
         case CarryKind::Unchanged:
@@ -249,6 +244,14 @@ class Planner {
     r_.end_loop();
   }
 
+  // Appends the slots `v` may live in: its own, or those it may point into.
+  void add_slots_of(const ir::ValuePtr& v, std::vector<size_t>& slots) const {
+    if (auto it = plan_.slot_of.find(v.get()); it != plan_.slot_of.end())
+      slots.push_back(it->second);
+    if (auto it = plan_.aliases.find(v.get()); it != plan_.aliases.end())
+      slots.insert(slots.end(), it->second.begin(), it->second.end());
+  }
+
   // After at least one iteration, a carried result is what the last iteration's
   // end assigned to its state (cpp_statements.cpp, emit_loop): the carry buffer
   // of a copy, the next value of an alias or an in-place update, the init only
@@ -257,12 +260,7 @@ class Planner {
   // that list would grow by a slot per loop: quadratic, every buffer live).
   std::vector<size_t> result_slots(const ir::Loop::Carried& c) const {
     std::vector<size_t> slots;
-    auto add = [&](const ir::ValuePtr& v) {
-      if (auto it = plan_.slot_of.find(v.get()); it != plan_.slot_of.end())
-        slots.push_back(it->second);
-      if (auto it = plan_.aliases.find(v.get()); it != plan_.aliases.end())
-        slots.insert(slots.end(), it->second.begin(), it->second.end());
-    };
+    auto add = [&](const ir::ValuePtr& v) { add_slots_of(v, slots); };
     switch (plan_.carry_kind.at(&c)) {
       case CarryKind::Unchanged:
         add(c.init);

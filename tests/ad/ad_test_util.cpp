@@ -29,4 +29,16 @@ GradcheckReport expect_gradcheck(const std::string& source, const std::string& n
   return report;
 }
 
+Tensor tensor(std::vector<int64_t> shape, std::vector<double> values) {
+  Tensor t(ElemType::F32, std::move(shape));
+  for (size_t i = 0; i < values.size(); ++i) t.set(int64_t(i), values[i]);
+  return t;
+}
+
+std::vector<double> values(const Tensor& t) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.get(i));
+  return v;
+}
+
 }  // namespace tenet::ad::testing

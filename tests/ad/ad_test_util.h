@@ -3,11 +3,14 @@
 /// and gradcheck with a readable failure message.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ad/grad.h"
 #include "ad/gradcheck.h"
 #include "ir/ir.h"
+#include "support/tensor.h"
 
 namespace tenet::ad::testing {
 
@@ -21,5 +24,10 @@ std::string grad_ir(const std::string& source, const std::string& name,
 /// Gradchecks `name` in `source`; EXPECTs it to pass and prints the table on failure.
 GradcheckReport expect_gradcheck(const std::string& source, const std::string& name,
                                  const GradcheckOptions& options);
+
+/// A float32 tensor of `shape` holding `values` (row-major).
+Tensor tensor(std::vector<int64_t> shape, std::vector<double> values);
+/// Every element of `t`, in order.
+std::vector<double> values(const Tensor& t);
 
 }  // namespace tenet::ad::testing

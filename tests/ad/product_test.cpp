@@ -10,18 +10,6 @@
 namespace tenet::ad::testing {
 namespace {
 
-Tensor tensor(std::vector<int64_t> shape, std::vector<double> values) {
-  Tensor t(ElemType::F32, std::move(shape));
-  for (size_t i = 0; i < values.size(); ++i) t.set(int64_t(i), values[i]);
-  return t;
-}
-
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.get(i));
-  return v;
-}
-
 TEST(ProductGrad, ExclusiveProductsAreExactAtZeros) {
   const char* src = "def f(float(N, K) x) -> (p) {\n  p(i) *=! x(i, k)\n}\n";
   ir::Function g = differentiate(compile_fn(src, "f"), {{}, "", true});

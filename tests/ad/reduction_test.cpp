@@ -9,18 +9,6 @@
 namespace tenet::ad::testing {
 namespace {
 
-Tensor tensor(std::vector<int64_t> shape, std::vector<double> values) {
-  Tensor t(ElemType::F32, std::move(shape));
-  for (size_t i = 0; i < values.size(); ++i) t.set(int64_t(i), values[i]);
-  return t;
-}
-
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.get(i));
-  return v;
-}
-
 // d_x of `m(i) op=! x(i, k)` for cotangent d_m = (10, 20, 30).
 std::vector<double> reduce_gradient(const char* op, const Tensor& x) {
   std::string src = std::string("def f(float(N, K) x) -> (m) {\n  m(i) ") + op + " x(i, k)\n}\n";
