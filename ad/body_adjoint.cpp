@@ -5,6 +5,7 @@
 
 #include "ad/expr_util.h"
 #include "ad/rules.h"
+#include "ir/printer.h"
 
 namespace tenet::ad {
 
@@ -16,7 +17,8 @@ namespace {
 // The group a read belongs to: its tensor and its index list.
 std::string group_key(const Expr& read) {
   std::string key = std::to_string(read->tensor->id) + ":";
-  for (const ir::Affine& a : read->indices) key += a.str() + ",";
+  for (size_t d = 0; d < read->indices.size(); ++d)
+    key += (read->is_computed(d) ? ir::print(read->computed[d]) : read->indices[d].str()) + ",";
   return key;
 }
 

@@ -119,7 +119,18 @@ class Rewriter : public ir::ExprMutator {
                                              : rw_.bounded.end();
       in_bounds = in_bounds && b != rw_.bounded.end() && b->second == tensor->shape[d];
     }
-    return ir::make_read(tensor, std::move(indices), e->guarded || (needs_guard && !in_bounds));
+    std::vector<Expr> computed;
+    for (const Expr& c : e->computed) {
+      computed.push_back(c ? mutate(c) : nullptr);
+      if (c) {
+        in_bounds = false;  // data-dependent: no range makes it so
+        needs_guard = needs_guard || ir::any_node(c, [&](const Expr& x) {
+                        return x->kind == ExprKind::Index && rw_.guard_indices.count(x->index);
+                      });
+      }
+    }
+    return ir::make_read(tensor, std::move(indices), std::move(computed),
+                         e->guarded || (needs_guard && !in_bounds));
   }
 
   Expr mutate_cast(const Expr& e) override {

@@ -53,6 +53,11 @@ class Inverter {
  private:
   void solve() {
     for (size_t m = 0; m < read_->indices.size(); ++m) {
+      if (read_->is_computed(m)) {  // data-dependent: y_m == index, a mask
+        pivots_.push_back("");
+        computed_masks_.emplace_back(m, read_->computed[m]);
+        continue;
+      }
       Affine e = ir::substitute(read_->indices[m], solution_);
       std::optional<std::string> pivot = choose_pivot(e, m);
       pivots_.push_back(pivot.value_or(""));
@@ -67,6 +72,7 @@ class Inverter {
       unsolved_.erase(*pivot);
     }
     for (auto& [m, e] : masks_) e = ir::substitute(e, solution_);
+    for (auto& [m, e] : computed_masks_) e = ir::substitute(e, solution_);
   }
 
   std::optional<std::string> choose_pivot(const Affine& e, size_t m) const {
@@ -125,6 +131,7 @@ class Inverter {
     for (size_t m = 0; m < rank; ++m) rename[placeholder(m)] = Affine::var(names_[m]);
     for (auto& [index, s] : solution_) s = ir::substitute(s, rename);
     for (auto& [m, e] : masks_) e = ir::substitute(e, rename);
+    for (auto& [m, e] : computed_masks_) e = ir::substitute(e, rename);
   }
 
   // A solved pivot is in range by construction when it equals an index of R
@@ -183,9 +190,15 @@ class Inverter {
     }
     for (const auto& [m, e] : masks_)
       cond = both(cond, ir::make_binary(BinOp::Eq, ir::make_index(names_[m]), ir::affine_value(e)));
+    // A computed index: its equality mask is a scatter, which lower/scatter.h
+    // recognises (codegen then runs over the contributions, not R's elements).
+    for (const auto& [m, e] : computed_masks_)
+      cond = both(cond, ir::make_binary(BinOp::Eq, ir::make_index(names_[m]), e));
 
     out.body = cond ? select(cond, g, constant(0, g->type)) : g;
-    if (!masks_.empty())
+    if (!computed_masks_.empty())
+      out.kind = "scatter";
+    else if (!masks_.empty())
       out.kind = "masked gather";
     else if (!out.reduce.empty() || !rw.guard_indices.empty())
       out.kind = "gather";
@@ -203,6 +216,7 @@ class Inverter {
   std::map<std::string, Affine> solution_;  // pivot -> affine in R's indices and free indices
   std::vector<std::string> pivots_;         // per dimension of R; "" where masked
   std::vector<std::pair<size_t, Affine>> masks_;
+  std::vector<std::pair<size_t, Expr>> computed_masks_;  // dimensions with a computed index
   std::vector<std::string> names_;
   std::set<std::string> used_names_;
 };

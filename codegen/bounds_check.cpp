@@ -31,8 +31,12 @@ void check_expr(const ir::Expr& e, const Ranges& ranges, const ir::SizeBindings&
     return;
   }
   for (const auto& a : e->args) check_expr(a, ranges, sizes, statement);
-  if (e->kind != ir::ExprKind::Read || e->guarded) return;
+  if (e->kind != ir::ExprKind::Read) return;
+  for (const auto& c : e->computed)
+    if (c) check_expr(c, ranges, sizes, statement);
+  if (e->guarded) return;
   for (size_t d = 0; d < e->indices.size(); ++d) {
+    if (e->is_computed(d)) continue;  // checked at run time (runtime/tenet_index.h)
     const ir::Affine& a = e->indices[d];
     // Checked: a wrapped 2*k would pass for an index inside the tensor.
     std::optional<int64_t> min = a.offset.eval(sizes), max = min;

@@ -82,7 +82,7 @@ CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
 
   std::set<std::string> symbols;
   std::string declarations, definitions;
-  bool uses_bool = false;
+  bool uses_bool = false, checks_indices = false;
   for (const lower::LoweredFunction* lowered : functions) {
     const ir::Function* f = lowered->function;
     std::string symbol = c_symbol(*f);
@@ -92,6 +92,7 @@ CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
     declarations += (declarations.empty() ? "" : "\n") + emitter.declarations();
     definitions += "\n" + emitter.definitions();
     out.uses_gemm = out.uses_gemm || emitter.uses_gemm();
+    checks_indices = checks_indices || emitter.checks_indices();
     for (const auto& v : f->inputs) uses_bool |= v->type == ElemType::Bool;
     for (const auto& v : f->outputs) uses_bool |= v->type == ElemType::Bool;
   }
@@ -105,8 +106,10 @@ CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
                "\n#ifdef __cplusplus\n}  // extern \"C\"\n#endif\n";
   out.source = "// " + out.source_name + "\n" + banner + "#include \"" + out.header_name +
                "\"\n\n#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include "
-               "<limits>\n#include <new>\n\n" +
+               "<limits>\n#include <new>\n" +
+               (checks_indices ? "#include <string>\n" : "") + "\n" +
                (out.uses_gemm ? "#include \"tenet_gemm.h\"\n" : "") +
+               (checks_indices ? "#include \"tenet_index.h\"\n" : "") +
                "#include \"tenet_runtime.h\"\n" + definitions;
   return out;
 }

@@ -66,6 +66,12 @@ struct CppOptions {
   /// as one slice of the index allows); 0 turns chunking off. The default
   /// keeps GEMMs large: see docs/performance.md, "Memory".
   int64_t pack_budget_bytes = int64_t(32) << 20;
+  /// Check every computed index (a data-dependent read like LUT(I(i), j))
+  /// at run time, except where a proof makes it needless (docs/language.md):
+  /// an index out of range fails the call with a message. Turning this off
+  /// is for release code whose index data is known to be in range: an index
+  /// out of range then reads outside the tensor.
+  bool index_checks = true;
 };
 
 struct CppUnit {

@@ -1,5 +1,11 @@
 #include "codegen/cpp_expr.h"
 
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "ir/mutator.h"
+#include "ir/printer.h"
 #include "support/error.h"
 
 namespace tenet::codegen::detail {
@@ -157,18 +163,119 @@ bool provably_in_range(const ir::Affine& a, const ir::SizeExpr& extent, const Sc
   return ir::provably_le(0, min) && ir::provably_le(max, extent - 1);
 }
 
+/// The values a computed index can take, when they fit in [lo, hi] for
+/// constants lo and hi: indices of constant range, constants, reads of narrow
+/// integers (their type's range), and +, -, *, and % or / by a positive
+/// constant of such values. Enough to prove `x(i % 4)` or a uint8 lookup in range.
+std::optional<std::pair<int64_t, int64_t>> value_range(const ir::Expr& e, const Scope& scope) {
+  using Range = std::optional<std::pair<int64_t, int64_t>>;
+  constexpr int64_t kLimit = int64_t(1) << 40;  // keeps the products below from overflowing
+  auto bounded = [&](int64_t lo, int64_t hi) -> Range {
+    if (lo < -kLimit || hi > kLimit) return std::nullopt;
+    return std::make_pair(lo, hi);
+  };
+  switch (e->kind) {
+    case ir::ExprKind::Const:
+      return bounded(int64_t(e->value), int64_t(e->value));
+    case ir::ExprKind::Index: {
+      const IndexInfo& ix = scope.indices.at(e->index);
+      auto lo = ix.lo.constant(), hi = ix.hi.constant();
+      if (!lo || !hi || *hi <= *lo) return std::nullopt;
+      return bounded(*lo, *hi - 1);
+    }
+    case ir::ExprKind::Read:
+      switch (e->type) {
+        case ElemType::Bool:
+          return std::make_pair(int64_t(0), int64_t(1));
+        case ElemType::I8:
+          return std::make_pair(int64_t(-128), int64_t(127));
+        case ElemType::U8:
+          return std::make_pair(int64_t(0), int64_t(255));
+        case ElemType::I16:
+          return std::make_pair(int64_t(-32768), int64_t(32767));
+        default:
+          return std::nullopt;
+      }
+    case ir::ExprKind::Cast:
+      if (is_float(e->args[0]->type)) return std::nullopt;
+      return value_range(e->args[0], scope);  // widening to int64 keeps the value
+    case ir::ExprKind::Binary: {
+      Range a = value_range(e->args[0], scope), b = value_range(e->args[1], scope);
+      if (!a || !b) return std::nullopt;
+      switch (e->binop) {
+        case ir::BinOp::Add:
+          return bounded(a->first + b->first, a->second + b->second);
+        case ir::BinOp::Sub:
+          return bounded(a->first - b->second, a->second - b->first);
+        case ir::BinOp::Mul: {
+          const int64_t p[] = {a->first * b->first, a->first * b->second, a->second * b->first,
+                               a->second * b->second};
+          return bounded(*std::min_element(p, p + 4), *std::max_element(p, p + 4));
+        }
+        case ir::BinOp::Rem:  // C's sign: that of the dividend
+          if (b->first != b->second || b->first <= 0 || a->first < 0) return std::nullopt;
+          return bounded(0, std::min(a->second, b->first - 1));
+        case ir::BinOp::Div:
+          if (b->first != b->second || b->first <= 0 || a->first < 0) return std::nullopt;
+          return bounded(a->first / b->first, a->second / b->first);
+        default:
+          return std::nullopt;
+      }
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+bool computed_in_range(const ir::Expr& index, const ir::SizeExpr& extent, const Scope& scope) {
+  auto range = value_range(index, scope);
+  auto n = extent.constant();
+  return range && n && range->first >= 0 && range->second < *n;
+}
+
+/// A computed index as C++: checked at run time unless that is off or proven needless.
+CExpr computed_index(const ir::ExprNode& e, size_t d, const TensorAccess& t, const Scope& scope) {
+  CExpr value = emit_expr(e.computed[d], scope);
+  if (!scope.check_indices || e.guarded ||
+      computed_in_range(e.computed[d], e.tensor->shape[d], scope))
+    return value;
+  std::vector<std::pair<int, std::string>> in_scope;  // (order, IR name)
+  for (const auto& [name, info] : scope.indices) in_scope.push_back({info.order, name});
+  std::sort(in_scope.begin(), in_scope.end());
+  std::string names, values;
+  for (const auto& [order, name] : in_scope) {
+    if (name.find(' ') != std::string::npos) continue;  // not an IR index (a window)
+    names += (names.empty() ? "" : ", ") + name;
+    values += ", " + scope.indices.at(name).name;
+  }
+  const std::string site = "tenet::IndexSite{" + c_string_literal(ir::index_text(e.computed[d])) +
+                           ", " + c_string_literal(ir::read_text(e)) + ", " +
+                           c_string_literal(e.tensor->name) + ", " + std::to_string(d) + ", " +
+                           c_string_literal(scope.statement) + ", " + c_string_literal(names) + "}";
+  return CExpr{"tenet::checked_index(" + value.text + ", " + t.dims[d] + ", " + kIndexFault + ", " +
+                   site + values + ")",
+               kPrecPrimary};
+}
+
 CExpr read(const ir::ExprNode& e, const Scope& scope) {
   auto it = scope.tensors->find(e.tensor.get());
   TENET_ASSERT(it != scope.tensors->end(), "read of " << e.tensor->name << " has no storage");
   const TensorAccess& t = it->second;
-  CExpr element{t.pointer + "[" + flat_offset(t, e.indices, scope) + "]", kPrecPrimary};
+  std::vector<CExpr> at;
+  for (size_t d = 0; d < e.indices.size(); ++d)
+    at.push_back(e.is_computed(d) ? computed_index(e, d, t, scope)
+                                  : affine_to_c(e.indices[d], scope));
+  CExpr element{t.pointer + "[" + flat_offset(t, at) + "]", kPrecPrimary};
   if (!e.guarded) return element;
   std::string condition;
   for (size_t d = 0; d < e.indices.size(); ++d) {
-    if (provably_in_range(e.indices[d], e.tensor->shape[d], scope)) continue;
+    if (e.is_computed(d) ? computed_in_range(e.computed[d], e.tensor->shape[d], scope)
+                         : provably_in_range(e.indices[d], e.tensor->shape[d], scope))
+      continue;
     if (!condition.empty()) condition += " && ";
-    condition +=
-        "tenet::in_bounds(" + affine_to_c(e.indices[d], scope).text + ", " + t.dims[d] + ")";
+    const CExpr index =
+        e.is_computed(d) ? emit_expr(e.computed[d], scope) : affine_to_c(e.indices[d], scope);
+    condition += "tenet::in_bounds(" + index.text + ", " + t.dims[d] + ")";
   }
   if (condition.empty()) return element;
   return CExpr{condition + " ? " + element.text + " : " + literal(0, e.type).text, kPrecTernary};
@@ -211,9 +318,15 @@ CExpr affine_to_c(const ir::Affine& a, const Scope& scope) {
 
 std::string flat_offset(const TensorAccess& t, const std::vector<ir::Affine>& indices,
                         const Scope& scope) {
+  std::vector<CExpr> at;
+  for (const ir::Affine& a : indices) at.push_back(affine_to_c(a, scope));
+  return flat_offset(t, at);
+}
+
+std::string flat_offset(const TensorAccess& t, const std::vector<CExpr>& indices) {
   std::string text;
   for (size_t d = 0; d < indices.size(); ++d) {
-    CExpr index = affine_to_c(indices[d], scope);
+    const CExpr& index = indices[d];
     if (index.text == "0") continue;
     // Parenthesised so each dimension's index stands out: "(2 * i + ki) * x_stride2 + (2 * j +
     // kj)".
@@ -254,6 +367,12 @@ CExpr emit_expr(const ir::Expr& e, const Scope& scope) {
       return cast(emit_expr(e->args[0], scope), e->args[0]->type, e->type);
   }
   TENET_UNREACHABLE("unknown expression kind");
+}
+
+bool has_checked_index(const ir::Expr& e, bool check) {
+  return check && ir::any_node(e, [](const ir::Expr& x) {
+           return x->kind == ir::ExprKind::Read && x->has_computed_index();
+         });
 }
 
 std::string reduce_identity(ir::ReduceOp op, ElemType t) {

@@ -28,19 +28,41 @@ struct TensorAccess {
 struct IndexInfo {
   std::string name;
   ir::SizeExpr lo, hi;
+  int order = 0;  // enclosing loops and indices count up from the outermost (Scope::bind)
 };
 
 struct Scope {
   const std::map<const ir::Value*, TensorAccess>* tensors = nullptr;
   std::map<std::string, IndexInfo> indices;  // keyed by the IR index name
   const NameMap* size_names = nullptr;
+  /// Check computed indices at run time (runtime/tenet_index.h) against the
+  /// function's `index_fault`; the statement's result names the read's statement.
+  bool check_indices = false;
+  std::string statement;
+  int next_order = 0;
+
+  /// Puts an index in scope, inside those already there.
+  void bind(const std::string& ir_name, const std::string& c_name, const ir::SizeExpr& lo,
+            const ir::SizeExpr& hi) {
+    indices[ir_name] = IndexInfo{c_name, lo, hi, next_order++};
+  }
 };
+
+/// The C++ name of the per-call record of out-of-range computed indices.
+inline constexpr const char* kIndexFault = "index_fault";
+
+/// Whether `e` reads through a computed index that generated code checks at
+/// run time (when `check` is on and no proof makes the check unneeded).
+bool has_checked_index(const ir::Expr& e, bool check);
 
 CExpr emit_expr(const ir::Expr& e, const Scope& scope);
 
 /// The flat element offset of a read or write: "b * s_stride0 + n * s_stride1 + d".
 std::string flat_offset(const TensorAccess& t, const std::vector<ir::Affine>& indices,
                         const Scope& scope);
+
+/// The same from each dimension's index as C++.
+std::string flat_offset(const TensorAccess& t, const std::vector<CExpr>& indices);
 
 /// An affine index as C++ ("2 * i + ki - 1").
 CExpr affine_to_c(const ir::Affine& a, const Scope& scope);

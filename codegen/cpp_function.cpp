@@ -288,6 +288,11 @@ std::string FunctionEmitter::declarations() const {
   code.line(
       "int " + symbol_ +
       "__packed_with_workspace(const int64_t* sizes, void* const* buffers, void* workspace);");
+  if (checks_indices()) {
+    code.line("/// Returns 0, or 3 when a computed index was out of range (the others");
+    code.line("/// throw tenet::IndexError then): the message of that failure in this thread.");
+    code.line("const char* " + symbol_ + "__error(void);");
+  }
   code.line("/// The ABI of " + symbol_ + ", for loaders to check.");
   code.line("const char* " + symbol_ + "__signature(void);");
   return code.str();
@@ -397,6 +402,12 @@ void FunctionEmitter::emit_body(Code& code) {
   Scope scope;
   scope.tensors = &tensors_;
   scope.size_names = &size_names_;
+  scope.check_indices = options_.index_checks;
+  if (checks_indices()) {
+    statements.line("tenet::IndexFault " + std::string(kIndexFault) +
+                    ";  // the first computed index out of range");
+    statements.line("");
+  }
   emit_block(statements, fn_.body, scope);
   for (const auto& [param, value] : output_copies_) {
     const TensorAccess& from = access(value);
@@ -497,12 +508,30 @@ void FunctionEmitter::emit_packed_wrappers(Code& code) const {
     code.line("  if (sizes[i] < 0) return " + failure + ";");
   };
 
+  const bool checks = checks_indices();
+  if (checks) {
+    code.line("static thread_local std::string " + symbol_ + "__last_error;");
+    code.line("");
+    code.open("extern \"C\" const char* " + symbol_ + "__error(void)");
+    code.line("return " + symbol_ + "__last_error.c_str();");
+    code.close();
+    code.line("");
+  }
+  auto catch_index_error = [&] {  // after a try block's last statement or handler
+    code.line("  " + symbol_ + "__last_error = e.what();");
+    code.line("  return 3;");
+  };
+
   code.open("extern \"C\" int " + symbol_ + "__packed(const int64_t* sizes, void* const* buffers)");
   check_sizes("1");
   code.open("try");
   code.line(symbol_ + "(" + all + ");");
   code.close("} catch (const std::bad_alloc&) {");
   code.line("  return 2;");
+  if (checks) {
+    code.line("} catch (const tenet::IndexError& e) {");
+    catch_index_error();
+  }
   code.line("}");
   code.line("return 0;");
   code.close();
@@ -517,7 +546,17 @@ void FunctionEmitter::emit_packed_wrappers(Code& code) const {
   code.open("extern \"C\" int " + symbol_ +
             "__packed_with_workspace(const int64_t* sizes, void* const* buffers, void* workspace)");
   check_sizes("1");
-  code.line(symbol_ + "__with_workspace(" + all + (all.empty() ? "" : ", ") + "workspace);");
+  const std::string call =
+      symbol_ + "__with_workspace(" + all + (all.empty() ? "" : ", ") + "workspace);";
+  if (checks) {
+    code.open("try");
+    code.line(call);
+    code.close("} catch (const tenet::IndexError& e) {");
+    catch_index_error();
+    code.line("}");
+  } else {
+    code.line(call);
+  }
   code.line("return 0;");
   code.close();
 }

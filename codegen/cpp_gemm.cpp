@@ -180,7 +180,7 @@ void FunctionEmitter::emit_gemm_calls(Code& code, const GemmLowering& g, const S
   std::vector<std::string> loop_vars;
   for (const ir::Dim& d : p.loops) {
     loop_vars.push_back(local.take(d.index));
-    inner.indices[d.index] = IndexInfo{loop_vars.back(), d.lo, d.hi};
+    inner.bind(d.index, loop_vars.back(), d.lo, d.hi);
   }
   const std::string m = local.take_derived("gemm_m"), n = local.take_derived("gemm_n"),
                     k = local.take_derived("gemm_k");

@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "codegen/function_emitter.h"
 #include "ir/affine.h"
+#include "ir/mutator.h"
 #include "ir/printer.h"
 #include "support/error.h"
 
@@ -83,13 +85,54 @@ void FunctionEmitter::emit_block(Code& code, const std::vector<ir::Stmt>& body,
   for (size_t i = 0; i < nests.size(); ++i) {
     if (i > 0) code.line("");
     const Scheduled& first = nests[i][0];
+    const bool checked = first.stmt->kind == ir::StmtKind::Compute &&
+                         std::any_of(nests[i].begin(), nests[i].end(), [&](const Scheduled& m) {
+                           return has_checked_index(m.stmt->compute.body, scope.check_indices);
+                         });
+    if (checked)
+      for (const Scheduled& m : nests[i]) check_nonempty_dims(code, m.stmt->compute);
     if (nests[i].size() > 1)
       emit_nest(code, nests[i], scope);
     else if (first.stmt->kind == ir::StmtKind::Compute)
       emit_compute(code, *first.stmt, scope);
     else
       emit_loop(code, *first.stmt, scope);
+    if (checked) code.line(std::string(kIndexFault) + ".raise_if_failed();");
   }
+}
+
+void FunctionEmitter::check_nonempty_dims(Code& code, const ir::Compute& c) const {
+  // A computed index that fails its check reads element 0 instead, which an
+  // empty dimension does not have: such a read fails before the loops start
+  // (when they run at all).
+  std::set<std::pair<const ir::Value*, size_t>> seen;
+  ir::for_each_node(c.body, [&](const ir::Expr& e) {
+    if (e->kind != ir::ExprKind::Read || e->guarded) return;
+    for (size_t d = 0; d < e->computed.size(); ++d) {
+      if (!e->computed[d] || !seen.insert({e->tensor.get(), d}).second) continue;
+      if (auto n = e->tensor->shape[d].constant(); n && *n > 0) continue;
+      std::string runs;
+      for (const auto* dims : {&c.out, &c.reduce})
+        for (const ir::Dim& dim : *dims)
+          runs +=
+              " && " + wrap(size_to_c(dim.hi - dim.lo, size_names_), kPrecRelational + 1) + " > 0";
+      const std::string message = "index " + ir::index_text(e->computed[d]) + " of the read " +
+                                  ir::read_text(*e) + " in the statement defining '" +
+                                  c.result->name + "' reads dimension " + std::to_string(d) +
+                                  " of " + e->tensor->name + ", which is empty";
+      code.line("if (" + access(e->tensor).dims[d] + " == 0" + runs + ")");
+      code.line("  throw tenet::IndexError(" + c_string_literal(message) + ");");
+    }
+  });
+}
+
+bool FunctionEmitter::checks_indices() const {
+  bool any = false;
+  ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
+    any = any || (s.kind == ir::StmtKind::Compute &&
+                  has_checked_index(s.compute.body, options_.index_checks));
+  });
+  return any;
 }
 
 FunctionEmitter::Scheduled FunctionEmitter::scheduled(const ir::Stmt& s, const Scope& scope) const {
@@ -178,6 +221,8 @@ void FunctionEmitter::reserve_names(Namer& local, const ir::Compute& c, const Sc
     pending.pop_back();
     if (e->kind == ir::ExprKind::Read) tensors.push_back(e->tensor.get());
     for (const auto& a : e->args) pending.push_back(a.get());
+    for (const auto& a : e->computed)
+      if (a) pending.push_back(a.get());
   }
   for (const ir::Value* v : tensors) {
     if (!v) continue;
@@ -275,19 +320,20 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
   code.comment(comment_text(s));
   // The shared loops (outermost out indices) are already open.
   Scope inner = scope;
+  inner.statement = c.result->name;
   for (size_t p = 0; p < loop_vars.size(); ++p) {
     const ir::Dim& d = c.out[schedule.outer[p]];
-    inner.indices[d.index] = IndexInfo{loop_vars[p], d.lo, d.hi};
+    inner.bind(d.index, loop_vars[p], d.lo, d.hi);
   }
   Namer local = statement_namer(c, inner);
   std::vector<std::string> out_vars(c.out.size()), reduce_vars;
   for (size_t d = 0; d < c.out.size(); ++d) {
     out_vars[d] = d < loop_vars.size() ? loop_vars[d] : local.take(c.out[d].index);
-    inner.indices[c.out[d].index] = IndexInfo{out_vars[d], c.out[d].lo, c.out[d].hi};
+    inner.bind(c.out[d].index, out_vars[d], c.out[d].lo, c.out[d].hi);
   }
   for (const ir::Dim& d : c.reduce) {
     reduce_vars.push_back(local.take(d.index));
-    inner.indices[d.index] = IndexInfo{reduce_vars.back(), d.lo, d.hi};
+    inner.bind(d.index, reduce_vars.back(), d.lo, d.hi);
   }
   const std::vector<ir::Affine> position = ir::plain_indices(c.out);
   const TensorAccess& result = access(c.result);
@@ -379,7 +425,7 @@ void FunctionEmitter::emit_loop(Code& code, const ir::Stmt& s, const Scope& scop
   }
   code.open(for_header(var, "0", CExpr{std::to_string(l.trip), kPrecPrimary}));
   Scope inner = scope;
-  inner.indices[l.var] = IndexInfo{var, 0, l.trip};
+  inner.bind(l.var, var, 0, l.trip);
   for (const auto& c : l.carried)
     if (c.param && liveness_.live(c))
       code.line("const " + c_type(c.param->type) + "* __restrict__ " + access(c.param).pointer +

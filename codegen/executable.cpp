@@ -111,7 +111,7 @@ void Executable::run_raw(const void* const* inputs, void* const* outputs) {
 
 void Executable::call() {
   const int status = f_.packed_with_workspace_(size_values_.data(), buffers_.data(), arena_.get());
-  TENET_ASSERT(status == 0, f_.function().name << "__packed_with_workspace returned " << status);
+  if (status != 0) f_.fail(status, sizes_);
 }
 
 void Executable::check_inputs(const std::vector<Tensor>& inputs) const {

@@ -37,6 +37,9 @@ class FunctionEmitter {
   std::string definitions();
   /// Whether some statement calls tenet::gemm (the unit includes tenet_gemm.h).
   bool uses_gemm() const { return !gemms_.empty(); }
+  /// Some statement reads through a computed index checked at run time: the
+  /// unit includes tenet_index.h, and the function has an __error entry point.
+  bool checks_indices() const;
 
  private:
   // Names (cpp_function.cpp), in the order the function runs.
@@ -73,6 +76,10 @@ class FunctionEmitter {
   void emit_loop_nest(Code& code, const ir::Stmt& s, const Scope& scope);
   void emit_loop(Code& code, const ir::Stmt& s, const Scope& scope);
   Namer statement_namer(const ir::Compute& c, const Scope& scope) const;
+  /// Before a statement with checked computed indices: fails when one reads
+  /// an empty dimension (runtime/tenet_index.h's checks read element 0).
+  void check_nonempty_dims(Code& code, const ir::Compute& c) const;
+
   static std::string comment_text(const ir::Stmt& s);
 
   // ---- Loop schedules (cpp_statements.cpp): the `schedule` pass's loop

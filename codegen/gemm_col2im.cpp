@@ -19,7 +19,7 @@ void FunctionEmitter::emit_col2im(Code& code, const ir::Stmt& s, const lower::Sc
   Namer local = statement_namer(c, scope);
   Scope inner = scope;
   auto bind = [&](const ir::Dim& d) {
-    inner.indices[d.index] = IndexInfo{local.take(d.index), d.lo, d.hi};
+    inner.bind(d.index, local.take(d.index), d.lo, d.hi);
     return inner.indices[d.index].name;
   };
   code.comment(comment_text(s));
@@ -59,7 +59,7 @@ void FunctionEmitter::emit_col2im(Code& code, const ir::Stmt& s, const lower::Sc
     Namer fill_names = local;
     for (const ir::Dim& d : window_out) {
       const std::string v = fill_names.take(d.index);
-      fill.indices[d.index] = IndexInfo{v, d.lo, d.hi};
+      fill.bind(d.index, v, d.lo, d.hi);
       code.open("for (int64_t " + v + " = 0; " + v + " < " + product_text({d}, size_names_) +
                 "; ++" + v + ")");
     }
@@ -95,7 +95,7 @@ void FunctionEmitter::emit_col2im(Code& code, const ir::Stmt& s, const lower::Sc
     const lower::WindowDim& w = form->windows[i];
     const std::string key = "window of " + w.out;  // a space: no IR index has this name
     const std::string v = local.take("k_" + w.out);
-    inner.indices[key] = IndexInfo{v, 0, 0};
+    inner.bind(key, v, 0, 0);
     code.open("for (int64_t " + v + " = " + bounds[i].first + "; " + v + " < " + bounds[i].second +
               "; ++" + v + ")");
     cols_at[size_t(w.cols_dim)] = ir::Affine::var(key);

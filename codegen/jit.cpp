@@ -376,9 +376,25 @@ std::vector<CompiledFunction> jit_compile_unit(const CppUnit& unit, const ir::Mo
         library->handle, symbol + "__packed_workspace_bytes");
     cf.packed_with_workspace_ = lookup<CompiledFunction::PackedWithWorkspace>(
         library->handle, symbol + "__packed_with_workspace");
+    cf.error_ = lookup<CompiledFunction::ErrorMessage>(library->handle, symbol + "__error");
     out.push_back(std::move(cf));
   }
   return out;
+}
+
+void CompiledFunction::fail(int status, const ir::SizeBindings& sizes) const {
+  const ir::Function& fn = *fn_;
+  if (status == 1) throw BindError("a size parameter of " + fn.name + " is negative");
+  if (status == 2) {
+    // Its workspace: more than 64-bit byte sizes hold, or than malloc gives.
+    std::string values;
+    for (const auto& [name, value] : sizes)
+      values += (values.empty() ? "" : ", ") + name + " = " + std::to_string(value);
+    throw BindError("cannot allocate the workspace of '" + fn.name + "'" +
+                    (values.empty() ? "" : " for " + values));
+  }
+  if (status == 3 && error_) throw BindError(error_());
+  TENET_UNREACHABLE(fn.name + "'s packed entry point returned " + std::to_string(status));
 }
 
 bool CompiledFunction::cache_hit() const {
@@ -409,16 +425,7 @@ std::vector<Tensor> CompiledFunction::run(const std::vector<Tensor>& inputs,
     buffers.push_back(outputs.back().raw());
   }
   const int status = packed_(size_values.data(), buffers.data());
-  if (status == 1) throw BindError("a size parameter of " + fn.name + " is negative");
-  if (status == 2) {
-    // Its workspace: more than 64-bit byte sizes hold, or than malloc gives.
-    std::string values;
-    for (const auto& [name, value] : sizes)
-      values += (values.empty() ? "" : ", ") + name + " = " + std::to_string(value);
-    throw BindError("cannot allocate the workspace of '" + fn.name + "'" +
-                    (values.empty() ? "" : " for " + values));
-  }
-  TENET_ASSERT(status == 0, fn.name << "__packed returned " << status);
+  if (status != 0) fail(status, sizes);
   return outputs;
 }
 

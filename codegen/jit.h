@@ -136,6 +136,13 @@ class CompiledFunction {
   Packed packed_ = nullptr;
   PackedWorkspaceBytes packed_workspace_bytes_ = nullptr;
   PackedWithWorkspace packed_with_workspace_ = nullptr;
+  /// Present when the function checks computed indices: the message of the
+  /// failure a status of 3 reports.
+  using ErrorMessage = const char* (*)();
+  ErrorMessage error_ = nullptr;
+
+  /// Throws the BindError a packed entry point's nonzero `status` means.
+  [[noreturn]] void fail(int status, const ir::SizeBindings& sizes) const;
 };
 
 /// Compiles (or finds in the cache) `unit`, the C++ of the named functions of

@@ -106,6 +106,7 @@ class Narrower {
   }
 
   ir::Expr narrow_read(const ir::Expr& e) {
+    if (e->has_computed_index()) return e;  // its guard is data-dependent
     bool all = true;
     for (size_t d = 0; d < e->indices.size(); ++d) {
       const ir::Affine& index = e->indices[d];

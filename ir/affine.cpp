@@ -210,6 +210,16 @@ Expr affine_value(const Affine& a) {
   return make_binary(BinOp::Add, sum, make_size(a.offset));
 }
 
+Expr index_value(const ExprNode& read, size_t d) {
+  return read.is_computed(d) ? read.computed[d] : affine_value(read.indices[d]);
+}
+
+std::vector<Expr> index_values(const ExprNode& read) {
+  std::vector<Expr> out;
+  for (size_t d = 0; d < read.indices.size(); ++d) out.push_back(index_value(read, d));
+  return out;
+}
+
 std::vector<Affine> plain_indices(const std::vector<Dim>& dims) {
   std::vector<Affine> out;
   for (const Dim& d : dims) out.push_back(Affine::var(d.index));

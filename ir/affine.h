@@ -75,6 +75,12 @@ std::optional<Affine> affine_in(const SizeExpr& e, const std::vector<std::string
 /// `h - 2*i`, `-k`, `i + (N - 1)`, `g - 2*S`.
 Expr affine_value(const Affine& a);
 
+/// The int64 value of dimension d's index of a read: its computed index, or
+/// affine_value of its affine one.
+Expr index_value(const ExprNode& read, size_t d);
+/// Every index of a read as an int64 value (index_value of each dimension).
+std::vector<Expr> index_values(const ExprNode& read);
+
 /// One plain index per dim: (d0.index, d1.index, ...), how a Compute's
 /// result is read at its own out indices.
 std::vector<Affine> plain_indices(const std::vector<Dim>& dims);

@@ -166,6 +166,8 @@ void check_index_arithmetic(const Expr& e, const IndexRanges& ranges, const Size
                             const std::string& statement) {
   for (const auto& a : e->args) check_index_arithmetic(a, ranges, sizes, statement);
   if (e->kind != ExprKind::Read) return;
+  for (const Expr& c : e->computed)  // wraps like the program's integer arithmetic
+    if (c) check_index_arithmetic(c, ranges, sizes, statement);
   for (size_t d = 0; d < e->indices.size(); ++d) {
     const Affine& a = e->indices[d];
     // The negative and the positive parts of the terms summed apart: every

@@ -1,5 +1,8 @@
 #include "ir/builder.h"
 
+#include <optional>
+
+#include "ir/affine.h"
 #include "ir/verify.h"
 #include "support/error.h"
 
@@ -41,6 +44,35 @@ Expr make_read(const ValuePtr& tensor, std::vector<Affine> indices, bool guarded
   n->tensor = tensor;
   n->indices = std::move(indices);
   n->guarded = guarded;
+  return n;
+}
+
+Expr make_read_at(const ValuePtr& tensor, std::vector<Expr> indices, bool guarded) {
+  std::vector<Affine> affine(indices.size(), affine_const(0));
+  return make_read(tensor, std::move(affine), std::move(indices), guarded);
+}
+
+Expr make_read(const ValuePtr& tensor, std::vector<Affine> indices, std::vector<Expr> computed,
+               bool guarded) {
+  TENET_ASSERT(computed.empty() || computed.size() == indices.size(),
+               "read of " << tensor->name << ": computed indices for some dimensions only");
+  bool any = false;
+  for (size_t d = 0; d < computed.size(); ++d) {
+    if (!computed[d]) continue;
+    TENET_ASSERT(computed[d]->type == ElemType::I64,
+                 "index " << d << " of a read of " << tensor->name << " is not int64");
+    if (std::optional<Affine> a = linear_form(computed[d])) {
+      indices[d] = std::move(*a);
+      computed[d] = nullptr;
+      continue;
+    }
+    indices[d] = affine_const(0);
+    any = true;
+  }
+  Expr r = make_read(tensor, std::move(indices), guarded);
+  if (!any) return r;
+  auto n = std::make_shared<ExprNode>(*r);
+  n->computed = std::move(computed);
   return n;
 }
 

@@ -23,6 +23,15 @@ Expr make_const(double value, ElemType type);
 Expr make_index(const std::string& name);
 Expr make_size(const SizeExpr& size);
 Expr make_read(const ValuePtr& tensor, std::vector<Affine> indices, bool guarded = false);
+/// A read at int64 index expressions, one per dimension: each that is
+/// affine (linear_form, affine.h) becomes an affine index, the others are
+/// computed indices (ExprNode::computed).
+Expr make_read_at(const ValuePtr& tensor, std::vector<Expr> indices, bool guarded = false);
+/// A read with affine `indices` where `computed` (empty, or one per
+/// dimension) is null, and computed indices elsewhere (those that turn out
+/// affine become affine indices, as in make_read_at).
+Expr make_read(const ValuePtr& tensor, std::vector<Affine> indices, std::vector<Expr> computed,
+               bool guarded);
 Expr make_unary(UnOp op, Expr a);
 Expr make_binary(BinOp op, Expr a, Expr b);
 Expr make_select(Expr cond, Expr then_value, Expr else_value);

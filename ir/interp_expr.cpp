@@ -451,6 +451,7 @@ std::unique_ptr<Node> compile_expr(const Expr& e, const CompileContext& ctx) {
       const Tensor& src = it->second;
       TENET_ASSERT(src.type() == type,
                    "interpreter: " << e->tensor->name << " holds " << type_name(src.type()));
+      if (e->has_computed_index()) return make_computed_read_node(*e, src, ctx);
       return make_read_node(*e, src, ctx.domain, ctx.sizes);
     }
     case ExprKind::Unary: {

@@ -135,6 +135,10 @@ struct CompileContext {
 std::unique_ptr<Node> make_read_node(const ExprNode& e, const Tensor& src, const Domain& domain,
                                      const SizeBindings& sizes);
 
+/// A read with a computed index (not a DirectRead).
+std::unique_ptr<Node> make_computed_read_node(const ExprNode& e, const Tensor& src,
+                                              const CompileContext& ctx);
+
 /// Compiles an expression; the node is a LaneNode<lane_of<S>> where S stores
 /// effective_type(e->type).
 std::unique_ptr<Node> compile_expr(const Expr& e, const CompileContext& ctx);

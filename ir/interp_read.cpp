@@ -3,7 +3,10 @@
 
 #include <algorithm>
 
+#include "ir/affine.h"
 #include "ir/interp_expr.h"
+#include "ir/printer.h"
+#include "runtime/tenet_index.h"
 #include "support/error.h"
 
 namespace tenet::ir::interp {
@@ -188,7 +191,82 @@ class ReadNode final : public LaneNode<lane_of<S>>, public DirectRead<S> {
   std::vector<uint8_t> ok_;
 };
 
+/// A read with a computed index (ExprNode::computed): every index is an
+/// int64 node (affine ones too), evaluated for the used lanes, each lane
+/// checked and read on its own. An index out of range is an error worded as
+/// generated code words it (runtime/tenet_index.h), or reads 0 when guarded.
+template <typename S>
+class ComputedReadNode final : public LaneNode<lane_of<S>> {
+ public:
+  ComputedReadNode(const ExprNode& e, const Tensor& src, const CompileContext& ctx)
+      : LaneNode<lane_of<S>>(ctx.domain.lanes), expr_(e), dom_(ctx.domain), data_(src.data<S>()) {
+    int64_t stride = 1;
+    extents_.resize(e.indices.size());
+    strides_.resize(e.indices.size());
+    for (size_t d = e.indices.size(); d-- > 0;) {
+      extents_[d] = src.shape()[d];
+      strides_[d] = stride;
+      stride *= extents_[d];
+    }
+    for (size_t d = 0; d < e.indices.size(); ++d) {
+      index_nodes_.push_back(compile_expr(index_value(e, d), ctx));
+      indices_.push_back(static_cast<LaneNode<int64_t>*>(index_nodes_.back().get()));
+    }
+  }
+
+  void eval(int n, const uint8_t* mask) override {
+    for (auto& node : index_nodes_) node->eval(n, mask);
+    lane_of<S>* out = this->values();
+    for (int l = 0; l < n; ++l) {
+      out[l] = lane_of<S>(0);
+      if (mask && !mask[l]) continue;
+      int64_t flat = 0;
+      bool inside = true;
+      for (size_t d = 0; d < indices_.size() && inside; ++d) {
+        const int64_t v = indices_[d]->values()[l];
+        inside = v >= 0 && v < extents_[d];
+        if (!inside && !expr_.guarded) out_of_range(d, v, l);
+        flat += v * strides_[d];
+      }
+      if (inside) out[l] = lane_of<S>(data_[flat]);
+    }
+  }
+
+ private:
+  [[noreturn]] void out_of_range(size_t d, int64_t v, int lane) const {
+    std::string names;
+    std::vector<int64_t> at;
+    for (const auto& [var, value] : dom_.loop_vars) {
+      names += (names.empty() ? "" : ", ") + var;
+      at.push_back(value);
+    }
+    for (size_t k = 0; k < dom_.indices.size(); ++k) {
+      const Domain::Index& ix = dom_.indices[k];
+      names += (names.empty() ? "" : ", ") + ix.name;
+      at.push_back(ix.lo + dom_.outer_pos[k] + (ix.in_box ? ix.lane_pos[size_t(lane)] : 0));
+    }
+    const std::string index = index_text(index_value(expr_, d)), read = read_text(expr_);
+    const IndexSite site{index.c_str(), read.c_str(),           expr_.tensor->name.c_str(),
+                         int(d),        dom_.statement.c_str(), names.c_str()};
+    throw BindError(index_error_message(site, v, extents_[d], at.data()));
+  }
+
+  const ExprNode& expr_;
+  const Domain& dom_;
+  const S* data_;
+  std::vector<int64_t> extents_, strides_;
+  std::vector<std::unique_ptr<Node>> index_nodes_;
+  std::vector<LaneNode<int64_t>*> indices_;
+};
+
 }  // namespace
+
+std::unique_ptr<Node> make_computed_read_node(const ExprNode& e, const Tensor& src,
+                                              const CompileContext& ctx) {
+  return with_storage_type(src.type(), [&](auto s) -> std::unique_ptr<Node> {
+    return std::make_unique<ComputedReadNode<decltype(s)>>(e, src, ctx);
+  });
+}
 
 std::unique_ptr<Node> make_read_node(const ExprNode& e, const Tensor& src, const Domain& domain,
                                      const SizeBindings& sizes) {

@@ -21,8 +21,10 @@
 ///   - every Value is defined once and read only where it is in scope;
 ///   - a Compute's out ranges are [0, result.shape[i]) in order; reduce ranges
 ///     are non-overlapping with out indices; op None has no reduce ranges;
-///   - a Read has one affine index per tensor dimension, over indices of the
-///     enclosing domain or enclosing loop variables;
+///   - a Read has one index per tensor dimension, over indices of the
+///     enclosing domain or enclosing loop variables: affine, or (a computed
+///     index) any int64 expression that is not affine, e.g. one that reads an
+///     integer tensor (`LUT(I(i, k), j)`) or divides (`x(i % 4)`);
 ///   - expression types agree (see the builders).
 #pragma once
 
@@ -140,6 +142,11 @@ struct ExprNode;
 using Expr = std::shared_ptr<const ExprNode>;
 
 struct ExprNode {
+  /// A Read with at least one computed index.
+  bool has_computed_index() const { return !computed.empty(); }
+  /// Whether dimension d of a Read has a computed index.
+  bool is_computed(size_t d) const { return !computed.empty() && computed[d] != nullptr; }
+
   ExprKind kind;
   ElemType type;
   double value = 0;             // Const
@@ -147,7 +154,12 @@ struct ExprNode {
   SizeExpr size;                // Size: a size parameter expression used as a value (int64)
   ValuePtr tensor;              // Read
   std::vector<Affine> indices;  // Read
-  bool guarded = false;         // Read: out-of-bounds positions read as 0
+  /// Read: empty when every index is affine, else one entry per dimension:
+  /// a computed index (a non-affine int64 expression; indices[d] is then 0
+  /// and means nothing) or null where indices[d] is the index. Build reads
+  /// through make_read_at, which puts each index in its form.
+  std::vector<Expr> computed;
+  bool guarded = false;  // Read: out-of-bounds positions read as 0
   UnOp unop = UnOp::Neg;
   BinOp binop = BinOp::Add;
   std::vector<Expr> args;  // Unary: 1, Binary: 2, Select: 3 (cond, then, else), Cast: 1

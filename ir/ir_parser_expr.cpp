@@ -154,7 +154,7 @@ Expr ExprParser::expr(const std::set<std::string>& indices, int depth) {
   const Token& t = peek();
   if (t.kind == TokKind::Number || is_punct("-") || (t.kind == TokKind::Ident && is_punct(":", 1)))
     return constant();
-  if (t.kind == TokKind::Value) return read(indices);
+  if (t.kind == TokKind::Value) return read(indices, depth);
   if (t.kind != TokKind::Ident) fail_here("an expression");
   if (t.text == "cast" && is_punct("<", 1)) {
     next();
@@ -257,21 +257,37 @@ Expr ExprParser::constant() {
   return make_const(value, type);
 }
 
-Expr ExprParser::read(const std::set<std::string>& indices) {
+Expr ExprParser::read(const std::set<std::string>& indices, int depth) {
   const Token& name = next();
   ValuePtr v = lookup(name);
   bool guarded = accept("?");
   expect("[", "after " + describe(name) + " (a read needs its indices, even if none)");
+  // Each index: affine, or a computed one written {expression}.
   std::vector<Affine> idx;
+  std::vector<Expr> computed;
   if (!is_punct("]")) {
-    do idx.push_back(affine(indices));
-    while (accept(","));
+    do {
+      computed.emplace_back();
+      if (!accept("{")) {
+        idx.push_back(affine(indices));
+        continue;
+      }
+      Span begin = peek().span;
+      computed.back() = expr(indices, depth + 1);
+      if (computed.back()->type != ElemType::I64)
+        fail(span_from(begin), "a computed index must be int64, not " +
+                                   std::string(type_name(computed.back()->type)));
+      if (linear_form(computed.back()))
+        fail(span_from(begin), "this computed index is affine: write it without braces");
+      idx.push_back(affine_const(0));
+      expect("}", "after a computed index");
+    } while (accept(","));
   }
   expect("]", "after the indices of " + describe(name));
   if (int(idx.size()) != v->rank())
     fail(span_from(name.span), "read of %" + v->name + " has " + std::to_string(idx.size()) +
                                    " indices, but it has rank " + std::to_string(v->rank()));
-  return make_read(v, std::move(idx), guarded);
+  return make_read(v, std::move(idx), std::move(computed), guarded);
 }
 
 // ---- values and types -------------------------------------------------------

@@ -112,7 +112,7 @@ class ExprParser {
   Expr operation(const Token& op, const std::vector<Expr>& args, const std::vector<Span>& spans);
   void expect_arity(const Token& op, const std::vector<Expr>& args, size_t n);
   Expr constant();
-  Expr read(const std::set<std::string>& indices);
+  Expr read(const std::set<std::string>& indices, int depth);
   bool is_size_param(const std::string& s) const { return size_params_.count(s) > 0; }
   static std::string tname(const Expr& e) { return std::string(type_name(e->type)); }
 };

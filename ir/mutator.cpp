@@ -29,6 +29,11 @@ void ExprVisitor::visit(const Expr& e) {
   TENET_UNREACHABLE("unknown expression kind");
 }
 
+void ExprVisitor::visit_read(const Expr& e) {
+  for (const Expr& c : e->computed)
+    if (c) visit(c);
+}
+
 void ExprVisitor::visit_args(const Expr& e) {
   for (const Expr& a : e->args) visit(a);
 }
@@ -59,7 +64,14 @@ Expr ExprMutator::mutate_read(const Expr& e) {
   ValuePtr tensor = mutate_tensor(e->tensor);
   bool changed = tensor != e->tensor;
   std::vector<Affine> indices = mutate_indices(e->indices, changed);
-  return changed ? make_read(tensor, std::move(indices), e->guarded) : e;
+  if (!e->has_computed_index())
+    return changed ? make_read(tensor, std::move(indices), e->guarded) : e;
+  std::vector<Expr> computed;
+  for (const Expr& c : e->computed) {
+    computed.push_back(c ? mutate(c) : nullptr);
+    changed = changed || computed.back() != c;
+  }
+  return changed ? make_read(tensor, std::move(indices), std::move(computed), e->guarded) : e;
 }
 
 std::vector<Affine> ExprMutator::mutate_indices(const std::vector<Affine>& indices, bool& changed) {
@@ -108,11 +120,15 @@ void for_each_stmt(const std::vector<Stmt>& body, const std::function<void(const
 
 void for_each_node(const Expr& e, const std::function<void(const Expr&)>& fn) {
   fn(e);
+  for (const Expr& c : e->computed)
+    if (c) for_each_node(c, fn);
   for (const Expr& a : e->args) for_each_node(a, fn);
 }
 
 bool any_node(const Expr& e, const std::function<bool(const Expr&)>& pred) {
   if (pred(e)) return true;
+  for (const Expr& c : e->computed)
+    if (c && any_node(c, pred)) return true;
   for (const Expr& a : e->args)
     if (any_node(a, pred)) return true;
   return false;

@@ -39,7 +39,8 @@ class ExprVisitor {
   virtual void visit_const(const Expr&) {}
   virtual void visit_index(const Expr&) {}
   virtual void visit_size(const Expr&) {}
-  virtual void visit_read(const Expr&) {}
+  /// By default visits the computed indices (the affine ones hold no node).
+  virtual void visit_read(const Expr& e);
   virtual void visit_unary(const Expr& e) { visit_args(e); }
   virtual void visit_binary(const Expr& e) { visit_args(e); }
   virtual void visit_select(const Expr& e) { visit_args(e); }
@@ -59,7 +60,8 @@ class ExprMutator {
   virtual Expr mutate_const(const Expr& e) { return e; }
   virtual Expr mutate_index(const Expr& e) { return e; }
   virtual Expr mutate_size(const Expr& e) { return e; }
-  /// The read with its tensor and indices mutated (same guard).
+  /// The read with its tensor and indices mutated (same guard): affine
+  /// indices through mutate_affine, computed ones through mutate.
   virtual Expr mutate_read(const Expr& e);
   virtual Expr mutate_unary(const Expr& e) { return mutate_args(e); }
   virtual Expr mutate_binary(const Expr& e) { return mutate_args(e); }
@@ -93,7 +95,8 @@ class StmtMutator {
 /// a loop before its body.
 void for_each_stmt(const std::vector<Stmt>& body, const std::function<void(const Stmt&)>& fn);
 
-/// Calls `fn` on every node of `e`, a node before its operands, left to right.
+/// Calls `fn` on every node of `e`, a node before its operands, left to right
+/// (a read's operands are its computed indices).
 void for_each_node(const Expr& e, const std::function<void(const Expr&)>& fn);
 /// Whether `pred` holds for some node of `e`.
 bool any_node(const Expr& e, const std::function<bool(const Expr&)>& pred);

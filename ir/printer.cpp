@@ -121,7 +121,16 @@ void print_expr(std::ostringstream& os, const Expr& e) {
       return;
     case ExprKind::Read:
       os << value_ref(e->tensor) << (e->guarded ? "?[" : "[");
-      for (size_t i = 0; i < e->indices.size(); ++i) os << (i ? ", " : "") << e->indices[i].str();
+      for (size_t i = 0; i < e->indices.size(); ++i) {
+        os << (i ? ", " : "");
+        if (!e->is_computed(i)) {
+          os << e->indices[i].str();
+          continue;
+        }
+        os << "{";  // a computed index: an expression in braces
+        print_expr(os, e->computed[i]);
+        os << "}";
+      }
       os << "]";
       return;
     case ExprKind::Unary:
@@ -346,8 +355,68 @@ std::string print(const Module& m) {
 
 std::string read_text(const ExprNode& read) {
   std::string out = read.tensor->name + (read.guarded ? "?(" : "(");
-  for (size_t i = 0; i < read.indices.size(); ++i) out += (i ? ", " : "") + read.indices[i].str();
+  for (size_t i = 0; i < read.indices.size(); ++i)
+    out += (i ? ", " : "") +
+           (read.is_computed(i) ? index_text(read.computed[i]) : read.indices[i].str());
   return out + ")";
+}
+
+namespace {
+
+// Precedences for index_text: sums, products, then everything else.
+int text_precedence(const Expr& e) {
+  if (e->kind != ExprKind::Binary) return 3;
+  switch (e->binop) {
+    case BinOp::Add:
+    case BinOp::Sub:
+      return 1;
+    case BinOp::Mul:
+    case BinOp::Div:
+    case BinOp::Rem:
+      return 2;
+    default:
+      return 3;
+  }
+}
+
+std::string operand_text(const Expr& e, int min_precedence) {
+  std::string t = index_text(e);
+  return text_precedence(e) < min_precedence ? "(" + t + ")" : t;
+}
+
+}  // namespace
+
+std::string index_text(const Expr& e) {
+  switch (e->kind) {
+    case ExprKind::Const:
+      return constant(e->value, e->type);
+    case ExprKind::Index:
+      return e->index;
+    case ExprKind::Size:
+      return e->size.str();
+    case ExprKind::Read:
+      return read_text(*e);
+    case ExprKind::Cast:  // the language's int32(...), int64(...) conversions
+      if (!is_float(e->type) && !is_float(e->args[0]->type)) return index_text(e->args[0]);
+      return std::string(type_name(e->type)) + "(" + index_text(e->args[0]) + ")";
+    case ExprKind::Binary: {
+      const char* op = e->binop == BinOp::Add   ? " + "
+                       : e->binop == BinOp::Sub ? " - "
+                       : e->binop == BinOp::Mul ? "*"
+                       : e->binop == BinOp::Div ? " / "
+                       : e->binop == BinOp::Rem ? " % "
+                                                : nullptr;
+      if (!op) break;
+      const int p = text_precedence(e);
+      return operand_text(e->args[0], p) + op + operand_text(e->args[1], p + 1);
+    }
+    case ExprKind::Unary:
+      if (e->unop == UnOp::Neg) return "-" + operand_text(e->args[0], 3);
+      break;
+    default:
+      break;
+  }
+  return print(e);
 }
 
 std::string print(const Expr& e) {

@@ -16,5 +16,8 @@ std::string print(const Expr& e);
 /// A read as the language writes it, for messages and comments (not the IR
 /// text form): "x(b, c, 2*i + ki)", "x?(h - 1)" when guarded.
 std::string read_text(const ExprNode& read);
+/// An int64 index expression as the language writes it: "I(i, k) + kh",
+/// "i % 4" (casts between integer types left out).
+std::string index_text(const Expr& e);
 
 }  // namespace tenet::ir

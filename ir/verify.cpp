@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/affine.h"
 #include "support/error.h"
 
 namespace tenet::ir {
@@ -102,6 +103,16 @@ class Verifier {
                "read of " + e->tensor->name + " has " + std::to_string(e->indices.size()) +
                    " indices for rank " + std::to_string(e->tensor->rank()));
         VERIFY(e->type == e->tensor->type, "read type differs from tensor type in " + where);
+        VERIFY(e->computed.empty() || e->computed.size() == e->indices.size(),
+               "read of " + e->tensor->name + " has computed indices for some dimensions only");
+        for (size_t d = 0; d < e->computed.size(); ++d) {
+          if (!e->computed[d]) continue;
+          VERIFY(e->computed[d]->type == ElemType::I64,
+                 "a computed index of " + e->tensor->name + " is not int64 in " + where);
+          VERIFY(!linear_form(e->computed[d]),
+                 "a computed index of " + e->tensor->name + " is affine in " + where);
+          expr(e->computed[d], indices, scopes, where);
+        }
         for (const auto& a : e->indices) {
           std::set<std::string> seen;
           for (const auto& [name, c] : a.terms) {

@@ -176,7 +176,7 @@ class Evaluator {
 
 }  // namespace
 
-std::optional<ir::Affine> Lowerer::affine(const ast::Expr& e, StmtInfo& st) {
+std::optional<ir::Affine> Lowerer::affine(const ast::Expr& e, StmtInfo& st, bool report) {
   Evaluator ev(file(), [&](const ast::Expr& n) {
     NameMeaning m;
     auto ix = st.index_of.find(n.name);
@@ -197,6 +197,7 @@ std::optional<ir::Affine> Lowerer::affine(const ast::Expr& e, StmtInfo& st) {
   });
   std::optional<Lin> r = ev.eval(e);
   if (!r) {
+    if (!report) return std::nullopt;
     if (!ev.failure.silent) {
       Diagnostic& d = error(e.span, "index expressions must be affine in the indices");
       d.notes.push_back({ev.failure.span, ev.failure.why});

@@ -291,6 +291,7 @@ class Inference {
     for (const RangeRead& r : reads_) {
       if (r.guarded || r.conditional) continue;
       for (size_t d = 0; d < r.dims.size() && d < r.shape.size(); ++d) {
+        if (d < r.computed.size() && r.computed[d]) continue;  // checked at run time
         SizeExpr mn, mx;
         if (!bounds(r.dims[d], "", mn, mx)) continue;
         std::string idx = std::string(diags_.file().slice(r.spans[d]));

@@ -48,9 +48,13 @@ struct RangeRead {
   std::vector<ir::SizeExpr> shape;
   bool guarded = false;
   bool conditional = false;      // in a branch of select or '?:': evaluated only where taken
-  std::vector<ir::Affine> dims;  // one per index expression
-  std::vector<Span> spans;       // of each index expression
-  Span span;                     // of the whole read
+  std::vector<ir::Affine> dims;  // one per index expression (0 where computed)
+  /// Per index expression: computed (not affine: it reads an integer tensor,
+  /// divides, ...). Such an index takes part in neither inference nor the
+  /// bounds check: it is checked at run time.
+  std::vector<bool> computed;
+  std::vector<Span> spans;  // of each index expression
+  Span span;                // of the whole read
 };
 
 /// Fills lo/hi/known of every index and checks the reads (see the file

@@ -5,6 +5,7 @@
 // literal typed and every narrower integer operand cast to the wider type.
 #include <cmath>
 
+#include "ir/affine.h"
 #include "ir/builder.h"
 #include "lang/check_internal.h"
 #include "support/error.h"
@@ -245,13 +246,24 @@ Ty Lowerer::infer_access(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
   bool ok = b->ok();
   ir::ValuePtr value = b->value;  // `b` may move when affine() adds a size
   for (const auto& arg : e.args) {
-    std::optional<ir::Affine> a = affine(*arg, st);
-    if (!a) {
+    // An index that is not affine is computed: any integer expression
+    // (`I(i, k)`, `i % 4`, `int32(x(i))`), checked against the tensor at run time.
+    std::optional<ir::Affine> a = affine(*arg, st, false);
+    read.computed.push_back(!a);
+    read.spans.push_back(arg->span);
+    read.dims.push_back(a ? std::move(*a) : ir::affine_const(0));
+    if (a) continue;
+    Ty t = infer(*arg, st);
+    if (t.kind == Ty::Poison) {
       ok = false;
       continue;
     }
-    read.dims.push_back(std::move(*a));
-    read.spans.push_back(arg->span);
+    if (t.kind != Ty::Concrete || !is_int(t.type)) {
+      error(arg->span, "an index must be an integer, but " + quote(text(arg->span)) + " is " +
+                           type_word(t) +
+                           (t.is(ElemType::Bool) ? "" : "; convert it with int32(...)"));
+      ok = false;
+    }
   }
   if (!ok) return Ty::poison();
   read.shape = value->shape;
@@ -458,7 +470,15 @@ ir::Expr Lowerer::emit(const ast::Expr& e, const StmtInfo& st, ElemType want) {
       break;
     case ast::ExprKind::Access: {
       const RangeRead& read = st.reads.at(size_t(info.read));
-      r = ir::make_read(info.tensor, read.dims, read.guarded);
+      std::vector<ir::Expr> computed;
+      for (size_t d = 0; d < read.computed.size(); ++d) {
+        computed.emplace_back();
+        if (!read.computed[d]) continue;
+        computed.back() = emit(*e.args[d], st, ElemType::I64);
+        if (computed.back()->type != ElemType::I64)
+          computed.back() = ir::make_cast(computed.back(), ElemType::I64);
+      }
+      r = ir::make_read(info.tensor, read.dims, std::move(computed), read.guarded);
       break;
     }
     case ast::ExprKind::Ternary:

@@ -221,7 +221,9 @@ ExprText::Text ExprText::expr(const ir::Expr& e, bool anchor) const {
       std::string s = names_.of(e->tensor);
       if (e->indices.empty()) return {s, 7};
       s += e->guarded || guard_.count(e.get()) ? "?(" : "(";
-      for (size_t i = 0; i < e->indices.size(); ++i) s += (i ? ", " : "") + affine(e->indices[i]);
+      for (size_t i = 0; i < e->indices.size(); ++i)
+        s += (i ? ", " : "") +
+             (e->is_computed(i) ? expr(e->computed[i], false).s : affine(e->indices[i]));
       return {s + ")", 7};
     }
     case ir::ExprKind::Unary: {

@@ -78,6 +78,8 @@ struct Appearance {
       value(e->tensor);
       for (const auto& a : e->indices)
         for (const auto& [name, c] : a.terms) index(name);
+      for (const auto& c : e->computed)
+        if (c) expr(c);
     }
     if (e->kind == ir::ExprKind::Index) index(e->index);
     for (const auto& a : e->args) expr(a);

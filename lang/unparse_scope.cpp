@@ -183,6 +183,7 @@ class Replay {
       rr.guarded = r->guarded || decisions_.guard.count(r.get());
       rr.dims = r->indices;
       rr.spans.resize(r->indices.size());
+      for (size_t d = 0; d < r->indices.size(); ++d) rr.computed.push_back(r->is_computed(d));
       out.push_back(std::move(rr));
     }
     return out;
@@ -198,6 +199,7 @@ class Replay {
       if (r->guarded || decisions_.guard.count(r.get())) continue;
       const std::vector<SizeExpr>& shape = shape_.at(r->tensor.get());
       for (size_t d = 0; d < r->indices.size(); ++d) {
+        if (r->is_computed(d)) continue;
         SizeExpr mn = r->indices[d].offset, mx = r->indices[d].offset;
         bool known = true;
         for (const auto& [name, c] : r->indices[d].terms) {

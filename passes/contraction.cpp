@@ -184,7 +184,8 @@ std::optional<GemmPlan> plan_contraction(const ir::Compute& c) {
   const ir::ExprNode& x = *body.args[0];
   const ir::ExprNode& y = *body.args[1];
   for (const ir::ExprNode* r : {&x, &y})
-    if (r->kind != ir::ExprKind::Read || r->type != c.result->type) return {};
+    if (r->kind != ir::ExprKind::Read || r->type != c.result->type || r->has_computed_index())
+      return {};
   const Access xa = access_of(x), ya = access_of(y);
 
   // Out indices in the result's storage order, each with its owner.

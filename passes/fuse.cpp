@@ -243,6 +243,8 @@ Decision decide(const Block& b, size_t at, const Uses& uses) {
     if (max_or_min && multiplies(value))
       return {false, "read by the max/min reduction " + name + " (its argmax compares)", 0};
     for (const ExprNode* read : r.reads) {
+      if (read->has_computed_index())
+        return {false, "read by " + name + " through a computed index", 0};
       std::optional<int64_t> f = fan_in(s.compute, read->indices);
       if (!f) return {false, "read by " + name + " at an unbounded fan-in", 0};
       evaluations += *f;

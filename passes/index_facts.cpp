@@ -179,6 +179,7 @@ bool IndexFacts::in_bounds(const Affine& a, const SizeExpr& extent) const {
 namespace {
 
 bool all_in_bounds(const ExprNode& read, const IndexFacts& facts) {
+  if (read.has_computed_index()) return false;  // data-dependent: no fact decides it
   for (size_t d = 0; d < read.indices.size(); ++d)
     if (!facts.in_bounds(read.indices[d], read.tensor->shape[d])) return false;
   return true;

@@ -247,7 +247,10 @@ bool same_expr(const Expr& a, const Expr& b) {
           a->indices.size() != b->indices.size())
         return false;
       for (size_t i = 0; i < a->indices.size(); ++i)
-        if (!ir::identical(a->indices[i], b->indices[i])) return false;
+        if (!ir::identical(a->indices[i], b->indices[i]) ||
+            a->is_computed(i) != b->is_computed(i) ||
+            (a->is_computed(i) && !same_expr(a->computed[i], b->computed[i])))
+          return false;
       break;
     case ExprKind::Unary:
       if (a->unop != b->unop) return false;
