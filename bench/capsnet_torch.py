@@ -211,6 +211,11 @@ def lltm(x: torch.Tensor, h: torch.Tensor, cell: torch.Tensor, w: torch.Tensor,
     return new_h, new_c
 
 
+def embedding_bag(W: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+    """F.embedding_bag in mode "sum" over fixed-length bags (dense gradient)."""
+    return F.embedding_bag(tokens.long(), W, mode="sum")
+
+
 OPERATORS = {
     "conv1_relu": conv1_relu,
     "primary_caps": op_primary_caps,
@@ -221,4 +226,5 @@ OPERATORS = {
     "softmax": op_softmax,
     "masked_decoder": masked_decoder,
     "lltm": lltm,
+    "embedding_bag": embedding_bag,
 }

@@ -315,9 +315,32 @@ def lltm_workloads(batch=16, features=32, state=128):
     return out
 
 
+def embedding_workloads(vocab=10000, dim=64, batch=512, bag=20):
+    """An embedding bag (sum) of 512 bags of 20 tokens from a 10000 x 64 table:
+    the data-dependent read and its scatter-add gradient (issue 15)."""
+    outputs = [("bag", (batch, dim))]
+
+    def make(rng):
+        return {"W": uniform(rng, (vocab, dim)),
+                "tokens": rng.integers(0, vocab, size=(batch, bag)).astype(np.int32)}
+
+    out = []
+    for mode in ("forward", "vjp"):
+        out.append(Workload(
+            name="embedding_bag_%s" % ("fwd" if mode == "forward" else "fwdbwd"),
+            title="embedding bag (10000 x 64, 512 bags of 20), %s" % (
+                "forward" if mode == "forward" else "fwd+bwd"),
+            group="op", mode=mode, tn_file="bench/ops/embedding_bag.tn", tn_fn="embedding_bag",
+            torch_fn="embedding_bag", arg_names=["W", "tokens"], outputs=outputs,
+            make_inputs=make if mode == "forward" else with_cotangents(make, outputs),
+            wrt=["W"] if mode == "vjp" else [],
+            flops=batch * bag * dim * (2 if mode == "vjp" else 1)))
+    return out
+
+
 def all_workloads(op_batch=100):
     return (capsnet_workloads() + cnn_workloads() + operator_workloads(op_batch) +
-            lltm_workloads())
+            lltm_workloads() + embedding_workloads())
 
 
 def write_inputs(workload, folder, seed):

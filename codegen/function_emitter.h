@@ -110,6 +110,10 @@ class FunctionEmitter {
   void emit_col2im(Code& code, const ir::Stmt& gather, const lower::ScatterForm& scatter,
                    const Scope& scope);
 
+  /// A sum run as a scatter (lower/scatter.h), printed by cpp_scatter.cpp.
+  void emit_scatter(Code& code, const ir::Stmt& s, const lower::IndexScatter& form,
+                    const Scope& scope);
+
   const ir::Function& fn_;
   std::string symbol_;
   CppOptions options_;

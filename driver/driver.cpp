@@ -27,6 +27,7 @@ void differentiate(Compilation& c, const Request& r);
 Stage optimisation(const passes::Pass& pass);
 void find_liveness(Compilation& c, const Request& r);
 void lower_gemms(Compilation& c, const Request& r);
+void lower_scatters(Compilation& c, const Request& r);
 void plan_memory(Compilation& c, const Request& r);
 void generate_cpp(Compilation& c, const Request& r);
 
@@ -51,6 +52,8 @@ const std::vector<Stage>& stages() {
                  Form::Lowered, find_liveness});
     t.push_back({"lower_gemm", "GEMM plans -> packing, chunks and col2im (lower/gemm.h)",
                  Form::Lowered, lower_gemms});
+    t.push_back({"lower_scatter", "sums over computed-index masks -> scatters (lower/scatter.h)",
+                 Form::Lowered, lower_scatters});
     t.push_back({"plan_memory", "workspace slots, lifetimes, loop carries (lower/memory_plan.h)",
                  Form::Lowered, plan_memory});
     t.push_back({"cpp", "lowered IR -> one C++17 unit, header and source (codegen/cpp.h)",
@@ -139,6 +142,10 @@ void find_liveness(Compilation& c, const Request&) {
 void lower_gemms(Compilation& c, const Request& r) {
   for (lower::LoweredFunction& f : c.lowered->functions)
     lower::lower_gemms(f, r.cpp.pack_budget_bytes);
+}
+
+void lower_scatters(Compilation& c, const Request&) {
+  for (lower::LoweredFunction& f : c.lowered->functions) lower::lower_scatters(f);
 }
 
 void plan_memory(Compilation& c, const Request&) {

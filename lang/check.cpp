@@ -6,10 +6,10 @@
 //     not a size parameter or loop variable, and where-clause names. A bare
 //     name in an expression is, in this order: an index variable (int64), a
 //     loop variable (int64), a tensor in scope (must have rank 0), a size
-//     parameter (int64), else "unknown name". Index expressions are affine:
-//     sums of integer multiples of indices and loop variables plus a size
-//     expression (`2*y + ky`, `N - 1 - i`); anything else is "index
-//     expressions must be affine in the indices". Size parameters are the
+//     parameter (int64), else "unknown name". Index expressions are affine
+//     (sums of integer multiples of indices and loop variables plus a size
+//     expression: `2*y + ky`, `N - 1 - i`) or computed: any other integer
+//     expression (`I(i, k)`, `i % 4`), checked at run time. Size parameters are the
 //     names used as dimensions of parameters and declared outputs, plus names
 //     that appear only in where clauses (given at run time).
 //  2. SSA. Assigning to a tensor already in scope (TC's redefinition) defines

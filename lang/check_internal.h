@@ -215,9 +215,9 @@ class Lowerer {
                        const std::vector<ir::ValuePtr>& args, FunctionEnv& env);
 
   // index_expr.cpp
-  /// The affine form of an index expression; nullopt (reporting the reason
-  /// when `report`) when it has none.
-  std::optional<ir::Affine> affine(const ast::Expr& e, StmtInfo& st, bool report = true);
+  /// The affine form of an index expression; nullopt when it has none (a
+  /// computed index).
+  std::optional<ir::Affine> affine(const ast::Expr& e, StmtInfo& st);
   std::optional<ir::SizeExpr> size_expr(const ast::Expr& e, const char* context,
                                         const StmtInfo* st);
   std::optional<int64_t> loop_bound(const ast::Expr& e);

@@ -176,7 +176,7 @@ class Evaluator {
 
 }  // namespace
 
-std::optional<ir::Affine> Lowerer::affine(const ast::Expr& e, StmtInfo& st, bool report) {
+std::optional<ir::Affine> Lowerer::affine(const ast::Expr& e, StmtInfo& st) {
   Evaluator ev(file(), [&](const ast::Expr& n) {
     NameMeaning m;
     auto ix = st.index_of.find(n.name);
@@ -196,15 +196,7 @@ std::optional<ir::Affine> Lowerer::affine(const ast::Expr& e, StmtInfo& st, bool
     return m;
   });
   std::optional<Lin> r = ev.eval(e);
-  if (!r) {
-    if (!report) return std::nullopt;
-    if (!ev.failure.silent) {
-      Diagnostic& d = error(e.span, "index expressions must be affine in the indices");
-      d.notes.push_back({ev.failure.span, ev.failure.why});
-    }
-    st.poisoned = true;
-    return std::nullopt;
-  }
+  if (!r) return std::nullopt;  // a computed index (types.cpp)
   ir::Affine a;
   a.terms = std::move(r->terms);
   a.offset = r->offset;

@@ -125,8 +125,9 @@ bool Lowerer::collect_indices(StmtInfo& st) {
   if (s.value) index_names(*s.value, false, names);
   for (const ast::ExprPtr& e : s.exists) index_names(*e, false, names);
   for (const ast::Expr* n : names) {
+    // A tensor's name inside an index reads it (a computed index: x(s), s a scalar).
     if (st.index_of.count(n->name) || env_.sizes.count(n->name) || find_loop(n->name) ||
-        rejected.count(n->name))
+        rejected.count(n->name) || scopes_.find(n->name))
       continue;
     if (!add(ast::Ident{n->name, n->span}, false)) {
       rejected.insert(n->name);

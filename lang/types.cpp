@@ -248,7 +248,7 @@ Ty Lowerer::infer_access(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
   for (const auto& arg : e.args) {
     // An index that is not affine is computed: any integer expression
     // (`I(i, k)`, `i % 4`, `int32(x(i))`), checked against the tensor at run time.
-    std::optional<ir::Affine> a = affine(*arg, st, false);
+    std::optional<ir::Affine> a = affine(*arg, st);
     read.computed.push_back(!a);
     read.spans.push_back(arg->span);
     read.dims.push_back(a ? std::move(*a) : ir::affine_const(0));

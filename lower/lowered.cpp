@@ -19,6 +19,7 @@ LoweredFunction find_liveness(const ir::Function& fn) {
 LoweredFunction lower(const ir::Function& fn, int64_t pack_budget_bytes) {
   LoweredFunction lowered = find_liveness(fn);
   lower_gemms(lowered, pack_budget_bytes);
+  lower_scatters(lowered);
   plan_memory(lowered);
   return lowered;
 }
@@ -78,6 +79,23 @@ std::string print(const LoweredFunction& lowered) {
         windows += (windows.empty() ? "" : ", ") + w.out;
       os << "  the gather as col2im: a scatter of windows along " << windows << "\n";
     }
+  }
+  std::vector<std::pair<const ir::Stmt*, const IndexScatter*>> scatters;
+  std::function<void(const std::vector<ir::Stmt>&)> find = [&](const std::vector<ir::Stmt>& body) {
+    for (const ir::Stmt& s : body) {
+      if (s.kind == ir::StmtKind::Loop) find(s.loop->body);
+      if (auto it = lowered.scatters.find(&s); it != lowered.scatters.end())
+        scatters.push_back({&s, &it->second});
+    }
+  };
+  find(lowered.function->body);
+  for (const auto& [s, form] : scatters) {
+    const ir::Compute& c = s->compute;
+    std::string targets;
+    for (const ScatterTarget& t : form->targets)
+      targets += (targets.empty() ? "" : ", ") + c.out[t.dim].index + " = " + ir::print(t.index);
+    os << "scatter %" << c.result->name << ": " << targets << " per [" << index_list(c.reduce)
+       << "]" << (form->condition ? " where " + ir::print(form->condition) : "") << "\n";
   }
   const MemoryPlan& memory = lowered.memory;
   os << "workspace: " << memory.slots.size() << " slot" << (memory.slots.size() == 1 ? "" : "s")

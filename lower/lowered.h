@@ -11,6 +11,7 @@
 #include "lower/gemm.h"
 #include "lower/liveness.h"
 #include "lower/memory_plan.h"
+#include "lower/scatter.h"
 
 namespace tenet::lower {
 
@@ -21,14 +22,15 @@ struct LoweredFunction {
   const ir::Function* function = nullptr;
   Liveness liveness;
   std::map<const ir::Stmt*, GemmLowering> gemms;
+  std::map<const ir::Stmt*, IndexScatter> scatters;  // sums run as scatters (scatter.h)
   MemoryPlan memory;
 };
 
 /// Stage 1: the lowered form of `fn` with its liveness, nothing lowered yet.
 LoweredFunction find_liveness(const ir::Function& fn);
 
-/// Every stage in order: find_liveness, lower_gemms (gemm.h), plan_memory
-/// (memory_plan.h).
+/// Every stage in order: find_liveness, lower_gemms (gemm.h), lower_scatters
+/// (scatter.h), plan_memory (memory_plan.h).
 LoweredFunction lower(const ir::Function& fn, int64_t pack_budget_bytes);
 
 /// The lowered form as text (for --dump-after): each GEMM's plan, its

@@ -187,6 +187,9 @@ int cmd_emit(const std::vector<std::string>& argv) {
   a.option("o", "DIR", "output directory");
   a.option("fn", "NAME", "emit only this function (default: every function)");
   a.flag("no-openmp", "emit serial code");
+  a.flag("no-index-checks",
+         "release code: no run-time check of computed indices (data-dependent reads); one "
+         "out of range then reads outside its tensor");
   a.flag("overwrite", "replace the files of a project already in DIR");
   add_common_options(a);
   if (!a.parse(argv)) return 0;
@@ -200,6 +203,7 @@ int cmd_emit(const std::vector<std::string>& argv) {
   for (const std::string& name : fns) r.functions.push_back({name, std::nullopt});
   r.emit_cpp = true;
   r.cpp.openmp = !a.is_set("no-openmp");
+  r.cpp.index_checks = !a.is_set("no-index-checks");
   const driver::Compilation p = driver::compile(r, front);
   codegen::emit_project(*p.cpp, p.optimised.functions.front(), a.get("o"), a.is_set("overwrite"));
   std::cout << "wrote " << a.get("o") << " (" << fns.size() << " function"

@@ -107,6 +107,12 @@ const std::vector<ZooCase>& zoo_table() {
       row("tc_ternary", {{"N", 3}, {"D", 4}}, vjp()),
       row("tc_promotion", {{"N", 3}, {"D", 4}}, vjp(), {}, /*int_hi=*/5),
       row("tc_math", {{"N", 6}}, vjp(), {{"x", -0.9, 0.9}, {"p", 0.5, 2}}),
+      // Data-dependent reads: integer inputs in [0, 4) index every table in
+      // bounds (off + kh < R); P's truncation has no gradient and finite
+      // differences across an integer would see a jump, so P is not checked.
+      row("tc_gather", {{"V", 5}, {"J", 3}, {"N", 3}, {"K", 2}, {"R", 6}},
+          {{"LUT", "W", "s", "X", "taps", "A"}, "", true}, {{"P", 0.1, 4.9}}, /*int_hi=*/4),
+      row("tc_index_math", {{"M", 3}, {"Z", 5}}, vjp()),
   };
   return table;
 }

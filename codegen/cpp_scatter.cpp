@@ -1,0 +1,109 @@
+// Sums run as scatters (lower/scatter.h): the result starts from init (or 0),
+// then every contribution adds into the element its computed index selects.
+// Threads split the first free out index into blocks of columns; each thread
+// walks every contribution, in the reduce indices' order, for its own
+// columns, so every element sums its terms in the loop nest's order.
+#include "codegen/function_emitter.h"
+#include "ir/affine.h"
+#include "ir/printer.h"
+
+namespace tenet::codegen::detail {
+
+namespace {
+
+/// Columns of the first free out index per block of a scatter's work: two
+/// cache lines of floats, so that a block's rows are whole lines.
+constexpr int64_t kScatterBlock = 32;
+
+std::string for_loop(const std::string& var, const std::string& lo, const std::string& hi) {
+  return "for (int64_t " + var + " = " + lo + "; " + var + " < " + hi + "; ++" + var + ")";
+}
+
+}  // namespace
+
+void FunctionEmitter::emit_scatter(Code& code, const ir::Stmt& s, const lower::IndexScatter& form,
+                                   const Scope& scope) {
+  const ir::Compute& c = s.compute;
+  const TensorAccess& result = access(c.result);
+  code.comment(comment_text(s));
+  std::string order;
+  for (const ir::Dim& d : c.reduce) order += (order.empty() ? "" : ", ") + d.index;
+  code.note("As a scatter: each term adds into the element its index selects; every element "
+            "sums its terms in the order of " +
+            order + ", on any number of threads.");
+  Namer local = statement_namer(c, scope);
+  Scope inner = scope;
+  inner.statement = c.result->name;
+
+  // The start: init, or 0.
+  std::vector<std::string> out_vars;
+  for (const ir::Dim& d : c.out) {
+    out_vars.push_back(local.take(d.index));
+    inner.bind(d.index, out_vars.back(), d.lo, d.hi);
+  }
+  const std::vector<ir::Affine> position = ir::plain_indices(c.out);
+  const std::string target = result.pointer + "[" + flat_offset(result, position, inner) + "]";
+  std::string start = reduce_identity(c.op, c.result->type);
+  if (c.init) {
+    const TensorAccess& init = access(c.init);
+    start = init.pointer + "[" + flat_offset(init, position, inner) + "]";
+  }
+  std::string count;
+  for (size_t d = 0; d < c.out.size(); ++d) count += (d ? " * " : "") + result.dims[d];
+  code.line("#pragma omp parallel for if (" + count +
+            " >= " + std::to_string(options_.parallel_min_work) + ")");
+  for (size_t d = 0; d < c.out.size(); ++d)
+    code.open(for_loop(out_vars[d], "0", result.dims[d]));
+  code.line(target + " = " + start + ";");
+  for (size_t d = 0; d < c.out.size(); ++d) code.close();
+
+  // The contributions.
+  std::string work;
+  for (const ir::Dim& d : c.reduce)
+    work += (work.empty() ? "" : " * ") +
+            wrap(size_to_c(d.hi - d.lo, size_names_), kPrecMultiplicative + 1);
+  for (size_t d : form.free) work += " * " + result.dims[d];
+  const bool blocked = !form.free.empty();
+  std::string block;
+  if (blocked) {
+    const size_t first = form.free[0];
+    block = local.take(c.out[first].index + "_block");
+    code.line("#pragma omp parallel for if (" + work +
+              " >= " + std::to_string(options_.parallel_min_work) + ")");
+    code.open("for (int64_t " + block + " = 0; " + block + " < " + result.dims[first] + "; " +
+              block + " += " + std::to_string(kScatterBlock) + ")");
+  }
+  std::vector<std::string> reduce_vars;
+  for (const ir::Dim& d : c.reduce) {
+    reduce_vars.push_back(local.take(d.index));
+    inner.bind(d.index, reduce_vars.back(), d.lo, d.hi);
+    code.open(for_loop(reduce_vars.back(), size_to_c(d.lo, size_names_).text,
+                       size_to_c(d.hi, size_names_).text));
+  }
+  for (const lower::ScatterTarget& t : form.targets) {
+    const std::string& var = out_vars[t.dim];
+    code.line("const int64_t " + var + " = " + emit_expr(t.index, inner).text + ";");
+    code.line("if (!tenet::in_bounds(" + var + ", " + result.dims[t.dim] +
+              ")) continue;  // no element: the mask never holds");
+  }
+  for (size_t k = 0; k < form.free.size(); ++k) {
+    const size_t d = form.free[k];
+    if (k == 0)
+      code.open("for (int64_t " + out_vars[d] + " = " + block + "; " + out_vars[d] +
+                " < std::min<int64_t>(" + block + " + " + std::to_string(kScatterBlock) + ", " +
+                result.dims[d] + "); ++" + out_vars[d] + ")");
+    else
+      code.open(for_loop(out_vars[d], "0", result.dims[d]));
+  }
+  const std::string step = reduce_step(c.op, c.result->type, target, emit_expr(form.value, inner));
+  if (form.condition) {
+    code.line("if (" + emit_expr(form.condition, inner).text + ")");
+    code.line("  " + step);
+  } else {
+    code.line(step);
+  }
+  for (size_t k = 0; k < form.free.size() + c.reduce.size(); ++k) code.close();
+  if (blocked) code.close();
+}
+
+}  // namespace tenet::codegen::detail

@@ -1,0 +1,59 @@
+/// \file
+/// The scatter decision (stage lower_scatter): whether a sum runs over its
+/// contributions instead of over its result's elements.
+///
+/// The gradient of a read through a computed index, R(I(b, l), d), is a sum
+/// that masks each contribution with the equality the read's index makes
+/// (ad/gather.h):
+///
+///     d_R(v, d) +=! select(v == I(b, l) && rest, value, 0)      (sum over b, l)
+///
+/// As a loop nest that costs |R| times the contributions. Each contribution
+/// has exactly one target element, so this runs it as a scatter: d_R = init
+/// (or 0), then for the reduce indices in order, v = I(b, l) (skipped when
+/// outside [0, V), where the mask never holds), and for every free out index
+/// (d) where `rest` holds, d_R(v, d) += value. Every element receives its
+/// terms in the order of the reduce indices, exactly as the sum adds them,
+/// so the result is the loop nest's bit for bit, whatever the number of
+/// threads: threads split the first free out index only (blocks of columns,
+/// each thread walking all contributions for its own columns); a scatter
+/// with no free out index runs on one thread.
+///
+/// Recognised: a Sum with reduce indices whose body is select(cond, value, 0)
+/// where a conjunct of cond is `y == E` for an out index y and an int64 E
+/// that reads a tensor and mentions no scattered out index. The other
+/// statements keep their loop nests (an affine mask such as x(2*i)'s is
+/// left to the masked gather: its cost is documented in ad/README.md).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace tenet::lower {
+
+struct LoweredFunction;
+
+/// An out dimension whose index a contribution computes.
+struct ScatterTarget {
+  size_t dim = 0;    // of the result
+  ir::Expr index;    // its value (int64) at a contribution, free of scattered indices
+};
+
+/// The scatter form of a statement.
+struct IndexScatter {
+  std::vector<ScatterTarget> targets;  // in the result's dimension order
+  std::vector<size_t> free;            // the other out dimensions, in order
+  ir::Expr condition;                  // the rest of the mask; null when none
+  ir::Expr value;                      // one contribution (may read the scattered indices)
+};
+
+/// The scatter form of `c`, or nullopt when it has none.
+std::optional<IndexScatter> index_scatter(const ir::Compute& c);
+
+/// Stage lower_scatter: finds the scatter form of every live statement that
+/// has one and no GEMM lowering (LoweredFunction::scatters).
+void lower_scatters(LoweredFunction& f);
+
+}  // namespace tenet::lower
