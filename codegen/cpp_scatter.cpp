@@ -28,9 +28,10 @@ void FunctionEmitter::emit_scatter(Code& code, const ir::Stmt& s, const lower::I
   code.comment(comment_text(s));
   std::string order;
   for (const ir::Dim& d : c.reduce) order += (order.empty() ? "" : ", ") + d.index;
-  code.note("As a scatter: each term adds into the element its index selects; every element "
-            "sums its terms in the order of " +
-            order + ", on any number of threads.");
+  code.note(
+      "As a scatter: each term adds into the element its index selects; every element "
+      "sums its terms in the order of " +
+      order + ", on any number of threads.");
   Namer local = statement_namer(c, scope);
   Scope inner = scope;
   inner.statement = c.result->name;
@@ -52,8 +53,7 @@ void FunctionEmitter::emit_scatter(Code& code, const ir::Stmt& s, const lower::I
   for (size_t d = 0; d < c.out.size(); ++d) count += (d ? " * " : "") + result.dims[d];
   code.line("#pragma omp parallel for if (" + count +
             " >= " + std::to_string(options_.parallel_min_work) + ")");
-  for (size_t d = 0; d < c.out.size(); ++d)
-    code.open(for_loop(out_vars[d], "0", result.dims[d]));
+  for (size_t d = 0; d < c.out.size(); ++d) code.open(for_loop(out_vars[d], "0", result.dims[d]));
   code.line(target + " = " + start + ";");
   for (size_t d = 0; d < c.out.size(); ++d) code.close();
 

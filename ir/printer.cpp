@@ -388,8 +388,12 @@ std::string operand_text(const Expr& e, int min_precedence) {
 
 std::string index_text(const Expr& e) {
   switch (e->kind) {
-    case ExprKind::Const:
-      return constant(e->value, e->type);
+    case ExprKind::Const: {
+      if (!is_float(e->type)) return std::to_string(int64_t(e->value));
+      std::ostringstream os;
+      os << e->value;  // 6 significant digits: for messages
+      return os.str();
+    }
     case ExprKind::Index:
       return e->index;
     case ExprKind::Size:

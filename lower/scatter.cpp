@@ -84,16 +84,15 @@ std::optional<IndexScatter> index_scatter(const ir::Compute& c) {
   }
   for (size_t t = 0; t < terms.size(); ++t)
     if (!used[t])
-      out.condition = out.condition ? ir::make_binary(ir::BinOp::And, out.condition, terms[t])
-                                    : terms[t];
+      out.condition =
+          out.condition ? ir::make_binary(ir::BinOp::And, out.condition, terms[t]) : terms[t];
   out.value = body->args[1];
   return out;
 }
 
 void lower_scatters(LoweredFunction& f) {
   ir::for_each_stmt(f.function->body, [&](const ir::Stmt& s) {
-    if (s.kind != ir::StmtKind::Compute || f.gemms.count(&s) || !f.liveness.live(s.compute))
-      return;
+    if (s.kind != ir::StmtKind::Compute || f.gemms.count(&s) || !f.liveness.live(s.compute)) return;
     if (auto form = index_scatter(s.compute)) f.scatters.emplace(&s, std::move(*form));
   });
 }

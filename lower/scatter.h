@@ -37,8 +37,8 @@ struct LoweredFunction;
 
 /// An out dimension whose index a contribution computes.
 struct ScatterTarget {
-  size_t dim = 0;    // of the result
-  ir::Expr index;    // its value (int64) at a contribution, free of scattered indices
+  size_t dim = 0;  // of the result
+  ir::Expr index;  // its value (int64) at a contribution, free of scattered indices
 };
 
 /// The scatter form of a statement.

@@ -52,10 +52,10 @@ TEST(Driver, ListsTheStagesInOrder) {
   EXPECT_EQ(stage_list(),
             (std::vector<std::string>{"parse", "check", "retype", "ad", "simplify", "dce", "hoist",
                                       "index_split", "contraction", "fuse", "schedule", "liveness",
-                                      "lower_gemm", "plan_memory", "cpp"}));
+                                      "lower_gemm", "lower_scatter", "plan_memory", "cpp"}));
   EXPECT_EQ(stage_names(),
             "parse, check, retype, ad, simplify, dce, hoist, index_split, contraction, fuse, "
-            "schedule, liveness, lower_gemm, plan_memory, cpp");
+            "schedule, liveness, lower_gemm, lower_scatter, plan_memory, cpp");
 }
 
 // --dump-after=all: one section per stage; the source's and the C++'s are
@@ -105,7 +105,7 @@ TEST(Driver, DumpsAfterEveryStage) {
 TEST(Driver, UnknownStageNamesAreUsageErrors) {
   const std::string listed =
       " (stages: parse, check, retype, ad, simplify, dce, hoist, index_split, contraction, fuse, "
-      "schedule, liveness, lower_gemm, plan_memory, cpp)";
+      "schedule, liveness, lower_gemm, lower_scatter, plan_memory, cpp)";
   Request r = request();
   r.dump_after = {"simplfy"};
   try {

@@ -34,14 +34,19 @@ TEST(CheckNames, BareNamesResolveInOrder) {
   EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = N(i)\n}", "'N' is not a tensor");
 }
 
-TEST(CheckNames, IndexExpressionsMustBeAffine) {
+// An index that is not affine is computed: it must be an integer, and gives
+// no range to the indices in it.
+TEST(CheckNames, NonAffineIndicesAreComputed) {
   EXPECT_ERROR("def f(float(N) x, float(N) k) -> (y) {\n  y(i) = x(k(i))\n}",
-               "'k(i)' reads the tensor 'k'");
-  EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = x(i / 2)\n}", "'i / 2' divides an index");
+               "an index must be an integer, but 'k(i)' is float32");
+  EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = x(i / 2)\n}",
+               "cannot infer the range of index 'i'");
   EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = x(N * i)\n}",
-               "multiplies an index by a size, not by a constant");
+               "cannot infer the range of index 'i'");
   EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = x(i + 1.5) where i in 0:2\n}",
-               "'1.5' is not an integer");
+               "an index must be an integer, but 'i + 1.5' is float");
+  check_ok("def f(float(N) x, int32(N) k) -> (y) {\n  y(i) = x(k(i)) + x(i / 2) + x(N * i)\n}");
+  check_ok("def f(float(N) x, int8 s) -> (y) {\n  y(i) = x(i) * x(s)\n}");
   check_ok("def f(float(N) x) -> (y) {\n  y(i) = x(N - 1 - (i + 0) * 1) + x(-(-i))\n}");
   check_ok("def f(float(N) x) -> (y) {\n  y(i) = x(i + N / 2) where i in 0:N / 2\n}");
 }

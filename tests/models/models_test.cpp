@@ -67,6 +67,7 @@ const ModelCase kCases[] = {
     {"models/routing.tn", "routing", {{"B", 2}, {"I", 12}, {"J", 10}, {"E", 16}}, {}},
     {"models/mlp.tn", "mlp", {{"B", 3}}, tenet::testing::kMlpScales},
     {"models/mnist_cnn.tn", "mnist_cnn", {{"B", 2}}, tenet::testing::kMnistCnnScales},
+    {"models/embedding_bag.tn", "embedding_bag", {{"B", 3}}, tenet::testing::kEmbeddingBagScales},
     {"models/capsnet.tn", "capsnet", {{"B", 2}}, kCapsnetScales},
     {"models/capsnet.tn", "capsnet_eval", {{"B", 2}}, kCapsnetScales},
 };
