@@ -182,6 +182,33 @@ TEST_F(GradCli, CompiledGradientsAreDeterministic) {
   }
 }
 
+// The scatter-add gradients of data-dependent reads (lower/scatter.h),
+// large enough to run in parallel, with many contributions per element
+// (indices in [0, 10)): bitwise the same for 1 and 2 threads.
+TEST_F(GradCli, ScatterGradientsAreTheSameAtAnyThreadCount) {
+  const std::string args =
+      "run models/zoo/tc_gather.tn --grad --vjp --backend cpp --seed 5 "
+      "--sizes V=12,J=70,N=400,K=8,R=16 --save ";
+  const char* names[] = {"d_LUT", "d_W", "d_s", "d_X", "d_taps", "d_A"};
+  std::string first;
+  for (const char* env : {"OMP_NUM_THREADS=1", "OMP_NUM_THREADS=2"}) {
+    SCOPED_TRACE(env);
+    fs::path out = dir_ / (std::string("run") + env[16]);
+    CommandResult r = run_in_source(args + out.string(), env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::string bytes;
+    for (const char* n : names) {
+      std::string b = read_file((out / (std::string(n) + ".npy")).string());
+      EXPECT_GT(b.size(), 128u) << n;
+      bytes += b;
+    }
+    if (first.empty())
+      first = bytes;
+    else
+      EXPECT_TRUE(bytes == first) << "2 threads differ from 1";
+  }
+}
+
 TEST_F(GradCli, GradcheckPasses) {
   CommandResult r =
       run_in_source("gradcheck tests/cli/data/conv_loss.tn --sizes B=2,C=2,H=6,W=5,O=3,K=3");
