@@ -235,6 +235,8 @@ bool computed_in_range(const ir::Expr& index, const ir::SizeExpr& extent, const 
 
 /// A computed index as C++: checked at run time unless that is off or proven needless.
 CExpr computed_index(const ir::ExprNode& e, size_t d, const TensorAccess& t, const Scope& scope) {
+  if (auto it = scope.hoisted.find({&e, d}); it != scope.hoisted.end())
+    return CExpr{it->second, kPrecPrimary};
   CExpr value = emit_expr(e.computed[d], scope);
   if (!scope.check_indices || e.guarded ||
       computed_in_range(e.computed[d], e.tensor->shape[d], scope))
@@ -246,7 +248,8 @@ CExpr computed_index(const ir::ExprNode& e, size_t d, const TensorAccess& t, con
   for (const auto& [order, name] : in_scope) {
     if (name.find(' ') != std::string::npos) continue;  // not an IR index (a window)
     names += (names.empty() ? "" : ", ") + name;
-    values += ", " + scope.indices.at(name).name;
+    auto first = scope.not_open.find(name);
+    values += ", " + (first != scope.not_open.end() ? first->second : scope.indices.at(name).name);
   }
   const std::string site = "tenet::IndexSite{" + c_string_literal(ir::index_text(e.computed[d])) +
                            ", " + c_string_literal(ir::read_text(e)) + ", " +
@@ -256,6 +259,16 @@ CExpr computed_index(const ir::ExprNode& e, size_t d, const TensorAccess& t, con
                    site + values + ")",
                kPrecPrimary};
 }
+
+}  // namespace
+
+CExpr computed_index_to_c(const ir::ExprNode& read, size_t d, const Scope& scope) {
+  auto it = scope.tensors->find(read.tensor.get());
+  TENET_ASSERT(it != scope.tensors->end(), "read of " << read.tensor->name << " has no storage");
+  return computed_index(read, d, it->second, scope);
+}
+
+namespace {
 
 CExpr read(const ir::ExprNode& e, const Scope& scope) {
   auto it = scope.tensors->find(e.tensor.get());

@@ -40,6 +40,12 @@ struct Scope {
   bool check_indices = false;
   std::string statement;
   int next_order = 0;
+  /// Computed indices already evaluated (and checked) in a local variable,
+  /// outside loops they do not depend on: the read's node and dimension.
+  std::map<std::pair<const ir::ExprNode*, size_t>, std::string> hoisted;
+  /// Indices whose loops are not open where a hoisted index is checked: the
+  /// value a message gives them (their first, where the failure shows first).
+  std::map<std::string, std::string> not_open;
 
   /// Puts an index in scope, inside those already there.
   void bind(const std::string& ir_name, const std::string& c_name, const ir::SizeExpr& lo,
@@ -50,6 +56,9 @@ struct Scope {
 
 /// The C++ name of the per-call record of out-of-range computed indices.
 inline constexpr const char* kIndexFault = "index_fault";
+
+/// Computed index `d` of `read` as C++, checked at run time as the Scope asks.
+CExpr computed_index_to_c(const ir::ExprNode& read, size_t d, const Scope& scope);
 
 /// Whether `e` reads through a computed index that generated code checks at
 /// run time (when `check` is on and no proof makes the check unneeded).

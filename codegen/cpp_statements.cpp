@@ -126,6 +126,37 @@ void FunctionEmitter::check_nonempty_dims(Code& code, const ir::Compute& c) cons
   });
 }
 
+void FunctionEmitter::hoist_computed_indices(Code& code, const ir::Expr& body, const ir::Compute& c,
+                                             const std::vector<size_t>& inner_dims, Namer& local,
+                                             Scope& scope) const {
+  // A gather's row (W(I(b, l), d) with d inner) is found and checked once
+  // per row, not per element: the inner loop stays a plain, vectorisable copy.
+  std::set<std::string> inner_names;
+  for (size_t d : inner_dims) {
+    inner_names.insert(c.out[d].index);
+    scope.not_open[c.out[d].index] = size_to_c(c.out[d].lo, size_names_).text;
+  }
+  ir::for_each_node(body, [&](const ir::Expr& e) {
+    if (e->kind != ir::ExprKind::Read) return;
+    for (size_t d = 0; d < e->computed.size(); ++d) {
+      if (!e->computed[d] || scope.hoisted.count({e.get(), d})) continue;
+      const bool varies = ir::any_node(e->computed[d], [&](const ir::Expr& x) {
+        if (x->kind == ir::ExprKind::Index) return inner_names.count(x->index) > 0;
+        if (x->kind != ir::ExprKind::Read) return false;
+        for (const ir::Affine& a : x->indices)
+          for (const auto& [name, coef] : a.terms)
+            if (inner_names.count(name)) return true;
+        return false;
+      });
+      if (varies) continue;
+      const std::string var = local.take("at_" + e->tensor->name);
+      code.line("const int64_t " + var + " = " + computed_index_to_c(*e, d, scope).text + ";");
+      scope.hoisted[{e.get(), d}] = var;
+    }
+  });
+  scope.not_open.clear();
+}
+
 bool FunctionEmitter::checks_indices() const {
   bool any = false;
   ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
@@ -387,6 +418,7 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
     code.line(target + " = " + start + ";");
     close_n(schedule.inner.size());
     open_reduce();
+    hoist_computed_indices(code, m.guard.body, c, schedule.inner, local, inner);
     open_out(schedule.inner, 0);
     code.line(reduce_step(c.op, c.result->type, target, emit_expr(m.guard.body, inner)));
     close_n(schedule.inner.size() + c.reduce.size());

@@ -79,6 +79,11 @@ class FunctionEmitter {
   /// Before a statement with checked computed indices: fails when one reads
   /// an empty dimension (runtime/tenet_index.h's checks read element 0).
   void check_nonempty_dims(Code& code, const ir::Compute& c) const;
+  /// Evaluates the computed indices of `body` that no index of `inner_dims`
+  /// changes into locals, before those loops open (Scope::hoisted).
+  void hoist_computed_indices(Code& code, const ir::Expr& body, const ir::Compute& c,
+                              const std::vector<size_t>& inner_dims, Namer& local,
+                              Scope& scope) const;
 
   static std::string comment_text(const ir::Stmt& s);
 

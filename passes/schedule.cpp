@@ -64,6 +64,18 @@ bool contiguous_block(const Value& tensor, const std::vector<Affine>& indices,
   return true;
 }
 
+/// Whether a computed index of `read` varies with `index` (a data-dependent
+/// position: no stride at all).
+bool computed_varies_with(const ExprNode& read, const std::string& index) {
+  for (const Expr& c : read.computed)
+    if (c && any_node(c, [&](const Expr& x) {
+          if (x->kind == ExprKind::Index) return x->index == index;
+          return x->kind == ExprKind::Read && !dims_mentioning(x->indices, index).empty();
+        }))
+      return true;
+  return false;
+}
+
 /// The out indices a reduction should accumulate in place, inside its reduce
 /// loops (a suffix of its out indices; empty to keep the default order).
 std::vector<std::string> inner_block(const Compute& c) {
@@ -72,7 +84,9 @@ std::vector<std::string> inner_block(const Compute& c) {
   const std::vector<Expr> reads = reads_of(c.body);
   const std::string& last = c.reduce.back().index;
   const bool strided = std::any_of(reads.begin(), reads.end(), [&](const Expr& r) {
-    return !dims_mentioning(r->indices, last).empty() && !unit_stride(*r->tensor, r->indices, last);
+    return (!dims_mentioning(r->indices, last).empty() &&
+            !unit_stride(*r->tensor, r->indices, last)) ||
+           computed_varies_with(*r, last);
   });
   if (!strided) return {};
   const std::vector<Affine> at_out = plain_indices(c.out);
