@@ -3,6 +3,9 @@
 // Threads split the first free out index into blocks of columns; each thread
 // walks every contribution, in the reduce indices' order, for its own
 // columns, so every element sums its terms in the loop nest's order.
+#include <map>
+#include <optional>
+
 #include "codegen/function_emitter.h"
 #include "ir/affine.h"
 #include "ir/printer.h"
@@ -21,9 +24,22 @@ std::string for_loop(const std::string& var, const std::string& lo, const std::s
 
 }  // namespace
 
-void FunctionEmitter::emit_scatter(Code& code, const ir::Stmt& s, const lower::IndexScatter& form,
-                                   const Scope& scope) {
+void FunctionEmitter::emit_scatter(Code& code, const ir::Stmt& s,
+                                   const lower::IndexScatter& lowered, const Scope& scope) {
   const ir::Compute& c = s.compute;
+  // Reduce loops narrowed by the mask's other conditions where they can be
+  // (a ragged range: k in start(b):end(b)), as for any reduction.
+  std::vector<std::string> loop_order;
+  std::map<std::string, IndexInfo> ranges = scope.indices;
+  for (const ir::Dim& d : c.reduce) loop_order.push_back(d.index);
+  for (size_t d : lowered.free) loop_order.push_back(c.out[d].index);
+  for (const auto* dims : {&c.out, &c.reduce})
+    for (const ir::Dim& d : *dims) ranges[d.index] = IndexInfo{d.index, d.lo, d.hi};
+  const GuardBounds guard = infer_guard_bounds(c, loop_order, ranges);
+  ir::Compute narrowed = c;
+  narrowed.body = guard.body;
+  const std::optional<lower::IndexScatter> rest = lower::index_scatter(narrowed);
+  const lower::IndexScatter& form = rest ? *rest : lowered;
   const TensorAccess& result = access(c.result);
   code.comment(comment_text(s));
   std::string order;
@@ -74,11 +90,18 @@ void FunctionEmitter::emit_scatter(Code& code, const ir::Stmt& s, const lower::I
               block + " += " + std::to_string(kScatterBlock) + ")");
   }
   std::vector<std::string> reduce_vars;
-  for (const ir::Dim& d : c.reduce) {
+  for (size_t r = 0; r < c.reduce.size(); ++r) {
+    const ir::Dim& d = c.reduce[r];
     reduce_vars.push_back(local.take(d.index));
     inner.bind(d.index, reduce_vars.back(), d.lo, d.hi);
-    code.open(for_loop(reduce_vars.back(), size_to_c(d.lo, size_names_).text,
-                       size_to_c(d.hi, size_names_).text));
+    const ReduceRange& range = rest ? guard.reduce[r] : ReduceRange{};
+    if (range.narrowed())
+      code.open("for (int64_t " + reduce_vars.back() + " = " + loop_start(d, range, inner).text +
+                "; " + reduce_vars.back() + " < " + loop_end(d, range, inner).text + "; ++" +
+                reduce_vars.back() + ")");
+    else
+      code.open(for_loop(reduce_vars.back(), size_to_c(d.lo, size_names_).text,
+                         size_to_c(d.hi, size_names_).text));
   }
   for (const lower::ScatterTarget& t : form.targets) {
     const std::string& var = out_vars[t.dim];

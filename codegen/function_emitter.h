@@ -116,7 +116,7 @@ class FunctionEmitter {
                    const Scope& scope);
 
   /// A sum run as a scatter (lower/scatter.h), printed by cpp_scatter.cpp.
-  void emit_scatter(Code& code, const ir::Stmt& s, const lower::IndexScatter& form,
+  void emit_scatter(Code& code, const ir::Stmt& s, const lower::IndexScatter& lowered,
                     const Scope& scope);
 
   const ir::Function& fn_;

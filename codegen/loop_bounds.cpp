@@ -119,7 +119,59 @@ class Narrower {
 
   bool bound(const ir::Expr& condition) {
     auto f = ir::nonnegative_form(condition);
-    return f && bound(*f);
+    if (f) return bound(*f);
+    return data_bound(condition);
+  }
+
+  /// `r op E` (or `E op r`) for a reduce index r and an int64 E of indices
+  /// bound outside r's loop: a data-dependent first or end of r's loop.
+  bool data_bound(const ir::Expr& cmp) {
+    if (cmp->kind != ir::ExprKind::Binary) return false;
+    ir::BinOp op = cmp->binop;
+    if (op != ir::BinOp::Lt && op != ir::BinOp::Le && op != ir::BinOp::Gt && op != ir::BinOp::Ge)
+      return false;
+    ir::Expr r = cmp->args[0], e = cmp->args[1];
+    if (r->kind != ir::ExprKind::Index) {
+      std::swap(r, e);
+      op = op == ir::BinOp::Lt   ? ir::BinOp::Gt
+           : op == ir::BinOp::Le ? ir::BinOp::Ge
+           : op == ir::BinOp::Gt ? ir::BinOp::Lt
+                                 : ir::BinOp::Le;
+    }
+    if (r->kind != ir::ExprKind::Index || e->type != ElemType::I64) return false;
+    auto at = reduce_at_.find(r->index);
+    if (at == reduce_at_.end()) return false;
+    const int position = position_.at(r->index);
+    const bool outer_only = !ir::any_node(e, [&](const ir::Expr& x) {
+      auto inside = [&](const std::string& index) {
+        auto it = position_.find(index);
+        return it != position_.end() && it->second >= position;
+      };
+      if (x->kind == ir::ExprKind::Index) return inside(x->index);
+      if (x->kind != ir::ExprKind::Read) return false;
+      for (const ir::Affine& a : x->indices)
+        for (const auto& [index, coef] : a.terms)
+          if (inside(index)) return true;
+      return false;
+    });
+    if (!outer_only) return false;
+    const ir::Expr one = ir::make_const(1, ElemType::I64);
+    ReduceRange& range = out_.reduce[at->second];
+    switch (op) {
+      case ir::BinOp::Ge:  // r >= e
+        range.first.push_back(e);
+        break;
+      case ir::BinOp::Gt:
+        range.first.push_back(ir::make_binary(ir::BinOp::Add, e, one));
+        break;
+      case ir::BinOp::Lt:  // r < e
+        range.end.push_back(e);
+        break;
+      default:  // r <= e
+        range.end.push_back(ir::make_binary(ir::BinOp::Add, e, one));
+        break;
+    }
+    return true;
   }
 
   /// Makes `f >= 0` a bound of its innermost index's loop, if that is a reduce loop.
@@ -180,6 +232,7 @@ CExpr loop_start(const ir::Dim& d, const ReduceRange& range, const Scope& scope)
                                                std::to_string(b.divisor) + ")",
                                            kPrecPrimary});
   }
+  for (const ir::Expr& e : range.first) terms.push_back(emit_expr(e, scope));
   return nested("std::max<int64_t>", terms);
 }
 
@@ -203,6 +256,7 @@ CExpr loop_end(const ir::Dim& d, const ReduceRange& range, const Scope& scope) {
         CExpr{"tenet::floordiv<int64_t>(" + n.text + ", " + std::to_string(b.divisor) + ") + 1",
               kPrecAdditive});
   }
+  for (const ir::Expr& e : range.end) terms.push_back(emit_expr(e, scope));
   return nested("std::min<int64_t>", terms);
 }
 

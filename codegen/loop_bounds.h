@@ -12,7 +12,9 @@
 /// index of `rest` is bound by a loop outside r's, becomes a bound of r's
 /// loop (r >= ceil(-rest / a) for a > 0, r <= floor(rest / -a) for a < 0)
 /// instead of a test in every iteration (a read whose every test became a
-/// bound is emitted plain).
+/// bound is emitted plain). So does a comparison of r with an int64
+/// expression of outer indices that reads tensors (`k >= start(b)`, a
+/// data-dependent where clause): the loop runs from max(lo, start(b)).
 ///
 /// Internal to codegen/. Expects: a verified Compute, the order of its loops
 /// and the ranges of every index in scope. Guarantees: the narrowed loops
@@ -49,7 +51,12 @@ struct LoopBound {
 /// The bounds a reduce index's loop gets on top of its own range.
 struct ReduceRange {
   std::vector<LoopBound> lower, upper;
-  bool narrowed() const { return !lower.empty() || !upper.empty(); }
+  /// Data-dependent bounds (a where clause read from a tensor, `k in
+  /// start(b):end(b)`): r >= first, r < end, int64 expressions of outer indices.
+  std::vector<ir::Expr> first, end;
+  bool narrowed() const {
+    return !lower.empty() || !upper.empty() || !first.empty() || !end.empty();
+  }
 };
 
 struct GuardBounds {

@@ -123,7 +123,15 @@ struct StmtInfo {
   std::vector<RangeRead> reads;         // unguarded and guarded reads, in order
   std::unordered_map<const ast::Expr*, NodeInfo> nodes;
   bool poisoned = false;  // an error was reported, or a poisoned tensor was read
-  int in_branch = 0;      // > 0 while typing a branch of select or '?:'
+  /// `where k in lo:hi` whose bounds read tensors (a ragged range): k's range
+  /// comes from elsewhere, and the body is masked with lo <= k < hi.
+  struct DataBound {
+    std::string index;  // IR name
+    const ast::Expr* lo;
+    const ast::Expr* hi;
+  };
+  std::vector<DataBound> data_bounds;
+  int in_branch = 0;  // > 0 while typing a branch of select or '?:'
 };
 
 class ModuleChecker;
@@ -189,6 +197,8 @@ class Lowerer {
   void for_loop(const ast::Stmt& s, const LaterNames& later);
   bool collect_indices(StmtInfo& st);
   bool where_clauses(StmtInfo& st);
+  /// A where clause whose bounds read tensors (StmtInfo::data_bounds).
+  bool data_bound(StmtInfo& st, const ast::RangeClause& w, const RangeIndex& ix);
   ir::ValuePtr emit_assign(StmtInfo& st, const Binding* existing, ElemType type);
   std::optional<ElemType> result_type(const StmtInfo& st, const Binding* existing,
                                       const ast::Output* declared);
@@ -226,6 +236,8 @@ class Lowerer {
   Ty infer(const ast::Expr& e, StmtInfo& st);
   Ty infer_name(const ast::Expr& e, StmtInfo& st, NodeInfo& info);
   Ty infer_access(const ast::Expr& e, StmtInfo& st, NodeInfo& info);
+  /// True when `e` (of type `t`) is an integer; else reports "<what> must be an integer".
+  bool integer(const ast::Expr& e, Ty t, const char* what);
   Ty infer_builtin(const ast::Expr& e, StmtInfo& st, NodeInfo& info);
   Ty infer_select(const ast::Expr& e, StmtInfo& st);
   Ty infer_binary(const ast::Expr& e, StmtInfo& st, NodeInfo& info);

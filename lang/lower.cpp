@@ -2,12 +2,54 @@
 // definitions, reductions, ranges, types) applied to one statement, then
 // lowered to one Compute; loops lowered with their carried tensors and
 // live-outs.
+#include <cmath>
+#include <utility>
+
+#include "ir/builder.h"
 #include "lang/check_internal.h"
 #include "support/error.h"
 
 namespace tenet::lang::detail {
 
 namespace {
+
+bool reads_tensor(const ast::Expr& e) {
+  if (e.kind == ast::ExprKind::Access) return true;
+  for (const auto& a : e.args)
+    if (a && reads_tensor(*a)) return true;
+  return false;
+}
+
+/// The smallest and largest value of an integer type.
+std::pair<double, double> int_limits(ElemType t) {
+  switch (t) {
+    case ElemType::I8:
+      return {-128, 127};
+    case ElemType::U8:
+      return {0, 255};
+    case ElemType::I16:
+      return {-32768, 32767};
+    case ElemType::I32:
+      return {-2147483648.0, 2147483647.0};
+    default:
+      return {-9223372036854775808.0, 9223372036854775807.0};
+  }
+}
+
+/// The value a reduction starts from, as a constant of `type`.
+ir::Expr reduce_identity(ir::ReduceOp op, ElemType type) {
+  const bool fp = is_float(type);
+  switch (op) {
+    case ir::ReduceOp::Max:
+      return ir::make_const(fp ? -INFINITY : int_limits(type).first, type);
+    case ir::ReduceOp::Min:
+      return ir::make_const(fp ? INFINITY : int_limits(type).second, type);
+    case ir::ReduceOp::Prod:
+      return ir::make_const(1, type);
+    default:
+      return ir::make_const(0, type);
+  }
+}
 
 ir::ReduceOp reduce_op(ast::AssignOp op) {
   switch (op) {
@@ -176,6 +218,10 @@ bool Lowerer::where_clauses(StmtInfo& st) {
       ok = false;
       continue;
     }
+    if (w.lo && w.hi && (reads_tensor(*w.lo) || reads_tensor(*w.hi))) {
+      ok &= data_bound(st, w, ix);
+      continue;
+    }
     auto lo = w.lo ? size_expr(*w.lo, "the bounds of a where clause", &st) : std::nullopt;
     auto hi = w.hi ? size_expr(*w.hi, "the bounds of a where clause", &st) : std::nullopt;
     if (!lo || !hi) {
@@ -185,6 +231,19 @@ bool Lowerer::where_clauses(StmtInfo& st) {
     st.indices[it->second].where = std::pair{*lo, *hi};
     st.indices[it->second].where_span = w.span;
   }
+  return ok;
+}
+
+bool Lowerer::data_bound(StmtInfo& st, const ast::RangeClause& w, const RangeIndex& ix) {
+  if (ix.on_lhs) {
+    error(w.span, "the range of output index " + quote(w.index.name) +
+                      " cannot depend on tensor values: an output has one shape");
+    return false;
+  }
+  bool ok = true;
+  for (const ast::Expr* bound : {w.lo.get(), w.hi.get()})
+    ok &= integer(*bound, infer(*bound, st), "a bound of a where clause");
+  st.data_bounds.push_back({ix.ir_name, w.lo.get(), w.hi.get()});
   return ok;
 }
 
@@ -302,8 +361,20 @@ ir::ValuePtr Lowerer::emit_assign(StmtInfo& st, const Binding* existing, ElemTyp
   auto renamed = env_.rename.find(s.target.name);
   const std::string& name = renamed == env_.rename.end() ? s.target.name : renamed->second;
   ++statements_;
-  return env_.fb->compute(name, std::move(out), std::move(reduce), reduce_op(s.op),
-                          emit(*s.value, st, type), init, type, s.span, text(s.span));
+  ir::Expr body = emit(*s.value, st, type);
+  for (const StmtInfo::DataBound& b : st.data_bounds) {  // lo <= k < hi, else the identity
+    auto as_index = [&](const ast::Expr& e) {
+      ir::Expr v = emit(e, st, ElemType::I64);
+      return v->type == ElemType::I64 ? v : ir::make_cast(v, ElemType::I64);
+    };
+    ir::Expr k = ir::make_index(b.index);
+    ir::Expr inside =
+        ir::make_binary(ir::BinOp::And, ir::make_binary(ir::BinOp::Ge, k, as_index(*b.lo)),
+                        ir::make_binary(ir::BinOp::Lt, k, as_index(*b.hi)));
+    body = ir::make_select(inside, body, reduce_identity(reduce_op(s.op), body->type));
+  }
+  return env_.fb->compute(name, std::move(out), std::move(reduce), reduce_op(s.op), body, init,
+                          type, s.span, text(s.span));
 }
 
 void Lowerer::for_loop(const ast::Stmt& s, const LaterNames& later) {

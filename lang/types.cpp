@@ -253,17 +253,7 @@ Ty Lowerer::infer_access(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
     read.spans.push_back(arg->span);
     read.dims.push_back(a ? std::move(*a) : ir::affine_const(0));
     if (a) continue;
-    Ty t = infer(*arg, st);
-    if (t.kind == Ty::Poison) {
-      ok = false;
-      continue;
-    }
-    if (t.kind != Ty::Concrete || !is_int(t.type)) {
-      error(arg->span, "an index must be an integer, but " + quote(text(arg->span)) + " is " +
-                           type_word(t) +
-                           (t.is(ElemType::Bool) ? "" : "; convert it with int32(...)"));
-      ok = false;
-    }
+    ok &= integer(*arg, infer(*arg, st), "an index");
   }
   if (!ok) return Ty::poison();
   read.shape = value->shape;
@@ -271,6 +261,15 @@ Ty Lowerer::infer_access(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
   info.read = int(st.reads.size());
   st.reads.push_back(std::move(read));
   return Ty::concrete(value->type);
+}
+
+bool Lowerer::integer(const ast::Expr& e, Ty t, const char* what) {
+  if (t.kind == Ty::Poison) return false;
+  if ((t.kind == Ty::Concrete && is_int(t.type)) || (t.kind == Ty::Literal && t.int_ok))
+    return true;
+  error(e.span, std::string(what) + " must be an integer, but " + quote(text(e.span)) + " is " +
+                    type_word(t) + (t.is(ElemType::Bool) ? "" : "; convert it with int32(...)"));
+  return false;
 }
 
 // select(c, a, b) and c ? a : b: the reads in a and b are conditional (see ranges.h).

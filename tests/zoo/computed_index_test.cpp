@@ -143,6 +143,42 @@ TEST(ComputedIndex, ScatterGradientEqualsTheInterpretersMaskedSumBitForBit) {
   }
 }
 
+TEST(ComputedIndex, RaggedRangesFromTensors) {
+  ir::Module m = compile(R"(
+def ragged(float(V, D) W, int32(NNZ) tok, int32(B) start, int32(B) end) -> (bag) {
+  bag(b, d) +=! W(tok(k), d) where k in start(b):end(b)
+}
+)");
+  const Tensor W = ramp({8, 2});
+  const Tensor tok = ints({5}, {1, 2, 3, 7, 0});
+  std::vector<Tensor> in{W, tok, ints({3}, {0, 2, 2}), ints({3}, {2, 2, 5})};
+  Tensor interpreted = ir::interpret(*m.find("ragged"), in)[0];
+  driver::optimise(m);
+  Tensor compiled = driver::jit_compile(m, "ragged").run(in)[0];
+  const std::vector<double> want = {2 + 4, 3 + 5, 0, 0, 6 + 14 + 0, 7 + 15 + 1};
+  for (size_t k = 0; k < want.size(); ++k) {
+    EXPECT_EQ(interpreted.get(int64_t(k)), want[k]) << k;
+    EXPECT_EQ(compiled.get(int64_t(k)), want[k]) << k;
+  }
+}
+
+TEST(ComputedIndex, RaggedRangeErrors) {
+  auto message = [](const std::string& text) -> std::string {
+    try {
+      compile(text);
+    } catch (const CompileError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  EXPECT_NE(message("def f(float(N) x, int32(N) n) -> (y) {\n  y(i) = x(i) where i in 0:n(0)\n}\n")
+                .find("the range of output index 'i' cannot depend on tensor values"),
+            std::string::npos);
+  EXPECT_NE(message("def f(float(N) x, float(N) n) -> (y) {\n  y +=! x(i) where i in 0:n(0)\n}\n")
+                .find("a bound of a where clause must be an integer, but 'n(0)' is float32"),
+            std::string::npos);
+}
+
 TEST(ComputedIndex, IndexMustBeAnInteger) {
   try {
     compile("def f(float(N) x, float(N) p) -> (y) {\n  y(i) = x(p(i))\n}\n");
