@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "codegen/index_range.h"
 #include "ir/mutator.h"
 #include "ir/printer.h"
 #include "support/error.h"
@@ -163,74 +164,8 @@ bool provably_in_range(const ir::Affine& a, const ir::SizeExpr& extent, const Sc
   return ir::provably_le(0, min) && ir::provably_le(max, extent - 1);
 }
 
-/// The values a computed index can take, when they fit in [lo, hi] for
-/// constants lo and hi: indices of constant range, constants, reads of narrow
-/// integers (their type's range), and +, -, *, and % or / by a positive
-/// constant of such values. Enough to prove `x(i % 4)` or a uint8 lookup in range.
-std::optional<std::pair<int64_t, int64_t>> value_range(const ir::Expr& e, const Scope& scope) {
-  using Range = std::optional<std::pair<int64_t, int64_t>>;
-  constexpr int64_t kLimit = int64_t(1) << 40;  // keeps the products below from overflowing
-  auto bounded = [&](int64_t lo, int64_t hi) -> Range {
-    if (lo < -kLimit || hi > kLimit) return std::nullopt;
-    return std::make_pair(lo, hi);
-  };
-  switch (e->kind) {
-    case ir::ExprKind::Const:
-      return bounded(int64_t(e->value), int64_t(e->value));
-    case ir::ExprKind::Index: {
-      const IndexInfo& ix = scope.indices.at(e->index);
-      auto lo = ix.lo.constant(), hi = ix.hi.constant();
-      if (!lo || !hi || *hi <= *lo) return std::nullopt;
-      return bounded(*lo, *hi - 1);
-    }
-    case ir::ExprKind::Read:
-      switch (e->type) {
-        case ElemType::Bool:
-          return std::make_pair(int64_t(0), int64_t(1));
-        case ElemType::I8:
-          return std::make_pair(int64_t(-128), int64_t(127));
-        case ElemType::U8:
-          return std::make_pair(int64_t(0), int64_t(255));
-        case ElemType::I16:
-          return std::make_pair(int64_t(-32768), int64_t(32767));
-        default:
-          return std::nullopt;
-      }
-    case ir::ExprKind::Cast:
-      if (is_float(e->args[0]->type)) return std::nullopt;
-      return value_range(e->args[0], scope);  // widening to int64 keeps the value
-    case ir::ExprKind::Binary: {
-      Range a = value_range(e->args[0], scope), b = value_range(e->args[1], scope);
-      if (!a || !b) return std::nullopt;
-      switch (e->binop) {
-        case ir::BinOp::Add:
-          return bounded(a->first + b->first, a->second + b->second);
-        case ir::BinOp::Sub:
-          return bounded(a->first - b->second, a->second - b->first);
-        case ir::BinOp::Mul: {
-          const int64_t p[] = {a->first * b->first, a->first * b->second, a->second * b->first,
-                               a->second * b->second};
-          return bounded(*std::min_element(p, p + 4), *std::max_element(p, p + 4));
-        }
-        case ir::BinOp::Rem:  // C's sign: that of the dividend
-          if (b->first != b->second || b->first <= 0 || a->first < 0) return std::nullopt;
-          return bounded(0, std::min(a->second, b->first - 1));
-        case ir::BinOp::Div:
-          if (b->first != b->second || b->first <= 0 || a->first < 0) return std::nullopt;
-          return bounded(a->first / b->first, a->second / b->first);
-        default:
-          return std::nullopt;
-      }
-    }
-    default:
-      return std::nullopt;
-  }
-}
-
 bool computed_in_range(const ir::Expr& index, const ir::SizeExpr& extent, const Scope& scope) {
-  auto range = value_range(index, scope);
-  auto n = extent.constant();
-  return range && n && range->first >= 0 && range->second < *n;
+  return provably_in_extent(index, extent, scope.indices);
 }
 
 /// A computed index as C++: checked at run time unless that is off or proven needless.

@@ -42,6 +42,11 @@ TEST(PipelineGolden, CanonicalKernels) {
       {"conv2d", "conv2d_stride2", true},
       {"zoo/routing_step", "routing_step", false},
       {"zoo/softmax", "softmax", false},
+      // Data-dependent reads: run-time index checks, a row gather found once
+      // per row, ragged ranges as loop bounds, scatter-add gradients.
+      {"zoo/tc_gather", "tc_gather", false},
+      {"zoo/tc_gather", "tc_gather", true},
+      {"zoo/tc_index_math", "tc_index_math", false},
   };
   for (const Kernel& k : kernels) {
     const std::string name = std::string(k.file).starts_with("zoo/")
