@@ -58,11 +58,12 @@ std::vector<py::array> run_kernel(Kernel& k, const std::vector<py::array>& input
 
 std::unique_ptr<Kernel> compile(const CheckedProgram& p, const Variant& v,
                                 const std::string& cache_dir, const std::string& cxx, bool openmp,
-                                bool verbose) {
+                                bool verbose, bool index_checks) {
   codegen::JitOptions options;
   options.cache_dir = cache_dir;
   options.cxx = cxx;
   options.cpp.openmp = openmp;
+  options.cpp.index_checks = index_checks;
   options.verbose = verbose;
   py::gil_scoped_release release;
   return p.compile(v, options);
@@ -187,7 +188,7 @@ PYBIND11_MODULE(_tenet, m) {
       .def("info", &CheckedProgram::info, py::arg("variant"))
       .def("unparse", &CheckedProgram::unparse, py::arg("variant"))
       .def("compile", &compile, py::arg("variant"), py::arg("cache_dir") = "", py::arg("cxx") = "",
-           py::arg("openmp") = true, py::arg("verbose") = false)
+           py::arg("openmp") = true, py::arg("verbose") = false, py::arg("index_checks") = true)
       .def("interpret", &interpret, py::arg("variant"), py::arg("inputs"), py::arg("sizes"))
       .def(
           "random_inputs",

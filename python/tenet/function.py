@@ -201,16 +201,20 @@ def pick_entry(program, entry):
 
 
 def compile(source, entry=None, target="cpu", *, sizes=None, filename="<string>",
-            cache_dir=None, cxx=None, openmp=True, verbose=False):
+            cache_dir=None, cxx=None, openmp=True, verbose=False, index_checks=True):
     """Checks ``source`` and returns its function ``entry`` (the only one by default) as
     a callable Function. ``sizes`` fixes size parameters that no input shape determines
     (those only in ``where`` bounds). ``cache_dir``/``cxx``/``openmp``/``verbose`` are
-    JIT options (defaults: $TENET_CACHE_DIR, $TENET_CXX, OpenMP on, quiet)."""
+    JIT options (defaults: $TENET_CACHE_DIR, $TENET_CXX, OpenMP on, quiet).
+    ``index_checks=False`` leaves out the run-time range checks of computed indices
+    (data-dependent reads such as ``W(tokens(b, l), d)``): for release code whose
+    index data is known to be in range, since an index out of range then reads
+    outside its tensor."""
     if target != "cpu":
         raise ValueError(f"unknown target {target!r} (supported: 'cpu')")
     program = load(source, filename)
     jit = {"cache_dir": cache_dir or "", "cxx": cxx or "", "openmp": openmp,
-           "verbose": verbose}
+           "verbose": verbose, "index_checks": index_checks}
     return Function(program, source, pick_entry(program, entry), sizes=sizes, jit=jit)
 
 
