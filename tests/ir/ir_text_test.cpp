@@ -90,6 +90,24 @@ func scale[N](%x: float32[N]) {
 )");
 }
 
+TEST(IrParser, ComputedIndicesRoundTrip) {
+  // Indices in braces are computed (data-dependent or not affine); each keeps
+  // its form through print and parse.
+  const std::string text = R"(func f[V, D, B, L](%W: float32[V, D], %I: int32[B, L]) {
+  %O[b, d]: float32[B, D] = sum [l in 0:L] %W[{cast<int64>(%I[b, l])}, d]
+  %P[i]: float32[V] = %W[i, {rem(i, 4:int64)}]
+  return %O, %P
+}
+)";
+  Module m = parse_text(text);
+  EXPECT_EQ(print(m), text);
+  const Expr& read = m.functions[0].body[0].compute.body;
+  ASSERT_TRUE(read->has_computed_index());
+  EXPECT_TRUE(read->is_computed(0));
+  EXPECT_FALSE(read->is_computed(1));
+  EXPECT_EQ(read_text(*read), "W(I(b, l), d)");
+}
+
 TEST(IrParser, NamesFollowTheTextNotTheBuilder) {
   // A loop result whose name the builder would not have chosen (as after DCE).
   std::string text = R"(func f[N](%x: float32[N]) {
