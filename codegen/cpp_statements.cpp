@@ -140,15 +140,7 @@ void FunctionEmitter::hoist_computed_indices(Code& code, const ir::Expr& body, c
     if (e->kind != ir::ExprKind::Read) return;
     for (size_t d = 0; d < e->computed.size(); ++d) {
       if (!e->computed[d] || scope.hoisted.count({e.get(), d})) continue;
-      const bool varies = ir::any_node(e->computed[d], [&](const ir::Expr& x) {
-        if (x->kind == ir::ExprKind::Index) return inner_names.count(x->index) > 0;
-        if (x->kind != ir::ExprKind::Read) return false;
-        for (const ir::Affine& a : x->indices)
-          for (const auto& [name, coef] : a.terms)
-            if (inner_names.count(name)) return true;
-        return false;
-      });
-      if (varies) continue;
+      if (ir::mentions_index(e->computed[d], inner_names)) continue;
       const std::string var = local.take("at_" + e->tensor->name);
       code.line("const int64_t " + var + " = " + computed_index_to_c(*e, d, scope).text + ";");
       scope.hoisted[{e.get(), d}] = var;

@@ -24,21 +24,6 @@ std::optional<int64_t> add(std::optional<int64_t> a, std::optional<int64_t> b) {
   return *a + *b;
 }
 
-Interval type_range(ElemType t) {
-  switch (t) {
-    case ElemType::Bool:
-      return {0, 1};
-    case ElemType::I8:
-      return {-128, 127};
-    case ElemType::U8:
-      return {0, 255};
-    case ElemType::I16:
-      return {-32768, 32767};
-    default:
-      return {};
-  }
-}
-
 Interval product(const Interval& a, const Interval& b) {
   if (!a.lo || !a.hi || !b.lo || !b.hi) {
     // Non-negative times non-negative stays non-negative.
@@ -61,8 +46,11 @@ Interval value_range(const ir::Expr& e, const std::map<std::string, IndexInfo>& 
       auto hi = it->second.hi.constant();
       return interval(it->second.lo.constant(), hi ? std::optional(*hi - 1) : std::nullopt);
     }
-    case ir::ExprKind::Read:
-      return type_range(e->type);
+    case ir::ExprKind::Read: {  // narrow integers: their type's range
+      if (byte_size(e->type) > 2) return {};
+      auto [lo, hi] = int_range(e->type);
+      return interval(lo, hi);
+    }
     case ir::ExprKind::Cast:
       if (is_float(e->args[0]->type)) return {};
       return value_range(e->args[0], indices);  // widening to int64 keeps the value

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "ir/affine.h"
 #include "ir/builder.h"
@@ -141,20 +142,10 @@ class Narrower {
     if (r->kind != ir::ExprKind::Index || e->type != ElemType::I64) return false;
     auto at = reduce_at_.find(r->index);
     if (at == reduce_at_.end()) return false;
-    const int position = position_.at(r->index);
-    const bool outer_only = !ir::any_node(e, [&](const ir::Expr& x) {
-      auto inside = [&](const std::string& index) {
-        auto it = position_.find(index);
-        return it != position_.end() && it->second >= position;
-      };
-      if (x->kind == ir::ExprKind::Index) return inside(x->index);
-      if (x->kind != ir::ExprKind::Read) return false;
-      for (const ir::Affine& a : x->indices)
-        for (const auto& [index, coef] : a.terms)
-          if (inside(index)) return true;
-      return false;
-    });
-    if (!outer_only) return false;
+    std::set<std::string> inner;  // r and the loops inside it
+    for (const auto& [index, at_position] : position_)
+      if (at_position >= position_.at(r->index)) inner.insert(index);
+    if (ir::mentions_index(e, inner)) return false;
     const ir::Expr one = ir::make_const(1, ElemType::I64);
     ReduceRange& range = out_.reduce[at->second];
     switch (op) {

@@ -156,6 +156,17 @@ bool is_total(const Expr& e) {
   });
 }
 
+bool mentions_index(const Expr& e, const std::set<std::string>& indices) {
+  return any_node(e, [&](const Expr& x) {
+    if (x->kind == ExprKind::Index) return indices.count(x->index) > 0;
+    if (x->kind != ExprKind::Read) return false;
+    for (const Affine& a : x->indices)
+      for (const auto& [name, coef] : a.terms)
+        if (indices.count(name)) return true;
+    return false;
+  });
+}
+
 std::vector<Expr> reads_of(const Expr& e, const Value* tensor) {
   std::vector<Expr> out;
   for_each_node(e, [&](const Expr& x) {

@@ -22,6 +22,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,9 @@ bool any_node(const Expr& e, const std::function<bool(const Expr&)>& pred);
 /// factor implies only then (ad/gather.cpp), and codegen narrows loops by it
 /// (codegen/loop_bounds.cpp).
 bool is_total(const Expr& e);
+/// Whether `e` depends on one of `indices`: as a value, or in the affine
+/// index of a read (computed indices included).
+bool mentions_index(const Expr& e, const std::set<std::string>& indices);
 /// Every read of `e` (of `tensor` only, if given), in evaluation order.
 std::vector<Expr> reads_of(const Expr& e, const Value* tensor = nullptr);
 

@@ -20,30 +20,14 @@ bool reads_tensor(const ast::Expr& e) {
   return false;
 }
 
-/// The smallest and largest value of an integer type.
-std::pair<double, double> int_limits(ElemType t) {
-  switch (t) {
-    case ElemType::I8:
-      return {-128, 127};
-    case ElemType::U8:
-      return {0, 255};
-    case ElemType::I16:
-      return {-32768, 32767};
-    case ElemType::I32:
-      return {-2147483648.0, 2147483647.0};
-    default:
-      return {-9223372036854775808.0, 9223372036854775807.0};
-  }
-}
-
 /// The value a reduction starts from, as a constant of `type`.
 ir::Expr reduce_identity(ir::ReduceOp op, ElemType type) {
   const bool fp = is_float(type);
   switch (op) {
     case ir::ReduceOp::Max:
-      return ir::make_const(fp ? -INFINITY : int_limits(type).first, type);
+      return ir::make_const(fp ? -INFINITY : double(int_range(type).first), type);
     case ir::ReduceOp::Min:
-      return ir::make_const(fp ? INFINITY : int_limits(type).second, type);
+      return ir::make_const(fp ? INFINITY : double(int_range(type).second), type);
     case ir::ReduceOp::Prod:
       return ir::make_const(1, type);
     default:

@@ -21,17 +21,6 @@ void conjuncts(const ir::Expr& e, std::vector<ir::Expr>& out) {
   out.push_back(e);
 }
 
-bool mentions_index(const ir::Expr& e, const std::set<std::string>& names) {
-  return ir::any_node(e, [&](const ir::Expr& x) {
-    if (x->kind == ir::ExprKind::Index) return names.count(x->index) > 0;
-    if (x->kind != ir::ExprKind::Read) return false;
-    for (const ir::Affine& a : x->indices)
-      for (const auto& [name, c] : a.terms)
-        if (names.count(name)) return true;
-    return false;
-  });
-}
-
 bool reads_tensor(const ir::Expr& e) {
   return ir::any_node(e, [](const ir::Expr& x) { return x->kind == ir::ExprKind::Read; });
 }
@@ -79,7 +68,7 @@ std::optional<IndexScatter> index_scatter(const ir::Compute& c) {
   if (scattered.empty()) return std::nullopt;
   for (size_t d = 0; d < c.out.size(); ++d) {
     if (!index_of[d]) continue;
-    if (mentions_index(index_of[d], scattered)) return std::nullopt;
+    if (ir::mentions_index(index_of[d], scattered)) return std::nullopt;
     out.targets.push_back({d, index_of[d]});
   }
   for (size_t t = 0; t < terms.size(); ++t)

@@ -221,12 +221,7 @@ bool safe_to_evaluate(const Expr& e, const IndexFacts& facts) {
 bool mentions_any(const Expr& e, const std::vector<Dim>& indices) {
   std::set<std::string> names;
   for (const Dim& d : indices) names.insert(d.index);
-  return any_node(e, [&](const Expr& x) {
-    if (x->kind == ExprKind::Index) return names.count(x->index) > 0;
-    return x->kind == ExprKind::Read &&
-           std::any_of(x->indices.begin(), x->indices.end(),
-                       [&](const Affine& a) { return mentions(a, names); });
-  });
+  return mentions_index(e, names);
 }
 
 bool reads_tensor(const Expr& e) {

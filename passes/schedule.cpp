@@ -68,11 +68,7 @@ bool contiguous_block(const Value& tensor, const std::vector<Affine>& indices,
 /// position: no stride at all).
 bool computed_varies_with(const ExprNode& read, const std::string& index) {
   for (const Expr& c : read.computed)
-    if (c && any_node(c, [&](const Expr& x) {
-          if (x->kind == ExprKind::Index) return x->index == index;
-          return x->kind == ExprKind::Read && !dims_mentioning(x->indices, index).empty();
-        }))
-      return true;
+    if (c && mentions_index(c, {index})) return true;
   return false;
 }
 

@@ -20,6 +20,23 @@ int byte_size(ElemType t) {
   return 0;
 }
 
+std::pair<int64_t, int64_t> int_range(ElemType t) {
+  switch (t) {
+    case ElemType::Bool:
+      return {0, 1};
+    case ElemType::I8:
+      return {INT8_MIN, INT8_MAX};
+    case ElemType::U8:
+      return {0, UINT8_MAX};
+    case ElemType::I16:
+      return {INT16_MIN, INT16_MAX};
+    case ElemType::I32:
+      return {INT32_MIN, INT32_MAX};
+    default:
+      return {INT64_MIN, INT64_MAX};
+  }
+}
+
 std::string_view type_name(ElemType t) {
   switch (t) {
     case ElemType::Bool:

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace tenet {
 
@@ -19,6 +20,8 @@ inline bool is_int(ElemType t) {
   return !is_float(t) && t != ElemType::Bool;
 }
 int byte_size(ElemType t);
+/// The smallest and largest value of an integer or bool type (bool: 0 and 1).
+std::pair<int64_t, int64_t> int_range(ElemType t);
 
 /// "float32", "int64", ... as written in source and in the IR text form.
 std::string_view type_name(ElemType t);

@@ -18,7 +18,25 @@ using tenet::testing::read_file;
 
 namespace {
 
-class GradCli : public tenet::testing::Cli {};
+class GradCli : public tenet::testing::Cli {
+ protected:
+  /// The bytes of the .npy files `names` that `tenet <args> DIR` saves, run
+  /// with environment `env` into the scratch folder `folder`.
+  std::string saved_outputs(const std::string& args, const std::vector<std::string>& names,
+                            const std::string& env, const std::string& folder) {
+    SCOPED_TRACE(env);
+    const std::filesystem::path out = dir_ / folder;
+    tenet::testing::CommandResult r = run_in_source(args + out.string(), env);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::string bytes;
+    for (const std::string& n : names) {
+      std::string b = tenet::testing::read_file((out / (n + ".npy")).string());
+      EXPECT_GT(b.size(), 128u) << n;
+      bytes += b;
+    }
+    return bytes;
+  }
+};
 
 struct PrintCase {
   const char* args;
@@ -160,53 +178,27 @@ TEST_F(GradCli, CompiledGradientsAreDeterministic) {
   const std::string args =
       "run tests/cli/data/conv_loss.tn --grad --backend cpp --seed 3 "
       "--sizes B=2,C=4,H=16,W=16,O=8,K=3 --save ";
-  const char* names[] = {"loss", "d_x", "d_w", "d_bias"};
+  const std::vector<std::string> names = {"loss", "d_x", "d_w", "d_bias"};
   const char* envs[] = {"OMP_NUM_THREADS=1", "OMP_NUM_THREADS=2", "OMP_NUM_THREADS=2",
                         "OMP_NUM_THREADS=1"};
-  std::string first;
-  for (int k = 0; k < 4; ++k) {
-    SCOPED_TRACE(envs[k]);
-    fs::path out = dir_ / ("run" + std::to_string(k));
-    CommandResult r = run_in_source(args + out.string(), envs[k]);
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    std::string bytes;
-    for (const char* n : names) {
-      std::string b = read_file((out / (std::string(n) + ".npy")).string());
-      EXPECT_GT(b.size(), 128u) << n;
-      bytes += b;
-    }
-    if (k == 0)
-      first = bytes;
-    else
-      EXPECT_TRUE(bytes == first) << "run " << k << " differs from run 0";
-  }
+  const std::string first = saved_outputs(args, names, envs[0], "run0");
+  for (int k = 1; k < 4; ++k)
+    EXPECT_TRUE(saved_outputs(args, names, envs[k], "run" + std::to_string(k)) == first)
+        << "run " << k << " (" << envs[k] << ") differs from run 0";
 }
 
 // The scatter-add gradients of data-dependent reads (lower/scatter.h),
 // large enough to run in parallel, with many contributions per element
-// (indices in [0, 10)): bitwise the same for 1 and 2 threads.
+// (indices in [0, 10)): bitwise the same for 1 and 2 threads (and the same
+// as CompiledGradientsAreDeterministic checks for dense gradients).
 TEST_F(GradCli, ScatterGradientsAreTheSameAtAnyThreadCount) {
   const std::string args =
       "run models/zoo/tc_gather.tn --grad --vjp --backend cpp --seed 5 "
       "--sizes V=12,J=70,N=400,K=8,R=16 --save ";
-  const char* names[] = {"d_LUT", "d_W", "d_s", "d_X", "d_taps", "d_A"};
-  std::string first;
-  for (const char* env : {"OMP_NUM_THREADS=1", "OMP_NUM_THREADS=2"}) {
-    SCOPED_TRACE(env);
-    fs::path out = dir_ / (std::string("run") + env[16]);
-    CommandResult r = run_in_source(args + out.string(), env);
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    std::string bytes;
-    for (const char* n : names) {
-      std::string b = read_file((out / (std::string(n) + ".npy")).string());
-      EXPECT_GT(b.size(), 128u) << n;
-      bytes += b;
-    }
-    if (first.empty())
-      first = bytes;
-    else
-      EXPECT_TRUE(bytes == first) << "2 threads differ from 1";
-  }
+  const std::vector<std::string> names = {"d_LUT", "d_W", "d_s", "d_X", "d_taps", "d_A"};
+  EXPECT_TRUE(saved_outputs(args, names, "OMP_NUM_THREADS=1", "one") ==
+              saved_outputs(args, names, "OMP_NUM_THREADS=2", "two"))
+      << "2 threads differ from 1";
 }
 
 TEST_F(GradCli, GradcheckPasses) {
