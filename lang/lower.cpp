@@ -41,6 +41,10 @@ Diagnostic& Lowerer::error(Span span, std::string message) {
   return env_.diags->error(span, std::move(message));
 }
 
+Diagnostic& Lowerer::warning(Span span, std::string message) {
+  return env_.diags->warning(span, std::move(message));
+}
+
 std::string Lowerer::text(Span span) const {
   return std::string(file().slice(span));
 }
@@ -191,6 +195,10 @@ void Lowerer::assign(const ast::Stmt& s) {
   StmtInfo st;
   st.stmt = &s;
   bool accumulate = ast::accumulates(s.op);
+  if (s.equivalent)
+    warning(s.equivalent_span,
+            "the reduction hint '<=> ...' is ignored: Tenet chooses how to compute "
+            "reductions itself");
   Target t = resolve_target(s.target, s.op);
   int rank = int(s.indices.size());
   bool ok = t.kind != Target::Invalid;

@@ -274,7 +274,7 @@ StmtPtr Parser::assignment() {
 }
 
 // TC's reduction hint `<=> name(args)`: kept in the tree (and printed), but
-// ignored; `tenet check` says so (lang::ignored_annotations).
+// ignored; the checker warns about it (lang/check.h, Checked::warnings).
 void Parser::equivalent(Stmt& s) {
   if (s.equivalent || !at(K::Equivalent)) return;
   const Token& op = advance();

@@ -10,6 +10,7 @@
 // provably empty, and no unguarded read provably leaves its tensor.
 #include "lang/ranges.h"
 
+#include <algorithm>
 #include <set>
 
 namespace tenet::lang::detail {
@@ -125,6 +126,14 @@ class Inference {
   // ranges no other read gives.
   void plain_uses(bool conditional) {
     std::set<std::string> reported;
+    // Indices that took the smaller range: each plain use (span, what, size).
+    struct Use {
+      Span span;
+      std::string what;
+      SizeExpr size;
+    };
+    std::map<std::string, std::vector<Use>> uses;
+    std::vector<std::string> smaller;
     for (const RangeRead& r : reads_) {
       if (r.guarded || r.conditional != conditional) continue;
       for (size_t d = 0; d < r.dims.size() && d < r.shape.size(); ++d) {
@@ -132,6 +141,7 @@ class Inference {
         RangeIndex* ix = index(r.dims[d].terms[0].first);
         if (!ix || ix->where) continue;
         const SizeExpr& size = r.shape[d];
+        if (!conditional) uses[ix->ir_name].push_back({r.spans[d], dim_what(r, d), size});
         if (!ix->known) {
           ix->known = true;
           ix->lo = SizeExpr(0);
@@ -145,6 +155,8 @@ class Inference {
         if (!ix->target_dim) {
           // TC's rule: uses of different sizes give the smaller range.
           ix->hi = SizeExpr::min(ix->hi, size);
+          if (std::find(smaller.begin(), smaller.end(), ix->ir_name) == smaller.end())
+            smaller.push_back(ix->ir_name);
           continue;
         }
         if (reported.count(ix->ir_name)) continue;
@@ -157,6 +169,16 @@ class Inference {
         e.notes.push_back({ix->origin, q(ix->name) + " indexes " + ix->origin_what + " here"});
         e.notes.push_back({r.spans[d], "and " + dim_what(r, d) + " here"});
       }
+    }
+    // Not an error, but worth knowing: a size mismatch between the reads
+    // makes the result smaller than some of them.
+    for (const std::string& ir_name : smaller) {
+      const RangeIndex* ix = index(ir_name);
+      Diagnostic& n = diags_.note(ix->span, "index " + q(ix->name) + " ranges over " +
+                                                range_text(ix->lo, ix->hi) +
+                                                ", the smallest size of its uses (as in TC)");
+      for (const Use& u : uses[ir_name])
+        n.notes.push_back({u.span, u.what + " has size " + u.size.str()});
     }
   }
 
