@@ -288,6 +288,9 @@ std::optional<ElemType> Lowerer::result_type(const StmtInfo& st, const Binding* 
     return std::nullopt;
   }
   if (!target || *target == ty.type) return ty.type;
+  // TC's promotion at the statement level: an integer right side (an index,
+  // a size, an integer tensor) onto a float tensor is converted to its type.
+  if (is_float(*target) && is_int(ty.type)) return *target;
   if (existing && is_int(*target) && is_int(ty.type) && byte_size(*target) > byte_size(ty.type))
     return *target;  // an integer update widens to the tensor's type
   Diagnostic& d =
