@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <set>
 
+#include "lang/size_proof.h"
+
 namespace tenet::lang::detail {
 
 namespace {
@@ -307,41 +309,62 @@ class Inference {
     }
   }
 
-  // Conditional reads are not checked: their condition may exclude the
-  // positions out of bounds (the interpreter checks the positions taken).
+  // Every unguarded read that is out of bounds for every size: its largest
+  // value reaches the size, or its smallest is negative, whenever the
+  // statement runs at all (all its ranges non-empty). A conditional read (in
+  // a branch of select or '?:') is out of bounds only where its condition
+  // holds, so only one that is out of bounds everywhere is reported: no
+  // condition makes it valid. The rest is checked at run time.
   void check_reads() {
+    SizeFacts runs;
+    for (const RangeIndex& ix : indices_) runs.assume_nonnegative(ix.hi - ix.lo - SizeExpr(1));
     for (const RangeRead& r : reads_) {
-      if (r.guarded || r.conditional) continue;
+      if (r.guarded) continue;
       for (size_t d = 0; d < r.dims.size() && d < r.shape.size(); ++d) {
         SizeExpr mn, mx;
         if (!bounds(r.dims[d], "", mn, mx)) continue;
-        std::string idx = std::string(diags_.file().slice(r.spans[d]));
-        std::string head = "index " + q(idx) + " of " + q(r.tensor) + " reads out of bounds: it ";
-        Diagnostic* e = nullptr;
-        if (provably_le(r.shape[d], mx)) {
-          e = &diags_.error(r.spans[d], head + "reaches " + mx.str() + " but " + q(r.tensor) +
-                                            " has size " + r.shape[d].str() + " in dimension " +
-                                            std::to_string(d));
-        } else if (provably_le(mn, SizeExpr(-1))) {
-          e = &diags_.error(r.spans[d], head + "reaches " + mn.str() +
-                                            " but indices start at 0 (dimension " +
-                                            std::to_string(d) + ")");
+        const SizeExpr& size = r.shape[d];
+        const std::string idx(diags_.file().slice(r.spans[d]));
+        const std::string dim = " (dimension " + std::to_string(d) + ")";
+        std::string problem;
+        bool below = false;
+        if (!r.conditional && runs.proves_le(size, mx)) {
+          problem = "reads out of bounds: it reaches " + mx.str() + " but " + q(r.tensor) +
+                    " has size " + size.str() + " in dimension " + std::to_string(d);
+        } else if (!r.conditional && runs.proves_le(mn, SizeExpr(-1))) {
+          problem = "reads out of bounds: it reaches " + mn.str() + " but indices start at 0" + dim;
+          below = true;
+        } else if (r.conditional && runs.proves_le(size, mn)) {
+          problem = "is out of bounds wherever it is read: it is at least " + mn.str() + " but " +
+                    q(r.tensor) + " has size " + size.str() + " in dimension " + std::to_string(d);
+        } else if (r.conditional && runs.proves_le(mx, SizeExpr(-1))) {
+          problem = "is out of bounds wherever it is read: it is at most " + mx.str() +
+                    " but indices start at 0" + dim;
         }
-        if (!e) continue;
+        if (problem.empty()) continue;
         ok_ = false;
+        Diagnostic& e =
+            diags_.error(r.spans[d], "index " + q(idx) + " of " + q(r.tensor) + " " + problem);
         std::string names;
+        bool left = false;
         for (const auto& [name, c] : r.dims[d].terms) {
           RangeIndex* ix = index(name);
           if (!ix) continue;
           names += (names.empty() ? "" : ", ") + q(ix->name);
-          if (ix->origin.valid && ix->origin.begin != r.spans[d].begin)
-            e->notes.push_back({ix->origin, q(ix->name) + " ranges over " +
-                                                range_text(ix->lo, ix->hi) + ", from " +
-                                                ix->origin_what});
+          left |= ix->on_lhs;
+          if (!ix->origin.valid) continue;
+          const bool here = ix->origin.begin == r.spans[d].begin;
+          e.notes.push_back(
+              {here ? ix->span : ix->origin,
+               q(ix->name) + " ranges over " + range_text(ix->lo, ix->hi) +
+                   (here ? ", inferred from this read" : ", from " + ix->origin_what)});
         }
-        std::string fix = names.empty() ? "" : "restrict " + names + " with a where clause, or ";
-        e->notes.push_back(
-            {r.span, fix + "read " + q(r.tensor + "?(...)") + " to get 0 outside the bounds"});
+        std::string fix = "read " + q(r.tensor + "?(...)") + " to get 0 outside the bounds";
+        if (below && left)
+          fix = "left-side indices start at 0; shift the index expression, or " + fix;
+        else if (!names.empty())
+          fix = "restrict " + names + " with a where clause, or " + fix;
+        e.notes.push_back({r.span, fix});
       }
     }
   }
