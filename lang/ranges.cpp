@@ -346,12 +346,13 @@ class Inference {
         Diagnostic& e =
             diags_.error(r.spans[d], "index " + q(idx) + " of " + q(r.tensor) + " " + problem);
         std::string names;
-        bool left = false;
+        bool left = false, where = false;
         for (const auto& [name, c] : r.dims[d].terms) {
           RangeIndex* ix = index(name);
           if (!ix) continue;
           names += (names.empty() ? "" : ", ") + q(ix->name);
           left |= ix->on_lhs;
+          where |= ix->where.has_value();
           if (!ix->origin.valid) continue;
           const bool here = ix->origin.begin == r.spans[d].begin;
           e.notes.push_back(
@@ -363,7 +364,8 @@ class Inference {
         if (below && left)
           fix = "left-side indices start at 0; shift the index expression, or " + fix;
         else if (!names.empty())
-          fix = "restrict " + names + " with a where clause, or " + fix;
+          fix = (where ? "narrow the where clause of " : "restrict ") + names +
+                (where ? ", or " : " with a where clause, or ") + fix;
         e.notes.push_back({r.span, fix});
       }
     }
