@@ -11,6 +11,7 @@
 #include "lang/ranges.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "lang/size_proof.h"
@@ -292,10 +293,26 @@ class Inference {
         Diagnostic& e = diags_.error(
             ix.where ? ix.where_span : ix.span,
             "the range of output index " + q(ix.name) + " must start at 0, not " + ix.lo.str());
+        // TC would store the output from lo on (O@[lo; extent]); the same
+        // values, counted from 0, are the rewrite.
+        // "i + 2", and "e - 2" for TC's reads of the output at e.
+        std::string shifted = ix.name, read = "e";
+        if (std::optional<int64_t> c = ix.lo.constant(); c && *c < 0) {
+          shifted += " - " + std::to_string(-*c);
+          read += " + " + std::to_string(-*c);
+        } else {
+          const bool sum = ix.lo.atoms().size() + (ix.lo.constant_term() != 0) > 1;
+          const std::string lo = sum ? "(" + ix.lo.str() + ")" : ix.lo.str();
+          shifted += " + " + lo;
+          read += " - " + lo;
+        }
         e.notes.push_back({ix.span,
-                           "left-side indices always count from 0; shift the reads "
-                           "instead, e.g. x(" +
-                               ix.name + " + 1)"});
+                           "a tensor's indices start at 0 (TC would offset the output): "
+                           "write 'where " +
+                               ix.name + " in 0:" + (ix.hi - ix.lo).str() + "' and '" + shifted +
+                               "' in place of " + q(ix.name) +
+                               " on the right, and read the output at '" + read +
+                               "' where TC reads it at 'e'"});
         continue;
       }
       if (!provably_le(ix.hi, ix.lo)) continue;

@@ -40,8 +40,7 @@ TEST(BoundsProof, ReadsOutOfBoundsForEverySizeAreErrors) {
 
 TEST(BoundsProof, ConstantIndicesAtOrPastTheExtent) {
   expect_rejected("constant_at_size", "def f(float(N) x) -> (y) {\n  y(i) = x(i) + x(N)\n}\n");
-  expect_rejected("constant_past_extent",
-                  "def f(float(4) x) -> (y) {\n  y(i) = x(i) + x(7)\n}\n");
+  expect_rejected("constant_past_extent", "def f(float(4) x) -> (y) {\n  y(i) = x(i) + x(7)\n}\n");
 }
 
 TEST(BoundsProof, AReadBelowZeroOfALeftIndexSaysToShift) {
@@ -76,8 +75,8 @@ TEST(BoundsProof, ReadsInBoundsForSomeSizesAreAccepted) {
 TEST(SizeFacts, ProvesWhatFollowsForIntegerSizes) {
   const SizeExpr n = SizeExpr::sym("N"), m = SizeExpr::sym("M");
   SizeFacts none;
-  EXPECT_TRUE(none.proves_le(0, n));             // sizes are >= 0
-  EXPECT_FALSE(none.proves_le(n, 2 * n - 1));    // not for N = 0
+  EXPECT_TRUE(none.proves_le(0, n));           // sizes are >= 0
+  EXPECT_FALSE(none.proves_le(n, 2 * n - 1));  // not for N = 0
   EXPECT_TRUE(none.proves_le(SizeExpr::min(m, n), n));
   EXPECT_TRUE(none.proves_le(n, SizeExpr::max(m, n)));
   EXPECT_TRUE(none.proves_le(2 * SizeExpr::floordiv(n, 2), n));
