@@ -19,6 +19,7 @@ function's PyTorch operator (``tenet.torch_op``), so autograd sees the call.
 import collections
 import hashlib
 import sys
+import warnings
 
 from . import _tenet
 from . import arguments
@@ -183,9 +184,20 @@ def _needs_autograd(values):
             and any(arguments.is_torch_tensor(v) and v.requires_grad for v in values))
 
 
-def load(source, filename="<string>"):
-    """Parses and checks a program; raises tenet.CompileError with the diagnostics."""
-    return _tenet.CheckedProgram(source, filename)
+class CompileWarning(UserWarning):
+    """A warning or note of the compiler about a program that compiles (an ignored
+    reduction hint ``<=>``, an index that takes the smaller range of its uses): the
+    text is rendered as the CLI prints it, with line, column and caret."""
+
+
+def load(source, filename="<string>", stacklevel=3):
+    """Parses and checks a program; raises tenet.CompileError with the diagnostics,
+    and issues each warning or note as a tenet.CompileWarning (``stacklevel``: the
+    caller's frame the warning points at; the default suits tenet.compile)."""
+    program = _tenet.CheckedProgram(source, filename)
+    for text in program.warnings:
+        warnings.warn(CompileWarning(text), stacklevel=stacklevel)
+    return program
 
 
 def pick_entry(program, entry):
