@@ -44,11 +44,13 @@
 //     to a target dimension), then affine
 //     reads solved for their one unknown index (the largest hi keeping every
 //     read in bounds; several candidates: their min). Unsolvable indices are
-//     errors. Left indices start at 0; empty ranges and provably out-of-bounds
-//     unguarded reads are errors. Guarded reads x?(..) read 0 outside and
-//     neither constrain nor get checked. Reads in a branch of select or '?:'
-//     are conditional: they constrain only indices no other read does, and
-//     are not checked (their condition may exclude the positions outside).
+//     errors. Left indices start at 0 (the error's note gives the rewrite);
+//     empty ranges and unguarded reads out of bounds for every size with
+//     which the statement runs (size_proof.h) are errors. Guarded reads
+//     x?(..) read 0 outside and neither constrain nor get checked. Reads in a
+//     branch of select or '?:' are conditional: they constrain only indices
+//     no other read does, and are errors only when out of bounds wherever
+//     they are read (their condition may exclude the positions outside).
 //  7. Reductions reduce exactly the right-only indices (a reduction with none
 //     starts from its identity and combines the value once: TC's `+=!` with
 //     no reduced index); an `=` with some is an error, and so is an index

@@ -7,7 +7,8 @@
 // branches first), solved iteratively for the one unknown index of an index
 // expression once the others are known (several candidates: their min).
 // Unsolved indices are errors. Then: left indices start at 0, no range is
-// provably empty, and no unguarded read provably leaves its tensor.
+// provably empty, and no unguarded read leaves its tensor for every size
+// (proved with size_proof.h; the note of a smaller range is reported here too).
 #include "lang/ranges.h"
 
 #include <algorithm>
@@ -28,6 +29,27 @@ std::string q(const std::string& s) {
 
 std::string range_text(const SizeExpr& lo, const SizeExpr& hi) {
   return "[" + lo.str() + ", " + hi.str() + ")";
+}
+
+// The rewrite of a left index whose where clause starts at lo != 0: TC
+// would store the output from lo on (O@[lo; extent]) and hand its caller the
+// elements counted from 0, which are "where i in 0:hi - lo" with "i + lo" for
+// i on the right; TC's reads of the output at e are reads at "e - lo".
+Note counted_from_zero(const RangeIndex& ix) {
+  std::string shifted = ix.name, read = "e";
+  if (std::optional<int64_t> c = ix.lo.constant(); c && *c < 0) {
+    shifted += " - " + std::to_string(-*c);
+    read += " + " + std::to_string(-*c);
+  } else {
+    const bool sum = ix.lo.atoms().size() + (ix.lo.constant_term() != 0) > 1;
+    const std::string lo = sum ? "(" + ix.lo.str() + ")" : ix.lo.str();
+    shifted += " + " + lo;
+    read += " - " + lo;
+  }
+  return {ix.span, "a tensor's indices start at 0 (TC would offset the output): write 'where " +
+                       ix.name + " in 0:" + (ix.hi - ix.lo).str() + "' and '" + shifted +
+                       "' in place of " + q(ix.name) + " on the right, and read the output at '" +
+                       read + "' where TC reads it at 'e'"};
 }
 
 class Inference {
@@ -293,26 +315,7 @@ class Inference {
         Diagnostic& e = diags_.error(
             ix.where ? ix.where_span : ix.span,
             "the range of output index " + q(ix.name) + " must start at 0, not " + ix.lo.str());
-        // TC would store the output from lo on (O@[lo; extent]); the same
-        // values, counted from 0, are the rewrite.
-        // "i + 2", and "e - 2" for TC's reads of the output at e.
-        std::string shifted = ix.name, read = "e";
-        if (std::optional<int64_t> c = ix.lo.constant(); c && *c < 0) {
-          shifted += " - " + std::to_string(-*c);
-          read += " + " + std::to_string(-*c);
-        } else {
-          const bool sum = ix.lo.atoms().size() + (ix.lo.constant_term() != 0) > 1;
-          const std::string lo = sum ? "(" + ix.lo.str() + ")" : ix.lo.str();
-          shifted += " + " + lo;
-          read += " - " + lo;
-        }
-        e.notes.push_back({ix.span,
-                           "a tensor's indices start at 0 (TC would offset the output): "
-                           "write 'where " +
-                               ix.name + " in 0:" + (ix.hi - ix.lo).str() + "' and '" + shifted +
-                               "' in place of " + q(ix.name) +
-                               " on the right, and read the output at '" + read +
-                               "' where TC reads it at 'e'"});
+        e.notes.push_back(counted_from_zero(ix));
         continue;
       }
       if (!provably_le(ix.hi, ix.lo)) continue;

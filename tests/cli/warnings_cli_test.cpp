@@ -41,7 +41,8 @@ TEST_F(Warnings, EveryCommandThatCompilesPrintsThemOnce) {
        {std::string("check w.tn"), std::string("run w.tn --sizes N=3,M=2"),
         std::string("run w.tn --sizes N=3,M=2 --backend cpp"),
         std::string("run w.tn --grad --output s --sizes N=3,M=2"),
-        std::string("print w.tn --stage check"), std::string("print w.tn --grad f --output s --stage ad"),
+        std::string("print w.tn --stage check"),
+        std::string("print w.tn --grad f --output s --stage ad"),
         std::string("gradcheck w.tn --output s --sizes N=3,M=2"),
         std::string("emit w.tn --target cpp -o out")}) {
     CommandResult r = run_in_dir(command);
