@@ -28,6 +28,15 @@ def test_a_reduction_hint_is_a_compile_warning():
     assert caught[0].filename == __file__  # points at the caller of tenet.compile
 
 
+def test_the_warning_points_at_the_users_call(tmp_path):
+    path = tmp_path / "mm.tn"
+    path.write_text(HINTED)
+    with pytest.warns(tenet.CompileWarning) as caught:
+        tenet.compile_file(path)
+    assert caught[0].filename == __file__
+    assert str(caught[0].message).startswith(f"{path}:2:33: warning: ")
+
+
 def test_the_smaller_range_is_a_note_with_each_use():
     with pytest.warns(tenet.CompileWarning) as caught:
         tenet.compile(SMALLER, filename="z.tn")
