@@ -179,7 +179,8 @@ bool SizeFacts::proves_nonnegative(const SizeExpr& e) const {
   System system;
   for (const SizeExpr& f : facts_) system.add(system.linear(f));
   // Facts that contradict each other (an empty range) prove nothing here.
-  if (system.infeasible()) return false;
+  if (!consistent_) consistent_ = !system.infeasible();
+  if (!*consistent_) return false;
   Constraint negated = system.linear(SizeExpr(-1) - e);  // e <= -1
   system.add(negated);
   return !system.overflowed() && system.infeasible();

@@ -13,6 +13,7 @@
 /// cannot tell, including when the work would grow too large.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "ir/size_expr.h"
@@ -22,7 +23,10 @@ namespace tenet::lang::detail {
 class SizeFacts {
  public:
   /// Assumes e >= 0.
-  void assume_nonnegative(const ir::SizeExpr& e) { facts_.push_back(e); }
+  void assume_nonnegative(const ir::SizeExpr& e) {
+    facts_.push_back(e);
+    consistent_.reset();
+  }
   /// True when e >= 0 follows (see the file comment).
   bool proves_nonnegative(const ir::SizeExpr& e) const;
   /// True when a <= b follows.
@@ -32,6 +36,8 @@ class SizeFacts {
 
  private:
   std::vector<ir::SizeExpr> facts_;
+  /// Whether the facts can hold together (computed once, on first use).
+  mutable std::optional<bool> consistent_;
 };
 
 }  // namespace tenet::lang::detail
