@@ -43,7 +43,9 @@
 //     output), then plain uses x(.., i, ..) (the min of their sizes; all equal
 //     to a target dimension), then affine
 //     reads solved for their one unknown index (the largest hi keeping every
-//     read in bounds; several candidates: their min). Unsolvable indices are
+//     read in bounds; several candidates: their min; lo is 0 unless the read
+//     is below 0 there for every size, then the least lo in bounds, outside
+//     select branches). Unsolvable indices are
 //     errors. Left indices start at 0 (the error's note gives the rewrite);
 //     empty ranges and unguarded reads out of bounds for every size with
 //     which the statement runs (size_proof.h) are errors. Guarded reads

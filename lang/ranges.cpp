@@ -5,7 +5,8 @@
 // target dimension must equal them all; reads in a select's branches only for
 // indices no other read gives); then affine reads (those outside select
 // branches first), solved iteratively for the one unknown index of an index
-// expression once the others are known (several candidates: their min).
+// expression once the others are known (several candidates: their min; the
+// range starts above 0 where a read would be below 0 for every size).
 // Unsolved indices are errors. Then: left indices start at 0, no range is
 // provably empty, and no unguarded read leaves its tensor for every size
 // (proved with size_proof.h; the note of a smaller range is reported here too).
@@ -29,6 +30,11 @@ std::string q(const std::string& s) {
 
 std::string range_text(const SizeExpr& lo, const SizeExpr& hi) {
   return "[" + lo.str() + ", " + hi.str() + ")";
+}
+
+// ceil(a / d) for d > 0.
+SizeExpr ceil_div(const SizeExpr& a, int64_t d) {
+  return SizeExpr::floordiv(a + SizeExpr(d - 1), d);
 }
 
 // The rewrite of a left index whose where clause starts at lo != 0: TC
@@ -207,6 +213,15 @@ class Inference {
     }
   }
 
+  // Facts for proofs: every range known so far is non-empty (the statement
+  // runs only then).
+  SizeFacts known_ranges_nonempty() const {
+    SizeFacts facts;
+    for (const RangeIndex& ix : indices_)
+      if (ix.known) facts.assume_nonnegative(ix.hi - ix.lo - SizeExpr(1));
+    return facts;
+  }
+
   // The one unknown index of an affine index expression, if exactly one.
   const std::pair<std::string, int64_t>* single_unknown(const ir::Affine& a) {
     const std::pair<std::string, int64_t>* found = nullptr;
@@ -224,7 +239,7 @@ class Inference {
     while (progress && ok_) {
       progress = false;
       struct Candidate {
-        SizeExpr hi;
+        SizeExpr lo, hi;
         Span span;
         std::string what;
       };
@@ -237,19 +252,39 @@ class Inference {
           SizeExpr rest_min, rest_max;
           if (!bounds(r.dims[d], unknown->first, rest_min, rest_max)) continue;
           int64_t c = unknown->second;
-          // 0 <= c*i + rest < size for i in [0, hi): the largest such hi.
-          SizeExpr hi = c > 0 ? SizeExpr::floordiv(r.shape[d] - SizeExpr(1) - rest_max, c)
+          const SizeExpr& size = r.shape[d];
+          // 0 <= c*i + rest < size for i in [lo, hi): the largest such hi,
+          // and the least lo when it is above 0 for every size with which
+          // the statement runs (TC's rule: x(k - 1) gives k the range
+          // [1, N + 1); from 0, such a read would be out of bounds for every
+          // size). Not from a branch of a select, whose condition may be what
+          // keeps the read in bounds.
+          SizeExpr hi = c > 0 ? SizeExpr::floordiv(size - SizeExpr(1) - rest_max, c)
                               : SizeExpr::floordiv(rest_min, -c);
+          SizeExpr lo(0);
+          if (!conditional) {
+            SizeExpr least = c > 0 ? ceil_div(SizeExpr(0) - rest_min, c)
+                                   : ceil_div(rest_max - size + SizeExpr(1), -c);
+            SizeFacts runs = known_ranges_nonempty();
+            runs.assume_nonnegative(hi);  // [0, hi + 1) is not empty
+            if (runs.proves_le(1, least)) lo = least;
+          }
           candidates[unknown->first].push_back(
-              {hi + SizeExpr(1), r.spans[d], "the read of " + q(r.tensor)});
+              {lo, hi + SizeExpr(1), r.spans[d], "the read of " + q(r.tensor)});
         }
       }
       for (auto& [ir_name, list] : candidates) {
         RangeIndex* ix = index(ir_name);
-        SizeExpr hi = list[0].hi;
-        for (size_t k = 1; k < list.size(); ++k) hi = SizeExpr::min(hi, list[k].hi);
+        SizeExpr lo = list[0].lo, hi = list[0].hi;
+        for (size_t k = 1; k < list.size(); ++k) {
+          if (lo == SizeExpr(0))
+            lo = list[k].lo;
+          else if (list[k].lo != SizeExpr(0))
+            lo = SizeExpr::max(lo, list[k].lo);
+          hi = SizeExpr::min(hi, list[k].hi);
+        }
         ix->known = true;
-        ix->lo = SizeExpr(0);
+        ix->lo = lo;
         ix->hi = hi;
         ix->origin = list[0].span;
         ix->origin_what = list[0].what;
@@ -257,7 +292,7 @@ class Inference {
         if (!size_is_moderate(hi)) {
           ok_ = false;
           Diagnostic& e = diags_.error(ix->span, "the range of index " + q(ix->name) +
-                                                     " is too large: [0, " + hi.str() + ")");
+                                                     " is too large: " + range_text(lo, hi));
           e.notes.push_back({ix->origin, "it is inferred from " + ix->origin_what});
         }
       }
@@ -315,6 +350,9 @@ class Inference {
         Diagnostic& e = diags_.error(
             ix.where ? ix.where_span : ix.span,
             "the range of output index " + q(ix.name) + " must start at 0, not " + ix.lo.str());
+        if (!ix.where && ix.origin.valid)
+          e.notes.push_back({ix.origin, q(ix.name) + " ranges over " + range_text(ix.lo, ix.hi) +
+                                            ", inferred from " + ix.origin_what});
         e.notes.push_back(counted_from_zero(ix));
         continue;
       }
@@ -336,8 +374,7 @@ class Inference {
   // holds, so only one that is out of bounds everywhere is reported: no
   // condition makes it valid. The rest is checked at run time.
   void check_reads() {
-    SizeFacts runs;
-    for (const RangeIndex& ix : indices_) runs.assume_nonnegative(ix.hi - ix.lo - SizeExpr(1));
+    const SizeFacts runs = known_ranges_nonempty();  // every range, by now
     for (const RangeRead& r : reads_) {
       if (r.guarded) continue;
       for (size_t d = 0; d < r.dims.size() && d < r.shape.size(); ++d) {

@@ -43,11 +43,6 @@ TEST(BoundsProof, ConstantIndicesAtOrPastTheExtent) {
   expect_rejected("constant_past_extent", "def f(float(4) x) -> (y) {\n  y(i) = x(i) + x(7)\n}\n");
 }
 
-TEST(BoundsProof, AReadBelowZeroOfALeftIndexSaysToShift) {
-  // TC would start y at 1 (y@[1; N]); Tenet's outputs start at 0.
-  expect_rejected("left_index_below_zero", "def f(float(N) x) -> (y) {\n  y(i) = x(i - 1)\n}\n");
-}
-
 TEST(BoundsProof, AConditionalReadOutOfBoundsEverywhere) {
   // No condition can make x(N + 1) valid; x(i - 1) under i > 0 is fine.
   expect_rejected("conditional_everywhere",
