@@ -74,7 +74,9 @@ void parse(Compilation& c, const Request& r) {
 }
 
 void check(Compilation& c, const Request&) {
-  c.checked = std::make_shared<const ir::Module>(lang::check(*c.ast, *c.file));
+  lang::Checked checked = lang::check(*c.ast, *c.file);
+  c.checked = std::make_shared<const ir::Module>(std::move(checked.module));
+  c.warnings.insert(c.warnings.end(), checked.warnings.begin(), checked.warnings.end());
 }
 
 const ir::Function& find_function(const Compilation& c, const std::string& name) {
@@ -246,6 +248,10 @@ const ir::Module& Compilation::ir() const {
   }
 }
 
+std::string Compilation::render_warnings() const {
+  return file ? render_all(*file, warnings) : "";
+}
+
 std::vector<std::string> Compilation::function_names() const {
   std::vector<std::string> out;
   for (const ir::Function& f : derived.functions) out.push_back(f.name);
@@ -263,7 +269,7 @@ Compilation compile(const Request& request, const Compilation& from) {
       throw UsageError("'" + name + "' is not an optimisation pass");
   std::ostream& out = request.dump_to ? *request.dump_to : std::cerr;
 
-  Compilation c{from.file, from.ast, from.checked, {}, {}, from.lowered, from.cpp, from.stage};
+  Compilation c{from.file, from.ast, from.checked, {}, {}, from.lowered, from.cpp, from.stage, {}};
   for (const ir::Function& f : from.derived.functions) c.derived.functions.push_back(f.clone());
   for (const ir::Function& f : from.optimised.functions) c.optimised.functions.push_back(f.clone());
 

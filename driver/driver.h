@@ -94,6 +94,15 @@ struct Compilation {
   std::optional<codegen::CppUnit> cpp;  // cpp
   /// The last stage run ("" before the first).
   std::string stage;
+  /// Warnings and notes for the user (with spans in `file`) from the stages
+  /// this compile() ran (not those of the compilation it continued): the
+  /// checker's (lang::Checked::warnings), and any later stage's. Callers show
+  /// them (render_warnings(); the CLI on stderr, Python as warnings.warn).
+  std::vector<Diagnostic> warnings;
+
+  /// Every warning rendered like an error ("file:line:col: warning: ...",
+  /// the source line, a caret), separated by newlines; "" when none.
+  std::string render_warnings() const;
 
   /// The module of the last stage that produces IR (checked, derived or
   /// optimised); empty before `check`.

@@ -68,6 +68,17 @@ SizeExpr SizeExpr::from_atom(std::shared_ptr<const SizeAtom> atom) {
   return e;
 }
 
+static_assert(int(SizeAtom::Sym) == int(SizeExpr::Atom::Sym) &&
+                  int(SizeAtom::Mul) == int(SizeExpr::Atom::Mul),
+              "SizeExpr::Atom::Kind lists the atom kinds in the same order");
+
+std::vector<std::pair<SizeExpr::Atom, int64_t>> SizeExpr::atoms() const {
+  std::vector<std::pair<Atom, int64_t>> out;
+  for (const auto& [atom, coef] : terms_)
+    out.push_back({Atom{Atom::Kind(atom->kind), atom->key, atom->args, atom->divisor}, coef});
+  return out;
+}
+
 SizeExpr SizeExpr::sym(const std::string& name) {
   SizeAtom a{SizeAtom::Sym, name, {}, 1, ""};
   return from_atom(make_atom(std::move(a)));

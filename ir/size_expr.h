@@ -43,6 +43,18 @@ class SizeExpr {
   /// The single symbol this is, if it is exactly one symbol.
   std::optional<std::string> as_symbol() const;
 
+  /// The normal form, for analyses that reason about sizes (the checker's
+  /// bounds proofs, lang/size_proof.h): the constant, and each non-constant
+  /// term as an atom with its coefficient.
+  struct Atom {
+    enum Kind { Sym, FloorDiv, Min, Max, Mul } kind;
+    std::string key;             // canonical text: equal atoms have equal keys
+    std::vector<SizeExpr> args;  // FloorDiv: {a}; Min, Max, Mul: {a, b}
+    int64_t divisor = 1;         // FloorDiv
+  };
+  int64_t constant_term() const { return constant_; }
+  std::vector<std::pair<Atom, int64_t>> atoms() const;
+
   /// Evaluates under bindings; throws BindError naming an unbound symbol.
   int64_t eval(const SizeBindings& sizes) const;
   SizeExpr substitute(const std::map<std::string, SizeExpr>& repl) const;

@@ -43,12 +43,16 @@
 //     output), then plain uses x(.., i, ..) (the min of their sizes; all equal
 //     to a target dimension), then affine
 //     reads solved for their one unknown index (the largest hi keeping every
-//     read in bounds; several candidates: their min). Unsolvable indices are
-//     errors. Left indices start at 0; empty ranges and provably out-of-bounds
-//     unguarded reads are errors. Guarded reads x?(..) read 0 outside and
-//     neither constrain nor get checked. Reads in a branch of select or '?:'
-//     are conditional: they constrain only indices no other read does, and
-//     are not checked (their condition may exclude the positions outside).
+//     read in bounds; several candidates: their min; lo is 0 unless the read
+//     is below 0 there for every size, then the least lo in bounds, outside
+//     select branches). Unsolvable indices are
+//     errors. Left indices start at 0 (the error's note gives the rewrite);
+//     empty ranges and unguarded reads out of bounds for every size with
+//     which the statement runs (size_proof.h) are errors. Guarded reads
+//     x?(..) read 0 outside and neither constrain nor get checked. Reads in a
+//     branch of select or '?:' are conditional: they constrain only indices
+//     no other read does, and are errors only when out of bounds wherever
+//     they are read (their condition may exclude the positions outside).
 //  7. Reductions reduce exactly the right-only indices (a reduction with none
 //     starts from its identity and combines the value once: TC's `+=!` with
 //     no reduced index); an `=` with some is an error, and so is an index
@@ -65,7 +69,10 @@
 //     span that defined them.
 // 12. Errors are collected (checking goes on with the next statement and the
 //     next function) and thrown together, sorted by position, as one
-//     CompileError.
+//     CompileError. A program without errors comes with its warnings and
+//     notes, sorted the same way: an ignored reduction hint `<=> ...`, an
+//     index that takes the smaller range of its uses (rule 6). Inlined
+//     bodies report none (their function did, once, when checked alone).
 #include "lang/check.h"
 
 #include <algorithm>
@@ -249,7 +256,7 @@ void ModuleChecker::check_function(const ast::Function& fn) {
   stack_.pop_back();
 }
 
-ir::Module ModuleChecker::run() {
+Checked ModuleChecker::run() {
   std::vector<const ast::Function*> order;
   for (const ast::Function& fn : program_.functions) {
     auto it = entries_.find(fn.name.name);
@@ -269,52 +276,35 @@ ir::Module ModuleChecker::run() {
   for (const ast::Function* fn : order)
     if (entries_.at(fn->name.name).state == Entry::State::Unchecked) check_function(*fn);
 
-  if (diags_.has_errors()) {
-    // Report in source order: callees are checked when first called.
-    std::vector<Diagnostic> all = diags_.all();
-    std::stable_sort(all.begin(), all.end(), [](const Diagnostic& a, const Diagnostic& b) {
-      return a.span.begin < b.span.begin;
-    });
-    Diagnostics sorted(diags_.file());
-    for (const Diagnostic& d : all) sorted.error(d.span, d.message).notes = d.notes;
-    sorted.throw_if_errors();
-  }
-  ir::Module module;
+  // Report in source order: callees are checked when first called. Errors
+  // alone when there are any; otherwise the warnings and notes.
+  const bool failed = diags_.has_errors();
+  std::vector<Diagnostic> reported;
+  for (const Diagnostic& d : diags_.all())
+    if (failed == (d.severity == Severity::Error)) reported.push_back(d);
+  std::stable_sort(reported.begin(), reported.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    return a.span.begin < b.span.begin;
+  });
+  if (failed) throw CompileError(render_all(diags_.file(), reported));
+  Checked checked;
+  checked.warnings = std::move(reported);
   for (const ast::Function* fn : order) {
     Entry& e = entries_.at(fn->name.name);
     TENET_ASSERT(e.state == Entry::State::Ok,
                  "function " << fn->name.name << " failed without a diagnostic");
-    module.functions.push_back(std::move(e.ir));
+    checked.module.functions.push_back(std::move(e.ir));
   }
-  return module;
+  return checked;
 }
 
 }  // namespace detail
 
-ir::Module check(const ast::File& program, const SourceFile& file) {
+Checked check(const ast::File& program, const SourceFile& file) {
   return detail::ModuleChecker(program, file).run();
 }
 
-namespace {
-void collect_annotations(const std::vector<ast::StmtPtr>& body, Diagnostics& out) {
-  for (const ast::StmtPtr& s : body) {
-    collect_annotations(s->body, out);
-    if (s->equivalent)
-      out.warning(s->equivalent_span,
-                  "the reduction hint '<=> ...' is ignored: Tenet chooses how to compute "
-                  "reductions itself");
-  }
-}
-}  // namespace
-
-std::string ignored_annotations(const ast::File& program, const SourceFile& file) {
-  Diagnostics out(file);
-  for (const ast::Function& f : program.functions) collect_annotations(f.body, out);
-  return out.render_all();
-}
-
 ir::Module compile_source(const SourceFile& file) {
-  return check(parse(file), file);
+  return check(parse(file), file).module;
 }
 
 }  // namespace tenet::lang

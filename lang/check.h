@@ -4,8 +4,9 @@
 /// with their carried tensors).
 ///
 /// Expects: a parsed program. Guarantees: a verified ir::Module with one
-/// Function per `def`, or a CompileError whose text holds every diagnostic
-/// found (each "file:line:col: error: ..." with source line, caret and notes).
+/// Function per `def` and the warnings and notes of the program, or a
+/// CompileError whose text holds every error found (each "file:line:col:
+/// error: ..." with source line, caret and notes).
 #pragma once
 
 #include "ir/ir.h"
@@ -14,14 +15,18 @@
 
 namespace tenet::lang {
 
-ir::Module check(const ast::File& program, const SourceFile& file);
+/// What the checker makes of a program without errors.
+struct Checked {
+  ir::Module module;
+  /// Warnings and notes about the program, in source order (each function's
+  /// once, not again where calls inline it): a TC reduction hint `<=> ...`
+  /// that is ignored, an index that takes the smaller of its uses' ranges.
+  std::vector<Diagnostic> warnings;
+};
 
-/// One warning per TC reduction hint `<=> ...` of the program, which the
-/// checker accepts and ignores, rendered ("file:line:col: warning: ..."),
-/// separated by newlines; "" when there is none. `tenet check` prints them.
-std::string ignored_annotations(const ast::File& program, const SourceFile& file);
+Checked check(const ast::File& program, const SourceFile& file);
 
-/// parse + check: the front end in one call.
+/// parse + check: the front end in one call (its warnings dropped).
 ir::Module compile_source(const SourceFile& file);
 
 }  // namespace tenet::lang

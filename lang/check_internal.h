@@ -29,6 +29,7 @@
 #include "ir/builder.h"
 #include "ir/ir.h"
 #include "lang/ast.h"
+#include "lang/check.h"
 #include "lang/ranges.h"
 #include "support/diagnostics.h"
 
@@ -249,6 +250,8 @@ class Lowerer {
   ir::Expr emit_number(const ast::Expr& e, ElemType type, bool negated);
 
   Diagnostic& error(Span span, std::string message);
+  /// A warning about a program that is fine (dropped in inlined bodies).
+  Diagnostic& warning(Span span, std::string message);
   std::string text(Span span) const;
   const SourceFile& file() const { return env_.diags->file(); }
 
@@ -266,7 +269,7 @@ class Lowerer {
 class ModuleChecker {
  public:
   ModuleChecker(const ast::File& program, const SourceFile& file);
-  ir::Module run();
+  Checked run();
 
   const ast::Function* find(const std::string& name) const;
 

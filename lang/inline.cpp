@@ -187,6 +187,7 @@ void Lowerer::call(const ast::Stmt& s) {
 
   if (inner_diags.has_errors()) {
     for (const Diagnostic& d : inner_diags.all()) {
+      if (d.severity != Severity::Error) continue;  // the callee's own check reported it
       Diagnostic& wrapped =
           error(s.span, "in this call to " + quote(callee->name.name) + ": " + d.message);
       wrapped.notes.push_back({d.span, "the problem is here, with the sizes of this call"});

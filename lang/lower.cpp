@@ -67,6 +67,10 @@ Diagnostic& Lowerer::error(Span span, std::string message) {
   return env_.diags->error(span, std::move(message));
 }
 
+Diagnostic& Lowerer::warning(Span span, std::string message) {
+  return env_.diags->warning(span, std::move(message));
+}
+
 std::string Lowerer::text(Span span) const {
   return std::string(file().slice(span));
 }
@@ -235,6 +239,10 @@ void Lowerer::assign(const ast::Stmt& s) {
   StmtInfo st;
   st.stmt = &s;
   bool accumulate = ast::accumulates(s.op);
+  if (s.equivalent)
+    warning(s.equivalent_span,
+            "the reduction hint '<=> ...' is ignored: Tenet chooses how to compute "
+            "reductions itself");
   Target t = resolve_target(s.target, s.op);
   int rank = int(s.indices.size());
   bool ok = t.kind != Target::Invalid;
@@ -324,6 +332,9 @@ std::optional<ElemType> Lowerer::result_type(const StmtInfo& st, const Binding* 
     return std::nullopt;
   }
   if (!target || *target == ty.type) return ty.type;
+  // TC's promotion at the statement level: an integer right side (an index,
+  // a size, an integer tensor) onto a float tensor is converted to its type.
+  if (is_float(*target) && is_int(ty.type)) return *target;
   if (existing && is_int(*target) && is_int(ty.type) && byte_size(*target) > byte_size(ty.type))
     return *target;  // an integer update widens to the tensor's type
   Diagnostic& d =

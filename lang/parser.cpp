@@ -274,7 +274,7 @@ StmtPtr Parser::assignment() {
 }
 
 // TC's reduction hint `<=> name(args)`: kept in the tree (and printed), but
-// ignored; `tenet check` says so (lang::ignored_annotations).
+// ignored; the checker warns about it (lang/check.h, Checked::warnings).
 void Parser::equivalent(Stmt& s) {
   if (s.equivalent || !at(K::Equivalent)) return;
   const Token& op = advance();
@@ -308,11 +308,31 @@ void Parser::lhs_indices(Stmt& s, const Token& open) {
                                   s.target.name + "(..., j, ...))'"}});
     }
     if (e.expr->kind != ExprKind::Name)
-      fail_at(file_, e.expr->span, "the left side takes index names only");
+      fail_at(file_, e.expr->span, "the left side takes index names only",
+              {shifted_target(s, *e.expr)});
     expected("',' or ')' after the index " + quote(e.expr->name) + " of " + quote(s.target.name),
              {to_match(open)});
   } while (accept(K::Comma));
   expect(K::RParen, "',' or ')' after the indices of " + quote(s.target.name), {to_match(open)});
+}
+
+// The rewrite of an index expression on the left: TC's `O(i + 1) = E`
+// stores O from 1 on (an output range that does not start at 0) and hands
+// the caller O's elements counted from 0, which are `O(i) = E` in Tenet;
+// reads of O in TC's numbering, `O(e)`, become `O(e - 1)`.
+Note Parser::shifted_target(const ast::Stmt& s, const ast::Expr& e) const {
+  const ast::Expr* name = e.args.size() == 2 ? e.args[0].get() : nullptr;
+  if (e.kind != ExprKind::Binary || (e.op != "+" && e.op != "-") || !name ||
+      name->kind != ExprKind::Name)
+    return {e.span, "name each dimension of " + quote(s.target.name) +
+                        " with an index; index expressions go in the reads on the right"};
+  const ast::Expr& offset = *e.args[1];
+  std::string k(file_.slice(offset.span));
+  if (offset.kind != ExprKind::Number && offset.kind != ExprKind::Name) k = "(" + k + ")";
+  const std::string& o = s.target.name;
+  return {e.span, "a tensor's indices start at 0 (TC would offset the output): write '" + o + "(" +
+                      name->name + ")' with the same right side, and read '" + o + "(e " +
+                      (e.op == "+" ? "- " : "+ ") + k + ")' where TC reads '" + o + "(e)'"};
 }
 
 // At "f(x, y)" after '=', f a def: fills callee and args.

@@ -70,6 +70,7 @@ class Parser {
   [[noreturn]] void expected(const std::string& what, std::vector<Note> notes = {});
   const Token& expect(K kind, const std::string& what, std::vector<Note> notes = {});
   static Note to_match(const Token& open);
+  Note shifted_target(const ast::Stmt& s, const ast::Expr& e) const;
   ast::Ident ident(const std::string& what);
   void check_tensor_name(const ast::Ident& name);
 

@@ -5,12 +5,18 @@
 // target dimension must equal them all; reads in a select's branches only for
 // indices no other read gives); then affine reads (those outside select
 // branches first), solved iteratively for the one unknown index of an index
-// expression once the others are known (several candidates: their min).
+// expression once the others are known (several candidates: their min; the
+// range starts above 0 where a read would be below 0 for every size).
 // Unsolved indices are errors. Then: left indices start at 0, no range is
-// provably empty, and no unguarded read provably leaves its tensor.
+// provably empty, and no unguarded read leaves its tensor for every size
+// (proved with size_proof.h; the note of a smaller range is reported here too).
 #include "lang/ranges.h"
 
+#include <algorithm>
+#include <optional>
 #include <set>
+
+#include "lang/size_proof.h"
 
 namespace tenet::lang::detail {
 
@@ -24,6 +30,32 @@ std::string q(const std::string& s) {
 
 std::string range_text(const SizeExpr& lo, const SizeExpr& hi) {
   return "[" + lo.str() + ", " + hi.str() + ")";
+}
+
+// ceil(a / d) for d > 0.
+SizeExpr ceil_div(const SizeExpr& a, int64_t d) {
+  return SizeExpr::floordiv(a + SizeExpr(d - 1), d);
+}
+
+// The rewrite of a left index whose where clause starts at lo != 0: TC
+// would store the output from lo on (O@[lo; extent]) and hand its caller the
+// elements counted from 0, which are "where i in 0:hi - lo" with "i + lo" for
+// i on the right; TC's reads of the output at e are reads at "e - lo".
+Note counted_from_zero(const RangeIndex& ix) {
+  std::string shifted = ix.name, read = "e";
+  if (std::optional<int64_t> c = ix.lo.constant(); c && *c < 0) {
+    shifted += " - " + std::to_string(-*c);
+    read += " + " + std::to_string(-*c);
+  } else {
+    const bool sum = ix.lo.atoms().size() + (ix.lo.constant_term() != 0) > 1;
+    const std::string lo = sum ? "(" + ix.lo.str() + ")" : ix.lo.str();
+    shifted += " + " + lo;
+    read += " - " + lo;
+  }
+  return {ix.span, "a tensor's indices start at 0 (TC would offset the output): write 'where " +
+                       ix.name + " in 0:" + (ix.hi - ix.lo).str() + "' and '" + shifted +
+                       "' in place of " + q(ix.name) + " on the right, and read the output at '" +
+                       read + "' where TC reads it at 'e'"};
 }
 
 class Inference {
@@ -125,6 +157,14 @@ class Inference {
   // ranges no other read gives.
   void plain_uses(bool conditional) {
     std::set<std::string> reported;
+    // Indices that took the smaller range: each plain use (span, what, size).
+    struct Use {
+      Span span;
+      std::string what;
+      SizeExpr size;
+    };
+    std::map<std::string, std::vector<Use>> uses;
+    std::vector<std::string> smaller;
     for (const RangeRead& r : reads_) {
       if (r.guarded || r.conditional != conditional) continue;
       for (size_t d = 0; d < r.dims.size() && d < r.shape.size(); ++d) {
@@ -132,6 +172,7 @@ class Inference {
         RangeIndex* ix = index(r.dims[d].terms[0].first);
         if (!ix || ix->where) continue;
         const SizeExpr& size = r.shape[d];
+        if (!conditional) uses[ix->ir_name].push_back({r.spans[d], dim_what(r, d), size});
         if (!ix->known) {
           ix->known = true;
           ix->lo = SizeExpr(0);
@@ -145,6 +186,8 @@ class Inference {
         if (!ix->target_dim) {
           // TC's rule: uses of different sizes give the smaller range.
           ix->hi = SizeExpr::min(ix->hi, size);
+          if (std::find(smaller.begin(), smaller.end(), ix->ir_name) == smaller.end())
+            smaller.push_back(ix->ir_name);
           continue;
         }
         if (reported.count(ix->ir_name)) continue;
@@ -158,6 +201,25 @@ class Inference {
         e.notes.push_back({r.spans[d], "and " + dim_what(r, d) + " here"});
       }
     }
+    // Not an error, but worth knowing: a size mismatch between the reads
+    // makes the result smaller than some of them.
+    for (const std::string& ir_name : smaller) {
+      const RangeIndex* ix = index(ir_name);
+      Diagnostic& n = diags_.note(ix->span, "index " + q(ix->name) + " ranges over " +
+                                                range_text(ix->lo, ix->hi) +
+                                                ", the smallest size of its uses (as in TC)");
+      for (const Use& u : uses[ir_name])
+        n.notes.push_back({u.span, u.what + " has size " + u.size.str()});
+    }
+  }
+
+  // Facts for proofs: every range known so far is non-empty (the statement
+  // runs only then).
+  SizeFacts known_ranges_nonempty() const {
+    SizeFacts facts;
+    for (const RangeIndex& ix : indices_)
+      if (ix.known) facts.assume_nonnegative(ix.hi - ix.lo - SizeExpr(1));
+    return facts;
   }
 
   // The one unknown index of an affine index expression, if exactly one.
@@ -177,7 +239,7 @@ class Inference {
     while (progress && ok_) {
       progress = false;
       struct Candidate {
-        SizeExpr hi;
+        SizeExpr lo, hi;
         Span span;
         std::string what;
       };
@@ -190,19 +252,39 @@ class Inference {
           SizeExpr rest_min, rest_max;
           if (!bounds(r.dims[d], unknown->first, rest_min, rest_max)) continue;
           int64_t c = unknown->second;
-          // 0 <= c*i + rest < size for i in [0, hi): the largest such hi.
-          SizeExpr hi = c > 0 ? SizeExpr::floordiv(r.shape[d] - SizeExpr(1) - rest_max, c)
+          const SizeExpr& size = r.shape[d];
+          // 0 <= c*i + rest < size for i in [lo, hi): the largest such hi,
+          // and the least lo when it is above 0 for every size with which
+          // the statement runs (TC's rule: x(k - 1) gives k the range
+          // [1, N + 1); from 0, such a read would be out of bounds for every
+          // size). Not from a branch of a select, whose condition may be what
+          // keeps the read in bounds.
+          SizeExpr hi = c > 0 ? SizeExpr::floordiv(size - SizeExpr(1) - rest_max, c)
                               : SizeExpr::floordiv(rest_min, -c);
+          SizeExpr lo(0);
+          if (!conditional) {
+            SizeExpr least = c > 0 ? ceil_div(SizeExpr(0) - rest_min, c)
+                                   : ceil_div(rest_max - size + SizeExpr(1), -c);
+            SizeFacts runs = known_ranges_nonempty();
+            runs.assume_nonnegative(hi);  // [0, hi + 1) is not empty
+            if (runs.proves_le(1, least)) lo = least;
+          }
           candidates[unknown->first].push_back(
-              {hi + SizeExpr(1), r.spans[d], "the read of " + q(r.tensor)});
+              {lo, hi + SizeExpr(1), r.spans[d], "the read of " + q(r.tensor)});
         }
       }
       for (auto& [ir_name, list] : candidates) {
         RangeIndex* ix = index(ir_name);
-        SizeExpr hi = list[0].hi;
-        for (size_t k = 1; k < list.size(); ++k) hi = SizeExpr::min(hi, list[k].hi);
+        SizeExpr lo = list[0].lo, hi = list[0].hi;
+        for (size_t k = 1; k < list.size(); ++k) {
+          if (lo == SizeExpr(0))
+            lo = list[k].lo;
+          else if (list[k].lo != SizeExpr(0))
+            lo = SizeExpr::max(lo, list[k].lo);
+          hi = SizeExpr::min(hi, list[k].hi);
+        }
         ix->known = true;
-        ix->lo = SizeExpr(0);
+        ix->lo = lo;
         ix->hi = hi;
         ix->origin = list[0].span;
         ix->origin_what = list[0].what;
@@ -210,7 +292,7 @@ class Inference {
         if (!size_is_moderate(hi)) {
           ok_ = false;
           Diagnostic& e = diags_.error(ix->span, "the range of index " + q(ix->name) +
-                                                     " is too large: [0, " + hi.str() + ")");
+                                                     " is too large: " + range_text(lo, hi));
           e.notes.push_back({ix->origin, "it is inferred from " + ix->origin_what});
         }
       }
@@ -268,10 +350,10 @@ class Inference {
         Diagnostic& e = diags_.error(
             ix.where ? ix.where_span : ix.span,
             "the range of output index " + q(ix.name) + " must start at 0, not " + ix.lo.str());
-        e.notes.push_back({ix.span,
-                           "left-side indices always count from 0; shift the reads "
-                           "instead, e.g. x(" +
-                               ix.name + " + 1)"});
+        if (!ix.where && ix.origin.valid)
+          e.notes.push_back({ix.origin, q(ix.name) + " ranges over " + range_text(ix.lo, ix.hi) +
+                                            ", inferred from " + ix.origin_what});
+        e.notes.push_back(counted_from_zero(ix));
         continue;
       }
       if (!provably_le(ix.hi, ix.lo)) continue;
@@ -285,42 +367,64 @@ class Inference {
     }
   }
 
-  // Conditional reads are not checked: their condition may exclude the
-  // positions out of bounds (the interpreter checks the positions taken).
+  // Every unguarded read that is out of bounds for every size: its largest
+  // value reaches the size, or its smallest is negative, whenever the
+  // statement runs at all (all its ranges non-empty). A conditional read (in
+  // a branch of select or '?:') is out of bounds only where its condition
+  // holds, so only one that is out of bounds everywhere is reported: no
+  // condition makes it valid. The rest is checked at run time.
   void check_reads() {
+    const SizeFacts runs = known_ranges_nonempty();  // every range, by now
     for (const RangeRead& r : reads_) {
-      if (r.guarded || r.conditional) continue;
+      if (r.guarded) continue;
       for (size_t d = 0; d < r.dims.size() && d < r.shape.size(); ++d) {
         if (d < r.computed.size() && r.computed[d]) continue;  // checked at run time
         SizeExpr mn, mx;
         if (!bounds(r.dims[d], "", mn, mx)) continue;
-        std::string idx = std::string(diags_.file().slice(r.spans[d]));
-        std::string head = "index " + q(idx) + " of " + q(r.tensor) + " reads out of bounds: it ";
-        Diagnostic* e = nullptr;
-        if (provably_le(r.shape[d], mx)) {
-          e = &diags_.error(r.spans[d], head + "reaches " + mx.str() + " but " + q(r.tensor) +
-                                            " has size " + r.shape[d].str() + " in dimension " +
-                                            std::to_string(d));
-        } else if (provably_le(mn, SizeExpr(-1))) {
-          e = &diags_.error(r.spans[d], head + "reaches " + mn.str() +
-                                            " but indices start at 0 (dimension " +
-                                            std::to_string(d) + ")");
+        const SizeExpr& size = r.shape[d];
+        const std::string idx(diags_.file().slice(r.spans[d]));
+        const std::string dim = " (dimension " + std::to_string(d) + ")";
+        std::string problem;
+        bool below = false;
+        if (!r.conditional && runs.proves_le(size, mx)) {
+          problem = "reads out of bounds: it reaches " + mx.str() + " but " + q(r.tensor) +
+                    " has size " + size.str() + " in dimension " + std::to_string(d);
+        } else if (!r.conditional && runs.proves_le(mn, SizeExpr(-1))) {
+          problem = "reads out of bounds: it reaches " + mn.str() + " but indices start at 0" + dim;
+          below = true;
+        } else if (r.conditional && runs.proves_le(size, mn)) {
+          problem = "is out of bounds wherever it is read: it is at least " + mn.str() + " but " +
+                    q(r.tensor) + " has size " + size.str() + " in dimension " + std::to_string(d);
+        } else if (r.conditional && runs.proves_le(mx, SizeExpr(-1))) {
+          problem = "is out of bounds wherever it is read: it is at most " + mx.str() +
+                    " but indices start at 0" + dim;
         }
-        if (!e) continue;
+        if (problem.empty()) continue;
         ok_ = false;
+        Diagnostic& e =
+            diags_.error(r.spans[d], "index " + q(idx) + " of " + q(r.tensor) + " " + problem);
         std::string names;
+        bool left = false, where = false;
         for (const auto& [name, c] : r.dims[d].terms) {
           RangeIndex* ix = index(name);
           if (!ix) continue;
           names += (names.empty() ? "" : ", ") + q(ix->name);
-          if (ix->origin.valid && ix->origin.begin != r.spans[d].begin)
-            e->notes.push_back({ix->origin, q(ix->name) + " ranges over " +
-                                                range_text(ix->lo, ix->hi) + ", from " +
-                                                ix->origin_what});
+          left |= ix->on_lhs;
+          where |= ix->where.has_value();
+          if (!ix->origin.valid) continue;
+          const bool here = ix->origin.begin == r.spans[d].begin;
+          e.notes.push_back(
+              {here ? ix->span : ix->origin,
+               q(ix->name) + " ranges over " + range_text(ix->lo, ix->hi) +
+                   (here ? ", inferred from this read" : ", from " + ix->origin_what)});
         }
-        std::string fix = names.empty() ? "" : "restrict " + names + " with a where clause, or ";
-        e->notes.push_back(
-            {r.span, fix + "read " + q(r.tensor + "?(...)") + " to get 0 outside the bounds"});
+        std::string fix = "read " + q(r.tensor + "?(...)") + " to get 0 outside the bounds";
+        if (below && left)
+          fix = "left-side indices start at 0; shift the index expression, or " + fix;
+        else if (!names.empty())
+          fix = (where ? "narrow the where clause of " : "restrict ") + names +
+                (where ? ", or " : " with a where clause, or ") + fix;
+        e.notes.push_back({r.span, fix});
       }
     }
   }

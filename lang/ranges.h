@@ -8,8 +8,10 @@
 /// dimension given up front) and its reads, their index expressions in affine
 /// form over the indices' IR names and enclosing loop variables.
 /// Guarantees: on success every index has [lo, hi) with lo == 0 for left-side
-/// indices, no range is provably empty, and no unguarded read provably leaves
-/// its tensor. Otherwise diagnostics were reported and it returns false.
+/// indices, no range is provably empty, and no unguarded read leaves its
+/// tensor for every size (a conditional read: wherever it is read); a note
+/// was reported for each index that took the smaller range of its plain
+/// uses. Otherwise errors were reported and it returns false.
 #pragma once
 
 #include <map>

@@ -103,6 +103,15 @@ std::string render(const SourceFile& file, const Diagnostic& d) {
   return os.str();
 }
 
+std::string render_all(const SourceFile& file, const std::vector<Diagnostic>& list) {
+  std::string out;
+  for (const Diagnostic& d : list) {
+    if (!out.empty()) out += '\n';
+    out += render(file, d);
+  }
+  return out;
+}
+
 Diagnostic& Diagnostics::error(Span span, std::string message) {
   list_.push_back(Diagnostic{Severity::Error, span, std::move(message), {}});
   return list_.back();
@@ -113,18 +122,18 @@ Diagnostic& Diagnostics::warning(Span span, std::string message) {
   return list_.back();
 }
 
+Diagnostic& Diagnostics::note(Span span, std::string message) {
+  list_.push_back(Diagnostic{Severity::Note, span, std::move(message), {}});
+  return list_.back();
+}
+
 bool Diagnostics::has_errors() const {
   return std::any_of(list_.begin(), list_.end(),
                      [](const Diagnostic& d) { return d.severity == Severity::Error; });
 }
 
 std::string Diagnostics::render_all() const {
-  std::string out;
-  for (const Diagnostic& d : list_) {
-    if (!out.empty()) out += '\n';
-    out += render(*file_, d);
-  }
-  return out;
+  return tenet::render_all(*file_, list_);
 }
 
 void Diagnostics::throw_if_errors() const {

@@ -74,6 +74,8 @@ struct Diagnostic {
 /// Renders one diagnostic: the header line, the source line with a caret and
 /// underline under the span, then each note the same way.
 std::string render(const SourceFile& file, const Diagnostic& d);
+/// Every diagnostic rendered, in order, separated by newlines ("" for none).
+std::string render_all(const SourceFile& file, const std::vector<Diagnostic>& list);
 
 /// Collects diagnostics for one source file.
 class Diagnostics {
@@ -82,6 +84,10 @@ class Diagnostics {
 
   Diagnostic& error(Span span, std::string message);
   Diagnostic& warning(Span span, std::string message);
+  /// A note of its own (not attached to an error or warning): something the
+  /// user may want to know about a program that is fine, e.g. a rule of the
+  /// language that chose a smaller range.
+  Diagnostic& note(Span span, std::string message);
 
   bool has_errors() const;
   const std::vector<Diagnostic>& all() const { return list_; }

@@ -27,8 +27,6 @@ int cmd_check(const std::vector<std::string>& argv) {
   add_common_options(a);
   if (!a.parse(argv)) return 0;
   driver::Compilation p = front_end(require_file(a), a.get("dump-after"));
-  if (std::string notes = lang::ignored_annotations(*p.ast, *p.file); !notes.empty())
-    std::cerr << notes << "\n";
   // "name: float32[B, N]" for a value shown under a user-facing name.
   auto describe = [](const std::string& name, const ir::Value& v) {
     std::string text = name + ": " + std::string(type_name(v.type)) + "[";
@@ -90,7 +88,7 @@ int cmd_print(const std::vector<std::string>& argv) {
   driver::Compilation front = front_end(path, a.get("dump-after"));
   for (const std::string& name : chosen_functions(front, a.get("fn")))
     r.functions.push_back({name, std::nullopt});
-  driver::Compilation c = driver::compile(r, front);
+  driver::Compilation c = compile_after(front, r);
   if (c.cpp) {
     std::cout << driver::print_cpp(*c.cpp);
     return 0;
@@ -139,7 +137,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   driver::Compilation front = front_end(path, a.get("dump-after"));
   driver::Request r = request(path, a.get("dump-after"));
   r.functions = {{select_function(front, a.get("fn")).name, std::nullopt}};
-  const driver::Compilation p = driver::compile(r, front);
+  const driver::Compilation p = compile_after(front, r);
   const ir::Function& fn = p.optimised.functions.at(0);
   ir::SizeBindings given = parse_sizes(a.get("sizes"));
   uint64_t seed = parse_seed(a.get("seed"));
@@ -204,7 +202,7 @@ int cmd_emit(const std::vector<std::string>& argv) {
   r.emit_cpp = true;
   r.cpp.openmp = !a.is_set("no-openmp");
   r.cpp.index_checks = !a.is_set("no-index-checks");
-  const driver::Compilation p = driver::compile(r, front);
+  const driver::Compilation p = compile_after(front, r);
   codegen::emit_project(*p.cpp, p.optimised.functions.front(), a.get("o"), a.is_set("overwrite"));
   std::cout << "wrote " << a.get("o") << " (" << fns.size() << " function"
             << (fns.size() == 1 ? "" : "s") << ")\n";

@@ -65,7 +65,7 @@ Gradient load_gradient(const Args& a, const std::string& fn_name,
   r.stop_after = stop_after;
   r.emit_cpp = stop_after == "cpp";
   r.cpp.origin = path;
-  g.compiled = driver::compile(r, g.front);
+  g.compiled = compile_after(g.front, r);
   g.request = std::move(r);
   return g;
 }

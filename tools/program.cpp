@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <ostream>
 #include <set>
 #include <sstream>
@@ -29,7 +30,20 @@ driver::Request request(const std::string& path, const std::string& dump_after) 
 driver::Compilation front_end(const std::string& path, const std::string& dump_after) {
   driver::Request r = request(path, dump_after);
   r.stop_after = "check";
-  return driver::compile(r);
+  driver::Compilation c = driver::compile(r);
+  print_warnings(c);
+  return c;
+}
+
+driver::Compilation compile_after(const driver::Compilation& front,
+                                  const driver::Request& request) {
+  driver::Compilation c = driver::compile(request, front);
+  print_warnings(c);
+  return c;
+}
+
+void print_warnings(const driver::Compilation& c) {
+  if (std::string text = c.render_warnings(); !text.empty()) std::cerr << text << "\n";
 }
 
 namespace {

@@ -25,8 +25,15 @@ std::string require_file(const Args& a);
 driver::Request request(const std::string& path, const std::string& dump_after);
 
 /// The file's front end: parsed and checked (the stages after it continue
-/// from it, driver::compile(request, front)).
+/// from it, compile_after(front, request)), its warnings printed.
 driver::Compilation front_end(const std::string& path, const std::string& dump_after);
+/// driver::compile(request, front): the stages after the front end, their
+/// warnings printed.
+driver::Compilation compile_after(const driver::Compilation& front, const driver::Request& request);
+/// A compilation's warnings and notes on stderr, rendered like errors
+/// ("file:line:col: warning: ..."); nothing when it has none. Every command
+/// that compiles shows them, before its own output or errors.
+void print_warnings(const driver::Compilation& c);
 
 /// The function named by `name`, or the file's one entry function (a def
 /// that no other def calls), as the checker made it.

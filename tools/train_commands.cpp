@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <string>
@@ -32,6 +33,11 @@ using train::TrainableModel;
 using train::TrainingOption;
 
 namespace {
+
+// The model file's warnings on stderr, as every command that compiles shows them.
+void show_warnings(const TrainableModel& model) {
+  if (std::string text = model.warnings(); !text.empty()) std::cerr << text << "\n";
+}
 
 int64_t parse_int(const std::string& what, const std::string& text, int64_t lo, int64_t hi) {
   char* end = nullptr;
@@ -220,6 +226,7 @@ int cmd_train(const std::vector<std::string>& argv) {
 
   // The model's directives and the data before anything compiles.
   TrainableModel model(model_path, a.is_set("verbose"));
+  show_warnings(model);
   HyperParams hyper =
       saved ? train::resumed_hyper_params(HyperParams::from_map(saved->metadata, options.resume),
                                           given, flag_name)
@@ -251,6 +258,7 @@ int cmd_eval(const std::vector<std::string>& argv) {
   train::MnistDataset test = train::load_mnist_dir(data_dir(a), train::MnistSplit::Test, limit);
 
   TrainableModel model(model_path, a.is_set("verbose"));
+  show_warnings(model);
   model.load_weights(checkpoint);
   DatasetEvaluation e = train::evaluate_dataset(model, test, batch);
   std::printf("test accuracy %.2f%% (%lld/%lld)", 100.0 * e.accuracy(),
@@ -292,6 +300,7 @@ int cmd_predict(const std::vector<std::string>& argv) {
     data.labels = Tensor(ElemType::I32, {n});  // unknown: zeros, not printed
   }
   TrainableModel model(model_path, a.is_set("verbose"));
+  show_warnings(model);
   model.load_weights(checkpoint);
 
   train::BatchOptions options;

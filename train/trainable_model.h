@@ -50,6 +50,8 @@ class TrainableModel {
 
   const std::string& path() const { return path_; }
   const ModelSpec& spec() const { return spec_; }
+  /// The checker's warnings and notes about the file, rendered ("" when none).
+  std::string warnings() const { return front_.render_warnings(); }
   /// A hash of the file's text (hex): checkpoints record it.
   const std::string& fingerprint() const { return fingerprint_; }
   ParameterStore& params() { return params_; }

@@ -185,6 +185,8 @@ PYBIND11_MODULE(_tenet, m) {
       .def(py::init<const std::string&, const std::string&>(), py::arg("source"),
            py::arg("filename"))
       .def("function_names", &CheckedProgram::function_names)
+      .def_property_readonly("warnings", &CheckedProgram::warnings,
+                             "the checker's warnings and notes, rendered")
       .def("info", &CheckedProgram::info, py::arg("variant"))
       .def("unparse", &CheckedProgram::unparse, py::arg("variant"))
       .def("compile", &compile, py::arg("variant"), py::arg("cache_dir") = "", py::arg("cxx") = "",

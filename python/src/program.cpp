@@ -47,6 +47,12 @@ std::vector<std::string> CheckedProgram::function_names() const {
   return names;
 }
 
+std::vector<std::string> CheckedProgram::warnings() const {
+  std::vector<std::string> out;
+  for (const Diagnostic& d : front_.warnings) out.push_back(render(*front_.file, d));
+  return out;
+}
+
 driver::Request CheckedProgram::request(const Variant& v, const std::string& stop_after) const {
   driver::Request r = request_for(*front_.file, stop_after);
   r.functions = {{v.entry, v.grad}};

@@ -57,6 +57,10 @@ class CheckedProgram {
   CheckedProgram(const std::string& source, const std::string& filename);
 
   std::vector<std::string> function_names() const;
+  /// The checker's warnings and notes, each rendered as the CLI prints it
+  /// ("file:line:col: warning: ...", the source line and a caret); Python
+  /// issues them as tenet.CompileWarning.
+  std::vector<std::string> warnings() const;
 
   /// The IR of a variant, as the checker and AD make it (before optimisation).
   ir::Function derive(const Variant& v) const;

@@ -11,7 +11,8 @@ backward Tenet derives.
     run = tenet.train("models/mlp.tn", out="runs/mlp", epochs=1)  # as `tenet train`
 
 Errors in the source raise tenet.CompileError (the diagnostic with line, column and
-caret); inputs of the wrong shape raise tenet.BindError (a ValueError) or, from the
+caret), warnings and notes about a program that compiles are issued as
+tenet.CompileWarning (warnings.warn); inputs of the wrong shape raise tenet.BindError (a ValueError) or, from the
 argument checks, TypeError/ValueError naming the argument. See docs/python.md.
 """
 
@@ -23,7 +24,7 @@ if os.path.isdir(_RUNTIME) and not os.environ.get("TENET_RUNTIME_DIR"):
     os.environ["TENET_RUNTIME_DIR"] = _RUNTIME
 
 from ._tenet import BindError, CompileError, InternalError  # noqa: E402
-from .function import Function, compile, compile_file, print_grad  # noqa: E402
+from .function import CompileWarning, Function, compile, compile_file, print_grad  # noqa: E402
 from .gradcheck import gradcheck  # noqa: E402
 from .training import TrainingOption, TrainingResult, train, training_options  # noqa: E402
 
@@ -35,6 +36,6 @@ def torch_op(source, entry=None, **options):
     return make(source, entry, **options)
 
 
-__all__ = ["BindError", "CompileError", "Function", "InternalError", "TrainingOption",
-           "TrainingResult", "compile", "compile_file", "gradcheck", "print_grad", "torch_op",
-           "train", "training_options"]
+__all__ = ["BindError", "CompileError", "CompileWarning", "Function", "InternalError",
+           "TrainingOption", "TrainingResult", "compile", "compile_file", "gradcheck",
+           "print_grad", "torch_op", "train", "training_options"]

@@ -18,7 +18,9 @@ function's PyTorch operator (``tenet.torch_op``), so autograd sees the call.
 
 import collections
 import hashlib
+import os
 import sys
+import warnings
 
 from . import _tenet
 from . import arguments
@@ -183,9 +185,30 @@ def _needs_autograd(values):
             and any(arguments.is_torch_tensor(v) and v.requires_grad for v in values))
 
 
+class CompileWarning(UserWarning):
+    """A warning or note of the compiler about a program that compiles (an ignored
+    reduction hint ``<=>``, an index that takes the smaller range of its uses): the
+    text is rendered as the CLI prints it, with line, column and caret."""
+
+
+def _caller_stacklevel():
+    """The stack level, counted from the caller of this function, of the first frame
+    outside the tenet package: where a warning points (the user's tenet.compile,
+    tenet.torch_op, ...)."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        level, frame = level + 1, frame.f_back
+    return level
+
+
 def load(source, filename="<string>"):
-    """Parses and checks a program; raises tenet.CompileError with the diagnostics."""
-    return _tenet.CheckedProgram(source, filename)
+    """Parses and checks a program; raises tenet.CompileError with the diagnostics,
+    and issues each warning or note as a tenet.CompileWarning at the user's call."""
+    program = _tenet.CheckedProgram(source, filename)
+    for text in program.warnings:
+        warnings.warn(CompileWarning(text), stacklevel=_caller_stacklevel())
+    return program
 
 
 def pick_entry(program, entry):

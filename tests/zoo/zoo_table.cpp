@@ -106,6 +106,7 @@ const std::vector<ZooCase>& zoo_table() {
       // Tensor Comprehensions' expression syntax (issue 15).
       row("tc_ternary", {{"N", 3}, {"D", 4}}, vjp()),
       row("tc_promotion", {{"N", 3}, {"D", 4}}, vjp(), {}, /*int_hi=*/5),
+      row("tc_promotion_update", {{"N", 3}, {"D", 4}}, vjp(), {}, /*int_hi=*/5),
       row("tc_math", {{"N", 6}}, vjp(), {{"x", -0.9, 0.9}, {"p", 0.5, 2}}),
       // Data-dependent reads: integer inputs in [0, 4) index every table in
       // bounds (off + kh < R); P's truncation has no gradient and finite
