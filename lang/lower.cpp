@@ -272,15 +272,19 @@ std::optional<ElemType> Lowerer::result_type(const StmtInfo& st, const Binding* 
     }
     return t;
   }
-  if (ty.is(ElemType::Bool)) {
-    Diagnostic& d = error(s.value->span, "the right side of " + quote(s.target.name) +
-                                             " is bool, but tensors cannot be bool");
-    d.notes.push_back({s.value->span, "use 'select(" + text(s.value->span) +
-                                          ", 1, 0)' to store the condition as a number"});
+  const ElemType result = target.value_or(ty.type);
+  if (result == ElemType::Bool && s.op != ast::AssignOp::Assign) {
+    Diagnostic& d = error(s.op_span, quote(s.target.name) + " is bool; '" +
+                                         ast::assign_op_text(s.op) + "' cannot combine bools");
+    d.notes.push_back({s.value->span, "count or combine them as numbers: 'int32(" +
+                                          text(s.value->span) + ")', or with && and ||"});
     return std::nullopt;
   }
   if (!target || *target == ty.type) return ty.type;
-  if (existing && is_int(*target) && is_int(ty.type) && byte_size(*target) > byte_size(ty.type))
+  if (compute_type(*target) == compute_type(ty.type)) return *target;  // float16 stores round
+  if (ty.is(ElemType::Bool)) return *target;                           // 0 or 1
+  if (existing && is_int(*target) && is_int(ty.type) && byte_size(*target) > byte_size(ty.type) &&
+      (is_unsigned(ty.type) || !is_unsigned(*target)))
     return *target;  // an integer update widens to the tensor's type
   Diagnostic& d =
       error(s.value->span, "type mismatch: " + std::string(declared ? "output " : "") +
@@ -301,8 +305,14 @@ ir::ValuePtr Lowerer::emit_assign(StmtInfo& st, const Binding* existing, ElemTyp
   auto renamed = env_.rename.find(s.target.name);
   const std::string& name = renamed == env_.rename.end() ? s.target.name : renamed->second;
   ++statements_;
+  // A float16 tensor's body is float32 (rounded when stored); the cast of a
+  // right side `float16(e)` is that rounding.
+  const ast::Expr* value = s.value.get();
+  if (type == ElemType::F16 && value->kind == ast::ExprKind::Cast &&
+      value->cast_to == ElemType::F16)
+    value = value->args[0].get();
   return env_.fb->compute(name, std::move(out), std::move(reduce), reduce_op(s.op),
-                          emit(*s.value, st, type), init, type, s.span, text(s.span));
+                          emit(*value, st, compute_type(type)), init, type, s.span, text(s.span));
 }
 
 void Lowerer::for_loop(const ast::Stmt& s, const LaterNames& later) {
