@@ -79,7 +79,7 @@ std::string_view c_type_name(ElemType t) {
     case ElemType::U64:
       return "uint64_t";
     case ElemType::F16:
-      return "tenet::half";
+      return "uint16_t";  // the IEEE bits: C has no half type
   }
   return "?";
 }

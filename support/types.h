@@ -33,7 +33,7 @@ int byte_size(ElemType t);
 /// "float32", "int64", ... as written in source and in the IR text form.
 std::string_view type_name(ElemType t);
 /// The C type generated code stores elements in: "float", "double", "int32_t",
-/// "tenet::half" (runtime/tenet_half.h), ...
+/// ..., "uint16_t" for float16 (its bits; runtime/tenet_runtime.h converts them).
 std::string_view c_type_name(ElemType t);
 /// Accepts the canonical names and the aliases float (float32), double
 /// (float64) and int (int32).
