@@ -223,7 +223,7 @@ Ty Lowerer::infer_name(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
     if (!b->ok()) return Ty::poison();
     info.name = NodeInfo::Name::Tensor;
     info.tensor = b->value;
-    return Ty::concrete(compute_type(b->value->type));
+    return Ty::concrete(b->value->type);
   }
   if (auto s = env_.sizes.find(e.name); s != env_.sizes.end()) {
     info.name = NodeInfo::Name::Size;
@@ -281,7 +281,7 @@ Ty Lowerer::infer_access(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
   info.tensor = value;
   info.read = int(st.reads.size());
   st.reads.push_back(std::move(read));
-  return Ty::concrete(compute_type(value->type));
+  return Ty::concrete(value->type);
 }
 
 // select(c, a, b) and c ? a : b: the reads in a and b are conditional (see ranges.h).
@@ -397,9 +397,9 @@ Ty Lowerer::unify(const ast::Expr& whole, const ast::Expr& a, Ty ta, const ast::
   std::string op = whole.kind == ast::ExprKind::Builtin   ? whole.name
                    : whole.kind == ast::ExprKind::Ternary ? "?:"
                                                           : whole.op;
+  const std::string words = type_word(ta) + " and " + type_word(tb);  // float16 as written
   auto mismatch = [&](const ast::Expr* note_at, const std::string& note) {
-    Diagnostic& d = error(whole.span, "type mismatch: " + type_word(ta) + " and " + type_word(tb) +
-                                          " operands of " + quote(op));
+    Diagnostic& d = error(whole.span, "type mismatch: " + words + " operands of " + quote(op));
     if (note_at) d.notes.push_back({note_at->span, note});
     return Ty::poison();
   };
@@ -453,10 +453,13 @@ Ty Lowerer::unify(const ast::Expr& whole, const ast::Expr& a, Ty ta, const ast::
 }
 
 // Builds e as an expression of type `want` (pass 2; infer() succeeded on it).
+// float16 values are float32 expressions (reads of float16 tensors load as
+// float32), except the result of a cast `float16(x)` itself.
 ir::Expr Lowerer::emit(const ast::Expr& e, const StmtInfo& st, ElemType want) {
   const NodeInfo& info = st.nodes.at(&e);
   TENET_ASSERT(info.ty.kind != Ty::Poison, "emitting a poisoned expression");
-  ElemType own = info.ty.kind == Ty::Concrete ? info.ty.type : want;
+  if (want == ElemType::F16 && e.kind != ast::ExprKind::Cast) want = ElemType::F32;
+  ElemType own = info.ty.kind == Ty::Concrete ? compute_type(info.ty.type) : want;
   ir::Expr r;
   switch (e.kind) {
     case ast::ExprKind::Number:

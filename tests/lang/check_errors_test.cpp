@@ -43,8 +43,8 @@ INSTANTIATE_TEST_SUITE_P(Classes, ErrorGolden,
                                            "cannot_infer", "empty_range", "out_of_bounds",
                                            "type_mismatch", "call_arity", "call_size_mismatch",
                                            "recursion", "loop_trip", "right_only_assign",
-                                           "duplicate_lhs_index", "assign_input", "bool_result",
-                                           "non_affine", "undefined_output", "inline_out_of_bounds",
+                                           "duplicate_lhs_index", "assign_input", "non_affine",
+                                           "undefined_output", "inline_out_of_bounds",
                                            "loop_var_type", "several_errors", "literal_range"));
 
 // Independent errors in one function and in another are all reported, in
