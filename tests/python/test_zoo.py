@@ -58,8 +58,8 @@ ZOO = {
 # the tc_* programs exercise Tensor Comprehensions' syntax and are checked against
 # hand-computed values and by gradcheck in the C++ zoo suite (tests/zoo/).
 ELSEWHERE = {"lltm", "capsnet_small", "margin_loss", "masked_decoder", "routing3",
-             "routing_step", "squash", "tc_math", "tc_product", "tc_promotion", "tc_redefine",
-             "tc_ternary"}
+             "routing_step", "squash", "tc_bool", "tc_half", "tc_math", "tc_product",
+             "tc_promotion", "tc_redefine", "tc_ternary", "tc_unsigned"}
 
 
 def test_every_zoo_program_is_classified():

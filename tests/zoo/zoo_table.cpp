@@ -107,6 +107,11 @@ const std::vector<ZooCase>& zoo_table() {
       row("tc_ternary", {{"N", 3}, {"D", 4}}, vjp()),
       row("tc_promotion", {{"N", 3}, {"D", 4}}, vjp(), {}, /*int_hi=*/5),
       row("tc_math", {{"N", 6}}, vjp(), {{"x", -0.9, 0.9}, {"p", 0.5, 2}}),
+      // Element types: bool masks (int_hi 2: half of them false), unsigned
+      // integers, float16 storage.
+      row("tc_bool", {{"N", 3}, {"D", 4}}, vjp(), {}, /*int_hi=*/2),
+      row("tc_unsigned", {{"N", 3}, {"C", 4}}, vjp()),
+      row("tc_half", {{"N", 3}, {"I", 4}, {"O", 2}}, vjp()),
   };
   return table;
 }
