@@ -153,7 +153,8 @@ TEST(TcHalf, GradientsOfHalfInputsAreHalf) {
 TEST(TcUnsigned, Uint64BeyondInt64) {
   // Division, remainder, order and float conversion of uint64 values from
   // 2^63 on, where an int64 reading would be negative.
-  ir::Module m = lang::compile_source(SourceFile("u.tn", R"(def f(uint64(N) a, uint64(N) b) -> (q, r, lt, g, back) {
+  ir::Module m = lang::compile_source(
+      SourceFile("u.tn", R"(def f(uint64(N) a, uint64(N) b) -> (q, r, lt, g, back) {
   q(i) = a(i) / b(i)
   r(i) = a(i) % b(i)
   lt(i) = a(i) < b(i)
