@@ -34,20 +34,20 @@ TEST(Half, EveryHalfRoundTrips) {
 TEST(Half, KnownValues) {
   EXPECT_EQ(half_to_float(0x3c00), 1.0f);
   EXPECT_EQ(half_to_float(0xc000), -2.0f);
-  EXPECT_EQ(half_to_float(0x7bff), 65504.0f);             // the largest finite half
+  EXPECT_EQ(half_to_float(0x7bff), 65504.0f);               // the largest finite half
   EXPECT_EQ(half_to_float(0x0001), std::ldexp(1.0f, -24));  // the smallest subnormal
   EXPECT_EQ(half_to_float(0x0400), std::ldexp(1.0f, -14));  // the smallest normal
   EXPECT_EQ(half_to_float(0x7c00), std::numeric_limits<float>::infinity());
-  EXPECT_EQ(bits(half_to_float(0x8000)), 0x80000000u);      // -0
+  EXPECT_EQ(bits(half_to_float(0x8000)), 0x80000000u);  // -0
   EXPECT_EQ(float_to_half(0.1f), 0x2e66);
   EXPECT_EQ(float_to_half(-0.0f), 0x8000);
   EXPECT_EQ(float_to_half(65519.0f), 0x7bff);  // below the midpoint to infinity
   EXPECT_EQ(float_to_half(65520.0f), 0x7c00);  // the midpoint: ties to even is infinity
   EXPECT_EQ(float_to_half(1e10f), 0x7c00);
   EXPECT_EQ(float_to_half(-std::numeric_limits<float>::infinity()), 0xfc00);
-  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -25)), 0x0000);          // half the smallest: even 0
-  EXPECT_EQ(float_to_half(std::ldexp(1.5f, -25)), 0x0001);          // above the tie
-  EXPECT_EQ(float_to_half(std::ldexp(3.0f, -25)), 0x0002);          // 1.5 steps: tie to even 2
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -25)), 0x0000);  // half the smallest: even 0
+  EXPECT_EQ(float_to_half(std::ldexp(1.5f, -25)), 0x0001);  // above the tie
+  EXPECT_EQ(float_to_half(std::ldexp(3.0f, -25)), 0x0002);  // 1.5 steps: tie to even 2
   EXPECT_EQ(float_to_half(std::ldexp(1.0f, -14) - std::ldexp(1.0f, -26)), 0x0400);  // up to normal
   EXPECT_TRUE(std::isnan(half_to_float(float_to_half(std::nanf("")))));
 }
