@@ -3,8 +3,11 @@
 //  - float32 values are computed in float, rounded after every operation, and
 //    float64 in double; InterpOptions::float_type replaces both.
 //  - max and min, binary and reductions, are fmax/fmin: a NaN operand is ignored.
-//  - integers wrap to their width (two's complement); division truncates toward
-//    zero and a zero divisor is a BindError.
+//  - integers wrap to their width (two's complement; unsigned types modulo
+//    2^width, uint64 computed in uint64); division truncates toward zero and a
+//    zero divisor is a BindError.
+//  - float16 values are read as float32, computed in float32 and rounded to
+//    half (to nearest, ties to even) once, when a statement stores them.
 //  - float -> integer casts truncate toward zero; NaN gives 0 and values beyond
 //    int64 saturate (then wrap to the target width).
 //  - reductions accumulate in domain order: out indices outer, reduce indices

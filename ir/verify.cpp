@@ -86,7 +86,7 @@ class Verifier {
     VERIFY(e != nullptr, "null expression in " + where);
     for (const Expr& a : e->args)  // float16 is a storage type, computed in float32
       VERIFY(a == nullptr || a->type != ElemType::F16 || e->kind == ExprKind::Cast,
-             "a float16 operand of something else than a cast in " + where);
+             "a float16 operand of something other than a cast in " + where);
     switch (e->kind) {
       case ExprKind::Const:
         break;

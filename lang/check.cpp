@@ -42,8 +42,9 @@
 //     as 0/1 of the number's type (two bools in arithmetic: int32, as in C);
 //     a bool right side makes a bool tensor, which is never reduced or
 //     accumulated onto. float16 tensors are read as float32 and everything
-//     is computed in float32; a float16 target rounds what it stores, and a
-//     right side that is a cast `float16(e)` makes a float16 tensor.
+//     is computed in float32; a float16 target rounds what it stores (once,
+//     after any reduction), and a right side that is a cast `float16(e)` makes
+//     a float16 tensor.
 //  6. Ranges (Tensor Comprehensions' rule, ranges.cpp): where clauses, then
 //     target dimensions (left indices of an updated tensor or declared
 //     output), then plain uses x(.., i, ..) (the min of their sizes; all equal

@@ -260,6 +260,9 @@ std::optional<ElemType> Lowerer::result_type(const StmtInfo& st, const Binding* 
                                              const ast::Output* declared) {
   const ast::Stmt& s = *st.stmt;
   Ty ty = st.nodes.at(s.value.get()).ty;
+  // Only a cast `float16(e)` makes a float16 tensor; a copy `t(i) = h(i)` of one is float32.
+  if (ty.is(ElemType::F16) && s.value->kind != ast::ExprKind::Cast)
+    ty = Ty::concrete(ElemType::F32);
   std::optional<ElemType> target;
   if (existing && existing->ok()) target = existing->value->type;
   if (declared) target = declared->type;
