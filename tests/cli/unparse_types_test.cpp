@@ -19,7 +19,8 @@ std::vector<std::string> types_of(const std::vector<ir::ValuePtr>& values) {
 }
 
 void expect_same_types(const ir::Function& fn) {
-  const std::string text = testing::expect_unparse_roundtrip(fn, {{"N", 3}, {"D", 4}, {"C", 4}, {"I", 4}, {"O", 2}});
+  const std::string text =
+      testing::expect_unparse_roundtrip(fn, {{"N", 3}, {"D", 4}, {"C", 4}, {"I", 4}, {"O", 2}});
   ir::Module back = lang::compile_source(SourceFile(fn.name + ".tn", text));
   ASSERT_EQ(back.functions.size(), 1u);
   EXPECT_EQ(types_of(back.functions[0].inputs), types_of(fn.inputs)) << text;
