@@ -11,7 +11,8 @@
 namespace tenet::ir {
 namespace {
 
-const char* kText = R"(func types[N](%h: float16[N], %m: bool[N], %u: uint64[N], %v: uint16[N], %w: uint32[N]) {
+const char* kText =
+    R"(func types[N](%h: float16[N], %m: bool[N], %u: uint64[N], %v: uint16[N], %w: uint32[N]) {
   %s[]: float32[] = sum [i in 0:N] select(%m[i], %h[i], cast<float32>(%u[i]))
   %r[i]: float16[N] = mul(cast<float32>(cast<float16>(%s[])), %h[i])
   %k[i]: uint32[N] = add(cast<uint32>(%v[i]), %w[i])
@@ -38,9 +39,11 @@ TEST(IrTextTypes, Float16IsComputedInFloat32) {
     parse_ir(SourceFile("bad.ir", bad));
     ADD_FAILURE() << "no error";
   } catch (const CompileError& e) {
-    EXPECT_NE(std::string(e.what()).find("the body has type float16, the result is float16 (computed in float32: the body is "
-                                       "float32)"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find(
+            "the body has type float16, the result is float16 (computed in float32: the body is "
+            "float32)"),
+        std::string::npos)
         << e.what();
   }
 }
