@@ -77,7 +77,7 @@ std::optional<ir::SplitGather> split_gather(const ir::Compute& c) {
   const ir::ExprNode& body = *c.body;
   if (body.kind != ir::ExprKind::Binary || body.binop != ir::BinOp::Mul) return std::nullopt;
   for (const ir::Expr& arg : body.args)
-    if (arg->kind != ir::ExprKind::Read || arg->type != c.result->type) return std::nullopt;
+    if (arg->kind != ir::ExprKind::Read || arg->tensor->type != c.result->type) return std::nullopt;
   std::map<std::string, ir::Dim> ranges;
   std::set<std::string> out_names;
   for (const ir::Dim& d : c.out) ranges[d.index] = d, out_names.insert(d.index);
