@@ -93,7 +93,9 @@ void Tensor::set(int64_t i, double v) {
       data<uint32_t>()[i] = uint32_t(int64_t(v));
       break;
     case ElemType::U64:
-      data<uint64_t>()[i] = v >= 9223372036854775808.0 ? uint64_t(v) : uint64_t(int64_t(v));
+      data<uint64_t>()[i] = v >= 18446744073709551616.0  ? ~uint64_t(0)  // saturates, as casts do
+                            : v >= 9223372036854775808.0 ? uint64_t(v)
+                                                         : uint64_t(int64_t(v));
       break;
     case ElemType::F16:  // through float: a double can round twice (rare, 1 half ulp at most)
       data<uint16_t>()[i] = float_to_half(float(v));
