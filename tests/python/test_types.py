@@ -86,3 +86,21 @@ def test_torch_operator_refuses_limited_unsigned_dtypes():
     with pytest.raises(TypeError, match="input 'zero' is uint16, which PyTorch supports only "
                                         "in part"):
         tenet.torch_op(model_source("zoo/tc_unsigned.tn"), "tc_unsigned")
+
+
+def test_float16_and_bool_operators_under_torch_compile():
+    op = tenet.torch_op(model_source("zoo/tc_half.tn"), "tc_half")
+    x = torch.rand(3, 4, dtype=torch.float16, requires_grad=True)
+    w = torch.rand(4, 2, dtype=torch.float16, requires_grad=True)
+    b = torch.rand(2, requires_grad=True)
+    compiled = torch.compile(lambda x, w, b: op(x, w, b).float().sum(), fullgraph=True)
+    loss = compiled(x, w, b)
+    loss.backward()
+    assert loss.item() == op(x, w, b).float().sum().item()
+    assert (x.grad.dtype, w.grad.dtype) == (torch.float16, torch.float16)
+    mask_op = tenet.torch_op(model_source("zoo/tc_bool.tn"), "tc_bool")
+    xb = torch.randn(3, 4)
+    keep = torch.rand(3, 4) > 0.5
+    y, active = torch.compile(mask_op, fullgraph=True)(xb, keep)
+    assert active.dtype == torch.int32
+    torch.testing.assert_close(active, ((xb > 0) & keep).sum(1, dtype=torch.int32))
