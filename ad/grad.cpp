@@ -62,8 +62,9 @@ std::vector<ValuePtr> wrt_values(const ir::Function& fn, const GradRequest& req,
                  "' (inputs: " + name_list(fn.inputs) + ")");
     if (!is_float((*v)->type))
       report(file, (*v)->span,
-             "cannot differentiate with respect to integer input '" + name + "' (" + describe(**v) +
-                 ")");
+             "cannot differentiate with respect to " +
+                 std::string((*v)->type == ElemType::Bool ? "bool" : "integer") + " input '" +
+                 name + "' (" + describe(**v) + ")");
     if (!seen.insert(name).second)
       report(file, (*v)->span, "input '" + name + "' is named twice in the gradient request");
     out.push_back(*v);
@@ -109,7 +110,8 @@ std::vector<size_t> output_positions(const ir::Function& fn, const GradRequest& 
   const std::string& name = fn.output_names[out[0]];
   if (!is_float(o.type))
     report(file, o.span,
-           "cannot differentiate integer output '" + name + "' (" + describe(o) + ")");
+           "cannot differentiate " + std::string(o.type == ElemType::Bool ? "bool" : "integer") +
+               " output '" + name + "' (" + describe(o) + ")");
   if (!req.vjp && o.rank() != 0)
     report(file, o.span,
            "cannot differentiate non-scalar output '" + name + "' (" + describe(o) +

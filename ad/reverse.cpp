@@ -153,7 +153,8 @@ class Reverse {
       return;
     }
     std::vector<Affine> at_out = ir::plain_indices(c.out);
-    Expr d_result = a.one ? constant(1, c.result->type) : ir::make_read(a.tensor, at_out);
+    Expr d_result =
+        a.one ? constant(1, compute_type(c.result->type)) : ir::make_read(a.tensor, at_out);
     Expr result = ir::make_read(c.result, at_out);
 
     Expr body_seed = d_result, init_seed = d_result, root_value = c.body;
@@ -308,10 +309,10 @@ class Reverse {
       if (it->second.final_named) return it->second.tensor;
     }
     std::vector<Dim> dims = index_dims(*x);
-    Expr value = constant(0, x->type);
+    Expr value = constant(0, compute_type(x->type));  // float16: a float32 body
     std::string note = "zero: " + x->name + " does not reach a differentiated output";
     if (it != adjoints_.end() && it->second.one) {
-      value = constant(1, x->type);
+      value = constant(1, compute_type(x->type));
       note = "seed";
     } else if (it != adjoints_.end() && it->second.tensor) {
       value = ir::make_read(it->second.tensor, ir::plain_indices(dims));

@@ -62,6 +62,10 @@ CExpr literal(double value, ElemType type) {
       if (type == ElemType::F32) return signed_text(shortest_float_text(float(value)) + "f");
       return signed_text(shortest_float_text(value));
     }
+    case ElemType::U32:  // unsigned literals keep uint32 and uint64 arithmetic unsigned
+      return CExpr{std::to_string(uint32_t(value)) + "u", kPrecPrimary};
+    case ElemType::U64:
+      return CExpr{std::to_string(uint64_t(value)) + "ull", kPrecPrimary};
     default: {
       // Integer constants are whole numbers in range (the checker made them so).
       if (value <= double(std::numeric_limits<int64_t>::lowest()))

@@ -20,7 +20,7 @@ std::string c_type(ElemType t) {
 /// C++ promotes int8/uint8/int16 operands to int; the IR keeps the operand
 /// type, so results of arithmetic on them are cast back.
 bool promotes_to_int(ElemType t) {
-  return t == ElemType::I8 || t == ElemType::U8 || t == ElemType::I16;
+  return t == ElemType::I8 || t == ElemType::U8 || t == ElemType::I16 || t == ElemType::U16;
 }
 
 CExpr call(const std::string& fn, const std::vector<CExpr>& args) {
@@ -147,6 +147,9 @@ CExpr binary(const ir::ExprNode& e, const CExpr& a, const CExpr& b) {
 }
 
 CExpr cast(const CExpr& a, ElemType from, ElemType to) {
+  // float16 values convert through float32 (runtime/tenet_runtime.h).
+  if (from == ElemType::F16) return cast(half_to_float(a), ElemType::F32, to);
+  if (to == ElemType::F16) return call("tenet::float_to_half", {cast(a, from, ElemType::F32)});
   if (to == ElemType::Bool) return CExpr{wrap(a, kPrecEquality + 1) + " != 0", kPrecEquality};
   if (is_float(from) && is_int(to)) return call("tenet::float_to_int<" + c_type(to) + ">", {a});
   return CExpr{c_type(to) + "(" + a.text + ")", kPrecPrimary};
@@ -214,6 +217,7 @@ CExpr read(const ir::ExprNode& e, const Scope& scope) {
     at.push_back(e.is_computed(d) ? computed_index(e, d, t, scope)
                                   : affine_to_c(e.indices[d], scope));
   CExpr element{t.pointer + "[" + flat_offset(t, at) + "]", kPrecPrimary};
+  if (e.tensor->type == ElemType::F16) element = half_to_float(element);
   if (!e.guarded) return element;
   std::string condition;
   for (size_t d = 0; d < e.indices.size(); ++d) {
@@ -230,6 +234,14 @@ CExpr read(const ir::ExprNode& e, const Scope& scope) {
 }
 
 }  // namespace
+
+CExpr half_to_float(const CExpr& bits) {
+  return call("tenet::half_to_float", {bits});
+}
+
+std::string stored(ElemType t, const std::string& value) {
+  return t == ElemType::F16 ? "tenet::float_to_half(" + value + ")" : value;
+}
 
 CExpr affine_to_c(const ir::Affine& a, const Scope& scope) {
   std::string text;

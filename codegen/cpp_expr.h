@@ -76,6 +76,12 @@ std::string flat_offset(const TensorAccess& t, const std::vector<CExpr>& indices
 /// An affine index as C++ ("2 * i + ki - 1").
 CExpr affine_to_c(const ir::Affine& a, const Scope& scope);
 
+/// float16 storage (uint16_t bits, runtime/tenet_runtime.h): an element
+/// loaded as float32, and the value a tensor of type `t` stores ("x" or
+/// "tenet::float_to_half(x)").
+CExpr half_to_float(const CExpr& bits);
+std::string stored(ElemType t, const std::string& value);
+
 /// The C++ spelling of the identity of a reduction over type `t`.
 std::string reduce_identity(ir::ReduceOp op, ElemType t);
 

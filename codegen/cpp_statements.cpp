@@ -393,19 +393,23 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
     if (std::string pragma = parallel_pragma({m}); !pragma.empty()) code.line(pragma);
   open_out(schedule.outer, loop_vars.size());
   const size_t own_outer = schedule.outer.size() - loop_vars.size();
+  const ElemType type = c.result->type, computed = compute_type(type);  // float16: float
   if (c.op == ir::ReduceOp::None) {
-    code.line(target + " = " + emit_expr(c.body, inner).text + ";");
+    code.line(target + " = " + stored(type, emit_expr(c.body, inner).text) + ";");
     close_n(own_outer);
     return;
   }
-  std::string start = reduce_identity(c.op, c.result->type);
+  std::string start = reduce_identity(c.op, computed);
   if (c.init) {
     const TensorAccess& init = access(c.init);
-    start = init.pointer + "[" + flat_offset(init, position, inner) + "]";
+    CExpr element{init.pointer + "[" + flat_offset(init, position, inner) + "]", kPrecPrimary};
+    start = (type == ElemType::F16 ? half_to_float(element) : element).text;
   }
   if (!schedule.inner.empty()) {
     // Out indices inside the reduction: start the block, then accumulate in
-    // place; every element still sums in the reduce indices' order.
+    // place; every element still sums in the reduce indices' order. (Never
+    // for float16, which would round at every step: passes/schedule.cpp.)
+    TENET_ASSERT(type != ElemType::F16, "in-place accumulation into float16 " << c.result->name);
     open_out(schedule.inner, 0);
     code.line(target + " = " + start + ";");
     close_n(schedule.inner.size());
@@ -424,11 +428,11 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
   for (int n = 1; names_.taken(acc) || local.taken(acc); ++n)
     acc = (in_nest && own_outer == 0 ? result.pointer + "_acc_" : "acc_") + std::to_string(n);
   local.reserve(acc);
-  code.line(c_type(c.result->type) + " " + acc + " = " + start + ";");
+  code.line(c_type(computed) + " " + acc + " = " + start + ";");
   open_reduce();
-  code.line(reduce_step(c.op, c.result->type, acc, emit_expr(m.guard.body, inner)));
+  code.line(reduce_step(c.op, computed, acc, emit_expr(m.guard.body, inner)));
   close_n(c.reduce.size());
-  code.line(target + " = " + acc + ";");
+  code.line(target + " = " + stored(type, acc) + ";");
   close_n(own_outer);
 }
 

@@ -40,7 +40,7 @@ Expr make_read(const ValuePtr& tensor, std::vector<Affine> indices, bool guarded
   TENET_ASSERT(int(indices.size()) == tensor->rank(),
                "read of " << tensor->name << " with " << indices.size() << " indices, rank "
                           << tensor->rank());
-  auto n = node(ExprKind::Read, tensor->type);
+  auto n = node(ExprKind::Read, compute_type(tensor->type));  // float16 loads as float32
   n->tensor = tensor;
   n->indices = std::move(indices);
   n->guarded = guarded;

@@ -3,8 +3,11 @@
 //  - float32 values are computed in float, rounded after every operation, and
 //    float64 in double; InterpOptions::float_type replaces both.
 //  - max and min, binary and reductions, are fmax/fmin: a NaN operand is ignored.
-//  - integers wrap to their width (two's complement); division truncates toward
-//    zero and a zero divisor is a BindError.
+//  - integers wrap to their width (two's complement; unsigned types modulo
+//    2^width, uint64 computed in uint64); division truncates toward zero and a
+//    zero divisor is a BindError.
+//  - float16 values are read as float32, computed in float32 and rounded to
+//    half (to nearest, ties to even) once, when a statement stores them.
 //  - float -> integer casts truncate toward zero; NaN gives 0 and values beyond
 //    int64 saturate (then wrap to the target width).
 //  - reductions accumulate in domain order: out indices outer, reduce indices
@@ -185,9 +188,12 @@ void initialise(Tensor& result, const ComputeRun& run) {
   const Compute& c = run.stmt;
   if (c.init) {
     const Tensor& init = run.tensors.at(c.init.get());
-    TENET_ASSERT(init.type() == result.type() && init.shape() == result.shape(),
+    TENET_ASSERT(compute_type(init.type()) == result.type() && init.shape() == result.shape(),
                  "interpreter: init " << c.init->name << " is " << init.describe());
-    std::memcpy(result.raw(), init.raw(), result.nbytes());
+    if (init.type() != result.type())  // float16 storage, computed in float32
+      result = init.cast(result.type());
+    else
+      std::memcpy(result.raw(), init.raw(), result.nbytes());
     return;
   }
   if (c.op == ReduceOp::None) return;
@@ -218,15 +224,19 @@ Tensor run_compute(const ComputeRun& run) {
   const int n_dims = int(dom.indices.size());
   std::vector<int64_t> shape;
   for (int i = 0; i < n_out; ++i) shape.push_back(dom.indices[size_t(i)].extent);
-  const ElemType type = interp::effective_type(c.result->type, run.float_type);
+  // A float16 result is computed in float32 and rounded once, when the
+  // statement is done (compiled code keeps its accumulators in float too).
+  const ElemType stored = interp::effective_type(c.result->type, run.float_type);
+  const ElemType type = compute_type(stored);
   const std::string what = "tensor '" + c.result->name + "'";
   check_allocation(what + " of shape " + shape_text(shape), check_tensor_bytes(what, type, shape));
   Tensor result(type, shape);
   initialise(result, run);
+  auto finished = [&] { return stored == type ? result : result.cast(stored); };
 
   // (Not a product of the extents: that may overflow, even wrap to 0.)
   for (const Domain::Index& ix : dom.indices)
-    if (ix.extent == 0) return result;
+    if (ix.extent == 0) return finished();
   // Used only when the box holds the whole reduction, so at most kMaxLanes.
   int64_t reduce_points = 1;
   for (int i = n_out; i < n_dims; ++i)
@@ -301,7 +311,7 @@ Tensor run_compute(const ComputeRun& run) {
       if (i < 0) break;
     }
   });
-  return result;
+  return finished();
 }
 
 class Interpreter {

@@ -13,7 +13,7 @@ namespace {
 template <typename S>
 using L = lane_of<S>;
 template <typename S>
-constexpr bool is_fp = std::is_floating_point_v<S>;
+constexpr bool is_fp = is_float_storage<S>;
 
 /// Integer results wrap to their declared width (two's complement), as the
 /// generated C code does; int64 arithmetic wraps through uint64 so that
@@ -45,12 +45,14 @@ template <typename From, typename To>
 L<To> convert(L<From> v) {
   if constexpr (std::is_same_v<To, bool>) {
     return v != 0;
+  } else if constexpr (std::is_same_v<To, Half>) {
+    return float(Half(float(v)));  // rounds to half (integers through float, as C++ does)
   } else if constexpr (is_fp<To>) {
     return static_cast<To>(v);
   } else if constexpr (is_fp<From>) {
-    return wrap<To>(truncate_to_int64(double(v)));
+    return float_to_int<To>(v);  // runtime/tenet_runtime.h: what generated code calls
   } else {
-    return wrap<To>(int64_t(v));
+    return L<To>(wrap<To>(int64_t(v)));
   }
 }
 
@@ -179,6 +181,7 @@ class UnaryNode final : public LaneNode<L<S>> {
         case UnOp::Neg:
           return map1(n, x, out, [](T v) { return T(wrap<S>(sub_wrap(0, v))); });
         case UnOp::Abs:
+          if constexpr (std::is_unsigned_v<S>) return map1(n, x, out, [](T v) { return v; });
           return map1(n, x, out,
                       [](T v) { return int64_t(v) < 0 ? T(wrap<S>(sub_wrap(0, v))) : v; });
         case UnOp::Not:
@@ -291,6 +294,8 @@ class BinaryNode final : public LaneNode<L<S>> {
                                ? std::string()
                                : " at " + dom_.position_at(l)));
         out[l] = 0;
+      } else if constexpr (std::is_unsigned_v<T>) {  // uint64 lanes
+        out[l] = remainder ? T(x[l] % y[l]) : T(x[l] / y[l]);
       } else if (int64_t(y[l]) == -1) {
         out[l] = remainder ? T(0) : T(wrap<S>(sub_wrap(0, x[l])));  // INT64_MIN / -1 overflows
       } else if (remainder) {
@@ -417,9 +422,13 @@ class CastNode final : public LaneNode<L<To>> {
 
 template <typename S>
 L<S> const_value(double v) {
-  if constexpr (std::is_same_v<S, bool>) return v != 0;
-  if constexpr (is_fp<S>) return static_cast<S>(v);
-  return L<S>(wrap<S>(truncate_to_int64(v)));
+  if constexpr (std::is_same_v<S, bool>) {
+    return v != 0;
+  } else if constexpr (is_fp<S>) {
+    return static_cast<L<S>>(v);
+  } else {
+    return L<S>(wrap<S>(truncate_to_int64(v)));
+  }
 }
 
 }  // namespace
@@ -449,7 +458,7 @@ std::unique_ptr<Node> compile_expr(const Expr& e, const CompileContext& ctx) {
       auto it = ctx.tensors.find(e->tensor.get());
       TENET_ASSERT(it != ctx.tensors.end(), "interpreter: " << e->tensor->name << " not computed");
       const Tensor& src = it->second;
-      TENET_ASSERT(src.type() == type,
+      TENET_ASSERT(compute_type(src.type()) == type,
                    "interpreter: " << e->tensor->name << " holds " << type_name(src.type()));
       if (e->has_computed_index()) return make_computed_read_node(*e, src, ctx);
       return make_read_node(*e, src, ctx.domain, ctx.sizes);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "runtime/tenet_runtime.h"
 #include "support/tensor.h"
 
 namespace tenet::ir::interp {
@@ -34,6 +35,20 @@ using LoopVars = std::vector<std::pair<std::string, int64_t>>;
 inline ElemType effective_type(ElemType declared, std::optional<ElemType> float_type) {
   return float_type && is_float(declared) ? *float_type : declared;
 }
+
+/// How the interpreter stores a float16 element: its IEEE bits, converted
+/// like generated code converts them (runtime/tenet_runtime.h). A type of its
+/// own, so that with_storage_type tells it from uint16.
+struct Half {
+  uint16_t bits = 0;
+  Half() = default;
+  explicit Half(float x) : bits(float_to_half(x)) {}
+  explicit operator float() const { return half_to_float(bits); }
+};
+
+/// Storage types whose lanes are floats: float, double and Half.
+template <typename S>
+constexpr bool is_float_storage = std::is_floating_point_v<S> || std::is_same_v<S, Half>;
 
 /// Calls f(S{}) with S the C type that stores elements of type t.
 template <typename F>
@@ -55,16 +70,29 @@ decltype(auto) with_storage_type(ElemType t, F&& f) {
       return f(float{});
     case ElemType::F64:
       return f(double{});
+    case ElemType::U16:
+      return f(uint16_t{});
+    case ElemType::U32:
+      return f(uint32_t{});
+    case ElemType::U64:
+      return f(uint64_t{});
+    case ElemType::F16:
+      return f(Half{});
   }
   return f(double{});
 }
 
 /// The C type lanes of a storage type S are computed in: floats in their own
-/// type (float32 math rounds to float at every operation), integers in int64
-/// (wrapped back to their width after every operation), bools as uint8.
+/// type (float32 math rounds to float at every operation), float16 in float,
+/// integers in int64 (wrapped back to their width after every operation)
+/// except uint64 in uint64, bools as uint8.
 template <typename S>
-using lane_of = std::conditional_t<std::is_floating_point_v<S>, S,
-                                   std::conditional_t<std::is_same_v<S, bool>, uint8_t, int64_t>>;
+using lane_of = std::conditional_t<
+    std::is_floating_point_v<S>, S,
+    std::conditional_t<
+        std::is_same_v<S, Half>, float,
+        std::conditional_t<std::is_same_v<S, bool>, uint8_t,
+                           std::conditional_t<std::is_same_v<S, uint64_t>, uint64_t, int64_t>>>>;
 
 /// The domain of a running statement and the current outer point.
 struct Domain {

@@ -194,9 +194,11 @@ Compute Parser::compute(const std::set<std::string>& loop_vars) {
   }
   Span body_at = peek().span;
   c.body = expr(bound, 0);
-  if (c.body->type != type.type)
-    fail(span_from(body_at), "the body has type " + std::string(type_name(c.body->type)) +
-                                 ", the result is " + std::string(type_name(type.type)));
+  if (c.body->type != compute_type(type.type))  // a float16 result has a float32 body
+    fail(span_from(body_at),
+         "the body has type " + std::string(type_name(c.body->type)) + ", the result is " +
+             std::string(type_name(type.type)) +
+             (type.type == ElemType::F16 ? " (computed in float32: the body is float32)" : ""));
   c.result = define(name, type.type, type.shape, type.layout);
   return c;
 }

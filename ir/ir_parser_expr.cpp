@@ -294,8 +294,7 @@ Expr ExprParser::read(const std::set<std::string>& indices, int depth) {
 
 ElemType ExprParser::type_name_token() {
   const Token& t = expect_ident("a type name (float32, int64, ...)");
-  // The source language has no bool tensors, the IR may (comparison results).
-  auto type = t.text == "bool" ? ElemType::Bool : parse_type_name(t.text);
+  auto type = parse_type_name(t.text);
   if (!type) fail(t.span, "unknown type '" + t.text + "'");
   return *type;
 }

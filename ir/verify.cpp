@@ -85,6 +85,9 @@ class Verifier {
   void expr(const Expr& e, const std::set<std::string>& indices,
             const std::vector<std::set<const Value*>>& scopes, const std::string& where) {
     VERIFY(e != nullptr, "null expression in " + where);
+    for (const Expr& a : e->args)  // float16 is a storage type, computed in float32
+      VERIFY(a == nullptr || a->type != ElemType::F16 || e->kind == ExprKind::Cast,
+             "a float16 operand of something other than a cast in " + where);
     switch (e->kind) {
       case ExprKind::Const:
         break;
@@ -102,7 +105,8 @@ class Verifier {
         VERIFY(int(e->indices.size()) == e->tensor->rank(),
                "read of " + e->tensor->name + " has " + std::to_string(e->indices.size()) +
                    " indices for rank " + std::to_string(e->tensor->rank()));
-        VERIFY(e->type == e->tensor->type, "read type differs from tensor type in " + where);
+        VERIFY(e->type == compute_type(e->tensor->type),
+               "read type differs from tensor type in " + where);
         VERIFY(e->computed.empty() || e->computed.size() == e->indices.size(),
                "read of " + e->tensor->name + " has computed indices for some dimensions only");
         for (size_t d = 0; d < e->computed.size(); ++d) {
@@ -181,9 +185,9 @@ class Verifier {
              "init " + c.init->name + " differs in type or shape from " + c.result->name);
     }
     expr(c.body, indices, scopes, where);
-    VERIFY(c.body->type == c.result->type, "body type " + std::string(type_name(c.body->type)) +
-                                               " differs from " + c.result->name + "'s " +
-                                               std::string(type_name(c.result->type)));
+    VERIFY(c.body->type == compute_type(c.result->type),
+           "body type " + std::string(type_name(c.body->type)) + " differs from " + c.result->name +
+               "'s " + std::string(type_name(c.result->type)));
     define(c.result, "compute result");
     scopes.back().insert(c.result.get());
   }

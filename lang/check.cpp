@@ -33,11 +33,18 @@
 //     type (existing tensor or declared output), else float32. An integer
 //     meeting a float is converted to the float's type (TC's promotion);
 //     float32 and float64 do not mix (a cast is suggested); integers of
-//     different widths promote to the wider (int32 label vs int64 index).
+//     different widths promote to the wider (int32 label vs int64 index), a
+//     signed and an unsigned one to the signed type that holds both (uint32
+//     and int32 give int64), or uint64 when none does (C++'s rule).
 //     abs/fabs/fmax/fmin/max/min take any numbers, the other math builtins
 //     need floats, '%' integers. Comparisons give bool; && || ! and the
-//     condition of select or '?:' need bool; a bool statement result is an
-//     error (use select).
+//     condition of select or '?:' need bool. A bool meeting a number counts
+//     as 0/1 of the number's type (two bools in arithmetic: int32, as in C);
+//     a bool right side makes a bool tensor, which is never reduced or
+//     accumulated onto. float16 tensors are read as float32 and everything
+//     is computed in float32; a float16 target rounds what it stores (once,
+//     after any reduction), and a right side that is a cast `float16(e)` makes
+//     a float16 tensor.
 //  6. Ranges (Tensor Comprehensions' rule, ranges.cpp): where clauses, then
 //     target dimensions (left indices of an updated tensor or declared
 //     output), then plain uses x(.., i, ..) (the min of their sizes; all equal
@@ -218,11 +225,6 @@ void ModuleChecker::check_function(const ast::Function& fn) {
       lowerer.bind_input(p.name.name, nullptr, span);
       continue;
     }
-    if (p.type == ElemType::Bool) {
-      fail(p.type_span, "parameter " + quote(p.name.name) + " cannot be bool");
-      lowerer.bind_input(p.name.name, nullptr, span);
-      continue;
-    }
     std::vector<ir::SizeExpr> shape;
     for (const ast::Dim& d : p.dims)
       shape.push_back(d.name.empty() ? ir::SizeExpr(d.value) : ir::SizeExpr::sym(d.name));
@@ -239,8 +241,6 @@ void ModuleChecker::check_function(const ast::Function& fn) {
       fail(o.name.span, "output " + quote(o.name.name) + " has rank " +
                             std::to_string(o.dims.size()) + ", the limit is " +
                             std::to_string(kMaxIndices));
-    if (o.declared && o.type == ElemType::Bool)
-      fail(o.name.span, "output " + quote(o.name.name) + " cannot be bool");
   }
 
   std::vector<ir::ValuePtr> outputs = lowerer.run();

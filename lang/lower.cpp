@@ -312,6 +312,9 @@ std::optional<ElemType> Lowerer::result_type(const StmtInfo& st, const Binding* 
                                              const ast::Output* declared) {
   const ast::Stmt& s = *st.stmt;
   Ty ty = st.nodes.at(s.value.get()).ty;
+  // Only a cast `float16(e)` makes a float16 tensor; a copy `t(i) = h(i)` of one is float32.
+  if (ty.is(ElemType::F16) && s.value->kind != ast::ExprKind::Cast)
+    ty = Ty::concrete(ElemType::F32);
   std::optional<ElemType> target;
   if (existing && existing->ok()) target = existing->value->type;
   if (declared) target = declared->type;
@@ -324,18 +327,22 @@ std::optional<ElemType> Lowerer::result_type(const StmtInfo& st, const Binding* 
     }
     return t;
   }
-  if (ty.is(ElemType::Bool)) {
-    Diagnostic& d = error(s.value->span, "the right side of " + quote(s.target.name) +
-                                             " is bool, but tensors cannot be bool");
-    d.notes.push_back({s.value->span, "use 'select(" + text(s.value->span) +
-                                          ", 1, 0)' to store the condition as a number"});
+  const ElemType result = target.value_or(ty.type);
+  if (result == ElemType::Bool && s.op != ast::AssignOp::Assign) {
+    Diagnostic& d = error(s.op_span, quote(s.target.name) + " is bool; '" +
+                                         ast::assign_op_text(s.op) + "' cannot combine bools");
+    d.notes.push_back({s.value->span, "count or combine them as numbers: 'int32(" +
+                                          text(s.value->span) + ")', or with && and ||"});
     return std::nullopt;
   }
   if (!target || *target == ty.type) return ty.type;
+  if (compute_type(*target) == compute_type(ty.type)) return *target;  // float16 stores round
+  if (ty.is(ElemType::Bool)) return *target;                           // 0 or 1
   // TC's promotion at the statement level: an integer right side (an index,
   // a size, an integer tensor) onto a float tensor is converted to its type.
   if (is_float(*target) && is_int(ty.type)) return *target;
-  if (existing && is_int(*target) && is_int(ty.type) && byte_size(*target) > byte_size(ty.type))
+  if (existing && is_int(*target) && is_int(ty.type) && byte_size(*target) > byte_size(ty.type) &&
+      (is_unsigned(ty.type) || !is_unsigned(*target)))
     return *target;  // an integer update widens to the tensor's type
   Diagnostic& d =
       error(s.value->span, "type mismatch: " + std::string(declared ? "output " : "") +
@@ -356,7 +363,13 @@ ir::ValuePtr Lowerer::emit_assign(StmtInfo& st, const Binding* existing, ElemTyp
   auto renamed = env_.rename.find(s.target.name);
   const std::string& name = renamed == env_.rename.end() ? s.target.name : renamed->second;
   ++statements_;
-  ir::Expr body = emit(*s.value, st, type);
+  // A float16 tensor's body is float32 (rounded when stored); the cast of a
+  // right side `float16(e)` is that rounding.
+  const ast::Expr* value = s.value.get();
+  if (type == ElemType::F16 && value->kind == ast::ExprKind::Cast &&
+      value->cast_to == ElemType::F16)
+    value = value->args[0].get();
+  ir::Expr body = emit(*value, st, compute_type(type));
   for (const StmtInfo::DataBound& b : st.data_bounds) {  // lo <= k < hi, else the identity
     auto as_index = [&](const ast::Expr& e) {
       ir::Expr v = emit(e, st, ElemType::I64);

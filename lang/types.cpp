@@ -14,16 +14,29 @@ namespace tenet::lang::detail {
 
 namespace {
 
-bool is_signed_int(ElemType t) {
-  return is_int(t) && t != ElemType::U8;
+ElemType signed_int_of_size(int bytes) {
+  return bytes <= 1   ? ElemType::I8
+         : bytes == 2 ? ElemType::I16
+         : bytes == 4 ? ElemType::I32
+                      : ElemType::I64;
 }
 
-// The integer type that holds both (int32 and int64 give int64; uint8 and int8 int16).
+// The integer type that holds both (int32 and int64 give int64; uint8 and
+// int8 int16, uint32 and int32 int64); uint64 and a signed type give uint64
+// (no type holds both: C++'s choice, wrapping negative values).
 ElemType wider_int(ElemType a, ElemType b) {
   if (a == b) return a;
-  if (is_signed_int(a) == is_signed_int(b)) return byte_size(a) >= byte_size(b) ? a : b;
-  ElemType s = is_signed_int(a) ? a : b;
-  return byte_size(s) > 1 ? s : ElemType::I16;
+  if (is_unsigned(a) == is_unsigned(b)) return byte_size(a) >= byte_size(b) ? a : b;
+  const ElemType s = is_unsigned(a) ? b : a, u = is_unsigned(a) ? a : b;
+  if (byte_size(s) > byte_size(u)) return s;
+  if (u == ElemType::U64) return u;
+  return signed_int_of_size(2 * byte_size(u));
+}
+
+// float16 values are computed in float32: a cast `float16(x)` has type
+// float16 (it may define a float16 tensor), anything computed from it float32.
+Ty computed(Ty t) {
+  return t.is(ElemType::F16) ? Ty::concrete(ElemType::F32) : t;
 }
 
 std::string type_word(Ty t) {
@@ -95,18 +108,22 @@ std::string out_of_range(double v, ElemType t) {
     }
     case ElemType::F64:
     case ElemType::Bool:
-      return "";  // the lexer rejects what float64 cannot hold
+      return "";         // the lexer rejects what float64 cannot hold
+    case ElemType::F16:  // literals are float32 operands of the float16 cast
+      return "";
     default: {
-      const double lo = t == ElemType::U8    ? 0
+      const double lo = is_unsigned(t)       ? 0
                         : t == ElemType::I8  ? -128
                         : t == ElemType::I16 ? -32768
                         : t == ElemType::I32 ? -2147483648.0
                                              : -9223372036854775808.0;
       const double hi = t == ElemType::U8    ? 255
+                        : t == ElemType::U16 ? 65535
+                        : t == ElemType::U32 ? 4294967295.0
                         : t == ElemType::I8  ? 127
                         : t == ElemType::I16 ? 32767
                         : t == ElemType::I32 ? 2147483647.0
-                                             : 9223372036854775807.0;
+                                             : 9223372036854775807.0;  // int64, uint64 literals
       if (v >= lo && v <= hi) return "";
       return "is outside the range of " + std::string(type_name(t)) + " (" +
              std::to_string(int64_t(lo)) + " to " + std::to_string(int64_t(hi)) + ")";
@@ -152,12 +169,17 @@ Ty Lowerer::infer(const ast::Expr& e, StmtInfo& st) {
       if (a.kind == Ty::Poison) break;
       bool is_not = e.op == "!";
       if (is_not != a.is(ElemType::Bool)) {
-        error(e.args[0]->span, std::string("'") + e.op + "' needs " +
-                                   (is_not ? "a bool" : "a number") + ", but " +
-                                   quote(text(e.args[0]->span)) + " is " + type_word(a));
+        Diagnostic& d =
+            error(e.args[0]->span, std::string("'") + e.op + "' needs " +
+                                       (is_not ? "a bool" : "a number") + ", but " +
+                                       quote(text(e.args[0]->span)) + " is " + type_word(a));
+        if (!is_not)  // -b is C's -1 for true; say what else may be meant
+          d.notes.push_back({e.args[0]->span, "write '!" + text(e.args[0]->span) +
+                                                  "' for the negation, '-int32(" +
+                                                  text(e.args[0]->span) + ")' for -1 and 0"});
         break;
       }
-      t = a;
+      t = computed(a);
       break;
     }
     case ast::ExprKind::Cast: {
@@ -165,7 +187,8 @@ Ty Lowerer::infer(const ast::Expr& e, StmtInfo& st) {
       Ty a = infer(*e.args[0], st);
       if (a.kind == Ty::Poison) break;
       if (a.kind == Ty::Literal)
-        info.operand = is_float(e.cast_to) || (a.int_ok && e.cast_to != ElemType::Bool)
+        info.operand = e.cast_to == ElemType::F16 ? ElemType::F32
+                       : is_float(e.cast_to) || (a.int_ok && e.cast_to != ElemType::Bool)
                            ? e.cast_to
                            : (a.int_ok ? ElemType::I64 : ElemType::F64);
       t = Ty::concrete(e.cast_to);
@@ -329,7 +352,7 @@ Ty Lowerer::infer_builtin(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
     return Ty::poison();
   }
   if (a.kind == Ty::Literal && !any_number) return Ty::literal(false);
-  return a;
+  return computed(a);
 }
 
 Ty Lowerer::infer_binary(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
@@ -385,18 +408,22 @@ Ty Lowerer::unify(const ast::Expr& whole, const ast::Expr& a, Ty ta, const ast::
   std::string op = whole.kind == ast::ExprKind::Builtin   ? whole.name
                    : whole.kind == ast::ExprKind::Ternary ? "?:"
                                                           : whole.op;
+  const std::string words = type_word(ta) + " and " + type_word(tb);  // float16 as written
   auto mismatch = [&](const ast::Expr* note_at, const std::string& note) {
-    Diagnostic& d = error(whole.span, "type mismatch: " + type_word(ta) + " and " + type_word(tb) +
-                                          " operands of " + quote(op));
+    Diagnostic& d = error(whole.span, "type mismatch: " + words + " operands of " + quote(op));
     if (note_at) d.notes.push_back({note_at->span, note});
     return Ty::poison();
   };
-  // Bool operands of arithmetic, or bool against a number in select.
-  bool a_bool = ta.is(ElemType::Bool), b_bool = tb.is(ElemType::Bool);
+  ta = computed(ta);
+  tb = computed(tb);
+  // A bool in arithmetic, or against a number in select, is 0 or 1 of the
+  // other operand's type; as in C, two bools (and a bool and a literal)
+  // compute in int32.
+  const bool a_bool = ta.is(ElemType::Bool), b_bool = tb.is(ElemType::Bool);
   if ((a_bool || b_bool) && (numeric || a_bool != b_bool)) {
-    const ast::Expr& at = a_bool ? a : b;
-    return mismatch(&at, quote(text(at.span)) +
-                             " is bool; use select(cond, 1, 0) to turn a condition into a number");
+    const Ty as_int = Ty::concrete(ElemType::I32);
+    if (a_bool) ta = b_bool || tb.kind == Ty::Literal ? as_int : tb;
+    if (b_bool) tb = a_bool || ta.kind == Ty::Literal ? as_int : ta;
   }
   auto cast_note = [&](const ast::Expr& int_side, ElemType to) {
     return "convert it with a cast: '" + std::string(type_name(to)) + "(" + text(int_side.span) +
@@ -437,10 +464,13 @@ Ty Lowerer::unify(const ast::Expr& whole, const ast::Expr& a, Ty ta, const ast::
 }
 
 // Builds e as an expression of type `want` (pass 2; infer() succeeded on it).
+// float16 values are float32 expressions (reads of float16 tensors load as
+// float32), except the result of a cast `float16(x)` itself.
 ir::Expr Lowerer::emit(const ast::Expr& e, const StmtInfo& st, ElemType want) {
   const NodeInfo& info = st.nodes.at(&e);
   TENET_ASSERT(info.ty.kind != Ty::Poison, "emitting a poisoned expression");
-  ElemType own = info.ty.kind == Ty::Concrete ? info.ty.type : want;
+  if (want == ElemType::F16 && e.kind != ast::ExprKind::Cast) want = ElemType::F32;
+  ElemType own = info.ty.kind == Ty::Concrete ? compute_type(info.ty.type) : want;
   ir::Expr r;
   switch (e.kind) {
     case ast::ExprKind::Number:

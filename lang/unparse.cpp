@@ -82,7 +82,8 @@ class Printer {
         s += (k ? ", " : "") + names_.of_index(l.out[k].index);
       s += ")";
     }
-    s += " " + l.op + " " + text_.body(l.body, l.statement_type);
+    const std::string body = text_.body(l.body, l.statement_type);
+    s += " " + l.op + " " + (l.declares_half ? "float16(" + body + ")" : body);
     std::string where;
     for (size_t k = 0; k < l.where.size(); ++k) {
       if (!l.where[k]) continue;

@@ -62,6 +62,9 @@ struct Line {
   // Filled by the scope replay: the type the checker gives a right side of
   // literals only (the target's type when it exists, else float32).
   ElemType statement_type = ElemType::F32;
+  // Filled by the scope replay: a new float16 tensor, whose right side is
+  // written `float16(...)` (that cast makes the checker store float16).
+  bool declares_half = false;
   // Filled by the scope replay: which of out ++ reduce get a where clause.
   std::vector<bool> where;
   // Loop

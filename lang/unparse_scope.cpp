@@ -113,7 +113,8 @@ class Replay {
         (existing->rank() != line.target->rank() || existing->type != line.target->type))
       return fail(line.target.get(), "'" + name + "' changes its type or rank");
     const std::vector<SizeExpr>* target_dims = existing ? &shape_.at(existing) : nullptr;
-    line.statement_type = existing ? existing->type : ElemType::F32;
+    line.statement_type = existing ? compute_type(existing->type) : ElemType::F32;
+    line.declares_half = !existing && line.target->type == ElemType::F16;
     std::vector<SizeExpr> shape;
     if (!ranges(line, target_dims, shape)) return false;
     std::set<std::string> used;

@@ -171,6 +171,7 @@ GemmPlan make_plan(const ir::Compute& c, const ir::ExprNode& a_read, const ir::E
 
 std::optional<GemmPlan> plan_contraction(const ir::Compute& c) {
   if (c.op != ir::ReduceOp::Sum || !is_float(c.result->type) || c.reduce.empty()) return {};
+  if (c.result->type == ElemType::F16) return {};  // the GEMM library has no float16 storage
   if (std::optional<ir::SplitGather> split = detail::split_gather(c)) {
     // The product has no strided guarded dimension left, so this recursion ends.
     std::optional<GemmPlan> plan = plan_contraction(split->product);
@@ -184,7 +185,8 @@ std::optional<GemmPlan> plan_contraction(const ir::Compute& c) {
   const ir::ExprNode& x = *body.args[0];
   const ir::ExprNode& y = *body.args[1];
   for (const ir::ExprNode* r : {&x, &y})
-    if (r->kind != ir::ExprKind::Read || r->type != c.result->type || r->has_computed_index())
+    if (r->kind != ir::ExprKind::Read || r->tensor->type != c.result->type ||
+        r->has_computed_index())
       return {};
   const Access xa = access_of(x), ya = access_of(y);
 

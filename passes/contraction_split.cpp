@@ -77,7 +77,8 @@ std::optional<ir::SplitGather> split_gather(const ir::Compute& c) {
   const ir::ExprNode& body = *c.body;
   if (body.kind != ir::ExprKind::Binary || body.binop != ir::BinOp::Mul) return std::nullopt;
   for (const ir::Expr& arg : body.args)
-    if (arg->kind != ir::ExprKind::Read || arg->type != c.result->type || arg->has_computed_index())
+    if (arg->kind != ir::ExprKind::Read || arg->tensor->type != c.result->type ||
+        arg->has_computed_index())
       return std::nullopt;
   std::map<std::string, ir::Dim> ranges;
   std::set<std::string> out_names;

@@ -88,6 +88,7 @@ Expr float_identity(ReduceOp op, ElemType type) {
 
 /// Computed element by element, with a value expressible as one expression.
 bool element_wise(const Compute& c) {
+  if (c.result->type == ElemType::F16) return false;  // inlined, it would not round to half
   if (c.op == ReduceOp::None) return true;
   if (!c.reduce.empty() || c.result->type == ElemType::Bool) return false;
   return c.init || is_float(c.result->type);

@@ -148,7 +148,7 @@ class Hoister {
     std::vector<Expr> replacement;
     for (const Leaf& leaf : leaves) {
       if (is_zero(leaf.expr)) {
-        replacement.push_back(make_const(0, c.result->type));  // a sum of zeros
+        replacement.push_back(make_const(0, compute_type(c.result->type)));  // a sum of zeros
         continue;
       }
       auto sum = sum_statement(s, leaf, outer);
@@ -198,7 +198,9 @@ class Hoister {
     std::vector<SizeExpr> shape;
     for (const Dim& d : out) shape.push_back(d.hi);
     Stmt sum = s;
-    sum.compute.result = fresh_.make(c.result->name + "_sum", c.result->type, shape, s.span);
+    // (A float16 result's partial sums stay float32: it rounds once, at its store.)
+    sum.compute.result =
+        fresh_.make(c.result->name + "_sum", compute_type(c.result->type), shape, s.span);
     sum.compute.out = out;
     sum.compute.body = body;
     return std::make_pair(std::move(sum), make_read(sum.compute.result, at));

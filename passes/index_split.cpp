@@ -104,6 +104,11 @@ class Splitter {
 
  private:
   void statement(const Stmt& s, const IndexFacts& outer, std::vector<Stmt>& out) {
+    // A float16 result would round to half between its pieces: not split.
+    if (s.compute.result->type == ElemType::F16) {
+      out.push_back(s);
+      return;
+    }
     Piece whole{s.compute, outer};
     for (const Dim& d : s.compute.out) whole.facts.add_range(d.index, d.lo, d.hi);
     for (const Dim& d : s.compute.reduce) whole.facts.add_range(d.index, d.lo, d.hi);

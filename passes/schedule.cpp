@@ -77,6 +77,7 @@ bool computed_varies_with(const ExprNode& read, const std::string& index) {
 std::vector<std::string> inner_block(const Compute& c) {
   if (c.op == ReduceOp::None || c.reduce.empty() || c.out.size() < 2 || !c.result->layout.empty())
     return {};
+  if (c.result->type == ElemType::F16) return {};  // in place, every step would round to half
   const std::vector<Expr> reads = reads_of(c.body);
   const std::string& last = c.reduce.back().index;
   const bool strided = std::any_of(reads.begin(), reads.end(), [&](const Expr& r) {

@@ -28,6 +28,10 @@ int64_t wrap_to(ElemType t, int64_t v) {
       return int16_t(v);
     case ElemType::I32:
       return int32_t(v);
+    case ElemType::U16:
+      return uint16_t(v);
+    case ElemType::U32:
+      return uint32_t(v);
     default:
       return v;
   }
@@ -149,8 +153,11 @@ std::optional<double> fold_int(BinOp op, ElemType t, int64_t a, int64_t b) {
   }
 }
 
+// uint64 constants are not folded: int64 arithmetic on doubles would get
+// their division, order and values from 2^63 on wrong.
 std::optional<Expr> fold_binary(BinOp op, const Expr& a, const Expr& b) {
   ElemType t = a->type;
+  if (t == ElemType::U64) return std::nullopt;
   std::optional<double> r;
   if (t == ElemType::Bool) {
     bool x = a->value != 0, y = b->value != 0;
@@ -169,6 +176,7 @@ std::optional<Expr> fold_binary(BinOp op, const Expr& a, const Expr& b) {
 
 std::optional<Expr> fold_unary(UnOp op, const Expr& a) {
   ElemType t = a->type;
+  if (t == ElemType::U64) return std::nullopt;
   if (t == ElemType::Bool) {
     if (op == UnOp::Not) return make_const(a->value != 0 ? 0 : 1, t);
     return std::nullopt;
@@ -193,6 +201,8 @@ std::optional<Expr> fold_unary(UnOp op, const Expr& a) {
 std::optional<Expr> fold_cast(const Expr& a, ElemType to) {
   ElemType from = a->type;
   double v = a->value;
+  // Rounding to float16 happens at run time (runtime/tenet_runtime.h).
+  if (from == ElemType::U64 || to == ElemType::U64 || to == ElemType::F16) return std::nullopt;
   if (from == ElemType::Bool) return make_const(v != 0 ? 1 : 0, to);
   if (is_float(from)) {
     if (to == ElemType::Bool) {

@@ -117,33 +117,93 @@ constexpr T ceildiv(T a, T b) {
 template <typename T>
 constexpr T int_div(T a, T b) {
   if (b == 0) return T(0);
-  if (int64_t(b) == -1) return T(uint64_t(0) - uint64_t(a));
-  return T(int64_t(a) / int64_t(b));
+  if constexpr (std::is_unsigned_v<T>) {
+    return T(a / b);
+  } else {
+    if (int64_t(b) == -1) return T(uint64_t(0) - uint64_t(a));
+    return T(int64_t(a) / int64_t(b));
+  }
 }
 
 /// The remainder of int_div: a - b * int_div(a, b), with C's sign (that of
 /// a); a zero divisor gives 0 (the interpreter reports it), x % -1 is 0.
 template <typename T>
 constexpr T int_rem(T a, T b) {
-  if (b == 0 || int64_t(b) == -1) return T(0);
-  return T(int64_t(a) % int64_t(b));
+  if (b == 0) return T(0);
+  if constexpr (std::is_unsigned_v<T>) {
+    return T(a % b);
+  } else {
+    if (int64_t(b) == -1) return T(0);
+    return T(int64_t(a) % int64_t(b));
+  }
 }
 
 /// |x| for integers; the most negative value stays itself (wraps), as in the interpreter.
 template <typename T>
 constexpr T int_abs(T x) {
+  if constexpr (std::is_unsigned_v<T>) return x;
   return int64_t(x) < 0 ? T(uint64_t(0) - uint64_t(x)) : x;
 }
 
 /// Float to integer conversion: truncates toward zero; NaN gives 0, values
-/// beyond the int64 range saturate, and the int64 result wraps to T's width.
-/// (A plain C++ cast is undefined for NaN and out-of-range values.)
+/// beyond the int64 range saturate, and the int64 result wraps to T's width
+/// (-1.0 gives 255 as a uint8). uint64 holds [2^63, 2^64) exactly and
+/// saturates above. (A plain C++ cast is undefined for NaN and out-of-range values.)
 template <typename T, typename F>
 constexpr T float_to_int(F x) {
   if (x != x) return T(0);
+  if constexpr (std::is_same_v<T, uint64_t>) {
+    if (x >= F(18446744073709551615.0)) return std::numeric_limits<uint64_t>::max();
+    if (x >= F(9223372036854775807.0)) return uint64_t(x);
+  }
   if (x >= F(9223372036854775807.0)) return T(std::numeric_limits<int64_t>::max());
   if (x <= F(-9223372036854775808.0)) return T(std::numeric_limits<int64_t>::min());
   return T(int64_t(x));
+}
+
+// ---- float16 storage --------------------------------------------------------
+
+// A float16 tensor holds IEEE binary16 bit patterns (uint16_t in the C ABI,
+// numpy's float16); its elements are computed in float32: loads widen them
+// (exact), stores round to nearest, ties to even. Portable bit arithmetic
+// rather than _Float16 or F16C intrinsics, so that every compiler and
+// machine, and the interpreter, give the same bits (docs/language.md).
+
+/// The float32 value of a binary16 bit pattern (exact; NaNs stay NaN).
+inline float half_to_float(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  const uint32_t exponent = (h >> 10) & 0x1fu;
+  const uint32_t mantissa = h & 0x3ffu;
+  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24, exact in float
+    const float magnitude = float(mantissa) * 5.9604644775390625e-8f;
+    return sign ? -magnitude : magnitude;
+  }
+  if (exponent == 31) return math::from_bits(sign | 0x7f800000u | (mantissa << 13));  // inf, NaN
+  return math::from_bits(sign | ((exponent + 112) << 23) | (mantissa << 13));  // rebias 15 -> 127
+}
+
+/// x rounded to the nearest binary16 (ties to even); beyond the largest
+/// finite half (65504) it rounds to infinity, NaNs stay (quiet) NaNs.
+inline uint16_t float_to_half(float x) {
+  const uint32_t u = math::to_bits(x);
+  const uint16_t sign = uint16_t((u >> 16) & 0x8000u);
+  const uint32_t magnitude = u & 0x7fffffffu;
+  if (magnitude >= 0x7f800000u)  // inf, or NaN keeping its top payload bits
+    return uint16_t(sign | 0x7c00u |
+                    (magnitude > 0x7f800000u ? 0x200u | ((magnitude >> 13) & 0x3ffu) : 0u));
+  if (magnitude >= 0x47800000u) return uint16_t(sign | 0x7c00u);  // >= 65536: infinity
+  if (magnitude < 0x38800000u) {
+    // Below 2^-14, the smallest normal half: subnormal steps of 2^-24. Adding
+    // 0.5 (whose float ulp is 2^-24) lets the float addition round to the
+    // step, ties to even; the step count is then the low bits of the sum.
+    const float sum = math::from_bits(magnitude) + 0.5f;
+    return uint16_t(sign | (math::to_bits(sum) - 0x3f000000u));
+  }
+  // Normal: rebias the exponent (127 -> 15) and drop 13 mantissa bits,
+  // rounding half to even; a carry into the exponent is correct (up to inf).
+  const uint32_t odd = (magnitude >> 13) & 1u;
+  const uint32_t rounded = magnitude - (112u << 23) + 0xfffu + odd;
+  return uint16_t(sign | (rounded >> 13));
 }
 
 /// True when 0 <= i < n: the test a guarded read makes for each index that

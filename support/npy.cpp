@@ -21,7 +21,7 @@ static_assert(std::endian::native == std::endian::little,
 namespace {
 
 constexpr std::string_view kMagic = "\x93NUMPY";
-constexpr const char* kSupported = "<f4 <f8 <i2 <i4 <i8 |i1 |u1 |b1";
+constexpr const char* kSupported = "<f2 <f4 <f8 <i2 <i4 <i8 <u2 <u4 <u8 |i1 |u1 |b1";
 
 std::string descr_of(ElemType t) {
   switch (t) {
@@ -41,6 +41,14 @@ std::string descr_of(ElemType t) {
       return "<f4";
     case ElemType::F64:
       return "<f8";
+    case ElemType::U16:
+      return "<u2";
+    case ElemType::U32:
+      return "<u4";
+    case ElemType::U64:
+      return "<u8";
+    case ElemType::F16:
+      return "<f2";
   }
   return "?";
 }
@@ -169,6 +177,10 @@ ElemType dtype_of(const std::string& descr, const std::string& name) {
     if (kind == "i1") return ElemType::I8;
     if (kind == "u1") return ElemType::U8;
     if (kind == "b1") return ElemType::Bool;
+    if (kind == "u2") return ElemType::U16;
+    if (kind == "u4") return ElemType::U32;
+    if (kind == "u8") return ElemType::U64;
+    if (kind == "f2") return ElemType::F16;
   }
   return fail("unsupported dtype '" + descr + "' (supported: " + kSupported + ")");
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "runtime/tenet_runtime.h"
 #include "support/checked.h"
 #include "support/error.h"
 
@@ -47,6 +48,14 @@ double Tensor::get(int64_t i) const {
       return data<float>()[i];
     case ElemType::F64:
       return data<double>()[i];
+    case ElemType::U16:
+      return data<uint16_t>()[i];
+    case ElemType::U32:
+      return data<uint32_t>()[i];
+    case ElemType::U64:
+      return double(data<uint64_t>()[i]);
+    case ElemType::F16:
+      return half_to_float(data<uint16_t>()[i]);
   }
   return 0;
 }
@@ -60,7 +69,7 @@ void Tensor::set(int64_t i, double v) {
       data<int8_t>()[i] = int8_t(v);
       break;
     case ElemType::U8:
-      data<uint8_t>()[i] = uint8_t(v);
+      data<uint8_t>()[i] = uint8_t(int64_t(v));
       break;
     case ElemType::I16:
       data<int16_t>()[i] = int16_t(v);
@@ -76,6 +85,20 @@ void Tensor::set(int64_t i, double v) {
       break;
     case ElemType::F64:
       data<double>()[i] = v;
+      break;
+    case ElemType::U16:
+      data<uint16_t>()[i] = uint16_t(int64_t(v));
+      break;
+    case ElemType::U32:
+      data<uint32_t>()[i] = uint32_t(int64_t(v));
+      break;
+    case ElemType::U64:
+      data<uint64_t>()[i] = v >= 18446744073709551616.0  ? ~uint64_t(0)  // saturates, as casts do
+                            : v >= 9223372036854775808.0 ? uint64_t(v)
+                                                         : uint64_t(int64_t(v));
+      break;
+    case ElemType::F16:  // through float: a double can round twice (rare, 1 half ulp at most)
+      data<uint16_t>()[i] = float_to_half(float(v));
       break;
   }
 }

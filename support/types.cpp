@@ -9,11 +9,15 @@ int byte_size(ElemType t) {
     case ElemType::U8:
       return 1;
     case ElemType::I16:
+    case ElemType::U16:
+    case ElemType::F16:
       return 2;
     case ElemType::I32:
+    case ElemType::U32:
     case ElemType::F32:
       return 4;
     case ElemType::I64:
+    case ElemType::U64:
     case ElemType::F64:
       return 8;
   }
@@ -55,6 +59,14 @@ std::string_view type_name(ElemType t) {
       return "float32";
     case ElemType::F64:
       return "float64";
+    case ElemType::U16:
+      return "uint16";
+    case ElemType::U32:
+      return "uint32";
+    case ElemType::U64:
+      return "uint64";
+    case ElemType::F16:
+      return "float16";
   }
   return "?";
 }
@@ -77,6 +89,14 @@ std::string_view c_type_name(ElemType t) {
       return "float";
     case ElemType::F64:
       return "double";
+    case ElemType::U16:
+      return "uint16_t";
+    case ElemType::U32:
+      return "uint32_t";
+    case ElemType::U64:
+      return "uint64_t";
+    case ElemType::F16:
+      return "uint16_t";  // the IEEE bits: C has no half type
   }
   return "?";
 }
@@ -89,6 +109,11 @@ std::optional<ElemType> parse_type_name(std::string_view s) {
   if (s == "int16") return ElemType::I16;
   if (s == "int32" || s == "int") return ElemType::I32;
   if (s == "int64") return ElemType::I64;
+  if (s == "uint16") return ElemType::U16;
+  if (s == "uint32") return ElemType::U32;
+  if (s == "uint64") return ElemType::U64;
+  if (s == "float16") return ElemType::F16;
+  if (s == "bool") return ElemType::Bool;
   return std::nullopt;
 }
 

@@ -23,6 +23,11 @@ std::optional<ElemType> elem_type(const py::dtype& dtype) {
   if (kind == 'i' && size == 4) return ElemType::I32;
   if (kind == 'i' && size == 8) return ElemType::I64;
   if (kind == 'u' && size == 1) return ElemType::U8;
+  if (kind == 'u' && size == 2) return ElemType::U16;
+  if (kind == 'u' && size == 4) return ElemType::U32;
+  if (kind == 'u' && size == 8) return ElemType::U64;
+  if (kind == 'f' && size == 2) return ElemType::F16;  // IEEE half, as float16 tensors store it
+  if (kind == 'b' && size == 1) return ElemType::Bool;
   return std::nullopt;
 }
 
@@ -44,6 +49,14 @@ py::dtype numpy_dtype(ElemType t) {
       return py::dtype::of<uint8_t>();
     case ElemType::Bool:
       return py::dtype::of<bool>();
+    case ElemType::U16:
+      return py::dtype::of<uint16_t>();
+    case ElemType::U32:
+      return py::dtype::of<uint32_t>();
+    case ElemType::U64:
+      return py::dtype::of<uint64_t>();
+    case ElemType::F16:
+      return py::dtype("float16");
   }
   TENET_UNREACHABLE("unknown element type");
 }

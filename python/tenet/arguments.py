@@ -21,7 +21,7 @@ import sys
 
 import numpy as np
 
-FLOAT_TYPES = ("float32", "float64")
+FLOAT_TYPES = ("float16", "float32", "float64")
 
 _NUMPY_NAMES = {np.dtype(t): np.dtype(t).name for t in
                 (np.float16, np.float32, np.float64, np.int8, np.uint8, np.int16, np.int32,

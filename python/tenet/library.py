@@ -18,7 +18,9 @@ from Python or from C++ through ``c10::Dispatcher``). float32 and float64
 CPU tensors are accepted (the language's ``float`` follows the dtype);
 non-contiguous inputs are made contiguous; a wrong dtype, device, rank or
 shape is an error naming the argument, raised by the fake kernel at trace
-time and by the CPU kernel when run eagerly. Integer inputs get no gradient.
+time and by the CPU kernel when run eagerly. Integer and bool inputs get no
+gradient; float16 ones get a float16 gradient. uint16/32/64 inputs or
+outputs are refused (PyTorch has them only as limited dtypes).
 The backward operator has no autograd formula of its own: a double backward
 is an error.
 """
@@ -160,10 +162,27 @@ class TorchOp:
         return tuple(result)
 
 
+# PyTorch has these only as "limited" dtypes (few operators, no autograd): an
+# operator taking or returning them would fail somewhere inside PyTorch.
+_LIMITED_IN_TORCH = ("uint16", "uint32", "uint64")
+
+
+def _check_torch_dtypes(function):
+    for kind, decls in (("input", function.inputs), ("output", function.outputs)):
+        for decl in decls:
+            if decl.type in _LIMITED_IN_TORCH:
+                raise TypeError(
+                    f"cannot make a PyTorch operator of '{function.name}': {kind} "
+                    f"'{decl.name}' is {decl.type}, which PyTorch supports only in part; "
+                    f"use int32/int64 (or uint8) for it, or call the function itself "
+                    f"with numpy arrays")
+
+
 def registered(function, name=None):
     """The operator for a Function: registered on first request, the same object after
     (the dispatcher takes each name once). ``name`` defaults to
     ``<function name>_<hash of its source, entry and sizes>``."""
+    _check_torch_dtypes(function)
     name = name or f"{function.name}_{function.key}"
     existing = _REGISTERED.get(name)
     if existing is None:

@@ -39,9 +39,10 @@ std::vector<std::string> read_lines(const std::string& path) {
 const std::vector<std::string>& usable_names() {
   static const std::vector<std::string> names = [] {
     const std::set<std::string> reserved = {
-        "def",  "for",  "in",      "where", "float", "double", "float32", "float64",
-        "int",  "int8", "uint8",   "int16", "int32", "int64",  "exp",     "log",
-        "sqrt", "tanh", "sigmoid", "abs",   "pow",   "fmax",   "fmin",    "select"};
+        "def",  "for",    "in",      "where",  "float",  "double", "float32", "float64",
+        "int",  "int8",   "uint8",   "int16",  "int32",  "int64",  "exp",     "log",
+        "sqrt", "tanh",   "sigmoid", "abs",    "pow",    "fmax",   "fmin",    "select",
+        "bool", "uint16", "uint32",  "uint64", "float16"};
     std::vector<std::string> usable;
     for (const std::string& name :
          read_lines(tenet::testing::source_path("tests/codegen/data/c_world_names.txt"))) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "tests/interp/interp_test_util.h"
+#include "tests/support/golden.h"
 
 namespace tenet::ir::testing {
 namespace {
@@ -52,7 +53,8 @@ class NpyFiles : public ::testing::Test {
 TEST_F(NpyFiles, RoundTripsEveryDtype) {
   const std::vector<std::vector<int64_t>> shapes = {{}, {5}, {2, 3}, {2, 0, 4}};
   for (ElemType type : {ElemType::F32, ElemType::F64, ElemType::I8, ElemType::U8, ElemType::I16,
-                        ElemType::I32, ElemType::I64, ElemType::Bool}) {
+                        ElemType::I32, ElemType::I64, ElemType::Bool, ElemType::U16, ElemType::U32,
+                        ElemType::U64, ElemType::F16}) {
     for (const auto& shape : shapes) {
       Tensor t = type == ElemType::Bool ? random_tensor(ElemType::U8, shape, 3, 0, 1, 2).cast(type)
                                         : random_tensor(type, shape, 3, -100, 100, 100);
@@ -81,6 +83,24 @@ TEST(Npy, WritesWhatNumpyWrites) {
   EXPECT_EQ(to_npy(Tensor(ElemType::U8, {})).substr(10, 56),
             "{'descr': '|u1', 'fortran_order': False, 'shape': (), } ");
   EXPECT_EQ(to_npy(t).size() % 64, 24u);  // 64-byte aligned header, then 24 data bytes
+}
+
+// Files numpy wrote (np.save) for float16 and the unsigned types: exact values.
+TEST(Npy, ReadsNumpysHalfAndUnsignedFiles) {
+  auto read = [](const std::string& name) {
+    return read_npy(tenet::testing::source_path("tests/fuzz/corpus-npy/" + name + ".npy"));
+  };
+  Tensor f2 = read("f2_3"), u2 = read("u2_3"), u4 = read("u4_2"), u8 = read("u8_2");
+  EXPECT_EQ(f2.describe(), "float16[3]");
+  EXPECT_EQ(values_of(f2), (std::vector<double>{1.0, -0.5, 65504}));
+  EXPECT_EQ(u2.describe(), "uint16[3]");
+  EXPECT_EQ(values_of(u2), (std::vector<double>{0, 1, 65535}));
+  EXPECT_EQ(u4.describe(), "uint32[2]");
+  EXPECT_EQ(values_of(u4), (std::vector<double>{7, 4294967295.0}));
+  EXPECT_EQ(u8.describe(), "uint64[2]");
+  EXPECT_EQ(u8.data<uint64_t>()[1], ~uint64_t(0));
+  EXPECT_EQ(to_npy(f2).substr(10, 58),
+            "{'descr': '<f2', 'fortran_order': False, 'shape': (3,), } ");
 }
 
 TEST(Npy, ReadsVersions1And2) {
@@ -115,12 +135,12 @@ TEST(Npy, RejectsBadFiles) {
   EXPECT_EQ(npy_error(npy_bytes(1, header("<f4", "True", "(2, 3)"), data)),
             "cannot read 'x.npy': Fortran-order data is not supported; save "
             "np.ascontiguousarray(arr)");
-  EXPECT_EQ(npy_error(npy_bytes(1, header("<f2", "False", "(2, 3)"), data)),
-            "cannot read 'x.npy': unsupported dtype '<f2' (supported: <f4 <f8 <i2 <i4 <i8 |i1 |u1 "
-            "|b1)");
+  EXPECT_EQ(npy_error(npy_bytes(1, header("<c8", "False", "(2, 3)"), data)),
+            "cannot read 'x.npy': unsupported dtype '<c8' (supported: <f2 <f4 <f8 <i2 <i4 <i8 <u2 "
+            "<u4 <u8 |i1 |u1 |b1)");
   EXPECT_EQ(npy_error(npy_bytes(1, header("|O", "False", "(2, 3)"), data)),
-            "cannot read 'x.npy': unsupported dtype '|O' (supported: <f4 <f8 <i2 <i4 <i8 |i1 |u1 "
-            "|b1)");
+            "cannot read 'x.npy': unsupported dtype '|O' (supported: <f2 <f4 <f8 <i2 <i4 <i8 <u2 "
+            "<u4 <u8 |i1 |u1 |b1)");
   EXPECT_EQ(
       npy_error(npy_bytes(1, header(">f4", "False", "(2, 3)"), data)),
       "cannot read 'x.npy': big-endian data ('>f4') is not supported; save arr.astype('<f4')");

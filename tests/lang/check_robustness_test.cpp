@@ -53,10 +53,11 @@ std::vector<std::string> tokens(const std::string& text) {
 std::string mutate(const std::vector<std::string>& base, Rng& rng) {
   static const char* kNumbers[] = {
       "0", "1", "-1", "2", "9", "1.5", "1e9", "2147483648", "99999999999999999999", "1e400", "3"};
-  static const char* kInserts[] = {"(",   ")",      ",",       "+",     "*",     "/",     "-",
-                                   "?",   "=",      "+=!",     "+=",    "max=!", "where", "for",
-                                   "in",  ":",      "{",       "}",     "i",     "N",     "x",
-                                   "exp", "select", "float64", "int32", "<",     "&&",    "!"};
+  static const char* kInserts[] = {"(",    ")",      ",",       "+",      "*",     "/",     "-",
+                                   "?",    "=",      "+=!",     "+=",     "max=!", "where", "for",
+                                   "in",   ":",      "{",       "}",      "i",     "N",     "x",
+                                   "exp",  "select", "float64", "int32",  "<",     "&&",    "!",
+                                   "bool", "uint8",  "uint64",  "float16"};
   std::vector<std::string> t = base;
   int edits = 1 + int(rng.below(4));
   for (int e = 0; e < edits && !t.empty(); ++e) {
@@ -95,7 +96,7 @@ std::string mutate(const std::vector<std::string>& base, Rng& rng) {
 
 std::vector<std::string> corpus() {
   std::vector<std::string> out;
-  for (const char* dir : {"models", "tests/lang/data/check"}) {
+  for (const char* dir : {"models", "tests/lang/data/check", "tests/fuzz/corpus-frontend"}) {
     fs::path path = tenet::testing::source_path(dir);
     if (!fs::exists(path)) continue;
     std::vector<fs::path> files;

@@ -138,18 +138,18 @@ TEST(CheckTypes, Errors) {
                "'pow' needs float operands, but 'k(i)' is int32");
   EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = select(x(i), 1, 0)\n}",
                "the condition of select must be bool, but 'x(i)' is float32");
-  EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = select(x(i) > 0, x(i) > 1, 0)\n}",
-               "type mismatch: bool and number operands of 'select'");
+  EXPECT_ERROR("def f(float(N) x) -> (bool(N) y) {\n  y(i) = x(i)\n}",
+               "type mismatch: output 'y' is bool but the right side is float32");
   EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = select(x(i) && 1, 1, 0)\n}",
                "'&&' needs bool operands, but 'x(i)' is float32");
   EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = select(!x(i), 1, 0)\n}",
                "'!' needs a bool, but 'x(i)' is float32");
-  EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = (x(i) > 0) + 1\n}",
-               "use select(cond, 1, 0) to turn a condition into a number");
+  EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = -(x(i) > 0)\n}",
+               "'-' needs a number, but '(x(i) > 0)' is bool");
   EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = x(i) * float64(i)\n}",
                "type mismatch: float32 and float64 operands of '*'");
-  EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = (x(i) > 0) * x(i)\n}",
-               "'(x(i) > 0)' is bool; use select(cond, 1, 0) to turn a condition into a number");
+  EXPECT_ERROR("def f(float(N, K) x) -> (y) {\n  y(i) +=! x(i, k) > 0\n}",
+               "'y' is bool; '+=!' cannot combine bools");
   EXPECT_ERROR("def f(float(N) x) -> (int32(N) y) {\n  y(i) = 0.5 where i in 0:N\n}",
                "type mismatch: 'y' is int32 but the right side is not an integer");
 }
@@ -160,6 +160,13 @@ TEST(CheckTypes, Accepted) {
   b(i) = k(i) + l(i) * 2
   c(i) = float32(k(i) > 2) * exp(x(i)) + pow(x(i), 2) + sigmoid(tanh(log(sqrt(x(i)))))
   d(i) = fmin(k(i), 4) + abs(-l(i))
+})");
+  // bools as 0/1 in arithmetic (two of them: int32, as in C), and as tensors
+  check_ok(R"(def f(float(N) x, bool(N) m) -> (a, b, c, bool(N) d) {
+  a(i) = (x(i) > 0) * x(i) + m(i)
+  b(i) = select(m(i), x(i) > 1, 0) + m(i) + (x(i) < 2)
+  c(i) = m(i) ? 1 : 2
+  d(i) = m(i) && x(i) > 0
 })");
 }
 

@@ -58,8 +58,9 @@ ZOO = {
 # the tc_* programs exercise Tensor Comprehensions' syntax and are checked against
 # hand-computed values and by gradcheck in the C++ zoo suite (tests/zoo/).
 ELSEWHERE = {"lltm", "capsnet_small", "margin_loss", "masked_decoder", "routing3",
-             "routing_step", "squash", "tc_gather", "tc_index_math", "tc_math", "tc_product",
-             "tc_promotion", "tc_promotion_update", "tc_redefine", "tc_ternary"}
+             "routing_step", "squash", "tc_bool", "tc_gather", "tc_half", "tc_index_math",
+             "tc_math", "tc_product", "tc_promotion", "tc_promotion_update", "tc_redefine",
+             "tc_ternary", "tc_unsigned"}
 
 
 def test_every_zoo_program_is_classified():

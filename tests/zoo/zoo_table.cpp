@@ -114,6 +114,11 @@ const std::vector<ZooCase>& zoo_table() {
       row("tc_gather", {{"V", 5}, {"J", 3}, {"N", 3}, {"K", 2}, {"R", 6}},
           {{"LUT", "W", "s", "X", "taps", "A"}, "", true}, {{"P", 0.1, 4.9}}, /*int_hi=*/4),
       row("tc_index_math", {{"M", 3}, {"Z", 5}}, vjp()),
+      // Element types: bool masks (int_hi 2: half of them false), unsigned
+      // integers, float16 storage.
+      row("tc_bool", {{"N", 3}, {"D", 4}}, vjp(), {}, /*int_hi=*/2),
+      row("tc_unsigned", {{"N", 3}, {"C", 4}}, vjp()),
+      row("tc_half", {{"N", 3}, {"I", 4}, {"O", 2}}, vjp()),
   };
   return table;
 }
