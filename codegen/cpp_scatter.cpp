@@ -80,7 +80,7 @@ void FunctionEmitter::emit_scatter(Code& code, const ir::Stmt& s,
             wrap(size_to_c(d.hi - d.lo, size_names_), kPrecMultiplicative + 1);
   for (size_t d : form.free) work += " * " + result.dims[d];
   const bool blocked = !form.free.empty();
-  std::string block;
+  std::string block, block_end;
   if (blocked) {
     const size_t first = form.free[0];
     block = local.take(c.out[first].index + "_block");
@@ -88,6 +88,9 @@ void FunctionEmitter::emit_scatter(Code& code, const ir::Stmt& s,
               " >= " + std::to_string(options_.parallel_min_work) + ")");
     code.open("for (int64_t " + block + " = 0; " + block + " < " + result.dims[first] + "; " +
               block + " += " + std::to_string(kScatterBlock) + ")");
+    block_end = local.take(c.out[first].index + "_end");
+    code.line("const int64_t " + block_end + " = std::min<int64_t>(" + block + " + " +
+              std::to_string(kScatterBlock) + ", " + result.dims[first] + ");");
   }
   std::vector<std::string> reduce_vars;
   for (size_t r = 0; r < c.reduce.size(); ++r) {
@@ -111,10 +114,12 @@ void FunctionEmitter::emit_scatter(Code& code, const ir::Stmt& s,
   }
   for (size_t k = 0; k < form.free.size(); ++k) {
     const size_t d = form.free[k];
+    // The innermost loop adds one contribution to distinct elements: no
+    // dependence between its iterations (the outlined parallel region would
+    // otherwise hide that the result and the operands do not overlap).
+    if (k + 1 == form.free.size() && options_.openmp) code.line("#pragma omp simd");
     if (k == 0)
-      code.open("for (int64_t " + out_vars[d] + " = " + block + "; " + out_vars[d] +
-                " < std::min<int64_t>(" + block + " + " + std::to_string(kScatterBlock) + ", " +
-                result.dims[d] + "); ++" + out_vars[d] + ")");
+      code.open(for_loop(out_vars[d], block, block_end));
     else
       code.open(for_loop(out_vars[d], "0", result.dims[d]));
   }
