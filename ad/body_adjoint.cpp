@@ -5,6 +5,8 @@
 
 #include "ad/expr_util.h"
 #include "ad/rules.h"
+#include "ir/builder.h"
+#include "ir/mutator.h"
 #include "ir/printer.h"
 
 namespace tenet::ad {
@@ -34,6 +36,29 @@ bool reaches_wanted(const Expr& e, const WantsGradient& wanted) {
   return false;
 }
 
+// `e` with every read guarded (0 out of bounds): a branch of a select, whose
+// reads the forward evaluates only where the branch is taken (TC's rule, so
+// they may be out of bounds elsewhere), as the backward reuses them: its
+// contributions are multiplied by select(c, d, 0), evaluated everywhere.
+// `originals` maps each guarded copy back to the read it copies.
+class GuardReads : public ir::ExprMutator {
+ public:
+  explicit GuardReads(std::map<const ir::ExprNode*, Expr>& originals) : originals_(originals) {}
+
+ protected:
+  Expr mutate_read(const Expr& e) override {
+    std::vector<Expr> computed;
+    for (const Expr& c : e->computed) computed.push_back(c ? mutate(c) : nullptr);
+    Expr guarded = ir::make_read(e->tensor, e->indices, std::move(computed), true);
+    auto it = originals_.find(e.get());
+    originals_[guarded.get()] = it == originals_.end() ? e : it->second;
+    return guarded;
+  }
+
+ private:
+  std::map<const ir::ExprNode*, Expr>& originals_;
+};
+
 class Walker {
  public:
   explicit Walker(const WantsGradient& wanted) : wanted_(wanted) {}
@@ -43,9 +68,10 @@ class Walker {
     if (is_wanted_read(e, wanted_)) {
       std::string key = group_key(e);
       auto [it, fresh] = index_.try_emplace(key, groups_.size());
-      if (fresh)
-        groups_.push_back({e, adjoint});
-      else if (adjoint)
+      if (fresh) {
+        auto original = originals_.find(e.get());  // as the forward reads it
+        groups_.push_back({original == originals_.end() ? e : original->second, adjoint});
+      } else if (adjoint)
         groups_[it->second].adjoint = add(groups_[it->second].adjoint, adjoint);
       return;
     }
@@ -53,7 +79,9 @@ class Walker {
     if (adjoint) operands = operand_adjoints(e, self, adjoint);
     for (size_t i = 0; i < e->args.size(); ++i) {
       if (!carries_gradient(e, i) || !reaches_wanted(e->args[i], wanted_)) continue;
-      visit(e->args[i], e->args[i], adjoint ? operands[i] : nullptr);
+      const Expr arg =
+          e->kind == ExprKind::Select ? GuardReads(originals_).mutate(e->args[i]) : e->args[i];
+      visit(arg, arg, adjoint ? operands[i] : nullptr);
     }
   }
 
@@ -62,6 +90,7 @@ class Walker {
  private:
   const WantsGradient& wanted_;
   std::map<std::string, size_t> index_;
+  std::map<const ir::ExprNode*, Expr> originals_;  // guarded branch reads (GuardReads)
 };
 
 }  // namespace
