@@ -1,5 +1,6 @@
 #include "ir/builder.h"
 
+#include <limits>
 #include <optional>
 
 #include "ir/affine.h"
@@ -74,6 +75,22 @@ Expr make_read(const ValuePtr& tensor, std::vector<Affine> indices, std::vector<
   auto n = std::make_shared<ExprNode>(*r);
   n->computed = std::move(computed);
   return n;
+}
+
+Expr make_identity(ReduceOp op, ElemType type) {
+  const bool fp = is_float(compute_type(type));
+  const double inf = std::numeric_limits<double>::infinity();
+  switch (op) {
+    case ReduceOp::Max:
+      return make_const(fp ? -inf : double(int_range(type).first), type);
+    case ReduceOp::Min:
+      if (type == ElemType::U64) return nullptr;
+      return make_const(fp ? inf : double(int_range(type).second), type);
+    case ReduceOp::Prod:
+      return make_const(1, type);
+    default:
+      return make_const(0, type);
+  }
 }
 
 Expr make_unary(UnOp op, Expr a) {

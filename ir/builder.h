@@ -36,6 +36,10 @@ Expr make_unary(UnOp op, Expr a);
 Expr make_binary(BinOp op, Expr a, Expr b);
 Expr make_select(Expr cond, Expr then_value, Expr else_value);
 Expr make_cast(Expr a, ElemType to);
+/// The value a reduction `op` starts from, as a constant of `type`: 0, 1,
+/// -inf/+inf for floats, the type's least/largest integer. Null for the one
+/// a constant cannot hold: the minimum's start for uint64 (2^64 - 1).
+Expr make_identity(ReduceOp op, ElemType type);
 /// The operator node `e` (unary, binary, select, cast) rebuilt with new
 /// operands, through the make_* functions above; a leaf is returned as is.
 Expr with_args(const Expr& e, std::vector<Expr> args);

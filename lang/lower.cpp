@@ -20,21 +20,6 @@ bool reads_tensor(const ast::Expr& e) {
   return false;
 }
 
-/// The value a reduction starts from, as a constant of `type`.
-ir::Expr reduce_identity(ir::ReduceOp op, ElemType type) {
-  const bool fp = is_float(type);
-  switch (op) {
-    case ir::ReduceOp::Max:
-      return ir::make_const(fp ? -INFINITY : double(int_range(type).first), type);
-    case ir::ReduceOp::Min:
-      return ir::make_const(fp ? INFINITY : double(int_range(type).second), type);
-    case ir::ReduceOp::Prod:
-      return ir::make_const(1, type);
-    default:
-      return ir::make_const(0, type);
-  }
-}
-
 ir::ReduceOp reduce_op(ast::AssignOp op) {
   switch (op) {
     case ast::AssignOp::Assign:
@@ -302,6 +287,13 @@ void Lowerer::assign(const ast::Stmt& s) {
   }
   std::optional<ElemType> type;
   if (ok) type = result_type(st, existing, t.declared);
+  if (type && !st.data_bounds.empty() && !ir::make_identity(reduce_op(s.op), *type)) {
+    error(s.op_span, "a ragged range (a where clause read from a tensor) cannot mask a '" +
+                         std::string(ast::assign_op_text(s.op)) + "' reduction of " +
+                         std::string(type_name(*type)) +
+                         ": its start, 2^64 - 1, is not a constant of the IR");
+    type.reset();
+  }
   ir::ValuePtr value;
   if (type) value = emit_assign(st, existing, *type);
   if (!value) failed_ = true;
@@ -379,7 +371,7 @@ ir::ValuePtr Lowerer::emit_assign(StmtInfo& st, const Binding* existing, ElemTyp
     ir::Expr inside =
         ir::make_binary(ir::BinOp::And, ir::make_binary(ir::BinOp::Ge, k, as_index(*b.lo)),
                         ir::make_binary(ir::BinOp::Lt, k, as_index(*b.hi)));
-    body = ir::make_select(inside, body, reduce_identity(reduce_op(s.op), body->type));
+    body = ir::make_select(inside, body, ir::make_identity(reduce_op(s.op), body->type));
   }
   return env_.fb->compute(name, std::move(out), std::move(reduce), reduce_op(s.op), body, init,
                           type, s.span, text(s.span));

@@ -21,10 +21,6 @@ void conjuncts(const ir::Expr& e, std::vector<ir::Expr>& out) {
   out.push_back(e);
 }
 
-bool reads_tensor(const ir::Expr& e) {
-  return ir::any_node(e, [](const ir::Expr& x) { return x->kind == ir::ExprKind::Read; });
-}
-
 bool is_zero(const ir::Expr& e) {
   return e->kind == ir::ExprKind::Const && e->value == 0;
 }
@@ -47,7 +43,7 @@ std::optional<IndexScatter> index_scatter(const ir::Compute& c) {
     for (int side = 0; side < 2; ++side) {
       const ir::Expr& y = e->args[size_t(side)];
       const ir::Expr& value = e->args[size_t(1 - side)];
-      if (y->kind != ir::ExprKind::Index || !reads_tensor(value)) continue;
+      if (y->kind != ir::ExprKind::Index || ir::reads_of(value).empty()) continue;
       for (size_t d = 0; d < c.out.size(); ++d) {
         if (c.out[d].index != y->index || index_of[d]) continue;
         index_of[d] = value;

@@ -75,15 +75,6 @@ Expr combine(ReduceOp op, const Expr& acc, const Expr& value) {
   TENET_UNREACHABLE("combine: not a reduction");
 }
 
-Expr float_identity(ReduceOp op, ElemType type) {
-  const double inf = std::numeric_limits<double>::infinity();
-  return make_const(op == ReduceOp::Max    ? -inf
-                    : op == ReduceOp::Min  ? inf
-                    : op == ReduceOp::Prod ? 1.0
-                                           : 0.0,
-                    type);
-}
-
 // ---- Producers and their uses ---------------------------------------------
 
 /// Computed element by element, with a value expressible as one expression.
@@ -98,8 +89,7 @@ bool element_wise(const Compute& c) {
 /// one reduction step `init + body` (`0 + body`, ...) exactly as it rounds.
 Expr producer_value(const Compute& p) {
   if (p.op == ReduceOp::None) return p.body;
-  Expr start =
-      p.init ? make_read(p.init, plain_indices(p.out)) : float_identity(p.op, p.body->type);
+  Expr start = p.init ? make_read(p.init, plain_indices(p.out)) : make_identity(p.op, p.body->type);
   return combine(p.op, start, p.body);
 }
 

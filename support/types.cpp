@@ -34,8 +34,14 @@ std::pair<int64_t, int64_t> int_range(ElemType t) {
       return {0, UINT8_MAX};
     case ElemType::I16:
       return {INT16_MIN, INT16_MAX};
+    case ElemType::U16:
+      return {0, UINT16_MAX};
     case ElemType::I32:
       return {INT32_MIN, INT32_MAX};
+    case ElemType::U32:
+      return {0, UINT32_MAX};
+    case ElemType::U64:
+      return {0, INT64_MAX};  // the largest, 2^64 - 1, is beyond int64
     default:
       return {INT64_MIN, INT64_MAX};
   }

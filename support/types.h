@@ -30,7 +30,8 @@ inline ElemType compute_type(ElemType t) {
   return t == ElemType::F16 ? ElemType::F32 : t;
 }
 int byte_size(ElemType t);
-/// The smallest and largest value of an integer or bool type (bool: 0 and 1).
+/// The smallest and largest value of an integer or bool type (bool: 0 and 1;
+/// uint64: 0 and INT64_MAX, since 2^64 - 1 is beyond int64).
 std::pair<int64_t, int64_t> int_range(ElemType t);
 
 /// "float32", "int64", ... as written in source and in the IR text form.

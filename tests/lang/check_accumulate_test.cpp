@@ -18,12 +18,7 @@ namespace {
 
 using tenet::testing::check_error;
 using tenet::testing::check_ok;
-
-std::vector<Tensor> run(const std::string& text, const std::vector<Tensor>& inputs) {
-  ir::Module m = check_ok(text);
-  if (m.functions.empty()) return {};
-  return ir::interpret(m.functions.back(), inputs, {}, {ElemType::F64});
-}
+using tenet::testing::check_run;
 
 TEST(Accumulate, Tokens) {
   SourceFile file("t.tn", "*=! *= max= min= max=! max == * =");
@@ -38,7 +33,7 @@ TEST(Accumulate, Tokens) {
 TEST(Accumulate, UpdatesStartFromTheExistingValues) {
   Tensor x = random_tensor(ElemType::F32, {3, 4}, 1);
   Tensor a = random_tensor(ElemType::F32, {3}, 2);
-  auto out = run(R"(def f(float(N, K) x, float(N) a) -> (mx, mn, pr, el, p) {
+  auto out = check_run(R"(def f(float(N, K) x, float(N) a) -> (mx, mn, pr, el, p) {
   mx(i) = a(i)
   mx(i) max= x(i, k)
   mn(i) = a(i)
@@ -49,7 +44,7 @@ TEST(Accumulate, UpdatesStartFromTheExistingValues) {
   el(i, k) *= a(i)
   p(i) *=! x(i, k) + 1
 })",
-                 {x, a});
+                       {x, a});
   ASSERT_EQ(out.size(), 5u);
   for (int64_t i = 0; i < 3; ++i) {
     double mx = a.get(i), mn = a.get(i), pr = a.get(i), p = 1;
@@ -71,7 +66,7 @@ TEST(Accumulate, UpdatesStartFromTheExistingValues) {
 TEST(Accumulate, IntegerProduct) {
   Tensor x(ElemType::I32, {2, 3});
   for (int64_t i = 0; i < 6; ++i) x.set(i, double(i + 1));
-  auto out = run("def f(int32(N, K) x) -> (p) {\n  p(i) *=! x(i, k)\n}", {x});
+  auto out = check_run("def f(int32(N, K) x) -> (p) {\n  p(i) *=! x(i, k)\n}", {x});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].get(0), 6);
   EXPECT_EQ(out[0].get(1), 120);
@@ -106,13 +101,13 @@ TEST(Accumulate, NeedAnExistingTensor) {
 // the value once.
 TEST(Accumulate, ReductionsWithNoReducedIndex) {
   Tensor x = random_tensor(ElemType::F32, {2, 3}, 5);
-  auto out = run(R"(def f(float(N, K) x) -> (s, p, m, c) {
+  auto out = check_run(R"(def f(float(N, K) x) -> (s, p, m, c) {
   s(i, k) +=! x(i, k)
   p(i, k) *=! x(i, k) * 2
   m(i, k) max=! x(i, k) - 1
   c(j) +=! x(n, k) where j in 0:1
 })",
-                 {x});
+                       {x});
   ASSERT_EQ(out.size(), 4u);
   double total = 0;
   for (int64_t e = 0; e < 6; ++e) {

@@ -16,23 +16,12 @@ namespace {
 
 using tenet::testing::check_error;
 using tenet::testing::check_ok;
-
-std::vector<Tensor> run(const std::string& text, const std::vector<Tensor>& inputs) {
-  ir::Module m = check_ok(text);
-  if (m.functions.empty()) return {};
-  return ir::interpret(m.functions.back(), inputs, {}, {ElemType::F64});
-}
-
-#define EXPECT_ERROR(source, message)                                      \
-  do {                                                                     \
-    std::string text_ = check_error(source);                               \
-    EXPECT_NE(text_.find(message), std::string::npos) << "in:\n" << text_; \
-  } while (0)
+using tenet::testing::check_run;
 
 TEST(Redefine, LaterReadsSeeTheLatestVersionAndOutputsTheLast) {
   Tensor x = random_tensor(ElemType::F32, {3, 4}, 1);
   Tensor b = random_tensor(ElemType::F32, {4}, 2);
-  auto out = run(R"(def f(float(N, D) x, float(D) b) -> (y, mean, first) {
+  auto out = check_run(R"(def f(float(N, D) x, float(D) b) -> (y, mean, first) {
   y(n, d) = x(n, d)
   first(n, d) = y(n, d) * 2
   y(n, d) = y(n, d) + b(d)
@@ -40,7 +29,7 @@ TEST(Redefine, LaterReadsSeeTheLatestVersionAndOutputsTheLast) {
   mean(n) +=! y(n, d)
   mean(n) = mean(n) / float32(D)
 })",
-                 {x, b});
+                       {x, b});
   ASSERT_EQ(out.size(), 3u);
   for (int64_t n = 0; n < 3; ++n) {
     double mean = 0;
@@ -72,7 +61,7 @@ TEST(Redefine, VersionsAreRenamedInTheIrAndOutputsKeepTheSourceName) {
 
 TEST(Redefine, InALoopBodyEachVersionChainsAndTheLastIsCarried) {
   Tensor x = random_tensor(ElemType::F32, {5}, 3);
-  auto out = run(R"(def f(float(N) x) -> (y, t) {
+  auto out = check_run(R"(def f(float(N) x) -> (y, t) {
   y(i) = x(i)
   for it in 0:3 {
     y(i) = y(i) * 0.5
@@ -82,7 +71,7 @@ TEST(Redefine, InALoopBodyEachVersionChainsAndTheLastIsCarried) {
   }
   t(i) = t(i) - 1
 })",
-                 {x});
+                       {x});
   ASSERT_EQ(out.size(), 2u);
   for (int64_t i = 0; i < 5; ++i) {
     double y = x.get(i), t = 0;
@@ -98,11 +87,11 @@ TEST(Redefine, InALoopBodyEachVersionChainsAndTheLastIsCarried) {
 
 TEST(Redefine, AReductionMayRedefineAndReadThePreviousVersion) {
   Tensor x = random_tensor(ElemType::F32, {3, 4}, 4);
-  auto out = run(R"(def f(float(N, M) x) -> (s) {
+  auto out = check_run(R"(def f(float(N, M) x) -> (s) {
   s(i) +=! x(i, j)
   s(i) max=! x(i, j) + s(i)
 })",
-                 {x});
+                       {x});
   ASSERT_EQ(out.size(), 1u);
   for (int64_t i = 0; i < 3; ++i) {
     double s = 0, m = -1e300;

@@ -14,12 +14,6 @@ namespace {
 using tenet::testing::check_error;
 using tenet::testing::check_ok;
 
-#define EXPECT_ERROR(source, message)                                      \
-  do {                                                                     \
-    std::string text_ = check_error(source);                               \
-    EXPECT_NE(text_.find(message), std::string::npos) << "in:\n" << text_; \
-  } while (0)
-
 TEST(CheckNames, BareNamesResolveInOrder) {
   // index, loop variable, scalar tensor, size parameter
   check_ok(R"(def f(float(N) x, float s) -> (y) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ir/interp.h"
 #include "ir/printer.h"
 #include "lang/check.h"
 #include "support/error.h"
@@ -15,6 +16,12 @@ ir::Module check_ok(const std::string& text, const std::string& path) {
     ADD_FAILURE() << "unexpected compile error:\n" << e.what();
   }
   return {};
+}
+
+std::vector<Tensor> check_run(const std::string& text, const std::vector<Tensor>& inputs) {
+  ir::Module m = check_ok(text);
+  if (m.functions.empty()) return {};
+  return ir::interpret(m.functions.back(), inputs, {}, {ElemType::F64});
 }
 
 std::string check_error(const std::string& text, const std::string& path) {

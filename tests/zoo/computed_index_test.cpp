@@ -162,6 +162,27 @@ def ragged(float(V, D) W, int32(NNZ) tok, int32(B) start, int32(B) end) -> (bag)
   }
 }
 
+TEST(ComputedIndex, RaggedMaxAndMinStartFromTheirIdentities) {
+  ir::Module m = compile(R"(
+def f(uint32(N) x, int32(B) start, int32(B) end) -> (hi, lo) {
+  hi(b) max=! x(k) where k in start(b):end(b)
+  lo(b) min=! x(k) where k in start(b):end(b)
+}
+)");
+  Tensor x(ElemType::U32, {4});
+  for (int k = 0; k < 4; ++k) x.set(k, 10 + 3 * k);
+  std::vector<Tensor> in{x, ints({2}, {1, 2}), ints({2}, {3, 2})};
+  std::vector<Tensor> interpreted = ir::interpret(*m.find("f"), in);
+  driver::optimise(m);
+  std::vector<Tensor> compiled = driver::jit_compile(m, "f").run(in);
+  for (const auto* out : {&interpreted, &compiled}) {
+    EXPECT_EQ((*out)[0].get(0), 16);  // max of x(1), x(2)
+    EXPECT_EQ((*out)[1].get(0), 13);
+    EXPECT_EQ((*out)[0].get(1), 0);  // an empty bag: the identities of uint32
+    EXPECT_EQ((*out)[1].get(1), 4294967295.0);
+  }
+}
+
 TEST(ComputedIndex, RaggedRangeErrors) {
   auto message = [](const std::string& text) -> std::string {
     try {
@@ -174,6 +195,11 @@ TEST(ComputedIndex, RaggedRangeErrors) {
   EXPECT_NE(message("def f(float(N) x, int32(N) n) -> (y) {\n  y(i) = x(i) where i in 0:n(0)\n}\n")
                 .find("the range of output index 'i' cannot depend on tensor values"),
             std::string::npos);
+  EXPECT_NE(
+      message("def f(uint64(N) x, int32(N) n) -> (y) {\n  y min=! x(i) where i in 0:n(0)\n}\n")
+          .find("a ragged range (a where clause read from a tensor) cannot mask a 'min=!' "
+                "reduction of uint64"),
+      std::string::npos);
   EXPECT_NE(message("def f(float(N) x, float(N) n) -> (y) {\n  y +=! x(i) where i in 0:n(0)\n}\n")
                 .find("a bound of a where clause must be an integer, but 'n(0)' is float32"),
             std::string::npos);
