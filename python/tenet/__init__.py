@@ -29,6 +29,26 @@ from .gradcheck import gradcheck  # noqa: E402
 from .training import TrainingOption, TrainingResult, train, training_options  # noqa: E402
 
 
+def from_torch(module, example_args, **options):
+    """A PyTorch module translated into a Tenet Program (tenet.importer, docs/import.md);
+    imports torch on first use."""
+    from .importer import from_torch as translate
+    return translate(module, example_args, **options)
+
+
+def load(directory):
+    """The Program that ``Program.save(directory)`` wrote (model.tn, weights.safetensors)."""
+    from .importer import load as read
+    return read(directory)
+
+
+def __getattr__(name):
+    if name == "TorchImportError":  # without importing torch before it is needed
+        from .importer.errors import TorchImportError
+        return TorchImportError
+    raise AttributeError(f"module 'tenet' has no attribute {name!r}")
+
+
 def torch_op(source, entry=None, **options):
     """``source``'s function ``entry`` as a PyTorch operator with autograd
     (see tenet.library); imports torch on first use."""
@@ -37,5 +57,5 @@ def torch_op(source, entry=None, **options):
 
 
 __all__ = ["BindError", "CompileError", "CompileWarning", "Function", "InternalError",
-           "TrainingOption", "TrainingResult", "compile", "compile_file", "gradcheck",
+           "TorchImportError", "TrainingOption", "TrainingResult", "compile", "compile_file", "from_torch", "gradcheck", "load",
            "print_grad", "torch_op", "train", "training_options"]

@@ -1,0 +1,88 @@
+"""Importing PyTorch modules: ``tenet.from_torch(module, example_args)`` exports the
+module's forward with torch.export, translates the Core ATen graph into one Tenet
+program, and returns a ``Program`` (its ``source``, ``save``, ``module()``); see
+docs/import.md."""
+
+import torch
+
+from .errors import TorchImportError
+from .export import export
+from .program import Program, load
+from .translate import Translator
+
+__all__ = ["Program", "TorchImportError", "from_torch", "load"]
+
+
+def from_torch(module, example_args, *, dynamic_batch=True):
+    """Translates ``module``'s forward at ``example_args`` (a tuple of tensors) into a
+    Tenet ``Program``: one function for training mode and one for evaluation mode (one
+    function when the two are the same). Raises TorchImportError for what cannot be
+    translated, naming the op, the module path and the user's source line."""
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError(f"from_torch takes a torch.nn.Module, got {type(module).__name__}")
+    if isinstance(example_args, torch.Tensor):
+        example_args = (example_args,)
+    example_args = tuple(example_args)
+    _check_dtypes(module, example_args)
+    base = _function_name(module)
+    translated = {}
+    for mode, training in (("train", True), ("eval", False)):
+        exported = export(module, example_args, training, dynamic_batch)
+        translator = Translator(exported, f"{base}_{mode}")
+        translator.run()
+        translated[mode] = translator
+    train, evaluate = translated["train"], translated["eval"]
+    functions = {}
+    if train.body() == evaluate.body() and train.signature().replace("_train(", "_eval(") == \
+            evaluate.signature():
+        train.function_name = evaluate.function_name = base
+        functions[base] = train
+        entries = {"train": base, "eval": base}
+    else:
+        functions = {train.function_name: train, evaluate.function_name: evaluate}
+        entries = {"train": train.function_name, "eval": evaluate.function_name}
+    source = _header(module, entries) + "\n".join(t.source() for t in functions.values())
+    manifest = {
+        "entries": entries,
+        "functions": {name: _signature(t) for name, t in functions.items()},
+        "parameters": [key for key, _ in module.named_parameters()],
+    }
+    weights = {k: v.detach().clone() for k, v in module.state_dict().items()}
+    return Program(source, manifest, weights, original=module)
+
+
+def _signature(translator):
+    return {
+        "inputs": [{"name": i.name, "kind": i.kind, "key": i.key, "shape": list(i.tensor.shape),
+                    "p": i.extra} for i in translator.inputs],
+        "outputs": [{"name": o.name, "kind": o.kind, "key": o.key} for o in translator.outputs],
+    }
+
+
+def _function_name(module):
+    import re
+    name = re.sub(r"(?<!^)(?=[A-Z][a-z])", "_", type(module).__name__).lower()
+    return re.sub(r"[^a-z0-9_]", "_", name) or "model"
+
+
+def _header(module, entries):
+    kind = type(module)
+    lines = [f"# {kind.__module__}.{kind.__qualname__}, imported from PyTorch by tenet.from_torch",
+             "# (torch.export, Core ATen). Parameters and buffers are inputs named after their",
+             "# state_dict keys ('.' -> '_'); B is the batch size."]
+    if entries["train"] != entries["eval"]:
+        lines.append(f"# {entries['train']}: training mode; {entries['eval']}: evaluation mode.")
+    return "\n".join(lines) + "\n\n"
+
+
+def _check_dtypes(module, args):
+    from .values import tenet_type
+    for key, value in list(module.named_parameters()) + list(module.named_buffers()):
+        if tenet_type(value.dtype) is None:
+            raise TorchImportError(f"{key} has dtype {str(value.dtype).replace('torch.', '')}, "
+                                   f"which Tenet does not support (float32, float64, integers, bool)",
+                                   module_path=key.rsplit(".", 1)[0] if "." in key else "")
+    for k, value in enumerate(args):
+        if isinstance(value, torch.Tensor) and tenet_type(value.dtype) is None:
+            raise TorchImportError(f"argument {k} has dtype {str(value.dtype).replace('torch.', '')}, "
+                                   f"which Tenet does not support (float32, float64, integers, bool)")

@@ -1,0 +1,49 @@
+"""Legal, unique Tenet names for tensors, and the index names statements use."""
+
+import re
+
+# Index names: a statement's own indices (left side) and its reduced ones.
+OWN_INDICES = "ijklmn"
+REDUCED_INDICES = "rstuvw"
+
+_TYPES = {"float", "double", "float16", "float32", "float64", "int", "int8", "int16",
+          "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"}
+_BUILTINS = {"exp", "log", "sqrt", "tanh", "sigmoid", "abs", "fabs", "rsqrt", "floor", "ceil",
+             "round", "trunc", "rint", "exp2", "log2", "log10", "log1p", "expm1", "sin", "cos",
+             "tan", "asin", "acos", "atan", "sinh", "cosh", "erf", "erfc", "cbrt", "pow", "fmax",
+             "fmin", "max", "min", "atan2", "hypot", "copysign", "nextafter", "select", "fma",
+             "reshape", "stop_gradient", "sign"}
+_KEYWORDS = {"def", "for", "in", "where", "exists"}
+
+
+def own_indices(rank):
+    return [OWN_INDICES[k] if k < len(OWN_INDICES) else f"i{k}" for k in range(rank)]
+
+
+def reduced_indices(count, skip=0):
+    return [REDUCED_INDICES[k] if k < len(REDUCED_INDICES) else f"r{k}"
+            for k in range(skip, skip + count)]
+
+
+class Namer:
+    """Hands out tensor names: the wanted name made legal (letters, digits, '_'; no
+    keyword, type, builtin, index or size name) and unique (``_2``, ``_3``, ...)."""
+
+    def __init__(self, reserved=()):
+        self._taken = set(reserved) | _TYPES | _BUILTINS | _KEYWORDS
+
+    def reserve(self, name):
+        self._taken.add(name)
+
+    def __call__(self, wanted):
+        name = re.sub(r"[^A-Za-z0-9_]", "_", wanted).strip("_") or "t"
+        if name[0].isdigit():
+            name = "t" + name
+        if len(name) == 1:  # single letters are index and size names
+            name += "_t"
+        base, k = name, 2
+        while name in self._taken:
+            name = f"{base}_{k}"
+            k += 1
+        self._taken.add(name)
+        return name

@@ -1,0 +1,106 @@
+"""Convolutions and pooling in index notation: strides as affine indices, padding as
+guarded reads (zeros outside the input), kernel windows as reduced indices."""
+
+from . import op
+from .. import names
+
+
+def _spatial(t, x, out, kernel, stride, padding, dilation, own, window):
+    """The input indices of the spatial dimensions: stride * own + dilation * window -
+    padding; and whether any padding makes the read a guarded one."""
+    at = []
+    for k in range(len(kernel)):
+        index = own[k] if stride[k] == 1 else f"{stride[k]}*{own[k]}"
+        tap = window[k] if dilation[k] == 1 else f"{dilation[k]}*{window[k]}"
+        text = f"{index} + {tap}"
+        if padding[k]:
+            text += f" - {padding[k]}"
+        at.append(text)
+    return at, any(padding)
+
+
+def _expand(values, count):
+    values = list(values) if isinstance(values, (list, tuple)) else [values]
+    return values * count if len(values) == 1 else values
+
+
+@op("aten.convolution.default")
+def convolution(t, x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
+    if transposed:
+        t.fail("transposed convolution is not supported")
+    spatial = x.rank - 2
+    stride, padding, dilation = (_expand(v, spatial) for v in (stride, padding, dilation))
+    out = t.new()
+    idx = names.own_indices(out.rank)
+    batch, channel, own = idx[0], idx[1], idx[2:]
+    reduced = names.reduced_indices(1 + spatial)
+    c, window = reduced[0], reduced[1:]
+    at, padded = _spatial(t, x, out, w.shape[2:], stride, padding, dilation, own, window)
+    if padded:
+        x = t.materialise(x)
+    if groups == 1:
+        source = c
+    else:  # output channel j reads input channels (j / out-per-group) * in-per-group + c
+        per_group = int(out.shape[1]) // groups
+        source = f"{channel} / {per_group} * {w.shape[1]} + {c}"
+    x_at = [batch, source] + at
+    w_at = [channel, c] + window
+    ranges = dict(zip(idx, out.shape))
+    ranges.update(zip(reduced, w.shape[1:]))
+    t.statement(out, idx, "+=!", f"{x.read(x_at, guarded=padded)} * {w.read(w_at)}",
+                [(x, x_at), (w, w_at)], ranges)
+    if bias is not None:
+        t.statement(out, idx, "=", f"{out.read(idx)} + {bias.read([channel])}")
+    return out
+
+
+@op("aten.max_pool2d_with_indices.default")
+def max_pool2d(t, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
+    out = _pool(t, x, kernel, stride, padding, dilation, ceil_mode, "max=!", "max_pool2d")
+    return (out, None)
+
+
+@op("aten.avg_pool2d.default")
+def avg_pool2d(t, x, kernel, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    if _expand(padding, 2) != [0, 0] and not count_include_pad:
+        t.fail("avg_pool2d with padding and count_include_pad=False is not supported")
+    out = _pool(t, x, kernel, stride, padding, 1, ceil_mode, "+=!", "avg_pool2d")
+    kernel = _expand(kernel, 2)
+    divisor = divisor_override or kernel[0] * kernel[1]
+    idx = names.own_indices(out.rank)
+    t.statement(out, idx, "=", f"{out.read(idx)} / {divisor}")
+    return out
+
+
+def _pool(t, x, kernel, stride, padding, dilation, ceil_mode, reduction, what):
+    kernel = _expand(kernel, 2)
+    stride = _expand(stride, 2) if stride else kernel
+    padding, dilation = _expand(padding, 2), _expand(dilation, 2)
+    if ceil_mode:
+        t.fail(f"{what} with ceil_mode=True is not supported")
+    if any(padding) and reduction == "max=!":
+        t.fail(f"{what} with padding is not supported")
+    out = t.new()
+    idx = names.own_indices(out.rank)
+    window = names.reduced_indices(2)
+    lead = idx[:-2]
+    at, padded = _spatial(t, x, out, kernel, stride, padding, dilation, idx[-2:], window)
+    if padded:
+        x = t.materialise(x)
+    x_at = lead + at
+    ranges = dict(zip(idx, out.shape))
+    where = [f"{window[0]} in 0:{kernel[0]}", f"{window[1]} in 0:{kernel[1]}"]
+    t.statement(out, idx, reduction, x.read(x_at, guarded=padded), [(x, x_at)], ranges, where)
+    return out
+
+
+@op("aten._adaptive_avg_pool2d.default", "aten.adaptive_avg_pool2d.default")
+def adaptive_avg_pool2d(t, x, output_size):
+    size = _expand(output_size, 2)
+    height, width = (int(d) for d in x.shape[-2:])
+    if height % size[0] or width % size[1]:
+        t.fail(f"adaptive_avg_pool2d from {height}x{width} to {size[0]}x{size[1]} is "
+               f"supported only when the sizes divide")
+    kernel = [height // size[0], width // size[1]]
+    return avg_pool2d(t, x, kernel, kernel)

@@ -1,0 +1,223 @@
+"""Element-wise ops: arithmetic with PyTorch's broadcasting and scalars, comparisons,
+select, casts, activations."""
+
+import math
+
+from . import op
+from ..values import Tensor
+
+
+def _unary(name, formula):
+    @op(f"aten.{name}.default")
+    def translate(t, x, *rest, **kwargs):
+        return t.elementwise(formula, [x])
+    return translate
+
+
+for _name, _formula in {
+        "relu": lambda x: f"fmax({x}, 0)",
+        "neg": lambda x: f"-{x}",
+        "exp": lambda x: f"exp({x})",
+        "log": lambda x: f"log({x})",
+        "log1p": lambda x: f"log1p({x})",
+        "expm1": lambda x: f"expm1({x})",
+        "sqrt": lambda x: f"sqrt({x})",
+        "rsqrt": lambda x: f"rsqrt({x})",
+        "abs": lambda x: f"abs({x})",
+        "tanh": lambda x: f"tanh({x})",
+        "sigmoid": lambda x: f"sigmoid({x})",
+        "erf": lambda x: f"erf({x})",
+        "sin": lambda x: f"sin({x})",
+        "cos": lambda x: f"cos({x})",
+        "reciprocal": lambda x: f"1 / {x}",
+        "sign": lambda x: f"sign({x})",
+        "logical_not": lambda x: f"!{x}",
+}.items():
+    _unary(_name, _formula)
+
+
+@op("aten.clone.default", "aten.alias.default", "aten.lift_fresh_copy.default",
+    "aten.contiguous.default")
+def identity(t, x, *rest, **kwargs):
+    return x  # values are never mutated: a copy is the value itself
+
+
+@op("aten.detach.default")
+def detach(t, x):
+    return t.elementwise(lambda v: f"stop_gradient({v})", [x])
+
+
+def _binary(name, symbol):
+    @op(f"aten.{name}.Tensor", f"aten.{name}.Scalar")
+    def translate(t, a, b, alpha=1, rounding_mode=None):
+        if rounding_mode is not None:
+            t.fail(f"division with rounding_mode={rounding_mode!r} is not supported")
+        if symbol == "/" and t.dtype() == "float" and not _any_float(a, b):
+            return t.elementwise(lambda x, y: f"float32({x}) / float32({y})", [a, b])
+        if alpha != 1:
+            return t.elementwise(lambda x, y: f"{x} {symbol} {_number(alpha)} * {_atom(y)}", [a, b])
+        return t.elementwise(lambda x, y: f"{x} {symbol} {_atom(y)}", [a, b])
+    return translate
+
+
+for _name, _symbol in {"add": "+", "sub": "-", "mul": "*", "div": "/"}.items():
+    _binary(_name, _symbol)
+
+
+@op("aten.rsub.Scalar", "aten.rsub.Tensor")
+def rsub(t, a, b, alpha=1):
+    return t.elementwise(lambda x, y: f"{y} - {_number(alpha)} * {x}" if alpha != 1 else f"{y} - {_atom(x)}", [a, b])
+
+
+def _comparison(name, symbol):
+    @op(f"aten.{name}.Tensor", f"aten.{name}.Scalar")
+    def translate(t, a, b):
+        return t.elementwise(lambda x, y: f"{x} {symbol} {y}", [a, b])
+    return translate
+
+
+for _name, _symbol in {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">",
+                       "ge": ">="}.items():
+    _comparison(_name, _symbol)
+
+
+@op("aten.logical_and.default")
+def logical_and(t, a, b):
+    return t.elementwise(lambda x, y: f"{x} && {y}", [a, b])
+
+
+@op("aten.logical_or.default")
+def logical_or(t, a, b):
+    return t.elementwise(lambda x, y: f"{x} || {y}", [a, b])
+
+
+@op("aten.where.self", "aten.where.ScalarSelf", "aten.where.ScalarOther", "aten.where.Scalar")
+def where(t, condition, a, b):
+    return t.elementwise(lambda c, x, y: f"select({c}, {x}, {y})", [condition, a, b])
+
+
+@op("aten.maximum.default")
+def maximum(t, a, b):
+    return t.elementwise(lambda x, y: f"fmax({x}, {y})", [a, b])
+
+
+@op("aten.minimum.default")
+def minimum(t, a, b):
+    return t.elementwise(lambda x, y: f"fmin({x}, {y})", [a, b])
+
+
+@op("aten.clamp_min.default")
+def clamp_min(t, x, low):
+    return t.elementwise(lambda v, lo: f"fmax({v}, {lo})", [x, low])
+
+
+@op("aten.clamp_max.default")
+def clamp_max(t, x, high):
+    return t.elementwise(lambda v, hi: f"fmin({v}, {hi})", [x, high])
+
+
+@op("aten.clamp.default")
+def clamp(t, x, low=None, high=None):
+    def formula(v):
+        if low is not None:
+            v = f"fmax({v}, {_number(low)})"
+        if high is not None:
+            v = f"fmin({v}, {_number(high)})"
+        return v
+    return t.elementwise(formula, [x])
+
+
+@op("aten.pow.Tensor_Scalar")
+def pow_scalar(t, x, exponent):
+    if exponent == 2:
+        return t.elementwise(lambda v: f"{_atom(v)} * {_atom(v)}", [x])
+    return t.elementwise(lambda v: f"pow({v}, {_number(exponent)})", [x])
+
+
+@op("aten.pow.Tensor_Tensor")
+def pow_tensor(t, x, y):
+    return t.elementwise(lambda a, b: f"pow({a}, {b})", [x, y])
+
+
+@op("aten._to_copy.default", "aten.to.dtype")
+def to_copy(t, x, dtype=None, **ignored):
+    target = t.dtype()
+    if isinstance(x, Tensor) and x.dtype == target:
+        return x
+    cast = "float32" if target == "float" else target
+    return t.elementwise(lambda v: f"{cast}({v})", [x])
+
+
+@op("aten.scalar_tensor.default")
+def scalar_tensor(t, value, dtype=None, **ignored):
+    return Tensor("", (), t.dtype(), literal=_number(value))
+
+
+@op("aten.full.default")
+def full(t, size, value, dtype=None, **ignored):
+    return Tensor("", t.shape(), t.dtype(), literal=_number(value))
+
+
+@op("aten.zeros_like.default", "aten.ones_like.default", "aten.full_like.default")
+def like(t, x, *args, **kwargs):
+    value = {"aten.zeros_like.default": 0, "aten.ones_like.default": 1}.get(
+        str(t.node.target), args[0] if args else None)
+    return Tensor("", t.shape(), t.dtype(), literal=_number(value))
+
+
+@op("aten.elu.default")
+def elu(t, x, alpha=1.0, scale=1.0, input_scale=1.0):
+    def formula(v):
+        negative = f"{_number(alpha)} * expm1({_scaled(v, input_scale)})"
+        if scale != 1:
+            return f"select({v} > 0, {_number(scale)} * {v}, {_number(scale)} * {negative})"
+        return f"select({v} > 0, {v}, {negative})"
+    return t.elementwise(formula, [x])
+
+
+@op("aten.leaky_relu.default")
+def leaky_relu(t, x, slope=0.01):
+    return t.elementwise(lambda v: f"select({v} > 0, {v}, {_number(slope)} * {v})", [x])
+
+
+@op("aten.gelu.default")
+def gelu(t, x, approximate="none"):
+    if approximate == "tanh":
+        k = math.sqrt(2 / math.pi)
+        return t.elementwise(lambda v: f"0.5 * {v} * (1 + tanh({k!r} * ({v} + 0.044715 * {v} * {v} * {v})))", [x])
+    return t.elementwise(lambda v: f"0.5 * {v} * (1 + erf({v} * {math.sqrt(0.5)!r}))", [x])
+
+
+@op("aten.silu.default")
+def silu(t, x):
+    return t.elementwise(lambda v: f"{v} * sigmoid({v})", [x])
+
+
+@op("aten.hardtanh.default")
+def hardtanh(t, x, low=-1.0, high=1.0):
+    return t.elementwise(lambda v: f"fmin(fmax({v}, {_number(low)}), {_number(high)})", [x])
+
+
+def _any_float(*operands):
+    return any(o.dtype == "float" if isinstance(o, Tensor) else isinstance(o, float)
+               for o in operands)
+
+
+def _scaled(v, factor):
+    return v if factor == 1 else f"{v} * {_number(factor)}"
+
+
+def _number(value):
+    from ..values import literal
+    return literal(value)
+
+
+def _atom(text):
+    """Parenthesised unless a read, a name or a number."""
+    depth = 0
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and ch in " +-*/<>=!&|?":
+            return f"({text})"
+    return text

@@ -1,0 +1,79 @@
+"""Reads at computed indices: embedding lookups, gather, embedding bags (ragged sums)."""
+
+from . import op
+from .. import names
+
+
+@op("aten.embedding.default")
+def embedding(t, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    if padding_idx is not None and padding_idx >= 0:
+        t.fail("embedding with padding_idx is not supported (its row would get a gradient)")
+    if scale_grad_by_freq:
+        t.fail("embedding with scale_grad_by_freq=True is not supported")
+    out = t.new()
+    idx = names.own_indices(out.rank)
+    at = idx[:indices.rank]
+    row = indices.read(at)
+    t.statement(out, idx, "=", weight.read([row, idx[-1]]), [(indices, at), (weight, [row, idx[-1]])],
+                dict(zip(idx, out.shape)))
+    return out
+
+
+@op("aten.gather.default")
+def gather(t, x, dim, index, sparse_grad=False):
+    """A masked sum over the gathered dimension, ``out(i, j) +=! select(r != index(i, j),
+    0, x(i, r))``: its gradient is a select, not a scatter (the dimension is a class
+    count in nll_loss, where export's decomposition puts it). Written with ``!=``: the
+    scatter lowering of ``select(r == e, v, 0)`` misplaces an index that depends on the
+    statement's own indices (codegen bug, reported)."""
+    dim = dim % x.rank
+    out = t.new()
+    idx = names.own_indices(out.rank)
+    (r,) = names.reduced_indices(1)
+    at = list(idx)
+    at[dim] = r
+    t.statement(out, idx, "+=!", f"select({r} != {index.read(idx)}, 0, {x.read(at)})",
+                [(index, idx), (x, at)], {**dict(zip(idx, out.shape)), r: x.shape[dim]})
+    return out
+
+
+@op("aten.arange.start_step", "aten.arange.default", "aten.arange.start")
+def arange(t, start, end=None, step=1, **ignored):
+    if end is None:
+        start, end = 0, start
+    out = t.new()
+    (i,) = names.own_indices(1)
+    value = i if step == 1 else f"{step} * {i}"
+    if start:
+        value = f"{start} + {value}"
+    t.statement(out, [i], "=", f"{out.dtype}({value})", [], {i: out.shape[0]})
+    return out
+
+
+_MODES = {0: "sum", 1: "mean", 2: "max"}
+
+
+@op("aten._embedding_bag.default", "aten._embedding_bag_forward_only.default")
+def embedding_bag(t, weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+                  per_sample_weights=None, include_last_offset=False, padding_idx=-1):
+    if _MODES.get(mode) not in ("sum", "mean"):
+        t.fail("embedding_bag in mode 'max' is not supported")
+    if scale_grad_by_freq or (padding_idx is not None and padding_idx >= 0):
+        t.fail("embedding_bag with scale_grad_by_freq or padding_idx is not supported")
+    bags = offsets.shape[0] if not include_last_offset else f"{offsets.shape[0]} - 1"
+    b, d = names.own_indices(2)
+    (k,) = names.reduced_indices(1)
+    count = indices.shape[0]
+    ends = t.new(f"{t.node.name}_end", shape=(bags,), dtype=offsets.dtype)
+    t.statement(ends, [b], "=", f"select({b} + 1 < {offsets.shape[0]}, {offsets.read([f'{b} + 1'], guarded=True)}, "
+                                f"{offsets.dtype}({count}))", [], {b: bags})
+    term = weight.read([indices.read([k]), d])
+    if per_sample_weights is not None:
+        term += f" * {per_sample_weights.read([k])}"
+    out = t.new(shape=(bags, weight.shape[1]), dtype=weight.dtype)
+    t.statement(out, [b, d], "+=!", term, [(weight, [indices.read([k]), d]), (indices, [k])],
+                {b: bags, d: weight.shape[1]},
+                where=[f"{k} in {offsets.read([b])}:{ends.read([b])}"])
+    if _MODES[mode] == "mean":
+        t.statement(out, [b, d], "=", f"{out.read([b, d])} / fmax(float32({ends.read([b])} - {offsets.read([b])}), 1)")
+    return (out, None, None, None)

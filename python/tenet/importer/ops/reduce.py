@@ -1,0 +1,60 @@
+"""Reductions over dimensions: sum, mean, amax, amin (keepdim too)."""
+
+from . import op
+from .. import names
+
+
+def _reduce(t, x, dims, keepdim, reduction, scale=False):
+    if dims is None or len(dims) == 0:
+        dims = list(range(x.rank))
+    dims = sorted(d % max(x.rank, 1) for d in dims)
+    out = t.new()
+    own = names.own_indices(x.rank)
+    reduced = names.reduced_indices(len(dims))
+    at = list(own)
+    for d, r in zip(dims, reduced):
+        at[d] = r
+    left = own if keepdim else [i for k, i in enumerate(own) if k not in dims]
+    ranges = {i: x.shape[k] for k, i in enumerate(own) if k not in dims}
+    ranges.update({r: x.shape[d] for d, r in zip(dims, reduced)})
+    where = [f"{own[d]} in 0:1" for d in dims] if keepdim else []
+    value = x.read(at)
+    if x.dtype == "bool" or (x.dtype != out.dtype and out.dtype != "float"):
+        value = f"{out.dtype}({value})"
+    elif x.dtype != out.dtype:
+        value = f"float32({value})"
+    t.statement(out, left, reduction, value, [(x, at)], ranges, where)
+    if scale:
+        count = " * ".join(x.shape[d] for d in dims) or "1"
+        t.statement(out, left, "=", f"{out.read(left)} / {count if len(dims) == 1 else f'({count})'}")
+    return out
+
+
+@op("aten.sum.dim_IntList")
+def sum_dims(t, x, dims=None, keepdim=False, dtype=None):
+    return _reduce(t, x, dims, keepdim, "+=!")
+
+
+@op("aten.sum.default")
+def sum_all(t, x, dtype=None):
+    return _reduce(t, x, None, False, "+=!")
+
+
+@op("aten.mean.dim")
+def mean_dims(t, x, dims=None, keepdim=False, dtype=None):
+    return _reduce(t, x, dims, keepdim, "+=!", scale=True)
+
+
+@op("aten.mean.default")
+def mean_all(t, x, dtype=None):
+    return _reduce(t, x, None, False, "+=!", scale=True)
+
+
+@op("aten.amax.default")
+def amax(t, x, dims=(), keepdim=False):
+    return _reduce(t, x, dims, keepdim, "max=!")
+
+
+@op("aten.amin.default")
+def amin(t, x, dims=(), keepdim=False):
+    return _reduce(t, x, dims, keepdim, "min=!")

@@ -1,0 +1,183 @@
+"""Views and shape ops. Views (permute, transpose, squeeze, unsqueeze, expand, slice,
+select, split) write no statement: they are index maps that the reads of later
+statements apply (values.Tensor.view). view/reshape/flatten write ``reshape(x, ...)``
+where the language has it, else a read through computed indices; cat writes a select."""
+
+from . import op
+from .. import names
+from ..values import Axis, Size, Tensor
+
+
+@op("aten.sym_size.int")
+def sym_size(t, x, dim):
+    return Size(x.shape[dim])
+
+
+@op("aten.permute.default")
+def permute(t, x, dims):
+    dims = [d % x.rank for d in dims]
+    # own index k of the result is index dims[k] of x
+    inverse = [None] * x.rank
+    for k, d in enumerate(dims):
+        inverse[d] = Axis(k)
+    return x.view([x.shape[d] for d in dims], inverse)
+
+
+@op("aten.transpose.int")
+def transpose(t, x, a, b):
+    dims = list(range(x.rank))
+    a, b = a % x.rank, b % x.rank
+    dims[a], dims[b] = dims[b], dims[a]
+    return permute(t, x, dims)
+
+
+@op("aten.t.default")
+def t_(t, x):
+    return permute(t, x, [1, 0]) if x.rank == 2 else x
+
+
+@op("aten.unsqueeze.default")
+def unsqueeze(t, x, dim):
+    dim = dim % (x.rank + 1)
+    axes = [Axis(k if k < dim else k + 1) for k in range(x.rank)]
+    return x.view(x.shape[:dim] + ("1",) + x.shape[dim:], axes)
+
+
+@op("aten.squeeze.dims", "aten.squeeze.dim", "aten.squeeze.default")
+def squeeze(t, x, dims=None):
+    if dims is None:
+        dims = [k for k, s in enumerate(x.shape) if s == "1"]
+    dims = {d % x.rank for d in ([dims] if isinstance(dims, int) else dims)
+            if x.shape[d % x.rank] == "1"}
+    axes, shape = [], []
+    for k, size in enumerate(x.shape):
+        if k in dims:
+            axes.append(Axis(None, offset=0))
+        else:
+            axes.append(Axis(len(shape)))
+            shape.append(size)
+    return x.view(shape, axes)
+
+
+@op("aten.expand.default")
+def expand(t, x, sizes):
+    shape = t.shape()
+    lead = len(shape) - x.rank
+    axes = [Axis(None) if size == "1" and shape[lead + k] != "1" else Axis(lead + k)
+            for k, size in enumerate(x.shape)]
+    return x.view(shape, axes)
+
+
+@op("aten.slice.Tensor")
+def slice_(t, x, dim=0, start=None, end=None, step=1):
+    dim = dim % x.rank
+    start = start or 0
+    if isinstance(start, Size) or start < 0:
+        t.fail("slices with a negative or symbolic start are not supported")
+    axes = [Axis(k) for k in range(x.rank)]
+    axes[dim] = Axis(dim, step, start)
+    return x.view(t.shape(), axes)
+
+
+@op("aten.select.int")
+def select(t, x, dim, index):
+    dim = dim % x.rank
+    if index < 0:
+        index += int(x.shape[dim])
+    axes = [Axis(k if k < dim else k - 1) for k in range(x.rank)]
+    axes[dim] = Axis(None, offset=index)
+    return x.view(t.shape(), axes)
+
+
+@op("aten.split_with_sizes.default", "aten.split.Tensor")
+def split(t, x, sizes, dim=0):
+    dim = dim % x.rank
+    total = int(x.shape[dim])
+    if isinstance(sizes, int):
+        sizes = [min(sizes, total - s) for s in range(0, total, sizes)]
+    parts, start = [], 0
+    for size in sizes:
+        axes = [Axis(k) for k in range(x.rank)]
+        axes[dim] = Axis(dim, 1, start)
+        parts.append(x.view(x.shape[:dim] + (str(size),) + x.shape[dim + 1:], axes))
+        start += size
+    return tuple(parts)
+
+
+@op("aten.cat.default")
+def cat(t, tensors, dim=0):
+    out = t.new()
+    dim = dim % out.rank
+    idx = names.own_indices(out.rank)
+    parts = [x for x in tensors if not (x.shape[dim] == "0")]
+    value, start = None, 0
+    terms = []
+    for x in parts:
+        at = list(idx)
+        at[dim] = idx[dim] if start == 0 else f"{idx[dim]} - {start}"
+        terms.append((start, t.materialise(x, f"{out.name}_part").read(at, guarded=True)))
+        start += int(x.shape[dim])
+    value = terms[-1][1]
+    for begin, read in reversed(terms[:-1]):
+        end = begin + _size_at(terms, begin, start)
+        value = f"select({idx[dim]} < {end}, {read}, {value})"
+    t.statement(out, idx, "=", value, [], dict(zip(idx, out.shape)))
+    return out
+
+
+def _size_at(terms, begin, total):
+    starts = [s for s, _ in terms] + [total]
+    return starts[starts.index(begin) + 1] - begin
+
+
+@op("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default")
+def view(t, x, shape):
+    out_shape = t.shape()
+    if out_shape == x.shape:
+        return x
+    x = t.materialise(x)
+    if t.has_reshape():
+        out = t.new()
+        t.comment()
+        t.lines.append(f"  {out.name} = reshape({x.name}, {', '.join(out_shape)})")
+        return out
+    return _view_by_indices(t, x, out_shape)
+
+
+def _view_by_indices(t, x, out_shape):
+    """``out(...) = x(...)`` where the dimensions that differ are read through the
+    row-major position: leading and trailing dimensions the two shapes share keep their
+    index; the rest go through one flat index."""
+    out = t.new()
+    idx = names.own_indices(len(out_shape))
+    lead = 0
+    while lead < min(len(out_shape), x.rank) and out_shape[lead] == x.shape[lead]:
+        lead += 1
+    tail = 0
+    while (tail < min(len(out_shape), x.rank) - lead
+           and out_shape[-1 - tail] == x.shape[-1 - tail]):
+        tail += 1
+    middle_out = out_shape[lead:len(out_shape) - tail]
+    middle_in = x.shape[lead:x.rank - tail]
+    own = idx[lead:len(out_shape) - tail]
+    flat = _flat(own, middle_out)
+    at = list(idx[:lead])
+    for k in range(len(middle_in)):
+        inner = _product(middle_in[k + 1:])
+        term = flat if inner == "1" else f"({flat}) / {inner}"
+        at.append(term if k == 0 else f"({term}) % {middle_in[k]}")
+    at += idx[len(out_shape) - tail:]
+    where = [f"{i} in 0:{s}" for i, s in zip(own, middle_out)]
+    t.statement(out, idx, "=", x.read(at), [], None, where)
+    return out
+
+
+def _flat(indices, sizes):
+    text = ""
+    for index, size in zip(indices, sizes):
+        text = index if not text else f"({text}) * {size} + {index}"
+    return text or "0"
+
+
+def _product(sizes):
+    return " * ".join(sizes) if sizes else "1"
