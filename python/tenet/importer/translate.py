@@ -125,15 +125,14 @@ class Translator:
             return d.text
         return str(int(d))
 
-    def shape(self, node=None):
-        """The shape of a node's value (the node at hand by default), as size texts."""
-        val = (node or self.node).meta["val"]
+    def shape(self, node=None, k=0):
+        """The shape of a node's value (the node at hand by default; output ``k`` of an
+        op with several), as size texts."""
+        val = _output(node or self.node, k)
         return tuple(self.size(d) for d in val.shape)
 
-    def dtype(self, node=None, k=None):
-        val = (node or self.node).meta["val"]
-        if k is not None:
-            val = val[k]
+    def dtype(self, node=None, k=0):
+        val = _output(node or self.node, k)
         found = values.tenet_type(val.dtype)
         if found is None:
             self.fail(f"dtype {val.dtype} is not supported (Tenet has float32, float64, "
@@ -293,6 +292,11 @@ class Translator:
 
     def source(self):
         return f"{self.signature()} {{\n{self.body()}\n}}\n"
+
+
+def _output(node, k):
+    val = node.meta["val"]
+    return val[k] if isinstance(val, (tuple, list)) else val
 
 
 _PROBED = {}

@@ -164,12 +164,16 @@ def _view_by_indices(t, x, out_shape):
     at = list(idx[:lead])
     for k in range(len(middle_in)):
         inner = _product(middle_in[k + 1:])
-        term = flat if inner == "1" else f"({flat}) / {inner}"
-        at.append(term if k == 0 else f"({term}) % {middle_in[k]}")
+        term = flat if inner == "1" else f"{_group(flat)} / {inner}"
+        at.append(term if k == 0 else f"{_group(term)} % {middle_in[k]}")
     at += idx[len(out_shape) - tail:]
     where = [f"{i} in 0:{s}" for i, s in zip(own, middle_out)]
     t.statement(out, idx, "=", x.read(at), [], None, where)
     return out
+
+
+def _group(text):
+    return text if text.isalnum() else f"({text})"
 
 
 def _flat(indices, sizes):
@@ -180,4 +184,13 @@ def _flat(indices, sizes):
 
 
 def _product(sizes):
-    return " * ".join(sizes) if sizes else "1"
+    if not sizes:
+        return "1"
+    if len(sizes) == 1:
+        return sizes[0] if sizes[0].isalnum() else f"({sizes[0]})"
+    if all(s.isdigit() for s in sizes):
+        value = 1
+        for s in sizes:
+            value *= int(s)
+        return str(value)
+    return "(" + " * ".join(sizes) + ")"

@@ -1,0 +1,177 @@
+"""Models for the importer tests (tests/python/test_import_*.py), small sizes, and the
+check that runs one through tenet.from_torch against PyTorch."""
+
+import copy
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import tenet
+
+
+class MLP(nn.Module):
+    def __init__(self, features=6, hidden=8, classes=3):
+        super().__init__()
+        self.fc1 = nn.Linear(features, hidden)
+        self.fc2 = nn.Linear(hidden, classes)
+
+    def forward(self, x, label):
+        h = F.relu(self.fc1(x))
+        log_probs = F.log_softmax(self.fc2(h), dim=1)
+        return F.nll_loss(log_probs, label)
+
+
+class MnistCNN(nn.Module):
+    """PyTorch's MNIST example network (github.com/pytorch/examples, mnist/main.py)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 3, 1)
+        self.conv2 = nn.Conv2d(32, 64, 3, 1)
+        self.dropout1 = nn.Dropout(0.25)
+        self.dropout2 = nn.Dropout(0.5)
+        self.fc1 = nn.Linear(9216, 128)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x):
+        x = self.conv1(x)
+        x = F.relu(x)
+        x = self.conv2(x)
+        x = F.relu(x)
+        x = F.max_pool2d(x, 2)
+        x = self.dropout1(x)
+        x = torch.flatten(x, 1)
+        x = self.fc1(x)
+        x = F.relu(x)
+        x = self.dropout2(x)
+        x = self.fc2(x)
+        return F.log_softmax(x, dim=1)
+
+
+class LeNet5(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 6, 5, padding=2)
+        self.conv2 = nn.Conv2d(6, 16, 5)
+        self.fc1 = nn.Linear(16 * 5 * 5, 120)
+        self.fc2 = nn.Linear(120, 84)
+        self.fc3 = nn.Linear(84, 10)
+
+    def forward(self, x):
+        x = F.avg_pool2d(torch.tanh(self.conv1(x)), 2)
+        x = F.avg_pool2d(torch.sigmoid(self.conv2(x)), 2)
+        x = torch.tanh(self.fc1(x.flatten(1)))
+        x = torch.tanh(self.fc2(x))
+        return self.fc3(x)
+
+
+class LLTM(nn.Module):
+    """The LLTM cell of PyTorch's C++ extension tutorial, in plain PyTorch."""
+
+    def __init__(self, input_features=5, state_size=4):
+        super().__init__()
+        self.weights = nn.Parameter(torch.randn(3 * state_size, input_features + state_size) * 0.3)
+        self.bias = nn.Parameter(torch.randn(3 * state_size) * 0.3)
+
+    def forward(self, x, h, c):
+        X = torch.cat([h, x], dim=1)
+        gate_weights = F.linear(X, self.weights, self.bias)
+        gates = gate_weights.chunk(3, dim=1)
+        input_gate = torch.sigmoid(gates[0])
+        output_gate = torch.sigmoid(gates[1])
+        candidate_cell = F.elu(gates[2])
+        new_c = c + candidate_cell * input_gate
+        new_h = torch.tanh(new_c) * output_gate
+        return new_h, new_c
+
+
+class EmbeddingBagModel(nn.Module):
+    def __init__(self, vocabulary=12, dim=4, classes=3):
+        super().__init__()
+        self.bag = nn.EmbeddingBag(vocabulary, dim, mode="mean")
+        self.embedding = nn.Embedding(vocabulary, dim)
+        self.fc = nn.Linear(dim, classes)
+
+    def forward(self, tokens):
+        return self.fc(self.bag(tokens) + self.embedding(tokens).sum(1))
+
+
+class ConvBN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(2, 4, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(4)
+        self.conv2 = nn.Conv2d(4, 4, 3, stride=2, padding=1, groups=2)
+        self.bn2 = nn.BatchNorm2d(4)
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        x = F.relu(self.bn1(self.conv1(x)))
+        x = F.relu(self.bn2(self.conv2(x)) + F.avg_pool2d(x, 2))
+        x = F.adaptive_avg_pool2d(x, 1).flatten(1)
+        return self.fc(x)
+
+
+def relative(a, b):
+    """max |a - b| relative to the largest |b| (0 when both are 0)."""
+    scale = b.abs().max().item()
+    return (a - b).abs().max().item() / (scale if scale else 1.0)
+
+
+def _as_loss(outputs, weights):
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    if not weights:
+        weights.extend(torch.randn(o.shape, dtype=o.dtype) if o.dim() else None for o in outputs)
+    return sum(o if w is None else (o * w).sum() for o, w in zip(outputs, weights))
+
+
+def check(model, args, *, dtype=torch.float64, steps=3, lr=0.05, tolerance=None,
+          training=True, seed=0):
+    """Runs ``model`` in PyTorch and through tenet.from_torch(...).module() side by side:
+    forward outputs, every parameter gradient and the buffers after one step, then
+    parameters after ``steps`` SGD steps. Returns {what: relative difference}; asserts
+    each is within ``tolerance`` (1e-9 in float64, 1e-4 in float32)."""
+    tolerance = tolerance or (1e-9 if dtype == torch.float64 else 1e-4)
+    args = tuple(a.to(dtype) if a.is_floating_point() else a for a in args)
+    reference = copy.deepcopy(model).to(dtype).train(training)
+    imported = copy.deepcopy(model).to(dtype).train(training)
+    program = tenet.from_torch(imported, args)
+    module = program.module()
+    ours = torch.optim.SGD(module.parameters(), lr=lr)
+    theirs = torch.optim.SGD(reference.parameters(), lr=lr)
+    found = {}
+    weights = []
+    for step in range(steps):
+        torch.manual_seed(seed + step)
+        expected = reference(*args)
+        torch.manual_seed(seed + step)
+        got = module(*args)
+        if step == 0:
+            pairs = zip(got if isinstance(got, tuple) else (got,),
+                        expected if isinstance(expected, tuple) else (expected,))
+            for k, (a, b) in enumerate(pairs):
+                found[f"output {k}"] = relative(a.detach(), b.detach())
+        ours.zero_grad()
+        theirs.zero_grad()
+        _as_loss(got, weights).backward()
+        _as_loss(expected, weights).backward()
+        if step == 0:
+            mine = dict(module.named_parameters())
+            for key, p in reference.named_parameters():
+                found[f"grad {key}"] = relative(mine[key].grad, p.grad)
+        ours.step()
+        theirs.step()
+        if step == 0:
+            mine = dict(module.named_buffers())
+            for key, b in reference.named_buffers():
+                found[f"buffer {key}"] = relative(mine[key].to(b.dtype), b) if b.is_floating_point() \
+                    else float((mine[key] != b).any())
+    mine = dict(module.named_parameters())
+    for key, p in reference.named_parameters():
+        found[f"after {steps} steps: {key}"] = relative(mine[key].detach(), p.detach())
+    worst = max(found.items(), key=lambda kv: kv[1])
+    print(f"{type(model).__name__} ({dtype}, {'train' if training else 'eval'}): "
+          f"largest difference {worst[1]:.2e} ({worst[0]})")
+    assert worst[1] <= tolerance, found
+    return program, found
