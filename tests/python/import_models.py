@@ -108,7 +108,7 @@ class ConvBN(nn.Module):
 
     def forward(self, x):
         x = F.relu(self.bn1(self.conv1(x)))
-        x = F.relu(self.bn2(self.conv2(x)) + F.avg_pool2d(x, 2))
+        x = self.bn2(F.relu(self.conv2(x))) + F.avg_pool2d(x, 2)
         x = F.adaptive_avg_pool2d(x, 1).flatten(1)
         return self.fc(x)
 

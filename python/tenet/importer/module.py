@@ -40,11 +40,14 @@ class TenetModule(torch.nn.Module):
         state.update(self.named_buffers())
         float_dtype = _float_dtype(state, args)
         bound = _bind_sizes(signature, args)
+        updated = {spec["key"] for spec in signature["outputs"] if spec["kind"] == "buffer"}
         inputs = []
         for spec in signature["inputs"]:
             kind = spec["kind"]
             if kind in ("parameter", "buffer", "constant"):
-                inputs.append(state[spec["key"]])
+                value = state[spec["key"]]
+                # a buffer updated below: autograd saves the value the call read
+                inputs.append(value.clone() if spec["key"] in updated else value)
             elif kind == "user":
                 inputs.append(args[spec["key"]])
             elif kind == "dropout":

@@ -47,8 +47,9 @@ def convolution(t, x, w, bias, stride, padding, dilation, transposed, output_pad
     w_at = [channel, c] + window
     ranges = dict(zip(idx, out.shape))
     ranges.update(zip(reduced, w.shape[1:]))
+    reads = [(w, w_at)] if padded else [(x, x_at), (w, w_at)]  # a guarded read gives no range
     t.statement(out, idx, "+=!", f"{x.read(x_at, guarded=padded)} * {w.read(w_at)}",
-                [(x, x_at), (w, w_at)], ranges)
+                reads, ranges)
     if bias is not None:
         t.statement(out, idx, "=", f"{out.read(idx)} + {bias.read([channel])}")
     return out
@@ -91,7 +92,8 @@ def _pool(t, x, kernel, stride, padding, dilation, ceil_mode, reduction, what):
     x_at = lead + at
     ranges = dict(zip(idx, out.shape))
     where = [f"{window[0]} in 0:{kernel[0]}", f"{window[1]} in 0:{kernel[1]}"]
-    t.statement(out, idx, reduction, x.read(x_at, guarded=padded), [(x, x_at)], ranges, where)
+    t.statement(out, idx, reduction, x.read(x_at, guarded=padded), [] if padded else [(x, x_at)],
+                ranges, where)
     return out
 
 

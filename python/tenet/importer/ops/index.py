@@ -53,6 +53,32 @@ def arange(t, start, end=None, step=1, **ignored):
 _MODES = {0: "sum", 1: "mean", 2: "max"}
 
 
+def _fixed_bags(t):
+    """The (B, L) token tensor when nn.EmbeddingBag got one bag per row: its forward then
+    flattens the rows (a view) and makes offsets 0, L, 2L, ... (arange)."""
+    indices, offsets = t.node.args[1], t.node.args[2]
+    if str(getattr(indices, "target", "")) != "aten.view.default" or \
+            str(getattr(offsets, "target", "")) != "aten.arange.start_step":
+        return None
+    tokens = t.values[indices.args[0]]
+    start, _, step = offsets.args[:3]
+    if tokens.rank != 2 or start != 0 or str(step) != tokens.shape[1]:
+        return None
+    return tokens
+
+
+def _fixed_embedding_bag(t, weight, tokens, mode):
+    out = t.new(shape=(tokens.shape[0], weight.shape[1]), dtype=weight.dtype)
+    b, d = names.own_indices(2)
+    (k,) = names.reduced_indices(1)
+    row = tokens.read([b, k])
+    t.statement(out, [b, d], "+=!", weight.read([row, d]), [(tokens, [b, k]), (weight, [row, d])],
+                {b: tokens.shape[0], d: weight.shape[1], k: tokens.shape[1]})
+    if mode == "mean":
+        t.statement(out, [b, d], "=", f"{out.read([b, d])} / {tokens.shape[1]}")
+    return out
+
+
 @op("aten._embedding_bag.default", "aten._embedding_bag_forward_only.default")
 def embedding_bag(t, weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
                   per_sample_weights=None, include_last_offset=False, padding_idx=-1):
@@ -60,6 +86,9 @@ def embedding_bag(t, weight, indices, offsets, scale_grad_by_freq=False, mode=0,
         t.fail("embedding_bag in mode 'max' is not supported")
     if scale_grad_by_freq or (padding_idx is not None and padding_idx >= 0):
         t.fail("embedding_bag with scale_grad_by_freq or padding_idx is not supported")
+    fixed = _fixed_bags(t)
+    if fixed is not None and per_sample_weights is None:
+        return (_fixed_embedding_bag(t, weight, fixed, _MODES[mode]), None, None, None)
     bags = offsets.shape[0] if not include_last_offset else f"{offsets.shape[0]} - 1"
     b, d = names.own_indices(2)
     (k,) = names.reduced_indices(1)

@@ -1,0 +1,72 @@
+"""tenet.from_torch on small models: forward outputs, every parameter gradient, the
+buffers after one training step, and parameters after a few SGD steps through
+Program.module(), against PyTorch (float64 within 1e-9 relative, float32 within 1e-4).
+The comparison is import_models.check; `pytest -s` prints the largest difference."""
+
+import pytest
+import torch
+
+from import_models import (LLTM, MLP, ConvBN, EmbeddingBagModel, LeNet5, MnistCNN, check)
+
+
+def _mlp():
+    return MLP(), (torch.randn(4, 6), torch.tensor([0, 2, 1, 1]))
+
+
+def _mnist_cnn():
+    return MnistCNN(), (torch.randn(2, 1, 28, 28),)
+
+
+def _lenet():
+    return LeNet5(), (torch.randn(2, 1, 28, 28),)
+
+
+def _lltm():
+    return LLTM(), (torch.randn(3, 5), torch.randn(3, 4), torch.randn(3, 4))
+
+
+def _embedding_bag():
+    return EmbeddingBagModel(), (torch.randint(0, 12, (3, 5)),)
+
+
+def _conv_bn():
+    return ConvBN(), (torch.randn(3, 2, 6, 6),)
+
+
+MODELS = {"mlp": _mlp, "mnist_cnn": _mnist_cnn, "lenet5": _lenet, "lltm": _lltm,
+          "embedding_bag": _embedding_bag, "conv_bn": _conv_bn}
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_float64_training_equals_pytorch(name):
+    torch.manual_seed(0)
+    model, args = MODELS[name]()
+    check(model, args, dtype=torch.float64, steps=2 if name == "mnist_cnn" else 3)
+
+
+@pytest.mark.parametrize("name", ["mlp", "mnist_cnn", "conv_bn"])
+def test_float32_training_equals_pytorch(name):
+    torch.manual_seed(1)
+    model, args = MODELS[name]()
+    check(model, args, dtype=torch.float32, steps=2)
+
+
+def test_batch_norm_in_evaluation_mode_uses_the_running_statistics():
+    torch.manual_seed(2)
+    model, args = _conv_bn()
+    with torch.no_grad():  # running statistics that are not the defaults
+        for key, buffer in model.named_buffers():
+            if key.endswith("running_mean"):
+                buffer.uniform_(-0.5, 0.5)
+            elif key.endswith("running_var"):
+                buffer.uniform_(0.5, 2.0)
+    check(model, args, dtype=torch.float64, training=False)
+
+
+def test_the_batch_is_dynamic():
+    torch.manual_seed(3)
+    model, (x, label) = _mlp()
+    module = __import__("tenet").from_torch(model, (x, label)).module()
+    for batch in (1, 5):
+        x, label = torch.randn(batch, 6), torch.randint(0, 3, (batch,))
+        assert torch.allclose(module(x, label), model(x, label), rtol=1e-5, atol=1e-6)
