@@ -10,19 +10,24 @@ class TorchImportError(ValueError):
     (data-dependent shapes or control flow).
 
     ``str(error)`` is ``FILE:LINE: error: WHAT`` (the user's Python source line, when
-    known), followed by the module path and the line of code. The parts are attributes:
-    ``op`` (the ATen op, or None), ``module_path`` ('' for the top module), ``location``
-    ('file.py:12', or None) and ``code`` (the source line's text, or None).
+    known), followed by the module path (and class) and the line of code. The parts are
+    attributes: ``op`` (the ATen op, or None), ``module_path`` ('' for the top module),
+    ``module_type`` (its class name, or ''), ``location`` ('file.py:12', or None) and
+    ``code`` (the source line's text, or None).
     """
 
-    def __init__(self, what, *, op=None, module_path="", location=None, code=None):
+    def __init__(self, what, *, op=None, module_path="", module_type="", location=None,
+                 code=None):
         self.what = what
         self.op = op
         self.module_path = module_path
+        self.module_type = module_type
         self.location = location
         self.code = code
         text = f"{location}: error: {what}" if location else f"error: {what}"
         text += f"\n  in module '{module_path}'" if module_path else "\n  in the top module"
+        if module_type:
+            text += f" ({module_type})"
         if code:
             text += f"\n    {code}"
         super().__init__(text)

@@ -50,7 +50,8 @@ def _batch_dynamic(args):
 
 def _first_line(error):
     text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
+    line = text.splitlines()[0] if text else type(error).__name__
+    return line.split(" (unhinted", 1)[0].rstrip(". ")
 
 
 def _wrap(error):

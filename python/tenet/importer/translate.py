@@ -83,7 +83,8 @@ class Translator:
             return _size_arithmetic(target, *args)
         translate = ops.REGISTRY.get(_op_name(target))
         if translate is None:
-            self.fail(f"unsupported op {_op_name(target)}", op=_op_name(target))
+            self.fail(f"unsupported op {_op_name(target)} (the supported ops: docs/import.md)",
+                      op=_op_name(target))
         return translate(self, *args, **kwargs)
 
     def _resolve(self, arg):
@@ -135,8 +136,8 @@ class Translator:
         val = _output(node or self.node, k)
         found = values.tenet_type(val.dtype)
         if found is None:
-            self.fail(f"dtype {val.dtype} is not supported (Tenet has float32, float64, "
-                      f"integers and bool)")
+            self.fail(f"dtype {str(val.dtype).replace('torch.', '')} is not supported (Tenet "
+                      f"has float32, float64, integers and bool)")
         return found
 
     # -- inputs and outputs ----------------------------------------------------------------
@@ -278,7 +279,8 @@ class Translator:
 
     def fail(self, what, op=None):
         path, kind, location, code = self._origin or ("", "", None, None)
-        raise TorchImportError(what, op=op, module_path=path, location=location, code=code)
+        raise TorchImportError(what, op=op, module_path=path, module_type=kind,
+                               location=location, code=code)
 
     # -- the result ------------------------------------------------------------------------
 
