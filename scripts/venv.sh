@@ -12,6 +12,7 @@ PY=${PYTHON:-python3}
 requirements=(
   "torch>=2.3"
   numpy
+  safetensors
   pytest
   matplotlib
   "pybind11>=2.11"

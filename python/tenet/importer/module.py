@@ -20,6 +20,10 @@ class TenetModule(torch.nn.Module):
     def __init__(self, program, original=None):
         super().__init__()
         self.program = program
+        # made now, so that forward only looks them up (also under torch.compile)
+        self._ops = {mode: program.torch_op(mode) for mode in (True, False)}
+        self._signatures = {mode: program.signature(mode) for mode in (True, False)}
+        self._mask_shapes = {mode: _mask_shapes(self._signatures[mode]) for mode in (True, False)}
         if original is not None:
             # the same dicts: parameters, buffers and children are the original's
             self._parameters = original._parameters
@@ -34,12 +38,12 @@ class TenetModule(torch.nn.Module):
         return f"tenet: {self.program.entry(True)} / {self.program.entry(False)}"
 
     def forward(self, *args):
-        signature = self.program.signature(self.training)
-        op = self.program.torch_op(self.training)
+        signature = self._signatures[self.training]
+        op = self._ops[self.training]
         state = dict(self.named_parameters())
         state.update(self.named_buffers())
         float_dtype = _float_dtype(state, args)
-        bound = _bind_sizes(signature, args)
+        masks = self._mask_shapes[self.training]
         updated = {spec["key"] for spec in signature["outputs"] if spec["kind"] == "buffer"}
         inputs = []
         for spec in signature["inputs"]:
@@ -51,7 +55,7 @@ class TenetModule(torch.nn.Module):
             elif kind == "user":
                 inputs.append(args[spec["key"]])
             elif kind == "dropout":
-                shape = [symbolic.evaluate(d, bound) for d in spec["shape"]]
+                shape = [d if isinstance(d, int) else d(args) for d in masks[spec["name"]]]
                 keep = 1 - spec["p"]
                 inputs.append(torch.empty(shape, dtype=float_dtype).bernoulli_(keep).div_(keep))
         results = op(*inputs)
@@ -67,16 +71,33 @@ class TenetModule(torch.nn.Module):
         return user[0] if len(user) == 1 else tuple(user)
 
 
-def _bind_sizes(signature, args):
-    bound = {}
+def _mask_shapes(signature):
+    """{dropout mask: its shape}, each dimension an int or a function of the forward's
+    arguments (the size read off the argument that has it)."""
+    where = {}  # size name -> (argument, dimension)
     for spec in signature["inputs"]:
-        if spec["kind"] != "user":
-            continue
-        for text, size in zip(spec["shape"], args[spec["key"]].shape):
-            name = symbolic.as_symbol(text)
-            if name is not None:
-                bound.setdefault(name, size)
-    return bound
+        if spec["kind"] == "user":
+            for d, text in enumerate(spec["shape"]):
+                name = symbolic.as_symbol(text)
+                if name is not None:
+                    where.setdefault(name, (spec["key"], d))
+    shapes = {}
+    for spec in signature["inputs"]:
+        if spec["kind"] == "dropout":
+            shapes[spec["name"]] = [_dimension(text, where) for text in spec["shape"]]
+    return shapes
+
+
+def _dimension(text, where):
+    if text.isdigit():
+        return int(text)
+    if text in where:
+        k, d = where[text]
+        return lambda args: args[k].shape[d]
+
+    def evaluate(args):
+        return symbolic.evaluate(text, {n: args[k].shape[d] for n, (k, d) in where.items()})
+    return evaluate
 
 
 def _float_dtype(state, args):
