@@ -61,7 +61,7 @@ def _signature(translator):
 
 def _function_name(module):
     import re
-    name = re.sub(r"(?<!^)(?=[A-Z][a-z])", "_", type(module).__name__).lower()
+    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", type(module).__name__).lower()
     return re.sub(r"[^a-z0-9_]", "_", name) or "model"
 
 

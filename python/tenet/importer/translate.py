@@ -162,6 +162,8 @@ class Translator:
             key = spec.target if kind != "user" else user
             user += kind == "user"
             wanted = spec.target if kind in ("parameter", "buffer") else node.name
+            if kind == "user" and len(wanted) == 1:
+                wanted += "_in"  # single letters are index names
             name = self.namer(wanted)
             tensor = Tensor(name, self.shape(node), self.dtype(node))
             self.inputs.append(Input(name, kind, key, tensor))
@@ -204,9 +206,21 @@ class Translator:
 
     def new(self, wanted=None, shape=None, dtype=None):
         """A new tensor for the node at hand (its shape and dtype unless given)."""
-        name = self.namer(wanted or self.node.name)
+        name = self.namer(wanted or self.default_name())
         return Tensor(name, self.shape() if shape is None else shape,
                       self.dtype() if dtype is None else dtype)
+
+    def default_name(self):
+        """A name for the node at hand: its module's path ('conv1', 'layers_0') for an op
+        inside a submodule, else the op's name ('relu', 'max_pool2d')."""
+        path = self._origin[0] if self._origin else ""
+        if path:
+            return path.replace(".", "_")
+        name = self.node.name
+        for prefix in ("_native_", "native_", "_"):
+            if name.startswith(prefix):
+                name = name[len(prefix):]
+        return name.replace("_with_indices", "").rstrip("_0123456789") or name
 
     def comment(self):
         path, kind, location, code = self._origin

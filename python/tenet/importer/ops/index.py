@@ -93,7 +93,7 @@ def embedding_bag(t, weight, indices, offsets, scale_grad_by_freq=False, mode=0,
     b, d = names.own_indices(2)
     (k,) = names.reduced_indices(1)
     count = indices.shape[0]
-    ends = t.new(f"{t.node.name}_end", shape=(bags,), dtype=offsets.dtype)
+    ends = t.new(f"{t.default_name()}_end", shape=(bags,), dtype=offsets.dtype)
     t.statement(ends, [b], "=", f"select({b} + 1 < {offsets.shape[0]}, {offsets.read([f'{b} + 1'], guarded=True)}, "
                                 f"{offsets.dtype}({count}))", [], {b: bags})
     term = weight.read([indices.read([k]), d])

@@ -43,7 +43,7 @@ def _softmax_parts(t, x, dim, base):
 
 @op("aten._softmax.default")
 def softmax(t, x, dim, half_to_float=False):
-    x, m, e, total, kept, idx = _softmax_parts(t, x, dim, t.node.name.strip("_"))
+    x, m, e, total, kept, idx = _softmax_parts(t, x, dim, t.default_name())
     out = t.new()
     t.statement(out, idx, "=", f"{e.read(idx)} / {_read_kept(total, kept, idx)}")
     return out
@@ -51,7 +51,7 @@ def softmax(t, x, dim, half_to_float=False):
 
 @op("aten._log_softmax.default")
 def log_softmax(t, x, dim, half_to_float=False):
-    x, m, e, total, kept, idx = _softmax_parts(t, x, dim, t.node.name.strip("_"))
+    x, m, e, total, kept, idx = _softmax_parts(t, x, dim, t.default_name())
     out = t.new()
     t.statement(out, idx, "=", f"{x.read(idx)} - {_read_kept(m, kept, idx)} - "
                                f"log({_read_kept(total, kept, idx)})")
@@ -90,7 +90,7 @@ def _normalise(t, x, mean, var, kept, idx, eps, weight, bias, param_dims):
 @op("aten.native_layer_norm.default")
 def layer_norm(t, x, normalized_shape, weight, bias, eps):
     dims = list(range(x.rank - len(normalized_shape), x.rank))
-    base = t.node.name
+    base = t.default_name()
     x, mean, var, kept, idx, _ = _moments(t, x, dims, base)
     out = _normalise(t, x, mean, var, kept, idx, eps, weight, bias, dims)
     return (out, None, None)
@@ -102,7 +102,7 @@ def batch_norm(t, x, weight, bias, running_mean, running_var, training, momentum
     if not training:
         return batch_norm_eval(t, x, weight, bias, running_mean, running_var, momentum, eps)
     dims = [0] + list(range(2, x.rank))
-    base = t.node.name.replace("_native_batch_norm_legit_functional", "batch_norm")
+    base = t.default_name()
     x, mean, var, kept, idx, count = _moments(t, x, dims, base)
     out = _normalise(t, x, mean, var, kept, idx, eps, weight, bias, [1])
     new_mean = new_var = None

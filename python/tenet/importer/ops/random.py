@@ -9,6 +9,6 @@ from . import op
 def native_dropout(t, x, p, train):
     if not train or p == 0:
         return (x, None)
-    mask = t.add_input(f"{t.node.name}_mask", x.shape, "float", "dropout", extra=p)
+    mask = t.add_input(f"{t.default_name()}_mask", x.shape, "float", "dropout", extra=p)
     out = t.elementwise(lambda v, m: f"{v} * {m}", [x, mask])
     return (out, None)
