@@ -175,3 +175,51 @@ def check(model, args, *, dtype=torch.float64, steps=3, lr=0.05, tolerance=None,
           f"largest difference {worst[1]:.2e} ({worst[0]})")
     assert worst[1] <= tolerance, found
     return program, found
+
+
+class TinyTransformer(nn.Module):
+    """One encoder block: multi-head self-attention (softmax of scaled Q K^T), layer
+    norms, a GELU/SiLU feed-forward; cross-entropy of a mean-pooled readout."""
+
+    def __init__(self, dim=8, heads=2, hidden=12, classes=3):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.norm1 = nn.LayerNorm(dim)
+        self.norm2 = nn.LayerNorm(dim)
+        self.ff1 = nn.Linear(dim, hidden)
+        self.ff2 = nn.Linear(hidden, dim)
+        self.out = nn.Linear(dim, classes)
+
+    def forward(self, x, label):
+        b, n, d = x.shape
+        q, k, v = self.qkv(self.norm1(x)).chunk(3, dim=-1)
+        q = q.reshape(b, n, self.heads, d // self.heads).transpose(1, 2)
+        k = k.reshape(b, n, self.heads, d // self.heads).transpose(1, 2)
+        v = v.reshape(b, n, self.heads, d // self.heads).transpose(1, 2)
+        attention = torch.softmax(q @ k.transpose(-2, -1) / (d // self.heads) ** 0.5, dim=-1)
+        mixed = (attention @ v).transpose(1, 2).reshape(b, n, d)
+        x = x + self.proj(mixed)
+        x = x + self.ff2(F.silu(F.gelu(self.ff1(self.norm2(x)))))
+        return F.cross_entropy(self.out(x.mean(1)), label)
+
+
+class RecurrentCells(nn.Module):
+    """A GRU cell and an LSTM cell unrolled over a few steps; MSE and BCE-with-logits."""
+
+    def __init__(self, features=3, hidden=4, steps=3):
+        super().__init__()
+        self.steps = steps
+        self.gru = nn.GRUCell(features, hidden)
+        self.lstm = nn.LSTMCell(hidden, hidden)
+        self.readout = nn.Linear(hidden, 1)
+
+    def forward(self, sequence, target):
+        h = torch.zeros(sequence.shape[0], self.gru.hidden_size, dtype=sequence.dtype)
+        state = (h, h)
+        for t in range(self.steps):
+            h = self.gru(sequence[:, t], h)
+            state = self.lstm(h, state)
+        score = self.readout(state[0]).squeeze(1)
+        return F.mse_loss(score, target) + F.binary_cross_entropy_with_logits(score, target.sigmoid())

@@ -6,7 +6,8 @@ The comparison is import_models.check; `pytest -s` prints the largest difference
 import pytest
 import torch
 
-from import_models import (LLTM, MLP, ConvBN, EmbeddingBagModel, LeNet5, MnistCNN, check)
+from import_models import (LLTM, MLP, ConvBN, EmbeddingBagModel, LeNet5, MnistCNN,
+                           RecurrentCells, TinyTransformer, check)
 
 
 def _mlp():
@@ -33,8 +34,17 @@ def _conv_bn():
     return ConvBN(), (torch.randn(3, 2, 6, 6),)
 
 
+def _transformer():
+    return TinyTransformer(), (torch.randn(2, 5, 8), torch.tensor([0, 2]))
+
+
+def _recurrent():
+    return RecurrentCells(), (torch.randn(2, 3, 3), torch.randn(2))
+
+
 MODELS = {"mlp": _mlp, "mnist_cnn": _mnist_cnn, "lenet5": _lenet, "lltm": _lltm,
-          "embedding_bag": _embedding_bag, "conv_bn": _conv_bn}
+          "embedding_bag": _embedding_bag, "conv_bn": _conv_bn, "transformer": _transformer,
+          "gru_lstm_cells": _recurrent}
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -44,7 +54,7 @@ def test_float64_training_equals_pytorch(name):
     check(model, args, dtype=torch.float64, steps=2 if name == "mnist_cnn" else 3)
 
 
-@pytest.mark.parametrize("name", ["mlp", "mnist_cnn", "conv_bn"])
+@pytest.mark.parametrize("name", ["mlp", "mnist_cnn", "conv_bn", "transformer"])
 def test_float32_training_equals_pytorch(name):
     torch.manual_seed(1)
     model, args = MODELS[name]()

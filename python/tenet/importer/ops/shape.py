@@ -179,7 +179,7 @@ def _group(text):
 def _flat(indices, sizes):
     text = ""
     for index, size in zip(indices, sizes):
-        text = index if not text else f"({text}) * {size} + {index}"
+        text = index if not text else f"{_group(text)} * {size} + {index}"
     return text or "0"
 
 
