@@ -223,3 +223,17 @@ class RecurrentCells(nn.Module):
             state = self.lstm(h, state)
         score = self.readout(state[0]).squeeze(1)
         return F.mse_loss(score, target) + F.binary_cross_entropy_with_logits(score, target.sigmoid())
+
+
+class BinarisedMLP(nn.Module):
+    """Sign activations with a straight-through estimator: h + (sign(h) - h).detach()."""
+
+    def __init__(self, features=6, hidden=8, classes=3):
+        super().__init__()
+        self.fc1 = nn.Linear(features, hidden)
+        self.fc2 = nn.Linear(hidden, classes)
+
+    def forward(self, x, label):
+        h = self.fc1(x)
+        h = h + (torch.sign(h) - h).detach()
+        return F.cross_entropy(self.fc2(h), label)

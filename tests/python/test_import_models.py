@@ -6,8 +6,9 @@ The comparison is import_models.check; `pytest -s` prints the largest difference
 import pytest
 import torch
 
-from import_models import (LLTM, MLP, ConvBN, EmbeddingBagModel, LeNet5, MnistCNN,
-                           RecurrentCells, TinyTransformer, check)
+from import_models import (LLTM, MLP, BinarisedMLP, ConvBN, EmbeddingBagModel, LeNet5,
+                           MnistCNN, RecurrentCells, TinyTransformer, check)
+from tenet.importer.translate import language_has
 
 
 def _mlp():
@@ -59,6 +60,14 @@ def test_float32_training_equals_pytorch(name):
     torch.manual_seed(1)
     model, args = MODELS[name]()
     check(model, args, dtype=torch.float32, steps=2)
+
+
+@pytest.mark.skipif(not language_has("stop_gradient"),
+                    reason="the language has no stop_gradient/sign yet (branch wt-reshape)")
+def test_a_straight_through_estimator_trains_as_in_pytorch():
+    torch.manual_seed(4)
+    program, _ = check(BinarisedMLP(), (torch.randn(4, 6), torch.tensor([0, 2, 1, 1])))
+    assert "stop_gradient(sign(" in program.source or "stop_gradient(" in program.source
 
 
 def test_batch_norm_in_evaluation_mode_uses_the_running_statistics():

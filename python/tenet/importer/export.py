@@ -37,7 +37,15 @@ def export(module, args, training, dynamic_batch):
 def _export(module, args, dynamic_shapes):
     exported = torch.export.export(module, tuple(args), dynamic_shapes=dynamic_shapes,
                                    strict=False)
-    return exported.run_decompositions()
+    return exported.run_decompositions(_decompositions())
+
+
+def _decompositions():
+    """Core ATen's table, less the one for detach: it would become an alias (the identity
+    to an inference graph), and the program needs it as a stop-gradient."""
+    table = torch.export.default_decompositions()
+    table.pop(torch.ops.aten.detach.default, None)
+    return table
 
 
 def _batch_dynamic(args):

@@ -289,7 +289,7 @@ class Translator:
     def has_reshape(self):
         """Whether the language has ``reshape(x, sizes...)`` (views that merge or split
         dimensions); without it, views read through computed indices."""
-        return _language_has_reshape()
+        return language_has("reshape")
 
     def fail(self, what, op=None):
         path, kind, location, code = self._origin or ("", "", None, None)
@@ -315,18 +315,24 @@ def _output(node, k):
     return val[k] if isinstance(val, (tuple, list)) else val
 
 
+_PROBES = {
+    "reshape": "def f(float(N, M) x) -> (y) {\n  y = reshape(x, N * M)\n}\n",
+    "stop_gradient": "def f(float(N) x) -> (y) {\n  y(i) = stop_gradient(x(i)) * sign(x(i))\n}\n",
+}
 _PROBED = {}
 
 
-def _language_has_reshape():
-    if "reshape" not in _PROBED:
+def language_has(feature):
+    """Whether this build's language has ``feature`` ('reshape', 'stop_gradient' with
+    'sign'): a program using it checks."""
+    if feature not in _PROBED:
         from .. import function
         try:
-            function.load("def f(float(N, M) x) -> (y) {\n  y = reshape(x, N * M)\n}\n")
-            _PROBED["reshape"] = True
-        except Exception:
-            _PROBED["reshape"] = False
-    return _PROBED["reshape"]
+            function.load(_PROBES[feature])
+            _PROBED[feature] = True
+        except Exception:  # noqa: BLE001 (a CompileError: the feature is missing)
+            _PROBED[feature] = False
+    return _PROBED[feature]
 
 
 def broadcast_indices(operand, shape, indices):
