@@ -237,3 +237,39 @@ class BinarisedMLP(nn.Module):
         h = self.fc1(x)
         h = h + (torch.sign(h) - h).detach()
         return F.cross_entropy(self.fc2(h), label)
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, channels, out, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, out, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(out)
+        self.conv2 = nn.Conv2d(out, out, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(out)
+        self.shortcut = nn.Sequential()
+        if stride != 1 or channels != out:
+            self.shortcut = nn.Sequential(nn.Conv2d(channels, out, 1, stride, bias=False),
+                                          nn.BatchNorm2d(out))
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        return F.relu(self.bn2(self.conv2(y)) + self.shortcut(x))
+
+
+class TinyResNet(nn.Module):
+    """ResNet-18's structure at toy sizes: a 3x3 stem, 3x3 max pooling with padding 1,
+    two basic blocks (one strided with a 1x1 projection), adaptive average pooling."""
+
+    def __init__(self, classes=3):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 4, 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(4)
+        self.maxpool = nn.MaxPool2d(3, 2, 1)
+        self.layer1 = BasicBlock(4, 4, 1)
+        self.layer2 = BasicBlock(4, 8, 2)
+        self.fc = nn.Linear(8, classes)
+
+    def forward(self, x):
+        x = self.maxpool(F.relu(self.bn1(self.conv1(x))))
+        x = self.layer2(self.layer1(x))
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, (1, 1)), 1))

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from import_models import (LLTM, MLP, BinarisedMLP, ConvBN, EmbeddingBagModel, LeNet5,
-                           MnistCNN, RecurrentCells, TinyTransformer, check)
+                           MnistCNN, RecurrentCells, TinyResNet, TinyTransformer, check)
 from tenet.importer.translate import language_has
 
 
@@ -43,7 +43,11 @@ def _recurrent():
     return RecurrentCells(), (torch.randn(2, 3, 3), torch.randn(2))
 
 
-MODELS = {"mlp": _mlp, "mnist_cnn": _mnist_cnn, "lenet5": _lenet, "lltm": _lltm,
+def _resnet():
+    return TinyResNet(), (torch.randn(2, 3, 8, 8),)
+
+
+MODELS = {"resnet": _resnet, "mlp": _mlp, "mnist_cnn": _mnist_cnn, "lenet5": _lenet, "lltm": _lltm,
           "embedding_bag": _embedding_bag, "conv_bn": _conv_bn, "transformer": _transformer,
           "gru_lstm_cells": _recurrent}
 
@@ -80,6 +84,12 @@ def test_batch_norm_in_evaluation_mode_uses_the_running_statistics():
             elif key.endswith("running_var"):
                 buffer.uniform_(0.5, 2.0)
     check(model, args, dtype=torch.float64, training=False)
+
+
+def test_a_resnet_in_evaluation_mode():
+    torch.manual_seed(5)
+    model, args = _resnet()
+    check(model, args, dtype=torch.float64, training=False, steps=2)
 
 
 def test_the_batch_is_dynamic():

@@ -57,6 +57,7 @@ class Translator:
 
     def run(self):
         graph = self.exported.graph_module.graph
+        self._preferred = self._buffer_update_names(graph)
         self._name_sizes(graph)
         self._declare_inputs(graph)
         for node in graph.nodes:
@@ -67,6 +68,15 @@ class Translator:
             elif node.op == "output":
                 self._declare_outputs(node)
         return self.source()
+
+    def _buffer_update_names(self, graph):
+        """{node: '<buffer>_new'} for the nodes whose value the graph writes to a buffer."""
+        output = next(n for n in graph.nodes if n.op == "output")
+        found = {}
+        for spec, result in zip(self.exported.graph_signature.output_specs, output.args[0]):
+            if spec.kind.name == "BUFFER_MUTATION" and isinstance(result, torch.fx.Node):
+                found[result] = spec.target.replace(".", "_") + "_new"
+        return found
 
     def _call(self, node):
         target = node.target
@@ -194,18 +204,23 @@ class Translator:
                 self.fail(f"output kind {spec.kind.name} is not supported")
             if not isinstance(value, Tensor):
                 self.fail(f"output {key} is not a tensor ({type(value).__name__})")
+            wanted = (key.replace(".", "_") + "_new") if kind == "buffer" else f"out{key}"
             needs_copy = (value.is_view or value.literal is not None or value.name in taken
-                          or any(i.name == value.name for i in self.inputs) or kind == "buffer")
+                          or any(i.name == value.name for i in self.inputs)
+                          or (kind == "buffer" and value.name != wanted))
             if needs_copy:
-                wanted = (key.replace(".", "_") + "_new") if kind == "buffer" else f"out{key}"
                 value = self.copy(value, wanted)
             taken.add(value.name)
             self.outputs.append(Output(value.name, kind, key))
+        # the user's results first, then the buffers' new values
+        self.outputs.sort(key=lambda o: o.kind != "user")
 
     # -- writing statements ----------------------------------------------------------------
 
     def new(self, wanted=None, shape=None, dtype=None):
         """A new tensor for the node at hand (its shape and dtype unless given)."""
+        if wanted is None and self.node in self._preferred:
+            wanted = self._preferred[self.node]
         name = self.namer(wanted or self.default_name())
         return Tensor(name, self.shape() if shape is None else shape,
                       self.dtype() if dtype is None else dtype)
@@ -300,7 +315,14 @@ class Translator:
 
     def signature(self):
         decls = ",\n    ".join(i.declaration() for i in self.inputs)
-        outs = ", ".join(o.name for o in self.outputs)
+        outs, line = [], ""
+        for o in self.outputs:
+            if line and len(line) + len(o.name) > 80:
+                outs.append(line.rstrip())
+                line = ""
+            line += o.name + ", "
+        outs.append(line.rstrip(", "))
+        outs = ",\n        ".join(o.rstrip(",") for o in outs)
         return f"def {self.function_name}(\n    {decls})\n    -> ({outs})"
 
     def body(self):

@@ -74,14 +74,15 @@ def avg_pool2d(t, x, kernel, stride=(), padding=0, ceil_mode=False, count_includ
     return out
 
 
+_LOWEST = "-3.4028234663852886e+38"
+
+
 def _pool(t, x, kernel, stride, padding, dilation, ceil_mode, reduction, what):
     kernel = _expand(kernel, 2)
     stride = _expand(stride, 2) if stride else kernel
     padding, dilation = _expand(padding, 2), _expand(dilation, 2)
     if ceil_mode:
         t.fail(f"{what} with ceil_mode=True is not supported")
-    if any(padding) and reduction == "max=!":
-        t.fail(f"{what} with padding is not supported")
     out = t.new()
     idx = names.own_indices(out.rank)
     window = names.reduced_indices(2)
@@ -92,8 +93,13 @@ def _pool(t, x, kernel, stride, padding, dilation, ceil_mode, reduction, what):
     x_at = lead + at
     ranges = dict(zip(idx, out.shape))
     where = [f"{window[0]} in 0:{kernel[0]}", f"{window[1]} in 0:{kernel[1]}"]
-    t.statement(out, idx, reduction, x.read(x_at, guarded=padded), [] if padded else [(x, x_at)],
-                ranges, where)
+    value = x.read(x_at, guarded=padded)
+    if padded and reduction == "max=!":
+        # padding is -infinity to a max: the lowest float32, which no window is all of
+        inside = " && ".join(f"{e} >= 0 && {e} < {size}"
+                             for e, size, p in zip(at, x.shape[-2:], padding) if p)
+        value = f"select({inside}, {value}, {_LOWEST})"
+    t.statement(out, idx, reduction, value, [] if padded else [(x, x_at)], ranges, where)
     return out
 
 

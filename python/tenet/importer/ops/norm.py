@@ -108,10 +108,10 @@ def batch_norm(t, x, weight, bias, running_mean, running_var, training, momentum
     new_mean = new_var = None
     if running_mean is not None:
         (c,) = names.own_indices(1)
-        new_mean = t.new(f"{base}_running_mean", shape=running_mean.shape, dtype=x.dtype)
+        new_mean = t.new(f"{base}_running_mean_new", shape=running_mean.shape, dtype=x.dtype)
         t.statement(new_mean, [c], "=", f"{momentum!r} * {mean.read([c])} + "
                                         f"{1 - momentum!r} * {running_mean.read([c])}")
-        new_var = t.new(f"{base}_running_var", shape=running_var.shape, dtype=x.dtype)
+        new_var = t.new(f"{base}_running_var_new", shape=running_var.shape, dtype=x.dtype)
         t.statement(new_var, [c], "=", f"{momentum!r} * {var.read([c])} * {count} / ({count} - 1) + "
                                        f"{1 - momentum!r} * {running_var.read([c])}")
     return (out, None, None, new_mean, new_var)
