@@ -120,6 +120,15 @@ std::vector<size_t> output_positions(const ir::Function& fn, const GradRequest& 
   return out;
 }
 
+// Whether an output of `fn` updates its input `input` in place.
+bool fn_updates(const ir::Function& fn, const std::string& input) {
+  for (size_t i = 0; i < fn.outputs.size(); ++i) {
+    int k = fn.updated_input(i);
+    if (k >= 0 && fn.inputs[size_t(k)]->name == input) return true;
+  }
+  return false;
+}
+
 std::vector<std::string> names(const std::vector<ValuePtr>& values) {
   std::vector<std::string> out;
   for (const ValuePtr& v : values) out.push_back(v->name);
@@ -183,13 +192,21 @@ ir::Function differentiate(const ir::Function& fn, const GradRequest& req, const
   std::vector<ValuePtr> grads = emit_backward(fb, fwd, new_wrt, seeds, taken);
   std::set<std::string> output_taken;
   for (const ValuePtr& v : fn.inputs) output_taken.insert(v->name);
-  for (const auto& [o, cot] : cotangents) output_taken.insert(cot->name);
+  std::set<std::string> cotangent_names;
+  for (const auto& [o, cot] : cotangents) cotangent_names.insert(cot->name);
+  output_taken.insert(cotangent_names.begin(), cotangent_names.end());
   for (size_t i = 0; i < fn.outputs.size(); ++i) {
     fb.output(fwd.values.at(fn.outputs[i].get()), fn.output_names[i]);
     output_taken.insert(fn.output_names[i]);
   }
   for (size_t k = 0; k < grads.size(); ++k) {
-    std::string name = gradient_name(grads[k], wrt[k]->name, output_taken);
+    // The gradient of an output's initial value (an input the output updates,
+    // ir::Function::updated_input) updates that output's cotangent, as
+    // autograd does for an in-place operation.
+    std::string name = "d_" + wrt[k]->name;
+    bool updates_cotangent = cotangent_names.count(name) && fn_updates(fn, wrt[k]->name);
+    if (!updates_cotangent || !cotangent_names.erase(name))
+      name = gradient_name(grads[k], wrt[k]->name, output_taken);
     fb.output(grads[k], name);
     output_taken.insert(name);
   }

@@ -148,7 +148,9 @@ std::string example_call(const ir::Function& fn, const std::string& header_name)
     size_names.emplace(s, ir::SizeExpr::sym(name));
     args += (args.empty() ? "" : ", ") + name;
   }
-  for (const auto& v : fn.inputs) args += (args.empty() ? "" : ", ") + names.take(v->name);
+  for (size_t k = 0; k < fn.inputs.size(); ++k)
+    if (!detail::is_updated_input(fn, k))
+      args += (args.empty() ? "" : ", ") + names.take(fn.inputs[k]->name);
   for (size_t i = 0; i < fn.outputs.size(); ++i) {
     const ir::Value* v = fn.outputs[i].get();
     const std::string name = names.take(detail::output_name(fn, i));
@@ -158,7 +160,9 @@ std::string example_call(const ir::Function& fn, const std::string& header_name)
       count += " * " + (d.is_constant() || d.as_symbol() ? d.str() : "(" + d.str() + ")");
     }
     const std::string type(c_type_name(v->type));
-    out += type + "* " + name + " = malloc(sizeof(" + type + ")" + count + ");\n";
+    out += type + "* " + name + " = malloc(sizeof(" + type + ")" + count + ");" +
+           (fn.updated_input(i) >= 0 ? "  /* then its initial value: updated in place */" : "") +
+           "\n";
     args += (args.empty() ? "" : ", ") + name;
   }
   return out + c_symbol(fn) + "(" + args + ");\n";

@@ -103,6 +103,12 @@ std::string output_name(const ir::Function& fn, size_t i) {
                                                                    : fn.outputs[i]->name;
 }
 
+bool is_updated_input(const ir::Function& fn, size_t k) {
+  for (size_t i = 0; i < fn.outputs.size(); ++i)
+    if (fn.updated_input(i) == int(k)) return true;
+  return false;
+}
+
 namespace {
 
 /// Characters other than letters, digits and '_' as '_'; runs of '_' as one.

@@ -96,6 +96,9 @@ class Namer {
 
 /// The name users know output i of `fn` by (Function::output_names).
 std::string output_name(const ir::Function& fn, size_t i);
+/// Whether input k of `fn` is the initial value of an output that updates it
+/// (ir::Function::updated_input): the ABI passes it as that output's buffer.
+bool is_updated_input(const ir::Function& fn, size_t k);
 
 /// `name` made into a valid C identifier: characters other than letters,
 /// digits and '_' as '_', runs of '_' as one; a name that would be empty or

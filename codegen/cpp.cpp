@@ -62,9 +62,12 @@ std::string abi_signature(const ir::Function& fn) {
   std::string out = "tenet-abi-3 " + c_symbol(fn) + "(sizes";
   for (size_t i = 0; i < fn.size_params.size(); ++i) out += (i ? ", " : " ") + fn.size_params[i];
   out += ";";
-  for (const auto& v : fn.inputs) out += " in " + shape_text(v->name, *v) + ";";
+  for (size_t k = 0; k < fn.inputs.size(); ++k)
+    if (!detail::is_updated_input(fn, k))
+      out += " in " + shape_text(fn.inputs[k]->name, *fn.inputs[k]) + ";";
   for (size_t i = 0; i < fn.outputs.size(); ++i)
-    out += " out " + shape_text(detail::output_name(fn, i), *fn.outputs[i]) +
+    out += std::string(fn.updated_input(i) >= 0 ? " inout " : " out ") +
+           shape_text(detail::output_name(fn, i), *fn.outputs[i]) +
            (i + 1 < fn.outputs.size() ? ";" : "");
   return out + ")";
 }

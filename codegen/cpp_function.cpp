@@ -54,8 +54,11 @@ void FunctionEmitter::name_parameters() {
     size_names_[s] = name;
     size_params_.push_back(name);
   }
-  for (const auto& v : fn_.inputs) {
+  for (size_t k = 0; k < fn_.inputs.size(); ++k) {
+    if (is_updated_input(fn_, k)) continue;  // read from its output's buffer
+    const ir::ValuePtr& v = fn_.inputs[k];
     input_params_.push_back(names_.take(v->name));
+    abi_inputs_.push_back(v.get());
     add_tensor(v, input_params_.back());
   }
   for (size_t i = 0; i < fn_.outputs.size(); ++i) {
@@ -68,6 +71,15 @@ void FunctionEmitter::name_parameters() {
       add_tensor(v, output_params_.back());
     else
       output_copies_.push_back({output_params_.back(), v});
+    // An output updated in place holds its initial value on entry; every
+    // read of that value comes before the buffer is written (lower/updates.h).
+    if (int k = fn_.updated_input(i); k >= 0) {
+      const ir::Value& initial = *fn_.inputs[size_t(k)];
+      TENET_ASSERT(lower::reads_precede_update(fn_, initial, *v),
+                   "the initial value of output " << output_name(fn_, i)
+                                                  << " is read after the output is written");
+      add_tensor(fn_.inputs[size_t(k)], output_params_.back());
+    }
   }
 }
 
@@ -222,8 +234,8 @@ std::string FunctionEmitter::parameter_list(bool with_restrict) const {
   std::vector<std::string> params;
   for (const auto& s : size_params_) params.push_back("int64_t " + s);
   const std::string restrict = with_restrict ? " __restrict__ " : " ";
-  for (size_t i = 0; i < fn_.inputs.size(); ++i)
-    params.push_back("const " + c_type(fn_.inputs[i]->type) + "*" + restrict + input_params_[i]);
+  for (size_t i = 0; i < abi_inputs_.size(); ++i)
+    params.push_back("const " + c_type(abi_inputs_[i]->type) + "*" + restrict + input_params_[i]);
   for (size_t i = 0; i < fn_.outputs.size(); ++i)
     params.push_back(c_type(fn_.outputs[i]->type) + "*" + restrict + output_params_[i]);
   std::string out;
@@ -266,9 +278,12 @@ std::string FunctionEmitter::declarations() const {
     for (size_t d = 0; d < v.shape.size(); ++d) shape += (d ? ", " : "") + v.shape[d].str();
     return "///   " + name + ": " + std::string(type_name(v.type)) + "[" + shape + "], " + role;
   };
-  for (const auto& v : fn_.inputs) code.line(describe(v->name, *v, "input"));
+  for (const ir::Value* v : abi_inputs_) code.line(describe(v->name, *v, "input"));
   for (size_t i = 0; i < fn_.outputs.size(); ++i)
-    code.line(describe(output_name(fn_, i), *fn_.outputs[i], "output"));
+    code.line(describe(output_name(fn_, i), *fn_.outputs[i],
+                       fn_.updated_input(i) >= 0
+                           ? "output updated in place (it holds the initial value on entry)"
+                           : "output"));
   code.line("/// Buffers are dense and row-major and must not overlap.");
   const std::string sizes = size_parameter_list();
   const std::string params = parameter_list(false);
@@ -492,7 +507,7 @@ void FunctionEmitter::emit_packed_wrappers(Code& code) const {
   std::string sizes_only;
   for (const auto& a : args) sizes_only += (sizes_only.empty() ? "" : ", ") + a;
   size_t b = 0;
-  for (const auto& v : fn_.inputs)
+  for (const ir::Value* v : abi_inputs_)
     args.push_back("static_cast<const " + c_type(v->type) + "*>(buffers[" + std::to_string(b++) +
                    "])");
   for (const auto& v : fn_.outputs)

@@ -54,7 +54,10 @@ Executable::Executable(const CompiledFunction& f, const ir::SizeBindings& sizes)
     output_shapes_.push_back(ir::concrete_shape(*v, sizes_));
     outputs_.push_back(ir::allocate(*v, sizes_));
   }
-  buffers_.assign(fn.inputs.size() + fn.outputs.size(), nullptr);
+  for (const Tensor& t : outputs_) output_bytes_.push_back(t.nbytes());
+  in_.assign(fn.inputs.size(), nullptr);
+  buffers_.reserve(fn.inputs.size() + fn.outputs.size());
+  out_.assign(fn.outputs.size(), nullptr);
 
   workspace_bytes_ = f_.packed_workspace_bytes_(size_values_.data());
   std::string what = "the workspace of '" + fn.name + "'";
@@ -86,9 +89,8 @@ Executable::~Executable() = default;
 
 const std::vector<Tensor>& Executable::run(const std::vector<Tensor>& inputs) {
   check_inputs(inputs);
-  size_t b = 0;
-  for (const Tensor& t : inputs) buffers_[b++] = const_cast<void*>(t.raw());
-  for (Tensor& t : outputs_) buffers_[b++] = t.raw();
+  for (size_t i = 0; i < inputs.size(); ++i) in_[i] = inputs[i].raw();
+  for (size_t i = 0; i < outputs_.size(); ++i) out_[i] = outputs_[i].raw();
   call();
   return outputs_;
 }
@@ -96,20 +98,19 @@ const std::vector<Tensor>& Executable::run(const std::vector<Tensor>& inputs) {
 void Executable::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) {
   check_inputs(inputs);
   check_outputs(outputs);
-  size_t b = 0;
-  for (const Tensor& t : inputs) buffers_[b++] = const_cast<void*>(t.raw());
-  for (Tensor& t : outputs) buffers_[b++] = t.raw();
+  for (size_t i = 0; i < inputs.size(); ++i) in_[i] = inputs[i].raw();
+  for (size_t i = 0; i < outputs.size(); ++i) out_[i] = outputs[i].raw();
   call();
 }
 
 void Executable::run_raw(const void* const* inputs, void* const* outputs) {
-  const size_t n_inputs = input_shapes_.size();
-  for (size_t i = 0; i < n_inputs; ++i) buffers_[i] = const_cast<void*>(inputs[i]);
-  for (size_t i = 0; i < output_shapes_.size(); ++i) buffers_[n_inputs + i] = outputs[i];
+  for (size_t i = 0; i < in_.size(); ++i) in_[i] = inputs[i];
+  for (size_t i = 0; i < out_.size(); ++i) out_[i] = outputs[i];
   call();
 }
 
 void Executable::call() {
+  f_.pack(in_.data(), out_.data(), output_bytes_, buffers_);
   const int status = f_.packed_with_workspace_(size_values_.data(), buffers_.data(), arena_.get());
   if (status != 0) f_.fail(status, sizes_);
 }

@@ -57,7 +57,9 @@ class Executable {
   void run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs);
   /// Runs without any check: dense row-major buffers of the bound shapes and
   /// types, the inputs' then the outputs' in order (for callers that checked
-  /// them already, e.g. against input_shape()).
+  /// them already, e.g. against input_shape()). An output that updates an
+  /// input (ir::Function::updated_input) may be given the input's buffer:
+  /// the update then happens in place.
   void run_raw(const void* const* inputs, void* const* outputs);
 
   /// The owned outputs (what run() returns).
@@ -82,7 +84,10 @@ class Executable {
   std::vector<int64_t> size_values_;  // in fn.size_params order
   std::vector<std::vector<int64_t>> input_shapes_, output_shapes_;
   std::vector<Tensor> outputs_;
-  std::vector<void*> buffers_;  // the packed call's: inputs, then outputs
+  std::vector<const void*> in_;       // the call's, one per IR input
+  std::vector<void*> out_;            // and output
+  std::vector<size_t> output_bytes_;  // per output
+  std::vector<void*> buffers_;        // the packed call's (CompiledFunction::pack)
   std::unique_ptr<void, FreeArena> arena_;
   int64_t workspace_bytes_ = 0;
 };

@@ -128,6 +128,9 @@ class FunctionEmitter {
   Namer names_;         // function scope
   NameMap size_names_;  // IR size parameter -> C++ name
   std::vector<std::string> size_params_, input_params_, output_params_;
+  /// The inputs passed as `const T*` parameters, parallel to input_params_:
+  /// all but the initial values of outputs updated in place (c_text.h).
+  std::vector<const ir::Value*> abi_inputs_;
   std::map<const ir::Value*, TensorAccess> tensors_;
   std::set<const ir::Value*> outputs_;
   std::vector<std::pair<std::string, std::string>> size_locals_;  // name, C++ expression

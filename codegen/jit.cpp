@@ -1,5 +1,7 @@
 #include "codegen/jit.h"
 
+#include "codegen/c_text.h"
+
 #include <dlfcn.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -418,15 +420,35 @@ std::vector<Tensor> CompiledFunction::run(const std::vector<Tensor>& inputs,
     size_values.push_back(it == sizes.end() ? 0 : it->second);  // 0: a parameter nothing uses
   }
   std::vector<Tensor> outputs;
-  std::vector<void*> buffers;
-  for (const Tensor& t : inputs) buffers.push_back(const_cast<void*>(t.raw()));
+  std::vector<const void*> in;
+  std::vector<void*> out;
+  std::vector<size_t> bytes;
+  for (const Tensor& t : inputs) in.push_back(t.raw());
   for (const auto& v : fn.outputs) {
     outputs.push_back(ir::allocate(*v, sizes));
-    buffers.push_back(outputs.back().raw());
+    out.push_back(outputs.back().raw());
+    bytes.push_back(outputs.back().nbytes());
   }
+  std::vector<void*> buffers;
+  pack(in.data(), out.data(), bytes, buffers);
   const int status = packed_(size_values.data(), buffers.data());
   if (status != 0) fail(status, sizes);
   return outputs;
+}
+
+void CompiledFunction::pack(const void* const* inputs, void* const* outputs,
+                            const std::vector<size_t>& output_bytes,
+                            std::vector<void*>& buffers) const {
+  const ir::Function& fn = *fn_;
+  buffers.clear();
+  for (size_t k = 0; k < fn.inputs.size(); ++k)
+    if (!detail::is_updated_input(fn, k)) buffers.push_back(const_cast<void*>(inputs[k]));
+  for (size_t i = 0; i < fn.outputs.size(); ++i) {
+    buffers.push_back(outputs[i]);
+    const int k = fn.updated_input(i);
+    if (k >= 0 && inputs[k] != outputs[i] && output_bytes[i] > 0)
+      std::memcpy(outputs[i], inputs[k], output_bytes[i]);
+  }
 }
 
 }  // namespace tenet::codegen

@@ -143,6 +143,13 @@ class CompiledFunction {
 
   /// Throws the BindError a packed entry point's nonzero `status` means.
   [[noreturn]] void fail(int status, const ir::SizeBindings& sizes) const;
+  /// The packed call's buffers (codegen/cpp.h) from one pointer per IR input
+  /// and output: the inputs the ABI takes, then the outputs. An output that
+  /// updates an input (ir::Function::updated_input) first receives the
+  /// input's `output_bytes[i]` bytes, unless the caller passed one buffer for
+  /// both (an update in place).
+  void pack(const void* const* inputs, void* const* outputs,
+            const std::vector<size_t>& output_bytes, std::vector<void*>& buffers) const;
 };
 
 /// Compiles (or finds in the cache) `unit`, the C++ of the named functions of

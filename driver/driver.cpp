@@ -48,7 +48,9 @@ const std::vector<Stage>& stages() {
     // The optimisation passes, in passes/pipeline.h's order (passes/ owns them).
     for (const passes::Pass& p : passes::pipeline()) t.push_back(optimisation(p));
     // Lowering: backend-independent, typed (lower/), then the C++ backend prints.
-    t.push_back({"liveness", "the statements that reach an output (lower/liveness.h)",
+    t.push_back({"liveness",
+                 "outputs updated in place made safe (lower/updates.h), the statements that "
+                 "reach an output (lower/liveness.h)",
                  Form::Lowered, find_liveness});
     t.push_back({"lower_gemm", "GEMM plans -> packing, chunks and col2im (lower/gemm.h)",
                  Form::Lowered, lower_gemms});
@@ -134,8 +136,10 @@ Stage optimisation(const passes::Pass& pass) {
 /// share with it, so that a Compilation can be copied.
 void find_liveness(Compilation& c, const Request&) {
   auto lowering = std::make_shared<Compilation::Lowering>();
-  for (const ir::Function& f : c.optimised.functions)
+  for (const ir::Function& f : c.optimised.functions) {
     lowering->module.functions.push_back(f.clone());
+    lower::separate_updates(lowering->module.functions.back());
+  }
   for (const ir::Function& f : lowering->module.functions)
     lowering->functions.push_back(lower::find_liveness(f));
   c.lowered = std::move(lowering);

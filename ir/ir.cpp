@@ -183,6 +183,13 @@ void deep_copy_loops(std::vector<Stmt>& body) {
 }
 }  // namespace
 
+int Function::updated_input(size_t i) const {
+  if (i >= outputs.size() || i >= output_names.size()) return -1;
+  for (size_t k = 0; k < inputs.size(); ++k)
+    if (inputs[k]->name == output_names[i] && inputs[k] != outputs[i]) return int(k);
+  return -1;
+}
+
 Function Function::clone() const {
   Function f = *this;
   deep_copy_loops(f.body);

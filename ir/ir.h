@@ -230,6 +230,15 @@ struct Function {
   std::vector<Stmt> body;
   Span span;
 
+  /// The input that output `i` updates, or -1. An output whose user-facing
+  /// name is the name of an input other than its own value *updates* it: the
+  /// caller supplies the output with its initial value, the input (TC's
+  /// accumulation into an output, `y(i) += x(i)` with y a declared output).
+  /// The two have the same type and shape; the C ABI passes them as one
+  /// buffer (codegen/cpp.h), while interpreters and loaders take the initial
+  /// value among the inputs and return the final one among the outputs.
+  int updated_input(size_t i) const;
+
   /// A copy whose loops are not shared with this one (Values and Exprs are
   /// immutable and stay shared).
   Function clone() const;

@@ -87,8 +87,11 @@ void Parser::outputs(Function& f) {
     for (const std::string& taken : f.output_names)
       if (taken == name->text) fail(name->span, "output name " + taken + " is used twice");
     for (const ValuePtr& in : f.inputs)
-      if (in->name == name->text && in != it->second)
-        fail(name->span, "output name " + in->name + " is the name of an input");
+      if (in->name == name->text && in != it->second &&
+          (in->type != it->second->type || in->shape != it->second->shape))
+        fail(name->span, "output name " + in->name +
+                             " is the name of an input of another type or shape (an output "
+                             "named like an input updates it)");
     f.outputs.push_back(it->second);
     f.output_names.push_back(name->text);
   } while (accept(","));

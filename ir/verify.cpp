@@ -38,8 +38,11 @@ class Verifier {
       const std::string& n = fn_.output_names[i];
       VERIFY(!n.empty() && out_names.insert(n).second, "output name '" + n + "' empty or repeated");
       auto in = input_names.find(n);
-      VERIFY(in == input_names.end() || fn_.outputs[i].get() == in->second,
-             "output name '" + n + "' is the name of a different input");
+      // An output named like another input updates it: same type and shape.
+      VERIFY(in == input_names.end() || fn_.outputs[i].get() == in->second ||
+                 (fn_.outputs[i] && fn_.outputs[i]->type == in->second->type &&
+                  fn_.outputs[i]->shape == in->second->shape),
+             "output name '" + n + "' is the name of an input of another type or shape");
     }
     for (const auto& v : fn_.outputs) {
       VERIFY(v != nullptr, "null output");

@@ -243,6 +243,21 @@ void ModuleChecker::check_function(const ast::Function& fn) {
                             std::to_string(kMaxIndices));
   }
 
+  // Outputs the caller supplies with their initial value (`y(i) += x(i)` with
+  // y declared but not yet defined) are inputs of the IR too, after the
+  // parameters; the output of the same name updates them (ir::Function).
+  for (const ast::Output& o : fn.outputs) {
+    if (seen.count(o.name.name) || !updates_caller_output(fn, o) ||
+        o.dims.size() > size_t(kMaxIndices))
+      continue;
+    seen[o.name.name] = o.name.span;
+    std::vector<ir::SizeExpr> shape;
+    for (const ast::Dim& d : o.dims)
+      shape.push_back(d.name.empty() ? ir::SizeExpr(d.value) : ir::SizeExpr::sym(d.name));
+    lowerer.bind_initial(o.name.name, fb.input(o.name.name, o.type, std::move(shape), o.name.span),
+                         o.name.span);
+  }
+
   std::vector<ir::ValuePtr> outputs = lowerer.run();
   ok = ok && !lowerer.failed();
   if (ok) {

@@ -179,6 +179,9 @@ class Lowerer {
   Lowerer(ModuleChecker& module, FunctionEnv env);
 
   void bind_input(const std::string& name, const ir::ValuePtr& value, Span decl);
+  /// Binds the initial value of an output the caller supplies: an input of
+  /// the IR that the body may update (ast::updates_caller_output).
+  void bind_initial(const std::string& name, const ir::ValuePtr& value, Span decl);
   /// Lowers the body, then resolves the outputs (reporting missing ones and
   /// declared shapes or types that differ). Returns one value per output,
   /// null where it failed.
@@ -302,6 +305,11 @@ class ModuleChecker {
 /// Pre-scans of statement lists (scope.cpp).
 /// Every name a statement mentions: read, assigned, passed or bound by a call.
 void collect_mentions(const ast::Stmt& s, std::set<std::string>& out);
+
+/// Whether the declared output `o` takes its initial value from the caller
+/// (TC's accumulation into an output): the first statement that mentions it
+/// updates it with `+=`, `max=`, `min=` or `*=`.
+bool updates_caller_output(const ast::Function& fn, const ast::Output& o);
 /// Every tensor name the statements assign (targets and call results), nested loops included.
 /// In order of first assignment, without repeats.
 void collect_assigned(const std::vector<ast::StmtPtr>& stmts, std::vector<std::string>& out);

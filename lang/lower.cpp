@@ -64,6 +64,10 @@ void Lowerer::bind_input(const std::string& name, const ir::ValuePtr& value, Spa
   scopes_.bind(name, Binding{value, value ? value->rank() : -1, decl, true}, true);
 }
 
+void Lowerer::bind_initial(const std::string& name, const ir::ValuePtr& value, Span decl) {
+  scopes_.bind(name, Binding{value, value ? value->rank() : -1, decl, false}, true);
+}
+
 std::vector<ir::ValuePtr> Lowerer::run() {
   std::set<std::string> outputs_used;
   for (const ast::Output& o : env_.fn->outputs) outputs_used.insert(o.name.name);

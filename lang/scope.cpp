@@ -72,6 +72,30 @@ void collect_mentions(const ast::Stmt& s, std::set<std::string>& out) {
   }
 }
 
+// The first statement (in program order, inside loops too) that mentions
+// `name`, or null.
+static const ast::Stmt* first_mention(const std::vector<ast::StmtPtr>& stmts,
+                                      const std::string& name) {
+  for (const auto& s : stmts) {
+    if (!s) continue;
+    if (s->kind == ast::StmtKind::For) {
+      if (const ast::Stmt* inner = first_mention(s->body, name)) return inner;
+      continue;
+    }
+    std::set<std::string> names;
+    collect_mentions(*s, names);
+    if (names.count(name)) return s.get();
+  }
+  return nullptr;
+}
+
+bool updates_caller_output(const ast::Function& fn, const ast::Output& o) {
+  if (!o.declared) return false;
+  const ast::Stmt* first = first_mention(fn.body, o.name.name);
+  return first && first->kind == ast::StmtKind::Assign && first->target.name == o.name.name &&
+         ast::accumulates(first->op);
+}
+
 namespace {
 
 void collect_assigned(const std::vector<ast::StmtPtr>& stmts, std::vector<std::string>& out,

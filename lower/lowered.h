@@ -12,6 +12,7 @@
 #include "lower/liveness.h"
 #include "lower/memory_plan.h"
 #include "lower/scatter.h"
+#include "lower/updates.h"
 
 namespace tenet::lower {
 

@@ -21,8 +21,10 @@ TensorInfo describe_value(const ir::Value& v, const std::string& name) {
 FunctionInfo describe(const ir::Function& fn) {
   FunctionInfo info{fn.name, fn.size_params, {}, {}};
   for (const ir::ValuePtr& v : fn.inputs) info.inputs.push_back(describe_value(*v, v->name));
-  for (size_t i = 0; i < fn.outputs.size(); ++i)
+  for (size_t i = 0; i < fn.outputs.size(); ++i) {
     info.outputs.push_back(describe_value(*fn.outputs[i], fn.output_names[i]));
+    info.outputs.back().updates = fn.updated_input(i);
+  }
   return info;
 }
 

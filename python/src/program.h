@@ -40,6 +40,9 @@ struct TensorInfo {
   std::string name;
   std::string type;                // "float32"
   std::vector<std::string> shape;  // SizeExpr::str() per dimension: "B", "(H - 9) / 2 + 1"
+  /// An output that updates an input in place (ir::Function::updated_input):
+  /// that input's position; -1 otherwise.
+  int updates = -1;
 };
 
 struct FunctionInfo {

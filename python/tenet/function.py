@@ -22,19 +22,23 @@ import os
 import sys
 import warnings
 
+import numpy as np
+
 from . import _tenet
 from . import arguments
 
-TensorDecl = collections.namedtuple("TensorDecl", "name type shape")
+TensorDecl = collections.namedtuple("TensorDecl", "name type shape updates", defaults=(None,))
 TensorDecl.__doc__ = """A declared input or output: name, element type ('float32'), shape
-(one size expression text per dimension: 'N', '(H - 9) / 2 + 1')."""
+(one size expression text per dimension: 'N', '(H - 9) / 2 + 1'); for an output that
+updates an input in place (``y(i) += x(i)`` onto a declared output ``y``), ``updates`` is
+that input's position, else None."""
 Signature = collections.namedtuple("Signature", "name size_params inputs outputs")
 
 
 def _signature(info):
     """The compiler's FunctionInfo as plain tuples (read once, not per call)."""
-    decls = [[TensorDecl(t.name, t.type, tuple(t.shape)) for t in ts]
-             for ts in (info.inputs, info.outputs)]
+    decls = [[TensorDecl(t.name, t.type, tuple(t.shape), t.updates if t.updates >= 0 else None)
+              for t in ts] for ts in (info.inputs, info.outputs)]
     return Signature(info.name, tuple(info.size_params), tuple(decls[0]), tuple(decls[1]))
 
 
@@ -137,11 +141,46 @@ class Function:
         values, float64 = arguments.check(self.name, self._info.inputs, args, kwargs)
         if self._grad is None and _needs_autograd(values):
             return self.torch_op()(*values)
+        self._check_updated(args, kwargs)
         outputs = self.run(values, float64)
         if any(arguments.is_torch_tensor(v) for v in values):
             torch = sys.modules["torch"]
             outputs = [torch.from_numpy(o) for o in outputs]
+        outputs = self._update_in_place(values, outputs)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _check_updated(self, args, kwargs):
+        """An output that updates an input (``updates``) is written back into the
+        caller's argument, which must therefore be a writable array or tensor."""
+        updated = [out for out in self._info.outputs if out.updates is not None]
+        if not updated:
+            return
+        given = arguments.order(self.name, self._info.inputs, args, kwargs)
+        for out in updated:
+            arg = given[out.updates]
+            if arguments.is_torch_tensor(arg) or (isinstance(arg, np.ndarray) and
+                                                  arg.flags.writeable):
+                continue
+            got = "a read-only array" if isinstance(arg, np.ndarray) else type(arg).__name__
+            raise TypeError(f"argument '{out.name}': output '{out.name}' is updated in place, "
+                            f"so it must be a writable numpy array or torch tensor (got {got})")
+
+    def _update_in_place(self, values, outputs):
+        """Writes each updated output into the caller's argument and returns that."""
+        outputs = list(outputs)
+        for i, out in enumerate(self._info.outputs):
+            if out.updates is None:
+                continue
+            target = values[out.updates]
+            if arguments.is_torch_tensor(target):
+                torch = sys.modules["torch"]
+                with torch.no_grad():
+                    target.copy_(outputs[i] if arguments.is_torch_tensor(outputs[i])
+                                 else torch.from_numpy(outputs[i]))
+            else:
+                np.copyto(target, outputs[i])
+            outputs[i] = target
+        return outputs
 
     def run(self, values, float64):
         """Runs checked values (see arguments.check); returns numpy arrays."""
@@ -151,8 +190,10 @@ class Function:
     def interpret(self, *args, **kwargs):
         """The same call through Tenet's reference interpreter (slow; the test oracle)."""
         values, float64 = arguments.check(self.name, self._info.inputs, args, kwargs)
+        self._check_updated(args, kwargs)
         arrays = [arguments.to_numpy(v) for v in values]
         outputs = self._program.interpret(self._variant(float64), arrays, self._sizes)
+        outputs = self._update_in_place(values, outputs)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def kernel(self, float64=False):

@@ -68,7 +68,27 @@ class TorchOp:
         self._register(function, name)
 
     def __call__(self, *args, **kwargs):
-        return self.op(*args, **kwargs)
+        updated = [(i, o.updates) for i, o in enumerate(self._outputs) if o.updates is not None]
+        if not updated:
+            return self.op(*args, **kwargs)
+        # The operator is functional (autograd needs that): it takes the initial value of
+        # an output it updates and returns the final one, which is then copied into the
+        # caller's tensor, as an in-place PyTorch operation is recorded (copy_).
+        values = arguments.order(self.name, self._inputs, args, kwargs)
+        targets = {k: values[k] for _, k in updated}
+        for k, target in targets.items():
+            if not isinstance(target, torch.Tensor):
+                raise TypeError(f"argument '{self._inputs[k].name}': output "
+                                f"'{self._inputs[k].name}' is updated in place, so it must be "
+                                f"a torch tensor (got {type(target).__name__})")
+            if torch.is_grad_enabled():
+                values[k] = target.clone()  # the backward may need the initial value
+        results = self.op(*values)
+        results = list(results) if isinstance(results, tuple) else [results]
+        for i, k in updated:
+            targets[k].copy_(results[i])
+            results[i] = targets[k]
+        return _one_or_tuple(results)
 
     def compile(self, float64=False):
         """JIT-compiles the forward and backward kernels for a dtype now (instead of on

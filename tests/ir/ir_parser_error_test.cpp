@@ -134,8 +134,9 @@ TEST(IrParserErrors, FunctionLevelProblems) {
                 .find("bad.ir:3:25: error: output name v is used twice"),
             std::string::npos);
   EXPECT_NE(
-      error_of("func f[N](%x: float32[N]) {\n  %y[i]: float32[N] = %x[i]\n  return %y as x\n}\n")
-          .find("bad.ir:3:16: error: output name x is the name of an input"),
+      error_of("func f[N](%x: float32[N]) {\n  %y[i]: int32[N] = 1\n  return %y as x\n}\n")
+          .find("bad.ir:3:16: error: output name x is the name of an input of another type or "
+                "shape"),
       std::string::npos);
   EXPECT_NE(error_of("fun f() {}").find("bad.ir:1:1: error: expected 'func'"), std::string::npos);
   std::string deep = "func f(%x: float32[]) {\n  %y[]: float32[] = ";
