@@ -273,3 +273,14 @@ class TinyResNet(nn.Module):
         x = self.maxpool(F.relu(self.bn1(self.conv1(x))))
         x = self.layer2(self.layer1(x))
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, (1, 1)), 1))
+
+
+class OffsetBags(nn.Module):
+    """nn.EmbeddingBag with explicit offsets (bags of different lengths), summed."""
+
+    def __init__(self, vocabulary=10, dim=3):
+        super().__init__()
+        self.bag = nn.EmbeddingBag(vocabulary, dim, mode="sum")
+
+    def forward(self, tokens, offsets):
+        return self.bag(tokens, offsets)

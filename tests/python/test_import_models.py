@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from import_models import (LLTM, MLP, BinarisedMLP, ConvBN, EmbeddingBagModel, LeNet5,
-                           MnistCNN, RecurrentCells, TinyResNet, TinyTransformer, check)
+                           MnistCNN, OffsetBags, RecurrentCells, TinyResNet, TinyTransformer, check)
 from tenet.importer.translate import language_has
 
 
@@ -84,6 +84,13 @@ def test_batch_norm_in_evaluation_mode_uses_the_running_statistics():
             elif key.endswith("running_var"):
                 buffer.uniform_(0.5, 2.0)
     check(model, args, dtype=torch.float64, training=False)
+
+
+def test_embedding_bags_with_offsets():
+    torch.manual_seed(6)
+    tokens = torch.tensor([1, 4, 4, 9, 0, 2, 7])
+    offsets = torch.tensor([0, 2, 2, 5])  # bags of 2, 0, 3 and 2 tokens
+    check(OffsetBags(), (tokens, offsets), dtype=torch.float64)
 
 
 def test_a_resnet_in_evaluation_mode():
