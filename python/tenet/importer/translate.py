@@ -9,12 +9,13 @@ by what the translator knows of them (``values.Tensor``, ``values.Size``, number
 """
 
 import operator
+import re
 
 import torch
 
 from . import names, ops, values
 from .errors import TorchImportError, node_origin
-from .values import Size, Tensor
+from .values import Size, Tensor, broadcast_indices
 
 
 class Input:
@@ -357,23 +358,12 @@ def language_has(feature):
     return _PROBED[feature]
 
 
-def broadcast_indices(operand, shape, indices):
-    """The indices reading ``operand`` broadcast to ``shape`` (PyTorch's rule: trailing
-    dimensions align; a dimension of size 1 is read at 0)."""
-    lead = len(shape) - operand.rank
-    at = []
-    for k, size in enumerate(operand.shape):
-        at.append("0" if size == "1" and shape[lead + k] != "1" else indices[lead + k])
-    return at
-
-
 def _op_name(target):
     return str(target)  # 'aten.convolution.default'; Python functions by their name
 
 
 
 def _replace_word(text, word, by):
-    import re
     return re.sub(rf"\b{re.escape(word)}\b", by, text)
 
 

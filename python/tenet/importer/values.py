@@ -135,3 +135,13 @@ def literal(value, dtype=None):
         if "e" not in text and "." not in text:
             text += ".0"
     return f"({text})" if text.startswith("-") else text
+
+
+def broadcast_indices(operand, shape, indices):
+    """The indices reading ``operand`` broadcast to ``shape`` (PyTorch's rule: trailing
+    dimensions align; a dimension of size 1 is read at 0)."""
+    lead = len(shape) - operand.rank
+    at = []
+    for k, size in enumerate(operand.shape):
+        at.append("0" if size == "1" and shape[lead + k] != "1" else indices[lead + k])
+    return at

@@ -5,7 +5,7 @@ from . import op
 from .. import names
 
 
-def _spatial(t, x, out, kernel, stride, padding, dilation, own, window):
+def _spatial(kernel, stride, padding, dilation, own, window):
     """The input indices of the spatial dimensions: stride * own + dilation * window -
     padding; and whether any padding makes the read a guarded one."""
     at = []
@@ -35,7 +35,7 @@ def convolution(t, x, w, bias, stride, padding, dilation, transposed, output_pad
     batch, channel, own = idx[0], idx[1], idx[2:]
     reduced = names.reduced_indices(1 + spatial)
     c, window = reduced[0], reduced[1:]
-    at, padded = _spatial(t, x, out, w.shape[2:], stride, padding, dilation, own, window)
+    at, padded = _spatial(w.shape[2:], stride, padding, dilation, own, window)
     if padded:
         x = t.materialise(x)
     if groups == 1:
@@ -87,7 +87,7 @@ def _pool(t, x, kernel, stride, padding, dilation, ceil_mode, reduction, what):
     idx = names.own_indices(out.rank)
     window = names.reduced_indices(2)
     lead = idx[:-2]
-    at, padded = _spatial(t, x, out, kernel, stride, padding, dilation, idx[-2:], window)
+    at, padded = _spatial(kernel, stride, padding, dilation, idx[-2:], window)
     if padded:
         x = t.materialise(x)
     x_at = lead + at

@@ -4,7 +4,7 @@ select, casts, activations."""
 import math
 
 from . import op
-from ..values import Tensor
+from ..values import Tensor, literal
 
 
 def _unary(name, formula):
@@ -214,7 +214,6 @@ def _scaled(v, factor):
 
 
 def _number(value):
-    from ..values import literal
     return literal(value)
 
 

@@ -2,6 +2,7 @@
 
 from . import op
 from .. import names
+from ..values import broadcast_indices
 
 
 def _product(t, a, b, batch=0, wanted=None):
@@ -30,7 +31,6 @@ def bmm(t, a, b):
 def addmm(t, bias, a, b, beta=1, alpha=1):
     out = _product(t, a, b)
     idx = names.own_indices(2)
-    from ..translate import broadcast_indices
     at = broadcast_indices(bias, out.shape, idx)
     product = out.read(idx) if alpha == 1 else f"{alpha!r} * {out.read(idx)}"
     term = bias.read(at) if beta == 1 else f"{beta!r} * {bias.read(at)}"

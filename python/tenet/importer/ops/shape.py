@@ -5,7 +5,7 @@ where the language has it, else a read through computed indices; cat writes a se
 
 from . import op
 from .. import names
-from ..values import Axis, Size, Tensor
+from ..values import Axis, Size
 
 
 @op("aten.sym_size.int")
