@@ -85,3 +85,29 @@ def test_the_module_works_under_torch_compile():
     assert torch.allclose(loss, expected, rtol=1e-5)
     for a, b in zip(got, (p.grad for p in model.parameters())):
         assert torch.allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+class WithConstants(torch.nn.Module):
+    """A non-persistent buffer and a tensor made in the forward (a lifted constant)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(3, 2)
+        self.register_buffer("scale", torch.tensor([2.0, 3.0]), persistent=False)
+
+    def forward(self, x):
+        return self.fc(x) * self.scale + torch.tensor([1.0, -1.0])
+
+
+def test_constants_and_non_persistent_buffers_survive_save_and_load(tmp_path):
+    torch.manual_seed(4)
+    model = WithConstants()
+    x = torch.randn(4, 3)
+    program = tenet.from_torch(model, (x,))
+    assert torch.equal(program.module()(x), model(x))
+    program.save(tmp_path)
+    module = tenet.load(tmp_path).module()
+    assert torch.equal(module(x), model(x))
+    module.double(), model.double()  # the constant follows the module's dtype
+    assert torch.allclose(module(x.double()), model(x.double()), rtol=1e-12)
+    assert list(module.state_dict()) == list(model.state_dict())  # 'scale' is not in it

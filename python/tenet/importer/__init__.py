@@ -47,8 +47,24 @@ def from_torch(module, example_args, *, dynamic_batch=True):
         "functions": {name: _signature(t) for name, t in functions.items()},
         "parameters": [key for key, _ in module.named_parameters()],
     }
-    weights = {k: v.detach().clone() for k, v in module.state_dict().items()}
+    weights = {k: v.detach().clone() for k, v in _state(module).items()}
+    for function, translator in functions.items():
+        for spec in translator.inputs:
+            if spec.kind == "constant":  # a tensor the forward makes (torch.tensor(...))
+                value = translator.exported.constants[spec.key]
+                spec.key = f"{function}:{spec.name}"
+                weights[spec.key] = value.detach().clone()
+    manifest["functions"] = {name: _signature(t) for name, t in functions.items()}
+    manifest["non_persistent"] = [key for key, _ in module.named_buffers()
+                                  if key not in module.state_dict()]
     return Program(source, manifest, weights, original=module)
+
+
+def _state(module):
+    """Every parameter and buffer (non-persistent ones too), by state_dict key."""
+    found = dict(module.named_parameters())
+    found.update(module.named_buffers())
+    return found
 
 
 def _signature(translator):

@@ -32,7 +32,8 @@ class TenetModule(torch.nn.Module):
             self._modules = original._modules
             self.train(original.training)
         else:
-            _adopt_weights(self, program.weights, program.manifest.get("parameters", []))
+            _adopt_weights(self, program.weights, program.manifest.get("parameters", []),
+                           program.manifest.get("non_persistent", []))
 
     def extra_repr(self):
         return f"tenet: {self.program.entry(True)} / {self.program.entry(False)}"
@@ -48,7 +49,10 @@ class TenetModule(torch.nn.Module):
         inputs = []
         for spec in signature["inputs"]:
             kind = spec["kind"]
-            if kind in ("parameter", "buffer", "constant"):
+            if kind == "constant":
+                value = self.program.weights[spec["key"]]
+                inputs.append(value.to(float_dtype) if value.is_floating_point() else value)
+            elif kind in ("parameter", "buffer"):
                 value = state[spec["key"]]
                 # a buffer updated below: autograd saves the value the call read
                 inputs.append(value.clone() if spec["key"] in updated else value)
@@ -107,10 +111,13 @@ def _float_dtype(state, args):
     return torch.float32
 
 
-def _adopt_weights(module, weights, parameter_keys):
+def _adopt_weights(module, weights, parameter_keys, non_persistent):
     """Parameters (``parameter_keys``) and buffers at their dotted state_dict keys, in
-    plain submodules, so that state_dict() has the original's keys."""
+    plain submodules, so that state_dict() has the original's keys. Constants of the
+    forward ('function:name') stay the program's."""
     for key, value in weights.items():
+        if ":" in key:
+            continue
         *path, leaf = key.split(".")
         owner = module
         for part in path:
@@ -120,4 +127,4 @@ def _adopt_weights(module, weights, parameter_keys):
         if key in parameter_keys:
             owner.register_parameter(leaf, torch.nn.Parameter(value))
         else:
-            owner.register_buffer(leaf, value)
+            owner.register_buffer(leaf, value, persistent=key not in non_persistent)

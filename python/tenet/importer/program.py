@@ -67,9 +67,12 @@ class Program:
                   metadata={MANIFEST_KEY: json.dumps(self.manifest)})
 
     def _current_weights(self):
+        """The weights, with the module's current parameters and buffers."""
+        weights = dict(self.weights)
         if self._original is not None:
-            return dict(self._original.state_dict(keep_vars=False))
-        return self.weights
+            weights.update(self._original.named_parameters())
+            weights.update(self._original.named_buffers())
+        return weights
 
 
 def load(directory):
