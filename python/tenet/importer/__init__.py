@@ -55,8 +55,9 @@ def from_torch(module, example_args, *, dynamic_batch=True):
                 spec.key = f"{function}:{spec.name}"
                 weights[spec.key] = value.detach().clone()
     manifest["functions"] = {name: _signature(t) for name, t in functions.items()}
-    manifest["non_persistent"] = [key for key, _ in module.named_buffers()
-                                  if key not in module.state_dict()]
+    state_keys = list(module.state_dict())
+    manifest["non_persistent"] = [key for key, _ in module.named_buffers() if key not in state_keys]
+    manifest["state"] = state_keys + manifest["non_persistent"]  # the module's order
     return Program(source, manifest, weights, original=module)
 
 

@@ -32,8 +32,7 @@ class TenetModule(torch.nn.Module):
             self._modules = original._modules
             self.train(original.training)
         else:
-            _adopt_weights(self, program.weights, program.manifest.get("parameters", []),
-                           program.manifest.get("non_persistent", []))
+            _adopt_weights(self, program.weights, program.manifest)
 
     def extra_repr(self):
         return f"tenet: {self.program.entry(True)} / {self.program.entry(False)}"
@@ -111,13 +110,14 @@ def _float_dtype(state, args):
     return torch.float32
 
 
-def _adopt_weights(module, weights, parameter_keys, non_persistent):
-    """Parameters (``parameter_keys``) and buffers at their dotted state_dict keys, in
-    plain submodules, so that state_dict() has the original's keys. Constants of the
-    forward ('function:name') stay the program's."""
-    for key, value in weights.items():
-        if ":" in key:
-            continue
+def _adopt_weights(module, weights, manifest):
+    """The manifest's parameters and buffers at their dotted state_dict keys, in plain
+    submodules and in the original's order, so that state_dict() is the original's.
+    Constants of the forward ('function:name') stay the program's."""
+    parameter_keys = set(manifest["parameters"])
+    non_persistent = set(manifest["non_persistent"])
+    for key in manifest["state"]:
+        value = weights[key]
         *path, leaf = key.split(".")
         owner = module
         for part in path:
