@@ -6,7 +6,7 @@ The comparison is import_models.check; `pytest -s` prints the largest difference
 import pytest
 import torch
 
-from import_models import (LLTM, MLP, BinarisedMLP, ConvBN, EmbeddingBagModel, LeNet5,
+from import_models import (LLTM, MLP, Attention, BinarisedMLP, ConvBN, EmbeddingBagModel, LeNet5,
                            MnistCNN, OffsetBags, RecurrentCells, TinyResNet, TinyTransformer, check)
 from tenet.importer.translate import language_has
 
@@ -47,7 +47,11 @@ def _resnet():
     return TinyResNet(), (torch.randn(2, 3, 8, 8),)
 
 
-MODELS = {"resnet": _resnet, "mlp": _mlp, "mnist_cnn": _mnist_cnn, "lenet5": _lenet, "lltm": _lltm,
+def _attention():
+    return Attention(), (torch.randn(2, 5, 4), torch.tensor([0, 2]))
+
+
+MODELS = {"resnet": _resnet, "attention": _attention, "mlp": _mlp, "mnist_cnn": _mnist_cnn, "lenet5": _lenet, "lltm": _lltm,
           "embedding_bag": _embedding_bag, "conv_bn": _conv_bn, "transformer": _transformer,
           "gru_lstm_cells": _recurrent}
 

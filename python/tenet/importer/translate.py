@@ -287,6 +287,8 @@ class Translator:
                 reads.append((operand, at))
             elif isinstance(operand, Size):
                 texts.append(f"({operand.text})")
+            elif isinstance(operand, bool):
+                texts.append("(0 == 0)" if operand else "(0 != 0)")
             else:
                 texts.append(values.literal(operand))
         self.statement(out, idx, "=", formula(*texts), reads, dict(zip(idx, out.shape)))

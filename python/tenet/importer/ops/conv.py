@@ -3,6 +3,7 @@ guarded reads (zeros outside the input), kernel windows as reduced indices."""
 
 from . import op
 from .. import names
+from ..values import literal
 
 
 def _spatial(kernel, stride, padding, dilation, own, window):
@@ -74,7 +75,7 @@ def avg_pool2d(t, x, kernel, stride=(), padding=0, ceil_mode=False, count_includ
     return out
 
 
-_LOWEST = "-3.4028234663852886e+38"
+_LOWEST = literal(float("-inf"))
 
 
 def _pool(t, x, kernel, stride, padding, dilation, ceil_mode, reduction, what):

@@ -156,19 +156,27 @@ def to_copy(t, x, dtype=None, **ignored):
 
 @op("aten.scalar_tensor.default")
 def scalar_tensor(t, value, dtype=None, **ignored):
-    return Tensor("", (), t.dtype(), literal=_number(value))
+    return _constant(t, value)
 
 
 @op("aten.full.default")
 def full(t, size, value, dtype=None, **ignored):
-    return Tensor("", t.shape(), t.dtype(), literal=_number(value))
+    return _constant(t, value)
+
+
+def _constant(t, value):
+    """The node's value, the same everywhere: a literal (bools as comparisons: the
+    language has no true and false)."""
+    dtype = t.dtype()
+    text = ("(0 == 0)" if value else "(0 != 0)") if dtype == "bool" else _number(value)
+    return Tensor("", t.shape(), dtype, literal=text)
 
 
 @op("aten.zeros_like.default", "aten.ones_like.default", "aten.full_like.default")
 def like(t, x, *args, **kwargs):
     value = {"aten.zeros_like.default": 0, "aten.ones_like.default": 1}.get(
         str(t.node.target), args[0] if args else None)
-    return Tensor("", t.shape(), t.dtype(), literal=_number(value))
+    return _constant(t, value)
 
 
 @op("aten.elu.default")

@@ -4,11 +4,11 @@ from . import op
 from .. import names
 
 
-def _reduce(t, x, dims, keepdim, reduction, scale=False):
+def _reduce(t, x, dims, keepdim, reduction, scale=False, dtype=None):
     if dims is None or len(dims) == 0:
         dims = list(range(x.rank))
     dims = sorted(d % max(x.rank, 1) for d in dims)
-    out = t.new()
+    out = t.new(dtype=dtype)
     own = names.own_indices(x.rank)
     reduced = names.reduced_indices(len(dims))
     at = list(own)
@@ -58,3 +58,24 @@ def amax(t, x, dims=(), keepdim=False):
 @op("aten.amin.default")
 def amin(t, x, dims=(), keepdim=False):
     return _reduce(t, x, dims, keepdim, "min=!")
+
+
+@op("aten.any.dim", "aten.any.dims", "aten.any.default")
+def any_(t, x, dims=None, keepdim=False):
+    count = _count(t, x, dims, keepdim)
+    return t.elementwise(lambda c: f"{c} > 0", [count], dtype="bool")
+
+
+@op("aten.all.dim", "aten.all.dims", "aten.all.default")
+def all_(t, x, dims=None, keepdim=False):
+    count = _count(t, x, dims, keepdim, negate=True)
+    return t.elementwise(lambda c: f"{c} == 0", [count], dtype="bool")
+
+
+def _count(t, x, dims, keepdim, negate=False):
+    """How many elements are true (false with ``negate``), as an int32 tensor."""
+    if isinstance(dims, int):
+        dims = [dims]
+    flags = t.elementwise(lambda v: f"int32({'!' if negate else ''}{v})", [x],
+                          wanted=f"{t.default_name()}_flags", dtype="int32", shape=x.shape)
+    return _reduce(t, flags, dims, keepdim, "+=!", dtype="int32")
