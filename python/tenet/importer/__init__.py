@@ -5,6 +5,7 @@ docs/import.md."""
 
 import torch
 
+from ..function import load as load_program
 from .errors import TorchImportError
 from .export import export
 from .program import Program, load
@@ -42,6 +43,7 @@ def from_torch(module, example_args, *, dynamic_batch=True):
         functions = {train.function_name: train, evaluate.function_name: evaluate}
         entries = {"train": train.function_name, "eval": evaluate.function_name}
     source = _header(module, entries) + "\n".join(t.source() for t in functions.values())
+    load_program(source, "model.tn")  # checks it now: an error here is the importer's
     manifest = {
         "entries": entries,
         "functions": {name: _signature(t) for name, t in functions.items()},

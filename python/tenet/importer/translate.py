@@ -96,7 +96,16 @@ class Translator:
         if translate is None:
             self.fail(f"unsupported op {_op_name(target)} (the supported ops: docs/import.md)",
                       op=_op_name(target))
-        return translate(self, *args, **kwargs)
+        try:
+            return translate(self, *args, **kwargs)
+        except (TorchImportError, KeyboardInterrupt):
+            raise
+        except Exception as error:  # noqa: BLE001 (a bug of the translator: say where)
+            from .._tenet import InternalError
+            path, _, location, _ = self._origin
+            raise InternalError(f"tenet.from_torch could not translate {_op_name(target)} "
+                                f"(node '{node.name}', module '{path}', {location}): "
+                                f"{type(error).__name__}: {error}") from error
 
     def _resolve(self, arg):
         if isinstance(arg, torch.fx.Node):
