@@ -111,3 +111,12 @@ def test_constants_and_non_persistent_buffers_survive_save_and_load(tmp_path):
     module.double(), model.double()  # the constant follows the module's dtype
     assert torch.allclose(module(x.double()), model(x.double()), rtol=1e-12)
     assert list(module.state_dict()) == list(model.state_dict())  # 'scale' is not in it
+
+
+def test_a_fixed_batch_when_asked_and_a_dynamic_one_by_default():
+    torch.manual_seed(5)
+    model = MLP()
+    x, label = torch.randn(4, 6), torch.tensor([0, 2, 1, 1])
+    assert "float(B, 6) x_in" in tenet.from_torch(model, (x, label)).source
+    fixed = tenet.from_torch(model, (x, label), dynamic_batch=False)
+    assert "float(4, 6) x_in" in fixed.source and "int64(4) label" in fixed.source
