@@ -36,6 +36,12 @@ class Cast(nn.Module):
         return x.to(torch.bfloat16).sum()
 
 
+class PoolIndices(nn.Module):
+    def forward(self, x):
+        values, indices = torch.nn.functional.max_pool2d(x, 2, return_indices=True)
+        return values.sum() + indices.sum()
+
+
 def _line_of(cls, text):
     import inspect
     lines, start = inspect.getsourcelines(cls)
@@ -82,3 +88,14 @@ def test_an_unsupported_parameter_dtype_names_the_parameter():
     error = _import_error(model, torch.randn(2, 3, dtype=torch.float16))
     assert str(error) == ("error: 0.weight has dtype float16, which Tenet does not support "
                           "(float32, float64, integers, bool)\n  in module '0'")
+
+
+def test_an_unsupported_output_of_an_op_names_the_op():
+    error = _import_error(PoolIndices(), torch.randn(2, 1, 4, 4))
+    line = _line_of(PoolIndices, "return_indices")
+    assert str(error) == (
+        f"{THIS}:{line}: error: output 1 of aten.max_pool2d_with_indices.default is not "
+        f"supported (such as max pooling's indices: only the outputs a forward uses are)\n"
+        f"  in the top module (PoolIndices)\n"
+        f"    values, indices = torch.nn.functional.max_pool2d(x, 2, return_indices=True)")
+    assert error.op == "aten.max_pool2d_with_indices.default"

@@ -40,12 +40,11 @@ class Output:
 
 
 class Translator:
-    def __init__(self, exported, function_name, batch_symbols=()):
+    def __init__(self, exported, function_name):
         self.exported = exported
         self.function_name = function_name
         self.namer = names.Namer()
         self.sizes = {}            # sympy symbol name -> Tenet size name
-        self._batch_symbols = list(batch_symbols)
         self.values = {}           # fx node -> what it is in Tenet
         self.inputs = []           # Input, in declaration order
         self.outputs = []          # Output
@@ -87,8 +86,9 @@ class Translator:
             whole, k = args
             part = whole[k]
             if part is None:
-                self.fail(f"output {k} of '{node.args[0].target}' is not supported "
-                          f"(only its first output is translated)")
+                self.fail(f"output {k} of {node.args[0].target} is not supported (such as "
+                          f"max pooling's indices: only the outputs a forward uses are)",
+                          op=str(node.args[0].target))
             return part
         if target in _SIZE_ARITHMETIC:
             return _size_arithmetic(target, *args)
