@@ -120,3 +120,15 @@ def test_a_fixed_batch_when_asked_and_a_dynamic_one_by_default():
     assert "float(B, 6) x_in" in tenet.from_torch(model, (x, label)).source
     fixed = tenet.from_torch(model, (x, label), dynamic_batch=False)
     assert "float(4, 6) x_in" in fixed.source and "int64(4) label" in fixed.source
+
+
+class DictResults(torch.nn.Module):
+    def forward(self, x):
+        return {"double": x * 2, "total": (x.sum(), x.amax())}
+
+
+def test_the_module_returns_the_forward_results_structure():
+    x = torch.randn(2, 3)
+    got = tenet.from_torch(DictResults(), (x,)).module()(x)
+    assert list(got) == ["double", "total"] and isinstance(got["total"], tuple)
+    assert torch.equal(got["double"], x * 2) and torch.equal(got["total"][1], x.amax())

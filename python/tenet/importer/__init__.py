@@ -3,7 +3,10 @@ module's forward with torch.export, translates the Core ATen graph into one Tene
 program, and returns a ``Program`` (its ``source``, ``save``, ``module()``); see
 docs/import.md."""
 
+import re
+
 import torch
+from torch.utils import _pytree as pytree
 
 from ..function import load as load_program
 from .errors import TorchImportError
@@ -26,41 +29,49 @@ def from_torch(module, example_args, *, dynamic_batch=True):
     example_args = tuple(example_args)
     _check_dtypes(module, example_args)
     base = _function_name(module)
-    translated = {}
-    for mode, training in (("train", True), ("eval", False)):
-        exported = export(module, example_args, training, dynamic_batch)
-        translator = Translator(exported, f"{base}_{mode}")
-        translator.run()
-        translated[mode] = translator
-    train, evaluate = translated["train"], translated["eval"]
-    functions = {}
-    if train.body() == evaluate.body() and train.signature().replace("_train(", "_eval(") == \
-            evaluate.signature():
-        train.function_name = evaluate.function_name = base
-        functions[base] = train
+    train, evaluate = (_translate(module, example_args, training, dynamic_batch, f"{base}_{mode}")
+                       for mode, training in (("train", True), ("eval", False)))
+    if train.body() == evaluate.body() and \
+            train.signature().replace("_train(", "_eval(") == evaluate.signature():
+        train.function_name = base  # no dropout, no batch norm: one function serves both
+        functions = {base: train}
         entries = {"train": base, "eval": base}
     else:
         functions = {train.function_name: train, evaluate.function_name: evaluate}
         entries = {"train": train.function_name, "eval": evaluate.function_name}
     source = _header(module, entries) + "\n".join(t.source() for t in functions.values())
     load_program(source, "model.tn")  # checks it now: an error here is the importer's
+    weights = {key: value.detach().clone() for key, value in _state(module).items()}
+    weights.update(_constants(functions))
+    state_keys = list(module.state_dict())
+    non_persistent = [key for key, _ in module.named_buffers() if key not in state_keys]
     manifest = {
         "entries": entries,
         "functions": {name: _signature(t) for name, t in functions.items()},
         "parameters": [key for key, _ in module.named_parameters()],
+        "non_persistent": non_persistent,
+        "state": state_keys + non_persistent,  # the module's order
     }
-    weights = {k: v.detach().clone() for k, v in _state(module).items()}
+    return Program(source, manifest, weights, original=module)
+
+
+def _translate(module, example_args, training, dynamic_batch, name):
+    translator = Translator(export(module, example_args, training, dynamic_batch), name)
+    translator.run()
+    return translator
+
+
+def _constants(functions):
+    """The tensors the forwards make (``torch.tensor(...)``, lifted by export), keyed
+    'function:input' (the key each such input's signature gets)."""
+    found = {}
     for function, translator in functions.items():
         for spec in translator.inputs:
-            if spec.kind == "constant":  # a tensor the forward makes (torch.tensor(...))
+            if spec.kind == "constant":
                 value = translator.exported.constants[spec.key]
                 spec.key = f"{function}:{spec.name}"
-                weights[spec.key] = value.detach().clone()
-    manifest["functions"] = {name: _signature(t) for name, t in functions.items()}
-    state_keys = list(module.state_dict())
-    manifest["non_persistent"] = [key for key, _ in module.named_buffers() if key not in state_keys]
-    manifest["state"] = state_keys + manifest["non_persistent"]  # the module's order
-    return Program(source, manifest, weights, original=module)
+                found[spec.key] = value.detach().clone()
+    return found
 
 
 def _state(module):
@@ -72,6 +83,7 @@ def _state(module):
 
 def _signature(translator):
     return {
+        "results": pytree.treespec_dumps(translator.exported.call_spec.out_spec),
         "inputs": [{"name": i.name, "kind": i.kind, "key": i.key, "shape": list(i.tensor.shape),
                     "p": i.extra} for i in translator.inputs],
         "outputs": [{"name": o.name, "kind": o.kind, "key": o.key} for o in translator.outputs],
@@ -79,7 +91,6 @@ def _signature(translator):
 
 
 def _function_name(module):
-    import re
     name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", type(module).__name__).lower()
     return re.sub(r"[^a-z0-9_]", "_", name) or "model"
 

@@ -12,6 +12,7 @@ call, in the order and with the random calls PyTorch's CPU dropout makes.
 """
 
 import torch
+from torch.utils import _pytree as pytree
 
 from .. import sizes as symbolic
 
@@ -24,6 +25,9 @@ class TenetModule(torch.nn.Module):
         self._ops = {mode: program.torch_op(mode) for mode in (True, False)}
         self._signatures = {mode: program.signature(mode) for mode in (True, False)}
         self._mask_shapes = {mode: _mask_shapes(self._signatures[mode]) for mode in (True, False)}
+        # the structure of the forward's results (a tensor, a tuple, a dict, ...)
+        self._results = {mode: pytree.treespec_loads(self._signatures[mode]["results"])
+                         for mode in (True, False)}
         if original is not None:
             # the same dicts: parameters, buffers and children are the original's
             self._parameters = original._parameters
@@ -71,7 +75,7 @@ class TenetModule(torch.nn.Module):
                     state[spec["key"]].copy_(value)
             else:
                 user.append(value)
-        return user[0] if len(user) == 1 else tuple(user)
+        return pytree.tree_unflatten(user, self._results[self.training])
 
 
 def _mask_shapes(signature):
