@@ -30,6 +30,10 @@
 ///
 /// Buffers are dense and row-major, must not overlap, and the workspace is
 /// 64-byte aligned. Tensors of rank 0 are passed as pointers to one element.
+/// An output that updates an input (ir::Function::updated_input: TC's
+/// accumulation into an output the caller supplies) is one in/out buffer
+/// among the outputs, holding the initial value on entry; that input is not
+/// among the `const T* I...` (the signature says `inout`).
 ///
 /// The workspace is planned (lower/memory_plan.h): temporaries that are
 /// never live at the same time share memory, and the buffers of a statement

@@ -181,6 +181,23 @@ void Lowerer::call(const ast::Stmt& s) {
   for (size_t i = 0; i < callee->params.size(); ++i)
     inner.bind_input(callee->params[i].name.name, args[i],
                      Span::join(callee->params[i].type_span, callee->params[i].name.span));
+  // An output the callee updates (`y(i) += ...` onto its declared output)
+  // starts from the caller's tensor that receives it.
+  for (size_t i = 0; i < s.results.size(); ++i) {
+    const ast::Output& o = callee->outputs[i];
+    if (!updates_caller_output(*callee, o)) continue;
+    const Target& t = targets[i];
+    if (t.kind != Target::Update) {
+      Diagnostic& d = error(s.results[i].span,
+                            quote(callee->name.name) + " updates its output " + quote(o.name.name) +
+                                ", which starts from the caller's values, so " +
+                                quote(s.results[i].name) + " must be defined before the call");
+      d.notes.push_back({o.name.span, quote(o.name.name) + " is declared here"});
+      return give_up();
+    }
+    if (!t.existing.ok()) return give_up();
+    inner.bind_initial(o.name.name, t.existing.value, t.existing.decl);
+  }
   std::vector<ir::ValuePtr> outs = inner.run();
   statements_ += inner.statements();
   call_height_ = std::max(call_height_, 1 + inner.call_height());

@@ -235,9 +235,17 @@ Lowerer::Target Lowerer::resolve_target(const ast::Ident& name, ast::AssignOp op
   if (ast::accumulates(op)) {
     if (!existing) {
       std::string text = ast::assign_op_text(op);
-      error(name.span, quote(text) + " accumulates onto an existing tensor, but " +
-                           quote(name.name) + " is not defined; use " +
-                           quote(text.substr(0, text.size() - 1) + "=!") + " to define it");
+      Diagnostic& d =
+          error(name.span, quote(text) + " accumulates onto an existing tensor, but " +
+                               quote(name.name) + " is not defined; use " +
+                               quote(text.substr(0, text.size() - 1) + "=!") + " to define it");
+      for (const ast::Output& o : env_.fn->outputs)
+        if (o.name.name == name.name && !o.declared)
+          d.notes.push_back({o.name.span, "or, to accumulate into the caller's " +
+                                              quote(name.name) +
+                                              ", declare this output with its type and shape "
+                                              "(e.g. float(N) " +
+                                              name.name + ")"});
       t.kind = Target::Invalid;
       return t;
     }

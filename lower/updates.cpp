@@ -19,7 +19,8 @@ bool reads(const ir::Expr& e, const ir::Value& v) {
 // Whether statement `s` (at any depth) uses `v`: in an expression, as an
 // init, or as a loop's carried init.
 bool uses(const ir::Stmt& s, const ir::Value& v) {
-  if (s.kind == ir::StmtKind::Compute) return reads(s.compute.body, v) || s.compute.init.get() == &v;
+  if (s.kind == ir::StmtKind::Compute)
+    return reads(s.compute.body, v) || s.compute.init.get() == &v;
   for (const auto& c : s.loop->carried)
     if (c.init.get() == &v) return true;
   for (const ir::Stmt& t : s.loop->body)
@@ -52,7 +53,10 @@ bool reads_precede_update(const ir::Function& fn, const ir::Value& initial,
     if (!defines && s.kind == ir::StmtKind::Loop)
       for (const auto& c : s.loop->carried) defines |= c.result.get() == &output;
     if (defines) {
-      if (s.kind != ir::StmtKind::Compute || !same_element_only(s.compute, initial)) return false;
+      // A loop may write the output's buffer in any iteration: it must not
+      // read the initial value at all.
+      if (s.kind == ir::StmtKind::Loop ? uses(s, initial) : !same_element_only(s.compute, initial))
+        return false;
       written = true;
       continue;
     }
@@ -86,8 +90,7 @@ void separate_updates(ir::Function& fn) {
       }
     });
     std::string name = initial->name + ".initial";
-    for (int n = 1; names.count(name); ++n)
-      name = initial->name + ".initial" + std::to_string(n);
+    for (int n = 1; names.count(name); ++n) name = initial->name + ".initial" + std::to_string(n);
     ir::ValuePtr copy = ir::make_value(next_id, name, initial->type, initial->shape, initial->span);
 
     // Every use reads the copy, made first.
@@ -111,8 +114,8 @@ void separate_updates(ir::Function& fn) {
     ir::Stmt s;
     s.kind = ir::StmtKind::Compute;
     s.span = initial->span;
-    s.source = "the initial value of " + fn.output_names[i] +
-               ", read after the output is written: a copy";
+    s.source =
+        "the initial value of " + fn.output_names[i] + ", read after the output is written: a copy";
     std::vector<ir::Affine> at;
     for (size_t d = 0; d < initial->shape.size(); ++d) {
       std::string index = "i" + std::to_string(d);

@@ -47,6 +47,10 @@ TEST(PipelineGolden, CanonicalKernels) {
       {"zoo/tc_gather", "tc_gather", false},
       {"zoo/tc_gather", "tc_gather", true},
       {"zoo/tc_index_math", "tc_index_math", false},
+      // Outputs updated in place: one buffer per output (inout), and a copy
+      // of the one initial value read after its output is written.
+      {"zoo/tc_update_output", "tc_update_output", false},
+      {"zoo/tc_update_output", "tc_update_output", true},
   };
   for (const Kernel& k : kernels) {
     const std::string name = std::string(k.file).starts_with("zoo/")

@@ -134,7 +134,7 @@ TEST(IrParserErrors, FunctionLevelProblems) {
                 .find("bad.ir:3:25: error: output name v is used twice"),
             std::string::npos);
   EXPECT_NE(
-      error_of("func f[N](%x: float32[N]) {\n  %y[i]: int32[N] = 1\n  return %y as x\n}\n")
+      error_of("func f[N](%x: float32[N]) {\n  %y[i]: int32[N] = 1:int32\n  return %y as x\n}\n")
           .find("bad.ir:3:16: error: output name x is the name of an input of another type or "
                 "shape"),
       std::string::npos);

@@ -126,3 +126,73 @@ TEST(Accumulate, ReductionsWithNoReducedIndex) {
 
 }  // namespace
 }  // namespace tenet::lang
+
+namespace tenet::lang {
+namespace {
+
+// TC's accumulation into an output the caller supplies: a declared output
+// whose first statement updates it is an input of the IR too (its initial
+// value), and the output of the same name updates it.
+TEST(AccumulateIntoCallerOutput, TheInitialValueIsAnInput) {
+  Tensor x = random_tensor(ElemType::F32, {3, 4}, 1);
+  Tensor y = random_tensor(ElemType::F32, {3}, 2);
+  const char* text =
+      "def f(float(N, K) x) -> (float(N) y, z) {\n  y(i) += x(i, k)\n"
+      "  y(i) = y(i) * 2\n  z(i) = y(i)\n}";
+  ir::Module m = check_ok(text);
+  const ir::Function& fn = m.functions.at(0);
+  ASSERT_EQ(fn.inputs.size(), 2u);
+  EXPECT_EQ(fn.inputs[1]->name, "y");
+  EXPECT_EQ(fn.output_names[0], "y");
+  EXPECT_EQ(fn.updated_input(0), 1);
+  EXPECT_EQ(fn.updated_input(1), -1);
+  auto out = check_run(text, {x, y});
+  for (int64_t i = 0; i < 3; ++i) {
+    double sum = y.get(i);
+    for (int64_t k = 0; k < 4; ++k) sum += x.get(i * 4 + k);
+    EXPECT_NEAR(out[0].get(i), 2 * sum, 1e-5);
+    EXPECT_NEAR(out[1].get(i), 2 * sum, 1e-5);
+  }
+}
+
+TEST(AccumulateIntoCallerOutput, OnlyDeclaredOutputsUpdatedFirst) {
+  // Undeclared: the shape is unknown, so the error says how to declare it.
+  std::string text = check_error("def f(float(N) x) -> (y) {\n  y(i) += x(i)\n}");
+  EXPECT_NE(text.find("'+=' accumulates onto an existing tensor, but 'y' is not defined"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("note: or, to accumulate into the caller's 'y', declare this output with "
+                      "its type and shape (e.g. float(N) y)"),
+            std::string::npos)
+      << text;
+  // A read before the update is a read of an undefined tensor, as for temporaries.
+  text = check_error("def f(float(N) x) -> (float(N) y, z) {\n  z(i) = y(i)\n  y(i) += x(i)\n}");
+  EXPECT_NE(text.find("unknown name 'y'"), std::string::npos) << text;
+  // A declared output defined first is an ordinary output.
+  ir::Module m = check_ok("def f(float(N) x) -> (float(N) y) {\n  y(i) = x(i)\n  y(i) += 1\n}");
+  EXPECT_EQ(m.functions.at(0).inputs.size(), 1u);
+}
+
+TEST(AccumulateIntoCallerOutput, CallsUpdateTheCallersTensor) {
+  Tensor x = random_tensor(ElemType::F32, {3}, 1);
+  auto out = check_run(R"(def acc(float(N) x) -> (float(N) y) {
+  y(i) += x(i)
+}
+def main(float(N) x) -> (z) {
+  z(i) = x(i) * 10
+  z = acc(x)
+  z = acc(x)
+})",
+                       {x});
+  for (int64_t i = 0; i < 3; ++i) EXPECT_NEAR(out[0].get(i), 12 * x.get(i), 1e-5);
+  std::string text = check_error(
+      "def acc(float(N) x) -> (float(N) y) {\n  y(i) += x(i)\n}\n"
+      "def main(float(N) x) -> (z) {\n  z = acc(x)\n}");
+  EXPECT_NE(text.find("test.tn:5:3: error: 'acc' updates its output 'y', which starts from the "
+                      "caller's values, so 'z' must be defined before the call"),
+            std::string::npos)
+      << text;
+}
+
+}  // namespace
+}  // namespace tenet::lang

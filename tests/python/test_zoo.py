@@ -60,7 +60,7 @@ ZOO = {
 ELSEWHERE = {"lltm", "capsnet_small", "margin_loss", "masked_decoder", "routing3",
              "routing_step", "squash", "tc_bool", "tc_gather", "tc_half", "tc_index_math",
              "tc_math", "tc_product", "tc_promotion", "tc_promotion_update", "tc_redefine",
-             "tc_ternary", "tc_unsigned"}
+             "tc_ternary", "tc_unsigned", "tc_update_output"}
 
 
 def test_every_zoo_program_is_classified():

@@ -119,6 +119,9 @@ const std::vector<ZooCase>& zoo_table() {
       row("tc_bool", {{"N", 3}, {"D", 4}}, vjp(), {}, /*int_hi=*/2),
       row("tc_unsigned", {{"N", 3}, {"C", 4}}, vjp()),
       row("tc_half", {{"N", 3}, {"I", 4}, {"O", 2}}, vjp()),
+      // Outputs the caller supplies with their initial values; some initial
+      // peaks above every x(n, k), so that max= routes a gradient to them.
+      row("tc_update_output", {{"N", 3}, {"K", 4}}, vjp(), {{"peak", 0.5, 1.5}}),
   };
   return table;
 }
