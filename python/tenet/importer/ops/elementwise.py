@@ -182,7 +182,7 @@ def like(t, x, *args, **kwargs):
 @op("aten.elu.default")
 def elu(t, x, alpha=1.0, scale=1.0, input_scale=1.0):
     def formula(v):
-        negative = f"{_number(alpha)} * expm1({_scaled(v, input_scale)})"
+        negative = _scaled(f"expm1({_scaled(v, input_scale)})", alpha)
         if scale != 1:
             return f"select({v} > 0, {_number(scale)} * {v}, {_number(scale)} * {negative})"
         return f"select({v} > 0, {v}, {negative})"
@@ -218,7 +218,7 @@ def _any_float(*operands):
 
 
 def _scaled(v, factor):
-    return v if factor == 1 else f"{v} * {_number(factor)}"
+    return v if factor == 1 else f"{_number(factor)} * {v}"
 
 
 def _number(value):
