@@ -43,7 +43,8 @@ class Translator:
     def __init__(self, exported, function_name):
         self.exported = exported
         self.function_name = function_name
-        self.namer = names.Namer()
+        # tensors may not share a name with a function (this one, or its one-mode name)
+        self.namer = names.Namer(reserved=(function_name, function_name.rsplit("_", 1)[0]))
         self.sizes = {}            # sympy symbol name -> Tenet size name
         self.values = {}           # fx node -> what it is in Tenet
         self.inputs = []           # Input, in declaration order
