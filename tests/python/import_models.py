@@ -165,8 +165,8 @@ def check(model, args, *, dtype=torch.float64, steps=3, lr=0.05, tolerance=None,
         if step == 0:
             mine = dict(module.named_buffers())
             for key, b in reference.named_buffers():
-                found[f"buffer {key}"] = relative(mine[key].to(b.dtype), b) if b.is_floating_point() \
-                    else float((mine[key] != b).any())
+                found[f"buffer {key}"] = (relative(mine[key], b) if b.is_floating_point()
+                                          else float((mine[key] != b).any()))
     mine = dict(module.named_parameters())
     for key, p in reference.named_parameters():
         found[f"after {steps} steps: {key}"] = relative(mine[key].detach(), p.detach())
@@ -222,7 +222,8 @@ class RecurrentCells(nn.Module):
             h = self.gru(sequence[:, t], h)
             state = self.lstm(h, state)
         score = self.readout(state[0]).squeeze(1)
-        return F.mse_loss(score, target) + F.binary_cross_entropy_with_logits(score, target.sigmoid())
+        return (F.mse_loss(score, target)
+                + F.binary_cross_entropy_with_logits(score, target.sigmoid()))
 
 
 class BinarisedMLP(nn.Module):

@@ -51,9 +51,9 @@ def _attention():
     return Attention(), (torch.randn(2, 5, 4), torch.tensor([0, 2]))
 
 
-MODELS = {"resnet": _resnet, "attention": _attention, "mlp": _mlp, "mnist_cnn": _mnist_cnn, "lenet5": _lenet, "lltm": _lltm,
-          "embedding_bag": _embedding_bag, "conv_bn": _conv_bn, "transformer": _transformer,
-          "gru_lstm_cells": _recurrent}
+MODELS = {"mlp": _mlp, "mnist_cnn": _mnist_cnn, "lenet5": _lenet, "lltm": _lltm,
+          "embedding_bag": _embedding_bag, "conv_bn": _conv_bn, "resnet": _resnet,
+          "transformer": _transformer, "attention": _attention, "gru_lstm_cells": _recurrent}
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))

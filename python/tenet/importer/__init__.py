@@ -13,6 +13,7 @@ from .errors import TorchImportError
 from .export import export
 from .program import Program, load
 from .translate import Translator
+from .values import tenet_type
 
 __all__ = ["Program", "TorchImportError", "from_torch", "load"]
 
@@ -106,13 +107,17 @@ def _header(module, entries):
 
 
 def _check_dtypes(module, args):
-    from .values import tenet_type
+    """Parameters, buffers and arguments of a dtype Tenet has no type for are refused
+    before anything is exported."""
+    supported = "which Tenet does not support (float32, float64, integers, bool)"
     for key, value in list(module.named_parameters()) + list(module.named_buffers()):
         if tenet_type(value.dtype) is None:
-            raise TorchImportError(f"{key} has dtype {str(value.dtype).replace('torch.', '')}, "
-                                   f"which Tenet does not support (float32, float64, integers, bool)",
+            raise TorchImportError(f"{key} has dtype {_dtype_name(value)}, {supported}",
                                    module_path=key.rsplit(".", 1)[0] if "." in key else "")
     for k, value in enumerate(args):
         if isinstance(value, torch.Tensor) and tenet_type(value.dtype) is None:
-            raise TorchImportError(f"argument {k} has dtype {str(value.dtype).replace('torch.', '')}, "
-                                   f"which Tenet does not support (float32, float64, integers, bool)")
+            raise TorchImportError(f"argument {k} has dtype {_dtype_name(value)}, {supported}")
+
+
+def _dtype_name(tensor):
+    return str(tensor.dtype).replace("torch.", "")

@@ -82,7 +82,7 @@ def user_frame(error):
     found = (None, None)
     for frame in traceback.extract_tb(error.__traceback__):
         path = os.path.abspath(frame.filename)
-        if path.startswith(torch_dir) or path.startswith(tenet_dir) or frame.filename.startswith("<"):
+        if path.startswith((torch_dir, tenet_dir)) or frame.filename.startswith("<"):
             continue
         found = (f"{os.path.basename(frame.filename)}:{frame.lineno}", frame.line)
     return found

@@ -28,7 +28,8 @@ class Input:
 
     def declaration(self):
         t = self.tensor
-        return f"{t.dtype}({', '.join(t.shape)}) {self.name}" if t.shape else f"{t.dtype} {self.name}"
+        shape = f"({', '.join(t.shape)})" if t.shape else ""
+        return f"{t.dtype}{shape} {self.name}"
 
 
 class Output:

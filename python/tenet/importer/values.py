@@ -113,7 +113,8 @@ def _compose(outer, inner):
     through = inner[outer.dim]
     if through.dim is None:
         return Axis(None, offset=outer.scale * through.offset + outer.offset)
-    return Axis(through.dim, outer.scale * through.scale, outer.scale * through.offset + outer.offset)
+    return Axis(through.dim, outer.scale * through.scale,
+                outer.scale * through.offset + outer.offset)
 
 
 def _paren(text):

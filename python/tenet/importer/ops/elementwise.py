@@ -72,7 +72,9 @@ for _name, _symbol in {"add": "+", "sub": "-", "mul": "*", "div": "/"}.items():
 
 @op("aten.rsub.Scalar", "aten.rsub.Tensor")
 def rsub(t, a, b, alpha=1):
-    return t.elementwise(lambda x, y: f"{y} - {_number(alpha)} * {x}" if alpha != 1 else f"{y} - {_atom(x)}", [a, b])
+    if alpha != 1:
+        return t.elementwise(lambda x, y: f"{y} - {_number(alpha)} * {_atom(x)}", [a, b])
+    return t.elementwise(lambda x, y: f"{y} - {_atom(x)}", [a, b])
 
 
 def _comparison(name, symbol):
@@ -198,7 +200,8 @@ def leaky_relu(t, x, slope=0.01):
 def gelu(t, x, approximate="none"):
     if approximate == "tanh":
         k = math.sqrt(2 / math.pi)
-        return t.elementwise(lambda v: f"0.5 * {v} * (1 + tanh({k!r} * ({v} + 0.044715 * {v} * {v} * {v})))", [x])
+        return t.elementwise(
+            lambda v: f"0.5 * {v} * (1 + tanh({k!r} * ({v} + 0.044715 * {v} * {v} * {v})))", [x])
     return t.elementwise(lambda v: f"0.5 * {v} * (1 + erf({v} * {math.sqrt(0.5)!r}))", [x])
 
 

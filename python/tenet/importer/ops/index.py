@@ -14,8 +14,8 @@ def embedding(t, weight, indices, padding_idx=-1, scale_grad_by_freq=False, spar
     idx = names.own_indices(out.rank)
     at = idx[:indices.rank]
     row = indices.read(at)
-    t.statement(out, idx, "=", weight.read([row, idx[-1]]), [(indices, at), (weight, [row, idx[-1]])],
-                dict(zip(idx, out.shape)))
+    t.statement(out, idx, "=", weight.read([row, idx[-1]]),
+                [(indices, at), (weight, [row, idx[-1]])], dict(zip(idx, out.shape)))
     return out
 
 
@@ -98,7 +98,8 @@ def embedding_bag(t, weight, indices, offsets, scale_grad_by_freq=False, mode=0,
     (k,) = names.reduced_indices(1)
     count = indices.shape[0]
     ends = t.new(f"{t.default_name()}_end", shape=(bags,), dtype=offsets.dtype)
-    t.statement(ends, [b], "=", f"select({b} + 1 < {offsets.shape[0]}, {offsets.read([f'{b} + 1'], guarded=True)}, "
+    following = offsets.read([f"{b} + 1"], guarded=True)
+    t.statement(ends, [b], "=", f"select({b} + 1 < {offsets.shape[0]}, {following}, "
                                 f"{offsets.dtype}({count}))", [], {b: bags})
     term = weight.read([indices.read([k]), d])
     if per_sample_weights is not None:
@@ -108,5 +109,6 @@ def embedding_bag(t, weight, indices, offsets, scale_grad_by_freq=False, mode=0,
                 {b: bags, d: weight.shape[1]},
                 where=[f"{k} in {offsets.read([b])}:{ends.read([b])}"])
     if _MODES[mode] == "mean":
-        t.statement(out, [b, d], "=", f"{out.read([b, d])} / fmax(float32({ends.read([b])} - {offsets.read([b])}), 1)")
+        size = f"{ends.read([b])} - {offsets.read([b])}"
+        t.statement(out, [b, d], "=", f"{out.read([b, d])} / fmax(float32({size}), 1)")
     return (out, None, None, None)

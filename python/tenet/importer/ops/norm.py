@@ -112,7 +112,8 @@ def batch_norm(t, x, weight, bias, running_mean, running_var, training, momentum
         t.statement(new_mean, [c], "=", f"{momentum!r} * {mean.read([c])} + "
                                         f"{1 - momentum!r} * {running_mean.read([c])}")
         new_var = t.new(f"{base}_running_var_new", shape=running_var.shape, dtype=x.dtype)
-        t.statement(new_var, [c], "=", f"{momentum!r} * {var.read([c])} * {count} / ({count} - 1) + "
+        unbiased = f"{var.read([c])} * {count} / ({count} - 1)"
+        t.statement(new_var, [c], "=", f"{momentum!r} * {unbiased} + "
                                        f"{1 - momentum!r} * {running_var.read([c])}")
     return (out, None, None, new_mean, new_var)
 

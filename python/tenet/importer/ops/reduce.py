@@ -26,7 +26,8 @@ def _reduce(t, x, dims, keepdim, reduction, scale=False, dtype=None):
     t.statement(out, left, reduction, value, [(x, at)], ranges, where)
     if scale:
         count = " * ".join(x.shape[d] for d in dims) or "1"
-        t.statement(out, left, "=", f"{out.read(left)} / {count if len(dims) == 1 else f'({count})'}")
+        count = count if len(dims) == 1 else f"({count})"
+        t.statement(out, left, "=", f"{out.read(left)} / {count}")
     return out
 
 
