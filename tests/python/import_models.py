@@ -302,3 +302,18 @@ class Attention(nn.Module):
         q, k, v = self.qkv(x).unsqueeze(1).chunk(3, dim=-1)
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True).squeeze(1)
         return F.cross_entropy(self.out(y).mean(1), label)
+
+
+class RecurrentLayers(nn.Module):
+    """nn.LSTM and nn.GRU layers over a sequence (export unrolls them into cells)."""
+
+    def __init__(self, features=3, hidden=4, outputs=2):
+        super().__init__()
+        self.lstm = nn.LSTM(features, hidden, batch_first=True)
+        self.gru = nn.GRU(hidden, hidden, batch_first=True)
+        self.fc = nn.Linear(hidden, outputs)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        z, _ = self.gru(y)
+        return self.fc(z[:, -1])

@@ -6,8 +6,9 @@ The comparison is import_models.check; `pytest -s` prints the largest difference
 import pytest
 import torch
 
-from import_models import (LLTM, MLP, Attention, BinarisedMLP, ConvBN, EmbeddingBagModel, LeNet5,
-                           MnistCNN, OffsetBags, RecurrentCells, TinyResNet, TinyTransformer, check)
+from import_models import (LLTM, MLP, Attention, BinarisedMLP, ConvBN, EmbeddingBagModel,
+                           LeNet5, MnistCNN, OffsetBags, RecurrentCells, RecurrentLayers,
+                           TinyResNet, TinyTransformer, check)
 from tenet.importer.translate import language_has
 
 
@@ -51,9 +52,14 @@ def _attention():
     return Attention(), (torch.randn(2, 5, 4), torch.tensor([0, 2]))
 
 
+def _recurrent_layers():
+    return RecurrentLayers(), (torch.randn(2, 5, 3),)
+
+
 MODELS = {"mlp": _mlp, "mnist_cnn": _mnist_cnn, "lenet5": _lenet, "lltm": _lltm,
           "embedding_bag": _embedding_bag, "conv_bn": _conv_bn, "resnet": _resnet,
-          "transformer": _transformer, "attention": _attention, "gru_lstm_cells": _recurrent}
+          "transformer": _transformer, "attention": _attention, "gru_lstm_cells": _recurrent,
+          "lstm_gru_layers": _recurrent_layers}
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
