@@ -317,3 +317,16 @@ class RecurrentLayers(nn.Module):
         y, _ = self.lstm(x)
         z, _ = self.gru(y)
         return self.fc(z[:, -1])
+
+
+class Lookups(nn.Module):
+    """Rows of a parameter picked by an integer tensor: x[idx] and index_select."""
+
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Parameter(torch.randn(7, 3))
+        self.fc = nn.Linear(3, 2)
+
+    def forward(self, x, rows):
+        picked = self.table[rows] + torch.index_select(self.table, 0, rows)
+        return self.fc(picked * x[:, rows[:2]].sum(1, keepdim=True))

@@ -112,3 +112,31 @@ def embedding_bag(t, weight, indices, offsets, scale_grad_by_freq=False, mode=0,
         size = f"{ends.read([b])} - {offsets.read([b])}"
         t.statement(out, [b, d], "=", f"{out.read([b, d])} / fmax(float32({size}), 1)")
     return (out, None, None, None)
+
+
+@op("aten.index_select.default")
+def index_select(t, x, dim, index):
+    """``out(..., i, ...) = x(..., index(i), ...)``: a read at a computed index."""
+    dim = dim % x.rank
+    out = t.new()
+    idx = names.own_indices(out.rank)
+    at = list(idx)
+    at[dim] = index.read([idx[dim]])
+    t.statement(out, idx, "=", x.read(at), [(x, at), (index, [idx[dim]])],
+                dict(zip(idx, out.shape)))
+    return out
+
+
+@op("aten.index.Tensor")
+def index_tensor(t, x, indices):
+    """``x[idx]`` with one integer index tensor on one dimension (the others ``:``)."""
+    used = [k for k, i in enumerate(indices) if i is not None]
+    if len(used) != 1 or indices[used[0]].dtype == "bool":
+        t.fail("indexing with several index tensors or a bool mask is not supported")
+    dim, index = used[0], indices[used[0]]
+    out = t.new()
+    idx = names.own_indices(out.rank)
+    own = idx[dim:dim + index.rank]
+    at = idx[:dim] + [index.read(own)] + idx[dim + index.rank:]
+    t.statement(out, idx, "=", x.read(at), [(x, at), (index, own)], dict(zip(idx, out.shape)))
+    return out
