@@ -44,6 +44,11 @@ def test_save_and_load_give_the_same_program_and_weights(tmp_path):
     assert torch.allclose(module(x), model(x), rtol=1e-5, atol=1e-6)
     assert all(isinstance(p, torch.nn.Parameter) for p in module.parameters())
     assert len(list(module.parameters())) == len(list(model.parameters()))
+    with torch.no_grad():  # a trained loaded module saves its own weights
+        module.fc.bias.add_(1.0)
+    loaded.save(tmp_path / "again")
+    again = tenet.load(tmp_path / "again").module()
+    assert torch.equal(again.fc.bias, module.fc.bias)
 
 
 def test_load_refuses_weights_without_the_manifest(tmp_path):

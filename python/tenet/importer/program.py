@@ -50,9 +50,14 @@ class Program:
         return self._ops[key]
 
     def module(self):
-        """A torch.nn.Module running this program (see tenet.importer.module)."""
+        """A torch.nn.Module running this program (see tenet.importer.module). For a
+        program from from_torch it shares the original module's parameters and buffers;
+        for a loaded one it owns them (the first module made is the one ``save`` reads)."""
         from .module import TenetModule
-        return TenetModule(self, self._original)
+        made = TenetModule(self, self._original)
+        if self._original is None:
+            self._original = made
+        return made
 
     def save(self, directory):
         """Writes ``model.tn`` and ``weights.safetensors`` (the parameters and buffers,
