@@ -72,8 +72,11 @@ def expand(t, x, sizes):
 def slice_(t, x, dim=0, start=None, end=None, step=1):
     dim = dim % x.rank
     start = start or 0
+    if not isinstance(start, Size) and start < 0 and x.shape[dim].isdigit():
+        start = max(start + int(x.shape[dim]), 0)  # x[-3:] on a dimension of fixed size
     if isinstance(start, Size) or start < 0:
-        t.fail("slices with a negative or symbolic start are not supported")
+        t.fail("slices with a symbolic start, or a negative one on a dimension of "
+               "dynamic size, are not supported")
     axes = [Axis(k) for k in range(x.rank)]
     axes[dim] = Axis(dim, step, start)
     return x.view(t.shape(), axes)
@@ -83,6 +86,8 @@ def slice_(t, x, dim=0, start=None, end=None, step=1):
 def select(t, x, dim, index):
     dim = dim % x.rank
     if index < 0:
+        if not x.shape[dim].isdigit():
+            t.fail("selecting a negative index of a dimension of dynamic size is not supported")
         index += int(x.shape[dim])
     axes = [Axis(k if k < dim else k - 1) for k in range(x.rank)]
     axes[dim] = Axis(None, offset=index)
