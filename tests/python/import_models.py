@@ -330,3 +330,18 @@ class Lookups(nn.Module):
     def forward(self, x, rows):
         picked = self.table[rows] + torch.index_select(self.table, 0, rows)
         return self.fc(picked * x[:, rows[:2]].sum(1, keepdim=True))
+
+
+class GroupNormActivations(nn.Module):
+    """GroupNorm, var, normalize and the activations export writes out in primitives
+    (softplus, logsigmoid, hardswish, mish, hardsigmoid)."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.GroupNorm(2, 4)
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        y = (F.softplus(x) + F.logsigmoid(x) + F.hardswish(x) + F.mish(x) + F.hardsigmoid(x)
+             + self.norm(x) + x.var(1, keepdim=True) + F.normalize(x, dim=1))
+        return self.fc(y.mean((2, 3)))

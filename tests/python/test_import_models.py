@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from import_models import (LLTM, MLP, Attention, BinarisedMLP, ConvBN, EmbeddingBagModel,
+                           GroupNormActivations,
                            LeNet5, Lookups, MnistCNN, OffsetBags, RecurrentCells, RecurrentLayers,
                            TinyResNet, TinyTransformer, check)
 from tenet.importer.translate import language_has
@@ -60,10 +61,15 @@ def _lookups():
     return Lookups(), (torch.randn(4, 5), torch.tensor([1, 3, 3, 6]))
 
 
+def _group_norm():
+    return GroupNormActivations(), (torch.randn(3, 4, 3, 3),)
+
+
 MODELS = {"mlp": _mlp, "mnist_cnn": _mnist_cnn, "lenet5": _lenet, "lltm": _lltm,
           "embedding_bag": _embedding_bag, "conv_bn": _conv_bn, "resnet": _resnet,
           "transformer": _transformer, "attention": _attention, "gru_lstm_cells": _recurrent,
-          "lstm_gru_layers": _recurrent_layers, "lookups": _lookups}
+          "lstm_gru_layers": _recurrent_layers, "lookups": _lookups,
+          "group_norm_activations": _group_norm}
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))

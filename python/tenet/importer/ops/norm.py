@@ -130,3 +130,36 @@ def batch_norm_eval(t, x, weight, bias, running_mean, running_var, momentum, eps
         value += f" + {bias.read([idx[1]])}"
     t.statement(out, idx, "=", value, [(x, idx)], dict(zip(idx, x.shape)))
     return (out, None, None)
+
+
+@op("aten.native_group_norm.default")
+def group_norm(t, x, weight, bias, batch, channels, spatial, groups, eps):
+    """Statistics per (example, group) over the group's channels and every position; each
+    channel j reads its group's at the computed index j / (channels per group)."""
+    x = t.materialise(x)
+    per_group = int(x.shape[1]) // groups
+    base = t.default_name()
+    idx = names.own_indices(x.rank)
+    i, g = idx[0], idx[1]
+    reduced = names.reduced_indices(x.rank - 1)
+    at = [i, f"{per_group}*{g} + {reduced[0]}"] + reduced[1:]
+    count = "(" + " * ".join([str(per_group)] + list(x.shape[2:])) + ")" if x.rank > 2 \
+        else str(per_group)
+    where = [f"{g} in 0:{groups}", f"{reduced[0]} in 0:{per_group}"]
+    ranges = {i: x.shape[0], **{r: s for r, s in zip(reduced[1:], x.shape[2:])}}
+    mean = t.new(f"{base}_mean", shape=(x.shape[0], str(groups)), dtype=x.dtype)
+    t.statement(mean, [i, g], "+=!", x.read(at), [(x, at)], ranges, where)
+    t.statement(mean, [i, g], "=", f"{mean.read([i, g])} / {count}")
+    centred = f"({x.read(at)} - {mean.read([i, g])})"
+    var = t.new(f"{base}_var", shape=(x.shape[0], str(groups)), dtype=x.dtype)
+    t.statement(var, [i, g], "+=!", f"{centred} * {centred}", [(x, at)], ranges, where)
+    t.statement(var, [i, g], "=", f"{var.read([i, g])} / {count}")
+    group = [i, f"{idx[1]} / {per_group}"]
+    out = t.new(shape=x.shape, dtype=x.dtype)
+    value = (f"({x.read(idx)} - {mean.read(group)}) * rsqrt({var.read(group)} + {eps!r})")
+    if weight is not None:
+        value += f" * {weight.read([idx[1]])}"
+    if bias is not None:
+        value += f" + {bias.read([idx[1]])}"
+    t.statement(out, idx, "=", value)
+    return (out, None, None)

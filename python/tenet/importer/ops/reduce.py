@@ -4,11 +4,15 @@ from . import op
 from .. import names
 
 
-def _reduce(t, x, dims, keepdim, reduction, scale=False, dtype=None):
+def _reduce(t, x, dims, keepdim, reduction, scale=False, dtype=None, wanted=None):
     if dims is None or len(dims) == 0:
         dims = list(range(x.rank))
     dims = sorted(d % max(x.rank, 1) for d in dims)
-    out = t.new(dtype=dtype)
+    shape = None
+    if wanted is not None:  # not the node's own value: its shape from x
+        shape = tuple("1" if k in dims else s for k, s in enumerate(x.shape)) if keepdim \
+            else tuple(s for k, s in enumerate(x.shape) if k not in dims)
+    out = t.new(wanted, shape=shape, dtype=dtype or (x.dtype if wanted else None))
     own = names.own_indices(x.rank)
     reduced = names.reduced_indices(len(dims))
     at = list(own)
@@ -80,3 +84,22 @@ def _count(t, x, dims, keepdim, negate=False):
     flags = t.elementwise(lambda v: f"int32({'!' if negate else ''}{v})", [x],
                           wanted=f"{t.default_name()}_flags", dtype="int32", shape=x.shape)
     return _reduce(t, flags, dims, keepdim, "+=!", dtype="int32")
+
+
+@op("aten.var.correction", "aten.var.dim")
+def var(t, x, dims=None, unbiased=None, keepdim=False, correction=None):
+    """The mean, then the sum of squared differences over ``count - correction``."""
+    if correction is None:
+        correction = 1 if unbiased in (None, True) else 0
+    if dims is None or len(dims) == 0:
+        dims = list(range(x.rank))
+    x = t.materialise(x)
+    mean = _reduce(t, x, dims, True, "+=!", scale=True, wanted=f"{t.default_name()}_mean")
+    idx = names.own_indices(x.rank)
+    centred = t.elementwise(lambda v, m: f"({v} - {m}) * ({v} - {m})", [x, mean],
+                            wanted=f"{t.default_name()}_squares", shape=x.shape, dtype=x.dtype)
+    out = _reduce(t, centred, dims, keepdim, "+=!")
+    count = " * ".join(x.shape[d % x.rank] for d in dims)
+    left = [i for k, i in enumerate(idx) if keepdim or k not in [d % x.rank for d in dims]]
+    t.statement(out, left, "=", f"{out.read(left)} / (({count}) - {correction})")
+    return out
