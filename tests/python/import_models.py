@@ -345,3 +345,15 @@ class GroupNormActivations(nn.Module):
         y = (F.softplus(x) + F.logsigmoid(x) + F.hardswish(x) + F.mish(x) + F.hardsigmoid(x)
              + self.norm(x) + x.var(1, keepdim=True) + F.normalize(x, dim=1))
         return self.fc(y.mean((2, 3)))
+
+
+class Upsampler(nn.Module):
+    """Transposed convolutions: stride 2 with output padding, and a dilated one."""
+
+    def __init__(self):
+        super().__init__()
+        self.up1 = nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1, output_padding=1)
+        self.up2 = nn.ConvTranspose2d(3, 2, 2, stride=1, padding=0, dilation=2)
+
+    def forward(self, x):
+        return self.up2(torch.tanh(self.up1(x))).square().mean()

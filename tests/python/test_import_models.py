@@ -9,7 +9,7 @@ import torch
 from import_models import (LLTM, MLP, Attention, BinarisedMLP, ConvBN, EmbeddingBagModel,
                            GroupNormActivations,
                            LeNet5, Lookups, MnistCNN, OffsetBags, RecurrentCells, RecurrentLayers,
-                           TinyResNet, TinyTransformer, check)
+                           TinyResNet, TinyTransformer, Upsampler, check)
 from tenet.importer.translate import language_has
 
 
@@ -65,11 +65,15 @@ def _group_norm():
     return GroupNormActivations(), (torch.randn(3, 4, 3, 3),)
 
 
+def _upsampler():
+    return Upsampler(), (torch.randn(2, 2, 4, 4),)
+
+
 MODELS = {"mlp": _mlp, "mnist_cnn": _mnist_cnn, "lenet5": _lenet, "lltm": _lltm,
           "embedding_bag": _embedding_bag, "conv_bn": _conv_bn, "resnet": _resnet,
           "transformer": _transformer, "attention": _attention, "gru_lstm_cells": _recurrent,
           "lstm_gru_layers": _recurrent_layers, "lookups": _lookups,
-          "group_norm_activations": _group_norm}
+          "group_norm_activations": _group_norm, "transposed_convolutions": _upsampler}
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))

@@ -27,9 +27,10 @@ def _expand(values, count):
 
 @op("aten.convolution.default")
 def convolution(t, x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
-    if transposed:
-        t.fail("transposed convolution is not supported")
     spatial = x.rank - 2
+    if transposed:
+        return _transposed(t, x, w, bias, *(_expand(v, spatial)
+                                            for v in (stride, padding, dilation)), groups)
     stride, padding, dilation = (_expand(v, spatial) for v in (stride, padding, dilation))
     out = t.new()
     idx = names.own_indices(out.rank)
@@ -53,6 +54,37 @@ def convolution(t, x, w, bias, stride, padding, dilation, transposed, output_pad
                 reads, ranges)
     if bias is not None:
         t.statement(out, idx, "=", f"{out.read(idx)} + {bias.read([channel])}")
+    return out
+
+
+def _transposed(t, x, w, bias, stride, padding, dilation, groups):
+    """The gradient of a convolution as a gather: output position k takes input position
+    (k + padding - dilation * s) / stride wherever that divides exactly (the others add
+    a guarded 0), so no output is written twice."""
+    if groups != 1:
+        t.fail("transposed convolution with groups is not supported")
+    x = t.materialise(x)
+    out = t.new()
+    idx = names.own_indices(out.rank)
+    reduced = names.reduced_indices(x.rank - 1)
+    c, window = reduced[0], reduced[1:]
+    at, exact = [], []
+    for k, own in enumerate(idx[2:]):
+        tap = window[k] if dilation[k] == 1 else f"{dilation[k]}*{window[k]}"
+        position = f"{own} + {padding[k]} - {tap}" if padding[k] else f"{own} - {tap}"
+        if stride[k] == 1:
+            at.append(position)
+        else:
+            at.append(f"({position}) / {stride[k]}")
+            exact.append(f"({position}) % {stride[k]} == 0 && {position} >= 0")
+    value = f"{x.read([idx[0], c] + at, guarded=True)} * {w.read([c, idx[1]] + window)}"
+    if exact:
+        value = f"select({' && '.join(exact)}, {value}, 0)"
+    ranges = dict(zip(idx, out.shape))
+    ranges.update(zip(reduced, [w.shape[0]] + list(w.shape[2:])))
+    t.statement(out, idx, "+=!", value, [(w, [c, idx[1]] + window)], ranges)
+    if bias is not None:
+        t.statement(out, idx, "=", f"{out.read(idx)} + {bias.read([idx[1]])}")
     return out
 
 
