@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "ir/mutator.h"
 #include "lower/lowered.h"
 #include "lower/schedule.h"
 #include "support/error.h"
@@ -278,9 +279,9 @@ class Planner {
     return slots;
   }
 
+  // Every read, those inside computed indices (W(idx(i), j) reads idx) included.
   void record_reads(const ir::Expr& e) {
-    if (e->kind == ir::ExprKind::Read) record_use(e->tensor);
-    for (const ir::Expr& a : e->args) record_reads(a);
+    for (const ir::Expr& read : ir::reads_of(e)) record_use(read->tensor);
   }
 
   void record_use(const ir::ValuePtr& v) {

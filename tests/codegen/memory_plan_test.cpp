@@ -196,6 +196,20 @@ def chain(float(N, K) x) -> (y) {
   EXPECT_LE(bytes, 4 * one + tenet::workspace_bytes<float>(37));
 }
 
+TEST(MemoryPlan, AReadInsideAComputedIndexKeepsItsTensorLive) {
+  // idx is read only inside the computed index of t's read (torch's roll):
+  // t must not take its memory (it did, and read indices it had overwritten).
+  ir::Module m = compile_tn(R"(
+def roll_conv(float(2, 4, 3, 3) w, float(B, 4, 3, 3) x) -> (y) {
+  a(k) = int64(k) where k in 0:3
+  idx(k) = (a(k) + 2) % 3
+  t(n, c, k, l) = x(n, c, idx(k), l)
+  y(n, o, k, l) +=! t(n, c, k + p, l + q) * w(o, c, p, q) where k in 0:1, l in 0:1
+}
+)");
+  expect_compiled_matches(m, "roll_conv", {{"B", 2}});
+}
+
 TEST(MemoryPlan, TemporariesInLoopsAndCarriedBuffers) {
   // Body temporaries share memory within an iteration; x and the carried
   // state must survive every iteration.

@@ -12,6 +12,7 @@ from ..function import load as load_program
 from .errors import TorchImportError
 from .export import export
 from .program import Program, load
+from .names import Namer
 from .translate import Translator
 from .values import tenet_type
 
@@ -92,8 +93,13 @@ def _signature(translator):
 
 
 def _function_name(module):
+    """The class name in snake case ('MnistCNN' -> 'mnist_cnn'); never a single letter
+    (those are index names) nor a language name."""
     name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", type(module).__name__).lower()
-    return re.sub(r"[^a-z0-9_]", "_", name) or "model"
+    name = re.sub(r"[^a-z0-9_]", "_", name).strip("_")
+    if len(name) < 2 or not name[0].isalpha() or not Namer().is_free(name):
+        name = f"{name}_model" if name[:1].isalpha() else "model"
+    return name
 
 
 def _header(module, entries):

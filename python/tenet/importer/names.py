@@ -32,6 +32,9 @@ class Namer:
     def __init__(self, reserved=()):
         self._taken = set(reserved) | _TYPES | _BUILTINS | _KEYWORDS
 
+    def is_free(self, name):
+        return name not in self._taken
+
     def reserve(self, name):
         self._taken.add(name)
 

@@ -277,7 +277,9 @@ class Translator:
                     got.setdefault(index, set()).add(size)
             named = {c.split(" in ")[0] for c in clauses}
             for index, size in ranges.items():
-                if index not in named and size not in got.get(index, ()):
+                # a where clause unless a read ranges it exactly (and none more widely:
+                # the smallest range would win, with a note, as in TC)
+                if index not in named and got.get(index, set()) != {size}:
                     clauses.append(f"{index} in 0:{size}")
         left = f"{target.name}({', '.join(indices)})" if indices else target.name
         text = f"{left} {op} {rhs}"

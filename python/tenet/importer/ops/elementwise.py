@@ -70,6 +70,16 @@ for _name, _symbol in {"add": "+", "sub": "-", "mul": "*", "div": "/"}.items():
     _binary(_name, _symbol)
 
 
+@op("aten.fmod.Scalar", "aten.fmod.Tensor", "aten.remainder.Scalar", "aten.remainder.Tensor")
+def remainder(t, a, b):
+    """Integers only: fmod is C's % (the dividend's sign); remainder takes the divisor's."""
+    if t.dtype() == "float":
+        t.fail("fmod and remainder of floats are not supported")
+    if "fmod" in str(t.node.target):
+        return t.elementwise(lambda x, y: f"{x} % {_atom(y)}", [a, b])
+    return t.elementwise(lambda x, y: f"(({x} % {_atom(y)}) + {_atom(y)}) % {_atom(y)}", [a, b])
+
+
 @op("aten.rsub.Scalar", "aten.rsub.Tensor")
 def rsub(t, a, b, alpha=1):
     if alpha != 1:

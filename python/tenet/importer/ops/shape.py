@@ -5,7 +5,7 @@ where the language has it, else a read through computed indices; cat writes a se
 
 from . import op
 from .. import names
-from ..values import Axis, Size
+from ..values import Axis, Size, literal
 
 
 @op("aten.sym_size.int")
@@ -107,6 +107,67 @@ def split(t, x, sizes, dim=0):
         parts.append(x.view(x.shape[:dim] + (str(size),) + x.shape[dim + 1:], axes))
         start += size
     return tuple(parts)
+
+
+@op("aten.flip.default")
+def flip(t, x, dims):
+    """A view: index k of a flipped dimension of size n reads n - 1 - k."""
+    axes = [Axis(k) for k in range(x.rank)]
+    for d in dims:
+        d %= x.rank
+        if not x.shape[d].isdigit():
+            t.fail("flipping a dimension of dynamic size is not supported")
+        axes[d] = Axis(d, -1, int(x.shape[d]) - 1)
+    return x.view(x.shape, axes)
+
+
+@op("aten.constant_pad_nd.default")
+def constant_pad(t, x, pad, value=0):
+    """Guarded reads at the shifted position; a nonzero fill where the read is outside."""
+    x = t.materialise(x)
+    out = t.new()
+    idx = names.own_indices(out.rank)
+    at, inside = list(idx), []
+    for k in range(len(pad) // 2):
+        d = x.rank - 1 - k
+        before = pad[2 * k]
+        at[d] = idx[d] if before == 0 else (f"{idx[d]} - {before}" if before > 0
+                                            else f"{idx[d]} + {-before}")
+        inside.append(f"{at[d]} >= 0 && {at[d]} < {x.shape[d]}")
+    read = x.read(at, guarded=True)
+    if value:
+        read = f"select({' && '.join(inside)}, {read}, {literal(value)})"
+    t.statement(out, idx, "=", read, [], dict(zip(idx, out.shape)))
+    return out
+
+
+@op("aten.repeat.default")
+def repeat(t, x, repeats):
+    """Tiles: index k of a repeated dimension of size n reads k % n."""
+    out = t.new()
+    idx = names.own_indices(out.rank)
+    lead = out.rank - x.rank
+    at = [idx[lead + k] if r == 1 else f"{idx[lead + k]} % {x.shape[k]}"
+          for k, r in enumerate(repeats[lead:])]
+    t.statement(out, idx, "=", x.read(at), [], dict(zip(idx, out.shape)))
+    return out
+
+
+@op("aten.upsample_nearest2d.vec", "aten.upsample_nearest2d.default")
+def upsample_nearest(t, x, output_size=None, scale_factors=None):
+    """Nearest neighbour: output row k reads input row k * H / OH (exact for integer
+    factors, which are what this supports)."""
+    out = t.new()
+    idx = names.own_indices(out.rank)
+    at = list(idx[:2])
+    for k in (2, 3):
+        size, target = x.shape[k], out.shape[k]
+        if not (size.isdigit() and target.isdigit()) or int(target) % int(size):
+            t.fail("upsample_nearest2d is supported for integer scale factors only")
+        factor = int(target) // int(size)
+        at.append(idx[k] if factor == 1 else f"{idx[k]} / {factor}")
+    t.statement(out, idx, "=", x.read(at), [], dict(zip(idx, out.shape)))
+    return out
 
 
 @op("aten.cat.default")
