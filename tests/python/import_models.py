@@ -357,3 +357,18 @@ class Upsampler(nn.Module):
 
     def forward(self, x):
         return self.up2(torch.tanh(self.up1(x))).square().mean()
+
+
+class ShapeOps(nn.Module):
+    """Padding, flips, rolls, repeats, stacks and nearest upsampling before a convolution."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 2, 3)
+
+    def forward(self, x):
+        y = (F.interpolate(x, scale_factor=2, mode="nearest")[:, :, :3, :3]
+             + F.pad(x, (1, 2, 0, 1), value=0.5)[:, :, :3, :3]
+             + x.repeat(1, 2, 1, 1)[:, :4] + torch.stack([x, 2 * x], 1).sum(1)
+             + x.flip(2) + x.roll(1, 2) + F.pad(x, (1, -1, 1, -1)))
+        return self.conv(y).square().mean()

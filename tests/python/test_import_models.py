@@ -8,7 +8,7 @@ import torch
 
 from import_models import (LLTM, MLP, Attention, BinarisedMLP, ConvBN, EmbeddingBagModel,
                            GroupNormActivations,
-                           LeNet5, Lookups, MnistCNN, OffsetBags, RecurrentCells, RecurrentLayers,
+                           LeNet5, Lookups, MnistCNN, OffsetBags, RecurrentCells, RecurrentLayers, ShapeOps,
                            TinyResNet, TinyTransformer, Upsampler, check)
 from tenet.importer.translate import language_has
 
@@ -69,11 +69,16 @@ def _upsampler():
     return Upsampler(), (torch.randn(2, 2, 4, 4),)
 
 
+def _shape_ops():
+    return ShapeOps(), (torch.randn(2, 4, 3, 3),)
+
+
 MODELS = {"mlp": _mlp, "mnist_cnn": _mnist_cnn, "lenet5": _lenet, "lltm": _lltm,
           "embedding_bag": _embedding_bag, "conv_bn": _conv_bn, "resnet": _resnet,
           "transformer": _transformer, "attention": _attention, "gru_lstm_cells": _recurrent,
           "lstm_gru_layers": _recurrent_layers, "lookups": _lookups,
-          "group_norm_activations": _group_norm, "transposed_convolutions": _upsampler}
+          "group_norm_activations": _group_norm, "transposed_convolutions": _upsampler,
+          "shape_ops": _shape_ops}
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
