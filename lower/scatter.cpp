@@ -62,9 +62,13 @@ std::optional<IndexScatter> index_scatter(const ir::Compute& c) {
       out.free.push_back(d);
   }
   if (scattered.empty()) return std::nullopt;
+  // A target is computed once per term, outside the loops over the free out
+  // indices: one that reads a free (or scattered) index stays a reduction.
+  std::set<std::string> own;
+  for (const ir::Dim& d : c.out) own.insert(d.index);
   for (size_t d = 0; d < c.out.size(); ++d) {
     if (!index_of[d]) continue;
-    if (ir::mentions_index(index_of[d], scattered)) return std::nullopt;
+    if (ir::mentions_index(index_of[d], own)) return std::nullopt;
     out.targets.push_back({d, index_of[d]});
   }
   for (size_t t = 0; t < terms.size(); ++t)

@@ -38,7 +38,7 @@ struct LoweredFunction;
 /// An out dimension whose index a contribution computes.
 struct ScatterTarget {
   size_t dim = 0;  // of the result
-  ir::Expr index;  // its value (int64) at a contribution, free of scattered indices
+  ir::Expr index;  // its value (int64) at a contribution: reads no out index
 };
 
 /// The scatter form of a statement.
@@ -49,7 +49,10 @@ struct IndexScatter {
   ir::Expr value;                      // one contribution (may read the scattered indices)
 };
 
-/// The scatter form of `c`, or nullopt when it has none.
+/// The scatter form of `c`, or nullopt when it has none (also when a target
+/// reads an out index: targets are computed once per contribution, outside
+/// the loops over the free out indices, so `v == I(b)` with b an out index
+/// stays an ordinary masked sum).
 std::optional<IndexScatter> index_scatter(const ir::Compute& c);
 
 /// Stage lower_scatter: finds the scatter form of every live statement that

@@ -143,6 +143,35 @@ TEST(ComputedIndex, ScatterGradientEqualsTheInterpretersMaskedSumBitForBit) {
   }
 }
 
+TEST(ComputedIndex, AMaskedSumWhoseTargetReadsAnOutIndexStaysAReduction) {
+  // d_x(i, r) +=! select(r == idx(i), ...) over j: the target idx(i) reads
+  // the out index i, so it cannot be computed once per contribution outside
+  // the loop over i (the scatter form did, and the C++ did not compile).
+  ir::Module m = compile(R"(
+def pick(float(B, K) x, int64(B) y) -> (loss) {
+  idx(i) = select(y(i) >= 0, y(i) % K, 0)
+  g(i, j) +=! select(r == idx(i), x(i, r), 0) where j in 0:1
+  loss +=! -g(i, 0)
+}
+)");
+  ad::GradRequest req;
+  req.wrt = {"x"};
+  ir::Module g;
+  g.functions.push_back(ad::differentiate(m, "pick", req));
+  const std::string name = g.functions[0].name;
+  Tensor x = random_tensor(ElemType::F32, {5, 3}, 4);
+  Tensor y(ElemType::I64, {5});
+  for (int64_t b = 0; b < 5; ++b) y.set(b, double((2 * b + 1) % 3));
+  std::vector<Tensor> in{x, y};
+  Tensor interpreted = ir::interpret(*g.find(name), in)[1];
+  driver::optimise(g);
+  Tensor compiled = driver::jit_compile(g, name).run(in)[1];
+  for (int64_t k = 0; k < 15; ++k) {
+    EXPECT_EQ(interpreted.get(k), k % 3 == (2 * (k / 3) + 1) % 3 ? -1.0 : 0.0) << k;
+    EXPECT_EQ(compiled.get(k), interpreted.get(k)) << k;
+  }
+}
+
 TEST(ComputedIndex, RaggedRangesFromTensors) {
   ir::Module m = compile(R"(
 def ragged(float(V, D) W, int32(NNZ) tok, int32(B) start, int32(B) end) -> (bag) {
