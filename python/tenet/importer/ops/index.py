@@ -21,18 +21,16 @@ def embedding(t, weight, indices, padding_idx=-1, scale_grad_by_freq=False, spar
 
 @op("aten.gather.default")
 def gather(t, x, dim, index, sparse_grad=False):
-    """A masked sum over the gathered dimension, ``out(i, j) +=! select(r != index(i, j),
-    0, x(i, r))``: its gradient is a select, not a scatter (the dimension is a class
-    count in nll_loss, where export's decomposition puts it). Written with ``!=``: the
-    scatter lowering of ``select(r == e, v, 0)`` misplaces an index that depends on the
-    statement's own indices (codegen bug, reported)."""
+    """A masked sum over the gathered dimension, ``out(i, j) +=! select(r == index(i, j),
+    x(i, r), 0)``: exact (the other terms add 0), and its gradient is a select (the
+    dimension is a class count in nll_loss and cross_entropy, where export puts it)."""
     dim = dim % x.rank
     out = t.new()
     idx = names.own_indices(out.rank)
     (r,) = names.reduced_indices(1)
     at = list(idx)
     at[dim] = r
-    t.statement(out, idx, "+=!", f"select({r} != {index.read(idx)}, 0, {x.read(at)})",
+    t.statement(out, idx, "+=!", f"select({r} == {index.read(idx)}, {x.read(at)}, 0)",
                 [(index, idx), (x, at)], {**dict(zip(idx, out.shape)), r: x.shape[dim]})
     return out
 
