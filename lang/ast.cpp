@@ -58,6 +58,9 @@ constexpr BuiltinInfo kBuiltins[] = {
     {"erf", 1},
     {"erfc", 1},
     {"cbrt", 1},
+    // PyTorch's sign and detach (docs/language.md, "Stop-gradient").
+    {"sign", 1},
+    {"stop_gradient", 1},
     {"atan2", 2},
     {"hypot", 2},
     {"copysign", 2},

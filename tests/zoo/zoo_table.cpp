@@ -119,6 +119,9 @@ const std::vector<ZooCase>& zoo_table() {
       row("tc_bool", {{"N", 3}, {"D", 4}}, vjp(), {}, /*int_hi=*/2),
       row("tc_unsigned", {{"N", 3}, {"C", 4}}, vjp()),
       row("tc_half", {{"N", 3}, {"I", 4}, {"O", 2}}, vjp()),
+      // PyTorch's detach (issue 16): w only, the one input finite differences
+      // and the stopped gradient agree on.
+      row("detached_target", {{"N", 3}, {"I", 4}, {"O", 2}}, {{"w"}, "", false}),
   };
   return table;
 }
