@@ -46,9 +46,10 @@ def f(float(N) x, float(N) s) -> (y) {
   GradcheckOptions opt;
   opt.request = {{"x"}, "", true};
   opt.sizes = {{"N", 4}};
-  expect_gradcheck("def f(float(N) x, float(N) s) -> (y) {\n"
-                   "  y(i) = x(i) * stop_gradient(exp(s(i)) * sign(s(i)))\n}\n",
-                   "f", opt);
+  expect_gradcheck(
+      "def f(float(N) x, float(N) s) -> (y) {\n"
+      "  y(i) = x(i) * stop_gradient(exp(s(i)) * sign(s(i)))\n}\n",
+      "f", opt);
 }
 
 TEST(StopGradient, PrintedGradientHasNoAdjointForTheStoppedRead) {
