@@ -60,6 +60,15 @@ std::string FunctionEmitter::comment_text(const ir::Stmt& s) {
   return text;
 }
 
+namespace {
+
+// A reshape's computed indices are in bounds by construction (ir/reshape.h).
+bool checks_indices_of(const ir::Stmt& s, const Scope& scope) {
+  return scope.check_indices && !s.annotations.reshape;
+}
+
+}  // namespace
+
 void FunctionEmitter::emit_block(Code& code, const std::vector<ir::Stmt>& body,
                                  const Scope& scope) {
   // Live statements in order; consecutive Computes that share loops (the
@@ -87,7 +96,8 @@ void FunctionEmitter::emit_block(Code& code, const std::vector<ir::Stmt>& body,
     const Scheduled& first = nests[i][0];
     const bool checked = first.stmt->kind == ir::StmtKind::Compute &&
                          std::any_of(nests[i].begin(), nests[i].end(), [&](const Scheduled& m) {
-                           return has_checked_index(m.stmt->compute.body, scope.check_indices);
+                           return has_checked_index(m.stmt->compute.body,
+                                                    checks_indices_of(*m.stmt, scope));
                          });
     if (checked)
       for (const Scheduled& m : nests[i]) check_nonempty_dims(code, m.stmt->compute);
@@ -153,7 +163,8 @@ bool FunctionEmitter::checks_indices() const {
   bool any = false;
   ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
     any = any || (s.kind == ir::StmtKind::Compute &&
-                  has_checked_index(s.compute.body, options_.index_checks));
+                  has_checked_index(s.compute.body,
+                                    options_.index_checks && !s.annotations.reshape));
   });
   return any;
 }
@@ -346,6 +357,7 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
   // The shared loops (outermost out indices) are already open.
   Scope inner = scope;
   inner.statement = c.result->name;
+  inner.check_indices = checks_indices_of(s, scope);
   for (size_t p = 0; p < loop_vars.size(); ++p) {
     const ir::Dim& d = c.out[schedule.outer[p]];
     inner.bind(d.index, loop_vars[p], d.lo, d.hi);

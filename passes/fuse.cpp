@@ -291,6 +291,10 @@ class Fuser {
         continue;
       }
       if (!element_wise(s.compute) || s.annotations.gemm) continue;
+      if (s.annotations.reshape) {  // a view of its source: inlined, it would gather instead
+        kept_[s.compute.result.get()] = "reshape";
+        continue;
+      }
       Uses uses = find_uses(b, index, i);
       Decision d = decide(b, i, uses);
       if (d.inline_it) {
