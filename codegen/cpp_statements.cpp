@@ -94,11 +94,11 @@ void FunctionEmitter::emit_block(Code& code, const std::vector<ir::Stmt>& body,
   for (size_t i = 0; i < nests.size(); ++i) {
     if (i > 0) code.line("");
     const Scheduled& first = nests[i][0];
-    const bool checked = first.stmt->kind == ir::StmtKind::Compute &&
-                         std::any_of(nests[i].begin(), nests[i].end(), [&](const Scheduled& m) {
-                           return has_checked_index(m.stmt->compute.body,
-                                                    checks_indices_of(*m.stmt, scope));
-                         });
+    const bool checked =
+        first.stmt->kind == ir::StmtKind::Compute &&
+        std::any_of(nests[i].begin(), nests[i].end(), [&](const Scheduled& m) {
+          return has_checked_index(m.stmt->compute.body, checks_indices_of(*m.stmt, scope));
+        });
     if (checked)
       for (const Scheduled& m : nests[i]) check_nonempty_dims(code, m.stmt->compute);
     if (nests[i].size() > 1)
@@ -162,9 +162,9 @@ void FunctionEmitter::hoist_computed_indices(Code& code, const ir::Expr& body, c
 bool FunctionEmitter::checks_indices() const {
   bool any = false;
   ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
-    any = any || (s.kind == ir::StmtKind::Compute &&
-                  has_checked_index(s.compute.body,
-                                    options_.index_checks && !s.annotations.reshape));
+    any =
+        any || (s.kind == ir::StmtKind::Compute &&
+                has_checked_index(s.compute.body, options_.index_checks && !s.annotations.reshape));
   });
   return any;
 }

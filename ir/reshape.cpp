@@ -1,6 +1,7 @@
 #include "ir/reshape.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 #include "ir/builder.h"
@@ -107,7 +108,12 @@ std::string element_count_text(const std::vector<SizeExpr>& shape) {
   for (auto it = p.rbegin(); it != p.rend(); ++it) {
     const auto& [m, c] = *it;
     std::string term;
-    for (const std::string& atom : m) term += (term.empty() ? "" : "*") + atom;
+    for (const std::string& atom : m) {
+      const bool name = std::all_of(atom.begin(), atom.end(), [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+      });
+      term += (term.empty() ? "" : "*") + (name ? atom : "(" + atom + ")");
+    }
     const int64_t magnitude = c < 0 ? -c : c;
     if (term.empty())
       term = std::to_string(magnitude);
@@ -135,8 +141,7 @@ Expr reshape_read(const ValuePtr& source, const std::vector<Dim>& out) {
     Expr pos;
     for (size_t k = k0; k < k1; ++k) {
       Expr index = make_index(out[k].index);
-      pos = pos ? make_binary(BinOp::Add, make_binary(BinOp::Mul, pos, i64(to[k])), index)
-                : index;
+      pos = pos ? make_binary(BinOp::Add, make_binary(BinOp::Mul, pos, i64(to[k])), index) : index;
     }
     if (!pos) pos = make_const(0, ElemType::I64);  // only size-1 source dimensions
     // Taken apart over the source's dimensions l0..l1. The first needs no

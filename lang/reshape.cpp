@@ -53,23 +53,21 @@ void Lowerer::reshape(const ast::Stmt& s) {
 
   const ir::ValuePtr& x = source->value;
   if (!ir::same_element_count(x->shape, shape)) {
-    Diagnostic& d = error(Span::of(s.callee.span.begin, s.span.end),
-                          "reshape of " + quote(arg.name) + " " + bracketed(x->shape) + " into " +
-                              bracketed(shape) + " changes the number of elements (" +
-                              ir::element_count_text(x->shape) + " vs " +
-                              ir::element_count_text(shape) + ")");
+    Diagnostic& d =
+        error(Span::of(s.callee.span.begin, s.span.end),
+              "reshape of " + quote(arg.name) + " " + bracketed(x->shape) + " into " +
+                  bracketed(shape) + " changes the number of elements (" +
+                  ir::element_count_text(x->shape) + " vs " + ir::element_count_text(shape) + ")");
     d.notes.push_back({source->decl, quote(arg.name) + " is defined here"});
     return give_up(rank);
   }
   if (t.kind == Target::Update && t.existing.ok() &&
       (t.existing.value->type != x->type || t.existing.value->shape != shape)) {
-    Diagnostic& d = error(result.span, std::string(t.existing.value->type != x->type
-                                                       ? "type"
-                                                       : "size") +
-                                           " mismatch: " + quote(result.name) + " is " +
-                                           shape_text(t.existing.value->type,
-                                                      t.existing.value->shape) +
-                                           " but the reshape is " + shape_text(x->type, shape));
+    Diagnostic& d =
+        error(result.span, std::string(t.existing.value->type != x->type ? "type" : "size") +
+                               " mismatch: " + quote(result.name) + " is " +
+                               shape_text(t.existing.value->type, t.existing.value->shape) +
+                               " but the reshape is " + shape_text(x->type, shape));
     d.notes.push_back({t.existing.decl, quote(result.name) + " is defined here"});
     return give_up(rank);
   }
