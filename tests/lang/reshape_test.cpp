@@ -29,8 +29,7 @@ TEST(Reshape, ElementCountMustStayTheSame) {
                "(B*C*H*W vs B*C*H)");
   // Equal only for some sizes (H = W, W even): not provably the same.
   EXPECT_ERROR(body("  y = reshape(x, B, C * H * H)"), "changes the number of elements");
-  EXPECT_ERROR(body("  y = reshape(x, B, C, H, 2, W / 2)"),
-               "(B*C*H*W vs B*C*H*(W / 2)*2)");
+  EXPECT_ERROR(body("  y = reshape(x, B, C, H, 2, W / 2)"), "(B*C*H*W vs B*C*H*(W / 2)*2)");
   // Products in any order and grouping are the same polynomial.
   check_ok(body("  y = reshape(x, W * (H * B), C)"));
   check_ok("def f(float(N, 4) x) -> (y) {\n  y = reshape(x, N * 2, 4 / 2)\n}\n");
@@ -136,8 +135,8 @@ def f(double(N, M) x, int32(N, M) k) -> (s, kv) {
 }
 
 TEST(Reshape, LowersToAMarkedReadOfTheSource) {
-  std::string ir = check_print(
-      "def f(float(B, C, H, W) x) -> (y) {\n  y = reshape(x, B, C * H * W)\n}\n", "f");
+  std::string ir =
+      check_print("def f(float(B, C, H, W) x) -> (y) {\n  y = reshape(x, B, C * H * W)\n}\n", "f");
   EXPECT_NE(ir.find("attrs(reshape = true)\n  %y[b, i1]: float32[B, C*H*W] = %x[b, "
                     "{div(i1, size(H*W))}, {rem(div(i1, size(W)), size(H))}, {rem(i1, size(W))}]"),
             std::string::npos)

@@ -122,6 +122,10 @@ const std::vector<ZooCase>& zoo_table() {
       // PyTorch's detach (issue 16): w only, the one input finite differences
       // and the stopped gradient agree on.
       row("detached_target", {{"N", 3}, {"I", 4}, {"O", 2}}, {{"w"}, "", false}),
+      // Reshapes (issue 16): a flatten before a linear layer; heads split,
+      // permuted and merged.
+      row("flatten_linear", {{"B", 2}, {"O", 3}}, vjp()),
+      row("attention_heads", {{"B", 2}, {"T", 3}}, vjp()),
   };
   return table;
 }
