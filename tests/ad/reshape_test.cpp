@@ -23,7 +23,8 @@ def f(float(B, 2, 3) x) -> (y) {
       << ir;
   EXPECT_EQ(ir.find("gather"), std::string::npos) << ir;
   ir::Function g = differentiate(compile_fn(src, "f"), {{}, "", true});
-  Tensor x = random_tensor(ElemType::F32, {2, 2, 3}, 1), d_y = random_tensor(ElemType::F32, {2, 6}, 2);
+  Tensor x = random_tensor(ElemType::F32, {2, 2, 3}, 1),
+         d_y = random_tensor(ElemType::F32, {2, 6}, 2);
   std::vector<Tensor> r = ir::interpret(g, {x, d_y});
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(values(r[0]), values(x));    // y: the same elements
