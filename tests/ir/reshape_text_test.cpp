@@ -41,8 +41,8 @@ TEST(ReshapeText, RoundTripsAndRuns) {
 // '%' where a run of them is split or merged.
 TEST(ReshapeText, ReadKeepsMatchingDimensionsPlain) {
   ValuePtr x = make_value(0, "x", ElemType::F32, {SizeExpr::sym("B"), 6, SizeExpr::sym("T")});
-  std::vector<Dim> out = {{"b", 0, SizeExpr::sym("B")}, {"i", 0, 2}, {"j", 0, 3},
-                          {"t", 0, SizeExpr::sym("T")}};
+  std::vector<Dim> out = {
+      {"b", 0, SizeExpr::sym("B")}, {"i", 0, 2}, {"j", 0, 3}, {"t", 0, SizeExpr::sym("T")}};
   EXPECT_EQ(print(reshape_read(x, out)), "%x[b, 3*i + j, t]");
   std::vector<Dim> back = {{"b", 0, SizeExpr::sym("B")}, {"k", 0, SizeExpr::sym("T") * 6}};
   EXPECT_EQ(print(reshape_read(x, back)), "%x[b, {div(k, size(T))}, {rem(k, size(T))}]");
@@ -68,13 +68,14 @@ TEST(ReshapeText, VerifierRejectsAReshapeThatIsNot) {
   EXPECT_NE(verifier_error("  attrs(reshape = true)\n  %y[i]: float32[N] = sum [k in 0:N] %x[k]\n")
                 .find("not an assignment or an accumulation onto an init"),
             std::string::npos);
-  const std::string count = verifier_error(
-      "  attrs(reshape = true)\n  %y[i]: float32[2*N] = %x[{div(i, 2:int64)}]\n");
+  const std::string count =
+      verifier_error("  attrs(reshape = true)\n  %y[i]: float32[2*N] = %x[{div(i, 2:int64)}]\n");
   EXPECT_NE(count.find("the element count of x (N) changes in the reshape defining y (N*2)"),
             std::string::npos)
       << count;
-  EXPECT_NE(verifier_error("  attrs(reshape = maybe)\n  %y[i]: float32[N] = %x[i]\n").find("'true'"),
-            std::string::npos);
+  EXPECT_NE(
+      verifier_error("  attrs(reshape = maybe)\n  %y[i]: float32[N] = %x[i]\n").find("'true'"),
+      std::string::npos);
 }
 
 }  // namespace
