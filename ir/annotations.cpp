@@ -18,8 +18,6 @@ std::string join(const std::vector<std::string>& items) {
 std::vector<std::string> describe_annotations(const Stmt& s) {
   const Annotations& a = s.annotations;
   std::vector<std::string> out;
-  if (a.reshape && s.kind == StmtKind::Compute && s.compute.body->kind == ExprKind::Read)
-    out.push_back("reshape of " + s.compute.body->tensor->name);
   if (a.ad != AdOrigin::None)
     out.push_back("ad: " + std::string(a.ad == AdOrigin::Unrolled ? "unrolled " : "") +
                   a.ad_detail);

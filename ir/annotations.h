@@ -72,7 +72,7 @@ struct Stmt;
 /// The annotations of `s` as "key: value" lines, for comments (lang/unparse):
 ///   "ad: gather for x(i + j)", "gemm: for b: c[i | j] = a[i | k] * b[k | j]",
 ///   "inlined: %e, %f", "recomputed: %short (4 uses)", "saved: reduction",
-///   "order: b, k, t", "nest: b", "reshape of x".
+///   "order: b, k, t", "nest: b". (A reshape is printed as one: no line.)
 std::vector<std::string> describe_annotations(const Stmt& s);
 
 }  // namespace tenet::ir

@@ -7,6 +7,7 @@
 
 #include "ir/printer.h"
 #include "tests/lang/check_util.h"
+#include "tests/lang/unparse_roundtrip.h"
 
 namespace tenet::lang {
 namespace {
@@ -141,6 +142,22 @@ TEST(Reshape, LowersToAMarkedReadOfTheSource) {
                     "{div(i1, size(H*W))}, {rem(div(i1, size(W)), size(H))}, {rem(i1, size(W))}]"),
             std::string::npos)
       << ir;
+}
+
+// Printed as source, a reshape is a reshape again (so it checks into a
+// reshape, with its gradient and its view), and computes the same values.
+TEST(Reshape, UnparsesAsAReshape) {
+  ir::Module m = check_ok(R"(
+def f(double(B, 3, 4) x) -> (y, z) {
+  h = reshape(x, B, 2, 6)
+  y(b, i, j) = h(b, i, j) * 2
+  z = reshape(y, B * 12)
+}
+)");
+  ASSERT_EQ(m.functions.size(), 1u);
+  std::string text = tenet::testing::expect_unparse_roundtrip(m.functions[0], {{"B", 2}});
+  EXPECT_NE(text.find("  h = reshape(x, B, 2, 6)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  z = reshape(y, 12*B)\n"), std::string::npos) << text;
 }
 
 }  // namespace
