@@ -7,6 +7,7 @@
 #include "ad/expr_util.h"
 #include "ad/gather.h"
 #include "ir/printer.h"
+#include "ir/reshape.h"
 #include "support/error.h"
 
 namespace tenet::ad {
@@ -180,6 +181,7 @@ class Reverse {
       if (c.init) body_seed = mul(body_seed, ir::make_read(c.init, at_out));
     }
 
+    if (s.reshape) return contribute_reshape(s, d_result);
     std::vector<Dim> domain = c.out;
     domain.insert(domain.end(), c.reduce.begin(), c.reduce.end());
     for (const ReadAdjoint& ra : read_adjoints(c.body, root_value, body_seed, wants()))
@@ -240,19 +242,41 @@ class Reverse {
     TENET_ASSERT(a.emitted <= a.expected, "unplanned contribution to " << target.name);
   }
 
+  // y = reshape(x): dx += reshape(dy) into x's shape, a gather by the
+  // inverse index map (ir/reshape.h), never a scatter. `d_result` is dy at
+  // y's indices: a read of dy, or the constant seed of a scalar output.
+  void contribute_reshape(const ForwardStmt& s, const Expr& d_result) {
+    const Expr& read = s.compute.body;
+    const ValuePtr& x = read->tensor;
+    if (!active(*x)) return;
+    Gather gather;
+    gather.out = index_dims(*x);
+    gather.body = d_result->kind == ir::ExprKind::Read
+                      ? ir::reshape_read(d_result->tensor, gather.out)
+                      : d_result;
+    gather.kind = "reshape";
+    if (emit_contribution(read, gather, s))
+      fb_.annotations().reshape = gather.body->kind == ir::ExprKind::Read;
+  }
+
   // dR += the contribution `g` of one read of R, as a gather over R's domain.
   void contribute(const Expr& read, const Expr& g, const std::vector<Dim>& domain,
                   const ForwardStmt& s) {
+    emit_contribution(read, invert_read(domain, read, g, taken_), s);
+  }
+
+  // Adds one contribution to the adjoint of the tensor `read` reads; true when
+  // that took a statement (false: it was zero, or dR is another tensor as is).
+  bool emit_contribution(const Expr& read, const Gather& gather, const ForwardStmt& s) {
     const ValuePtr& target = read->tensor;
     Adjoint& a = adjoints_.at(target.get());
-    Gather gather = invert_read(domain, read, g, taken_);
     ++a.emitted;
     TENET_ASSERT(a.emitted <= a.expected, "unplanned contribution to " << target->name);
     const bool last = a.emitted == a.expected;
-    if (is_constant(gather.body, 0)) return;  // e.g. through x * 0: nothing to add
+    if (is_constant(gather.body, 0)) return false;  // e.g. through x * 0: nothing to add
     if (const ValuePtr& same = copied_tensor(gather, *target, a)) {
       a.tensor = same;  // dR is exactly another tensor: use it, copy nothing
-      return;
+      return false;
     }
     std::string name = "d_" + stem(target->name);
     if (a.emitted < a.expected) name += "_" + std::to_string(a.emitted);
@@ -262,7 +286,9 @@ class Reverse {
                            s.span, backward_source(s));
     a.one = false;
     a.final_named = last;
-    note_backward(gather.kind + " for " + ir::read_text(*read));
+    note_backward(gather.kind == "reshape" ? "reshape back to the shape of " + target->name
+                                           : gather.kind + " for " + ir::read_text(*read));
+    return true;
   }
 
   // The tensor a lone contribution would copy unchanged (d_y(..) = d_z(..) at

@@ -4,10 +4,10 @@
 // sigmoid, div, pow. Non-differentiable points follow one fixed convention,
 // documented per rule: fmax/fmin route a tie to the first operand, abs has
 // derivative 0 at 0 (as PyTorch's sgn). Piecewise-constant operations
-// (floor, ceil, round, trunc, rint, the sign operand of copysign, the
+// (floor, ceil, round, trunc, rint, sign, the sign operand of copysign, the
 // direction of nextafter) carry no gradient: their derivative is 0 wherever
 // it exists, as in PyTorch. nextafter(a, b) moves a by one ulp: derivative 1
-// in a, as the identity's.
+// in a, as the identity's. stop_gradient(a) is a constant to AD.
 #include "ad/rules.h"
 
 #include "ad/expr_util.h"
@@ -23,14 +23,15 @@ using ir::UnOp;
 
 bool piecewise_constant(UnOp op) {
   return op == UnOp::Floor || op == UnOp::Ceil || op == UnOp::Round || op == UnOp::Trunc ||
-         op == UnOp::Rint;
+         op == UnOp::Rint || op == UnOp::Sign;
 }
 
 bool carries_gradient(const Expr& n, size_t i) {
   if (!is_float(n->type) || i >= n->args.size() || !is_float(n->args[i]->type)) return false;
   switch (n->kind) {
     case ExprKind::Unary:
-      return n->unop != UnOp::Not && !piecewise_constant(n->unop);
+      // stop_gradient: the value is its operand's, the gradient none (detach).
+      return n->unop != UnOp::Not && n->unop != UnOp::StopGradient && !piecewise_constant(n->unop);
     case ExprKind::Binary:
       if (n->binop == BinOp::Nextafter || n->binop == BinOp::Copysign)
         return i == 0;  // not through the direction or the sign
@@ -116,6 +117,8 @@ Expr unary_rule(UnOp op, const Expr& a, const Expr& self, const Expr& d) {
     case UnOp::Round:
     case UnOp::Trunc:
     case UnOp::Rint:
+    case UnOp::Sign:
+    case UnOp::StopGradient:
     case UnOp::Not:
       break;
   }

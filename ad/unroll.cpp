@@ -57,8 +57,8 @@ class Copier {
       annotations.ad_detail = note;
     }
     rw.values[c.result.get()] = result;
-    out_.stmts.push_back(
-        {ir::Compute{result, c.out, c.reduce, c.op, init, body}, s.span, s.source});
+    out_.stmts.push_back({ir::Compute{result, c.out, c.reduce, c.op, init, body}, s.span, s.source,
+                          s.annotations.reshape});
   }
 
   void loop(const Stmt& s, Rewrite& rw, const std::string& suffix, const std::string& note) {

@@ -28,6 +28,7 @@ struct ForwardStmt {
   ir::Compute compute;  // with the gradient function's values
   Span span;
   std::string source;
+  bool reshape = false;  // Annotations::reshape: the adjoint is a reshape too
 };
 
 struct ForwardCopy {

@@ -74,6 +74,10 @@ CExpr unary(const ir::ExprNode& e, const CExpr& a) {
       return call("tenet::int_abs<" + c_type(t) + ">", {a});
     case ir::UnOp::Rsqrt:
       return call("tenet::rsqrt", {a});
+    case ir::UnOp::Sign:
+      return call("tenet::sign", {a});
+    case ir::UnOp::StopGradient:
+      return a;  // only AD tells it from its operand
     case ir::UnOp::Floor:
     case ir::UnOp::Ceil:
     case ir::UnOp::Round:

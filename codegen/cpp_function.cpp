@@ -91,7 +91,9 @@ void FunctionEmitter::name_block(const std::vector<ir::Stmt>& body, const ir::Lo
     }
     const ir::ValuePtr& result = s.compute.result;
     if (!liveness_.live(s.compute)) continue;
-    if (tensors_.count(result.get())) {
+    if (is_view(s)) {
+      add_tensor(result, names_.take(result->name));  // points into its source (emit_view)
+    } else if (tensors_.count(result.get())) {
       // An output, written in place.
     } else if (enclosing && memory_.in_place.count(result.get())) {
       std::string pointer = names_.take(result->name);

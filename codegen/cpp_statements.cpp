@@ -60,6 +60,15 @@ std::string FunctionEmitter::comment_text(const ir::Stmt& s) {
   return text;
 }
 
+namespace {
+
+// A reshape's computed indices are in bounds by construction (ir/reshape.h).
+bool checks_indices_of(const ir::Stmt& s, const Scope& scope) {
+  return scope.check_indices && !s.annotations.reshape;
+}
+
+}  // namespace
+
 void FunctionEmitter::emit_block(Code& code, const std::vector<ir::Stmt>& body,
                                  const Scope& scope) {
   // Live statements in order; consecutive Computes that share loops (the
@@ -71,7 +80,8 @@ void FunctionEmitter::emit_block(Code& code, const std::vector<ir::Stmt>& body,
   bool nestable = false;  // the last live statement can be followed in its nest
   for (const ir::Stmt& s : body) {
     const bool compute = s.kind == ir::StmtKind::Compute;
-    const bool in_nest = compute && !gemms_.count(&s) && !lowered_.scatters.count(&s);
+    const bool in_nest =
+        compute && !gemms_.count(&s) && !lowered_.scatters.count(&s) && !is_view(s);
     shared = std::min(shared, in_nest ? lower::shared_loops(s) : size_t(0));
     const bool live = compute ? liveness_.live(s.compute) : liveness_.live(*s.loop);
     if (!live) continue;
@@ -85,10 +95,11 @@ void FunctionEmitter::emit_block(Code& code, const std::vector<ir::Stmt>& body,
   for (size_t i = 0; i < nests.size(); ++i) {
     if (i > 0) code.line("");
     const Scheduled& first = nests[i][0];
-    const bool checked = first.stmt->kind == ir::StmtKind::Compute &&
-                         std::any_of(nests[i].begin(), nests[i].end(), [&](const Scheduled& m) {
-                           return has_checked_index(m.stmt->compute.body, scope.check_indices);
-                         });
+    const bool checked =
+        first.stmt->kind == ir::StmtKind::Compute &&
+        std::any_of(nests[i].begin(), nests[i].end(), [&](const Scheduled& m) {
+          return has_checked_index(m.stmt->compute.body, checks_indices_of(*m.stmt, scope));
+        });
     if (checked)
       for (const Scheduled& m : nests[i]) check_nonempty_dims(code, m.stmt->compute);
     if (nests[i].size() > 1)
@@ -152,8 +163,9 @@ void FunctionEmitter::hoist_computed_indices(Code& code, const ir::Expr& body, c
 bool FunctionEmitter::checks_indices() const {
   bool any = false;
   ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
-    any = any || (s.kind == ir::StmtKind::Compute &&
-                  has_checked_index(s.compute.body, options_.index_checks));
+    any =
+        any || (s.kind == ir::StmtKind::Compute &&
+                has_checked_index(s.compute.body, options_.index_checks && !s.annotations.reshape));
   });
   return any;
 }
@@ -256,8 +268,17 @@ void FunctionEmitter::reserve_names(Namer& local, const ir::Compute& c, const Sc
   }
 }
 
+void FunctionEmitter::emit_view(Code& code, const ir::Stmt& s) {
+  const ir::Compute& c = s.compute;
+  code.comment(comment_text(s));
+  code.line("const " + c_type(c.result->type) + "* const " + access(c.result).pointer + " = " +
+            access(c.body->tensor).pointer + ";  // a view: the same elements, row-major");
+}
+
 void FunctionEmitter::emit_compute(Code& code, const ir::Stmt& s, const Scope& scope) {
-  if (gemms_.count(&s))
+  if (is_view(s))
+    emit_view(code, s);
+  else if (gemms_.count(&s))
     emit_gemm(code, s, scope);
   else if (auto it = lowered_.scatters.find(&s); it != lowered_.scatters.end())
     emit_scatter(code, s, it->second, scope);
@@ -346,6 +367,7 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
   // The shared loops (outermost out indices) are already open.
   Scope inner = scope;
   inner.statement = c.result->name;
+  inner.check_indices = checks_indices_of(s, scope);
   for (size_t p = 0; p < loop_vars.size(); ++p) {
     const ir::Dim& d = c.out[schedule.outer[p]];
     inner.bind(d.index, loop_vars[p], d.lo, d.hi);

@@ -73,6 +73,11 @@ class FunctionEmitter {
   // Statements (cpp_statements.cpp).
   void emit_block(Code& code, const std::vector<ir::Stmt>& body, const Scope& scope);
   void emit_compute(Code& code, const ir::Stmt& s, const Scope& scope);
+  /// A view (lower::MemoryPlan::views): a pointer to its source's elements.
+  void emit_view(Code& code, const ir::Stmt& s);
+  bool is_view(const ir::Stmt& s) const {
+    return s.kind == ir::StmtKind::Compute && memory_.views.count(s.compute.result.get());
+  }
   void emit_loop_nest(Code& code, const ir::Stmt& s, const Scope& scope);
   void emit_loop(Code& code, const ir::Stmt& s, const Scope& scope);
   Namer statement_namer(const ir::Compute& c, const Scope& scope) const;

@@ -30,6 +30,12 @@ struct Recomputed {
 };
 
 struct Annotations {
+  // ---- the checker (lang/) and AD ----
+  /// The statement is a reshape (ir/reshape.h): its body is the reshape read
+  /// of one tensor, in bounds by construction; AD differentiates it as a
+  /// reshape, `fuse` keeps it.
+  bool reshape = false;
+
   // ---- AD (ad/reverse.cpp, ad/unroll.cpp) ----
   AdOrigin ad = AdOrigin::None;
   /// For comments: "gather for x(i + j)" (Backward), "it=2" (Unrolled).
@@ -66,7 +72,7 @@ struct Stmt;
 /// The annotations of `s` as "key: value" lines, for comments (lang/unparse):
 ///   "ad: gather for x(i + j)", "gemm: for b: c[i | j] = a[i | k] * b[k | j]",
 ///   "inlined: %e, %f", "recomputed: %short (4 uses)", "saved: reduction",
-///   "order: b, k, t", "nest: b".
+///   "order: b, k, t", "nest: b". (A reshape is printed as one: no line.)
 std::vector<std::string> describe_annotations(const Stmt& s);
 
 }  // namespace tenet::ir

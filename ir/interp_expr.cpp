@@ -173,6 +173,10 @@ class UnaryNode final : public LaneNode<L<S>> {
           return map1(n, x, out, [](T v) { return std::erfc(v); });
         case UnOp::Cbrt:
           return map1(n, x, out, [](T v) { return std::cbrt(v); });
+        case UnOp::Sign:  // as tenet::sign in the runtime
+          return map1(n, x, out, [](T v) { return v > 0 ? T(1) : v < 0 ? T(-1) : v; });
+        case UnOp::StopGradient:
+          return map1(n, x, out, [](T v) { return v; });
         case UnOp::Not:
           break;
       }

@@ -95,6 +95,10 @@ const char* op_name(UnOp op) {
       return "erfc";
     case UnOp::Cbrt:
       return "cbrt";
+    case UnOp::Sign:
+      return "sign";
+    case UnOp::StopGradient:
+      return "stop_gradient";
   }
   return "?";
 }

@@ -70,9 +70,11 @@ struct Affine {
   std::string str() const;  // "2*y + ky", "i - 1", "0"
 };
 
-/// Unary operations. From Rsqrt on: the <cmath> functions Tensor
+/// Unary operations. From Rsqrt to Cbrt: the <cmath> functions Tensor
 /// Comprehensions allows (rsqrt is 1 / sqrt), floats only, as is every
-/// operation but Neg, Not and Abs.
+/// operation but Neg, Not and Abs. Sign is -1, 0 or 1 (NaN stays NaN, as
+/// torch.sign); StopGradient is the identity that reverse-mode AD treats as
+/// a constant (PyTorch's detach).
 enum class UnOp {
   Neg,
   Not,
@@ -103,7 +105,9 @@ enum class UnOp {
   Cosh,
   Erf,
   Erfc,
-  Cbrt
+  Cbrt,
+  Sign,
+  StopGradient
 };
 /// Binary operations. Atan2, Hypot, Copysign, Nextafter (as in <cmath>) and
 /// Pow take floats; Rem (the remainder of integer division, truncating like

@@ -25,14 +25,18 @@ void Parser::annotations(Stmt& s, const std::set<std::string>& loop_vars) {
   std::set<std::string> given;
   do {
     const Token& key =
-        expect_ident("an annotation (ad, gemm, inlined, recomputed, saved, order, nest)");
+        expect_ident("an annotation (reshape, ad, gemm, inlined, recomputed, saved, order, nest)");
     if (!given.insert(key.text).second)
       fail(key.span, "annotation " + key.text + " is given twice");
     expect("=", "after the annotation's name");
     const bool compute = s.kind == StmtKind::Compute;
     if (!compute && key.text != "ad")
       fail(key.span, "a loop has no annotation " + key.text + " (only ad)");
-    if (key.text == "ad") {
+    if (key.text == "reshape") {
+      if (!is_word("true")) fail_here("'true'");
+      next();
+      a.reshape = true;
+    } else if (key.text == "ad") {
       if (is_word("backward"))
         a.ad = AdOrigin::Backward;
       else if (is_word("unrolled"))
@@ -67,7 +71,7 @@ void Parser::annotations(Stmt& s, const std::set<std::string>& loop_vars) {
       a.nest = shared.size();
     } else {
       fail(key.span, "unknown annotation " + key.text +
-                         " (known: ad, gemm, inlined, recomputed, saved, order, nest)");
+                         " (known: reshape, ad, gemm, inlined, recomputed, saved, order, nest)");
     }
   } while (accept(","));
   expect(")", "to close attrs(...)");

@@ -17,12 +17,13 @@ bool lookup_op(const std::string& name, const Op (&ops)[N], Op& out) {
   return false;
 }
 
-const UnOp all_unops[] = {UnOp::Neg,  UnOp::Not,     UnOp::Exp,   UnOp::Log,   UnOp::Sqrt,
-                          UnOp::Tanh, UnOp::Sigmoid, UnOp::Abs,   UnOp::Rsqrt, UnOp::Floor,
-                          UnOp::Ceil, UnOp::Round,   UnOp::Trunc, UnOp::Rint,  UnOp::Exp2,
-                          UnOp::Log2, UnOp::Log10,   UnOp::Log1p, UnOp::Expm1, UnOp::Sin,
-                          UnOp::Cos,  UnOp::Tan,     UnOp::Asin,  UnOp::Acos,  UnOp::Atan,
-                          UnOp::Sinh, UnOp::Cosh,    UnOp::Erf,   UnOp::Erfc,  UnOp::Cbrt};
+const UnOp all_unops[] = {UnOp::Neg,  UnOp::Not,         UnOp::Exp,   UnOp::Log,   UnOp::Sqrt,
+                          UnOp::Tanh, UnOp::Sigmoid,     UnOp::Abs,   UnOp::Rsqrt, UnOp::Floor,
+                          UnOp::Ceil, UnOp::Round,       UnOp::Trunc, UnOp::Rint,  UnOp::Exp2,
+                          UnOp::Log2, UnOp::Log10,       UnOp::Log1p, UnOp::Expm1, UnOp::Sin,
+                          UnOp::Cos,  UnOp::Tan,         UnOp::Asin,  UnOp::Acos,  UnOp::Atan,
+                          UnOp::Sinh, UnOp::Cosh,        UnOp::Erf,   UnOp::Erfc,  UnOp::Cbrt,
+                          UnOp::Sign, UnOp::StopGradient};
 const BinOp all_binops[] = {BinOp::Add,   BinOp::Sub,      BinOp::Mul,       BinOp::Div,
                             BinOp::Pow,   BinOp::Max,      BinOp::Min,       BinOp::Lt,
                             BinOp::Le,    BinOp::Gt,       BinOp::Ge,        BinOp::Eq,

@@ -213,6 +213,7 @@ class FunctionPrinter {
   static std::vector<std::string> annotations(const Stmt& s) {
     const Annotations& a = s.annotations;
     std::vector<std::string> out;
+    if (a.reshape) out.push_back("reshape = true");
     if (a.ad != AdOrigin::None)
       out.push_back(std::string("ad = ") +
                     (a.ad == AdOrigin::Backward ? "backward " : "unrolled ") + quoted(a.ad_detail));

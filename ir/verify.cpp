@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "ir/affine.h"
+#include "ir/reshape.h"
 #include "support/error.h"
 
 namespace tenet::ir {
@@ -195,6 +196,23 @@ class Verifier {
     scopes.back().insert(c.result.get());
   }
 
+  // A statement marked as a reshape (ir/reshape.h): `y(out) = x(...)`, or
+  // AD's accumulation `y(out) = init + x(...)`, reading x unguarded, of y's
+  // type and element count.
+  void reshape(const Compute& c) {
+    const std::string where = "the reshape defining " + c.result->name;
+    VERIFY(c.reduce.empty() && (c.op == ReduceOp::None || (c.op == ReduceOp::Sum && c.init)),
+           "not an assignment or an accumulation onto an init: " + where);
+    const Expr& read = c.body;
+    VERIFY(read->kind == ExprKind::Read && !read->guarded,
+           "the body is not one unguarded read in " + where);
+    VERIFY(read->tensor->type == c.result->type, "the type changes in " + where);
+    VERIFY(same_element_count(read->tensor->shape, c.result->shape),
+           "the element count of " + read->tensor->name + " (" +
+               element_count_text(read->tensor->shape) + ") changes in " + where + " (" +
+               element_count_text(c.result->shape) + ")");
+  }
+
   void loop(const Loop& l, std::vector<std::set<const Value*>>& scopes,
             std::set<std::string> loop_vars) {
     VERIFY(l.trip > 0, "loop over " + l.var + " has trip count " + std::to_string(l.trip));
@@ -234,6 +252,7 @@ class Verifier {
     for (const Stmt& s : body) {
       if (s.kind == StmtKind::Compute) {
         compute(s.compute, scopes, loop_vars);
+        if (s.annotations.reshape) reshape(s.compute);
       } else {
         VERIFY(s.loop != nullptr, "loop statement without a loop");
         loop(*s.loop, scopes, loop_vars);

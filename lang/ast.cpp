@@ -58,6 +58,9 @@ constexpr BuiltinInfo kBuiltins[] = {
     {"erf", 1},
     {"erfc", 1},
     {"cbrt", 1},
+    // PyTorch's sign and detach (docs/language.md, "Stop-gradient").
+    {"sign", 1},
+    {"stop_gradient", 1},
     {"atan2", 2},
     {"hypot", 2},
     {"copysign", 2},
@@ -73,7 +76,7 @@ const BuiltinInfo* find_builtin(std::string_view name) {
 }  // namespace
 
 bool is_builtin(const std::string& name) {
-  return find_builtin(name) != nullptr;
+  return find_builtin(name) != nullptr || name == kReshape;
 }
 
 int builtin_arity(const std::string& name) {
@@ -236,6 +239,10 @@ class Printer {
         }
         out_ << " = " << s.callee.name << "(";
         names(s.args);
+        for (const ExprPtr& size : s.sizes) {
+          out_ << ", ";
+          expr(*size, 0);
+        }
         out_ << ")\n";
         return;
       case StmtKind::For:

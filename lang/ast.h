@@ -13,6 +13,7 @@
 ///   dim        := NAME | INT
 ///   stmt       := NAME ['(' [NAME (',' NAME)*] ')'] assign_op expr ['<=>' expr] [where]
 ///               | (NAME | '(' NAME (',' NAME)* ')') '=' FUNC '(' [NAME (',' NAME)*] ')'
+///               | NAME '=' 'reshape' '(' NAME (',' expr)* ')'   -- sizes: size expressions
 ///               | 'for' NAME 'in' expr ':' expr '{' stmt* '}'
 ///   assign_op  := '=' | '+=!' | 'max=!' | 'min=!' | '+='
 ///   where      := 'where' NAME 'in' expr ':' expr (',' NAME 'in' expr ':' expr)*
@@ -71,8 +72,11 @@ struct Expr {
 };
 
 /// The builtin functions and their arities (docs/language.md lists them).
+/// `reshape` is a builtin too (no tensor or function may take its name), but
+/// a statement of its own, with no arity: builtin_arity gives -1.
 bool is_builtin(const std::string& name);
 int builtin_arity(const std::string& name);
+inline constexpr const char* kReshape = "reshape";
 
 /// `=`; the reductions `+=!`, `max=!`, `min=!`, `*=!`, which start from
 /// their identity; the updates `+=`, `max=`, `min=`, `*=`, which start from
@@ -116,10 +120,13 @@ struct Stmt {
   std::vector<ExprPtr> exists;  // `where exists X(i, ...)`: reads for range inference only
   ExprPtr equivalent;           // TC's `<=> f(...)` reduction hint, if written: ignored
   Span equivalent_span;
-  // Call: (results) = callee(args)
+  // Call: (results) = callee(args); a reshape is the call `result =
+  // reshape(arg, sizes...)` of the builtin (is_reshape).
   std::vector<Ident> results;
   Ident callee;
   std::vector<Ident> args;
+  std::vector<ExprPtr> sizes;  // reshape: the new shape, one size expression per dimension
+  bool is_reshape() const { return kind == StmtKind::Call && callee.name == kReshape; }
   // For: for var in lo:hi { body }
   Ident var;
   ExprPtr lo, hi;

@@ -69,6 +69,9 @@
 //     first checked on its own, so its errors are reported once. Recursion,
 //     arity, rank, type and size mismatches and unbound callee sizes are
 //     errors.
+//     A reshape `y = reshape(x, sizes...)` (reshape.cpp) takes size
+//     expressions; the element count must be provably the same for every
+//     size (ir/reshape.h), else an error naming both shapes and counts.
 //  9. Loops have constant bounds lo:hi (trip hi - lo > 0); the loop variable
 //     is an int64 value (and may appear in index expressions).
 // 10. Scalars are rank-0 tensors: `loss +=! ...`, `loss() +=! ...`, `float lr`.

@@ -225,6 +225,8 @@ class Lowerer {
 
   // inline.cpp
   void call(const ast::Stmt& s);
+  // reshape.cpp
+  void reshape(const ast::Stmt& s);
   bool bind_call_sizes(const ast::Stmt& s, const ast::Function& callee,
                        const std::vector<ir::ValuePtr>& args, FunctionEnv& env);
 

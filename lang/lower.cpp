@@ -96,7 +96,10 @@ void Lowerer::statement(const ast::Stmt& s, const LaterNames& later) {
       assign(s);
       break;
     case ast::StmtKind::Call:
-      call(s);
+      if (s.is_reshape())
+        reshape(s);
+      else
+        call(s);
       break;
     case ast::StmtKind::For:
       for_loop(s, later);

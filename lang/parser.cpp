@@ -253,12 +253,16 @@ StmtPtr Parser::assignment() {
              " ('=', '+=!', 'max=!', 'min=!', '*=!', '+=', 'max=', 'min=' or '*=') after " +
              quote(file_.slice(span_from(first.span.begin))));
   s->op_span = advance().span;
+  const bool reshape = at(K::Name) && peek().text == ast::kReshape;
   if (s->op == ast::AssignOp::Assign && !has_parens && at(K::Name) &&
-      def_names_.count(peek().text) && peek(1).kind == K::LParen) {
+      (reshape || def_names_.count(peek().text)) && peek(1).kind == K::LParen) {
     s->kind = StmtKind::Call;
     s->results.push_back(std::move(s->target));
     s->target = Ident{};
-    call_rest(*s);
+    if (reshape)
+      reshape_rest(*s);
+    else
+      call_rest(*s);
     s->span = span_from(first.span.begin);
     return s;
   }
@@ -333,6 +337,21 @@ Note Parser::shifted_target(const ast::Stmt& s, const ast::Expr& e) const {
   return {e.span, "a tensor's indices start at 0 (TC would offset the output): write '" + o + "(" +
                       name->name + ")' with the same right side, and read '" + o + "(e " +
                       (e.op == "+" ? "- " : "+ ") + k + ")' where TC reads '" + o + "(e)'"};
+}
+
+// At "reshape(x, sizes...)" after '=': the tensor, then the new sizes
+// (checked as size expressions by the checker).
+void Parser::reshape_rest(Stmt& s) {
+  const Token& name = advance();
+  s.callee = Ident{std::string(name.text), name.span};
+  const Token& open = advance();  // '(': the caller looked
+  s.args.push_back(ident("the name of the tensor to reshape"));
+  while (accept(K::Comma)) {
+    if (!starts_expression(peek().kind)) expected("a size of the reshape", {to_match(open)});
+    s.sizes.push_back(expr().expr);
+  }
+  expect(K::RParen, "',' or ')' after the sizes of 'reshape'", {to_match(open)});
+  if (at(K::KwWhere)) fail(peek(), "a reshape takes no 'where' clause");
 }
 
 // At "f(x, y)" after '=', f a def: fills callee and args.

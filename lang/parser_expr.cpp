@@ -223,6 +223,10 @@ Parsed Parser::name_or_call() {
   const Token& name = advance();
   std::string text(name.text);
   bool ends_here = left_side_follows();
+  if (!ends_here && at(K::LParen) && text == ast::kReshape)
+    fail_at(file_, name.span,
+            "'reshape' is a statement of its own: 'y = reshape(x, sizes...)', not part of an "
+            "expression");
   if (!ends_here && at(K::LParen) && ast::is_builtin(text)) {
     std::vector<Parsed> args = arguments(advance(), "an argument of " + quote(text));
     ExprPtr e = node(ExprKind::Builtin, span_from(name.span.begin));

@@ -86,6 +86,7 @@ class Parser {
   ast::StmtPtr assignment();
   void lhs_indices(ast::Stmt& s, const Token& open);
   void call_rest(ast::Stmt& s);
+  void reshape_rest(ast::Stmt& s);
   void where_clause(ast::Stmt& s);
   ast::RangeClause range_clause();
   void equivalent(ast::Stmt& s);

@@ -46,15 +46,37 @@ std::string type_word(Ty t) {
 
 std::optional<ir::UnOp> unary_builtin(const std::string& name) {
   using U = ir::UnOp;
-  static const std::map<std::string, U> ops = {
-      {"exp", U::Exp},         {"log", U::Log},     {"sqrt", U::Sqrt},   {"tanh", U::Tanh},
-      {"sigmoid", U::Sigmoid}, {"abs", U::Abs},     {"fabs", U::Abs},    {"rsqrt", U::Rsqrt},
-      {"floor", U::Floor},     {"ceil", U::Ceil},   {"round", U::Round}, {"trunc", U::Trunc},
-      {"rint", U::Rint},       {"exp2", U::Exp2},   {"log2", U::Log2},   {"log10", U::Log10},
-      {"log1p", U::Log1p},     {"expm1", U::Expm1}, {"sin", U::Sin},     {"cos", U::Cos},
-      {"tan", U::Tan},         {"asin", U::Asin},   {"acos", U::Acos},   {"atan", U::Atan},
-      {"sinh", U::Sinh},       {"cosh", U::Cosh},   {"erf", U::Erf},     {"erfc", U::Erfc},
-      {"cbrt", U::Cbrt}};
+  static const std::map<std::string, U> ops = {{"exp", U::Exp},
+                                               {"log", U::Log},
+                                               {"sqrt", U::Sqrt},
+                                               {"tanh", U::Tanh},
+                                               {"sigmoid", U::Sigmoid},
+                                               {"abs", U::Abs},
+                                               {"fabs", U::Abs},
+                                               {"rsqrt", U::Rsqrt},
+                                               {"floor", U::Floor},
+                                               {"ceil", U::Ceil},
+                                               {"round", U::Round},
+                                               {"trunc", U::Trunc},
+                                               {"rint", U::Rint},
+                                               {"exp2", U::Exp2},
+                                               {"log2", U::Log2},
+                                               {"log10", U::Log10},
+                                               {"log1p", U::Log1p},
+                                               {"expm1", U::Expm1},
+                                               {"sin", U::Sin},
+                                               {"cos", U::Cos},
+                                               {"tan", U::Tan},
+                                               {"asin", U::Asin},
+                                               {"acos", U::Acos},
+                                               {"atan", U::Atan},
+                                               {"sinh", U::Sinh},
+                                               {"cosh", U::Cosh},
+                                               {"erf", U::Erf},
+                                               {"erfc", U::Erfc},
+                                               {"cbrt", U::Cbrt},
+                                               {"sign", U::Sign},
+                                               {"stop_gradient", U::StopGradient}};
   auto it = ops.find(name);
   if (it == ops.end()) return std::nullopt;
   return it->second;

@@ -76,6 +76,11 @@ class Printer {
  private:
   std::string assignment(const Line& l) const {
     std::string s = names_.of(l.target);
+    if (l.reshape) {
+      s += " = reshape(" + names_.of(l.body->tensor);
+      for (const ir::Dim& d : l.out) s += ", " + size_text(d.hi, fn_.name);
+      return s + ")";
+    }
     if (!l.out.empty()) {
       s += "(";
       for (size_t k = 0; k < l.out.size(); ++k)

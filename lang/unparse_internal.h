@@ -59,6 +59,9 @@ struct Line {
   std::vector<ir::Dim> out, reduce;
   ir::Expr body;
   ir::ValuePtr init;  // "+=": the version it updates (same source name as target)
+  // `target = reshape(source, sizes...)`: body is the reshape read of the
+  // source (ir/reshape.h), the sizes are the target's shape.
+  bool reshape = false;
   // Filled by the scope replay: the type the checker gives a right side of
   // literals only (the target's type when it exists, else float32).
   ElemType statement_type = ElemType::F32;

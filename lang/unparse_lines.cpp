@@ -179,6 +179,7 @@ class Lowering {
     line.target = c.result;
     line.out = c.out;
     line.body = c.body;
+    line.reshape = s.annotations.reshape && c.op == ir::ReduceOp::None;
     if (!c.init) {
       // A reduction over nothing is its one term.
       bool reduces = c.op != ir::ReduceOp::None && !c.reduce.empty();

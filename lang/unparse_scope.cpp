@@ -116,8 +116,13 @@ class Replay {
     line.statement_type = existing ? compute_type(existing->type) : ElemType::F32;
     line.declares_half = !existing && line.target->type == ElemType::F16;
     std::vector<SizeExpr> shape;
-    if (!ranges(line, target_dims, shape)) return false;
     std::set<std::string> used;
+    if (line.reshape) {  // the sizes are written out: no ranges to infer
+      shape = line.target->shape;
+      for (const SizeExpr& d : shape) used.merge(d.symbols());
+    } else if (!ranges(line, target_dims, shape)) {
+      return false;
+    }
     collect_symbols(line.body, used);
     needed_.insert(used.begin(), used.end());
     shape_[line.target.get()] = std::move(shape);

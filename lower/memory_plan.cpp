@@ -132,6 +132,10 @@ class Planner {
       }
       const ir::ValuePtr& result = s.compute.result;
       if (!lowered_.liveness.live(s.compute)) continue;
+      if (!enclosing && is_view(s)) {
+        plan_.views.insert(result.get());
+        continue;
+      }
       if (in_callers_buffer_.count(result.get())) {
         // An output, written in place.
       } else if (enclosing && plan_.in_place.count(result.get())) {
@@ -143,6 +147,16 @@ class Planner {
         for (const ir::ValuePtr& buffer : gemm->second.buffers)
           plan_.slot_of[buffer.get()] = add_slot(*buffer, gemm->second.capacity_shape(*buffer), 1);
     }
+  }
+
+  // A reshape whose result can point at its source: no init, and both
+  // row-major (storage_block asks only at top level: in a loop body, the
+  // source's buffer may change between iterations while the view is read).
+  bool is_view(const ir::Stmt& s) const {
+    const ir::Compute& c = s.compute;
+    return s.annotations.reshape && c.op == ir::ReduceOp::None &&
+           !in_callers_buffer_.count(c.result.get()) && c.result->layout.empty() &&
+           c.body->kind == ir::ExprKind::Read && c.body->tensor->layout.empty();
   }
 
   void storage_loop(const ir::Loop& loop) {
@@ -187,6 +201,11 @@ class Planner {
       // nest (lower/schedule.h) run interleaved: they share one position.
       if (shared_loops(s) == 0) r_.next_statement();
       record_reads(c.body);
+      if (plan_.views.count(c.result.get())) {
+        std::vector<size_t> source;
+        add_slots_of(c.body->tensor, source);
+        plan_.aliases[c.result.get()] = source;
+      }
       if (c.init) record_use(c.init);
       if (auto gemm = lowered_.gemms.find(&s); gemm != lowered_.gemms.end())
         for (const ir::ValuePtr& buffer : gemm->second.buffers)

@@ -7,7 +7,8 @@
 /// statement positions. The run-time half, tenet::plan_workspace
 /// (runtime/tenet_runtime.h), turns these ranges and the slots' sizes at the
 /// call's sizes into offsets in one arena, so that slots that are never live
-/// together share memory.
+/// together share memory. A top-level reshape that is not an output is a
+/// view of its source's memory, not a copy (MemoryPlan::views).
 ///
 /// Expects: find_liveness and lower_gemms have run. Guarantees: a slot's
 /// range covers its definition and every use (statements numbered in the
@@ -98,8 +99,12 @@ struct MemoryPlan {
   std::map<const ir::Loop::Carried*, CarryKind> carry_kind;  // live carried tensors
   std::map<const ir::Loop::Carried*, size_t> carry_slot;     // Copy: the slot of its buffers
   std::set<const ir::Value*> in_place;                       // InPlace next values
-  /// Loop parameters and results: the slots they may point into.
+  /// Loop parameters and results, and views: the slots they may point into.
   std::map<const ir::Value*, std::vector<size_t>> aliases;
+  /// Views: top-level reshapes (ir/reshape.h) that are not outputs, of a
+  /// row-major source into a row-major result. They have no storage: they
+  /// point at their source's, which stays live as long as they are read.
+  std::set<const ir::Value*> views;
 };
 
 struct LoweredFunction;  // lowered.h

@@ -8,8 +8,9 @@
 /// assignment, or a reduction over an empty domain with an init (`init + body`,
 /// AD's accumulation of adjoints; also without init for floats: `0 + body`).
 /// It is inlined into every statement that uses it, or into none:
-///   - never when it is an output, is carried or handed out by a loop, is read
-///     inside a nested loop (it would be recomputed per iteration) or through a
+///   - never when it is a reshape (ir/reshape.h: a view, not a computation)
+///     or is read by one (whose body must stay one read), is an output, is carried or handed out by
+///     a loop, is read inside a nested loop (it would be recomputed per iteration) or through a
 ///     guard, is the init of a reduction over a non-empty domain, is read by a
 ///     statement lowered to GEMM (its body must stay `A * B`), or is read by a
 ///     max/min reduction while its body multiplies (AD's argmax re-evaluates

@@ -89,6 +89,14 @@ inline double sigmoid(double x) {
   return 1.0 / (1.0 + std::exp(-x));
 }
 
+/// -1, 0 or 1 by the sign of x; 0 and NaN are returned as they are (torch.sign).
+inline float sign(float x) {
+  return x > 0 ? 1.0f : x < 0 ? -1.0f : x;
+}
+inline double sign(double x) {
+  return x > 0 ? 1.0 : x < 0 ? -1.0 : x;
+}
+
 /// Floor division (rounds toward negative infinity), as '/' in size
 /// expressions of the IR is defined; the divisor is a positive constant there.
 template <typename T>

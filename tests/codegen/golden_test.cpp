@@ -1,4 +1,4 @@
-// The generated C++ of two canonical kernels, pinned so that every change to
+// The generated C++ of three canonical kernels, pinned so that every change to
 // its text is reviewed (TENET_UPDATE_GOLDENS=1 rewrites them).
 #include <gtest/gtest.h>
 
@@ -49,6 +49,28 @@ TEST(CppGolden, ConvolutionWithStride2) {
                                 driver::emit_cpp(m, {}, options).source);
   CompiledFunction f = driver::jit_compile(m, "conv_stride2", test_jit_options());
   expect_matches_interpreter(f, {{"B", 2}, {"C", 2}, {"H", 12}, {"W", 10}, {"O", 3}}, 2);
+}
+
+// A flatten and a split back: the flatten of an input is a view (a pointer,
+// no copy); the reshape that is an output is a copy, whose indices are not
+// checked (in bounds by construction).
+const char* const kReshape = R"(
+def flatten(float(B, C, H, W) x, float(O, C, H, W) w) -> (y, back) {
+  flat = reshape(x, B, C * H * W)
+  wf = reshape(w, O, C * H * W)
+  y(b, o) +=! flat(b, k) * wf(o, k)
+  back = reshape(flat, B, C, H, W)
+}
+)";
+
+TEST(CppGolden, ReshapeViewsAndCopies) {
+  ir::Module m = compile_tn(kReshape);
+  CppOptions options;
+  options.origin = "flatten.tn";
+  tenet::testing::expect_golden("codegen/reshape_flatten.cpp.expected",
+                                driver::emit_cpp(m, {}, options).source);
+  CompiledFunction f = driver::jit_compile(m, "flatten", test_jit_options());
+  expect_matches_interpreter(f, {{"B", 2}, {"C", 3}, {"H", 4}, {"W", 5}, {"O", 3}}, 3);
 }
 
 TEST(CppGolden, WithoutOpenMP) {

@@ -210,6 +210,38 @@ def roll_conv(float(2, 4, 3, 3) w, float(B, 4, 3, 3) x) -> (y) {
   expect_compiled_matches(m, "roll_conv", {{"B", 2}});
 }
 
+// A top-level reshape that is not an output is a view: no memory of its
+// own, and its source's memory stays live while the view is read (here the
+// temporaries b..e would otherwise reuse a's). In a loop body it is a copy.
+TEST(MemoryPlan, ReshapesAreViewsThatKeepTheirSourceLive) {
+  ir::Module m = compile_tn(R"(
+def views(float(N, K) x) -> (y, z) {
+  a(n, k) = x(n, k) * 2
+  v = reshape(a, N * K)
+  flat_x = reshape(x, K, N)
+  b(n, k) = a(n, k) + 1
+  c(n, k) = b(n, k) * b(n, k)
+  d(n, k) = c(n, k) - x(n, k)
+  e(n, k) = exp(-d(n, k))
+  s(n) +=! e(n, k)
+  y(n, k) = e(n, k) / (1 + s(n)) + v(K * n + k) + flat_x(k, n)
+  z = reshape(x, N, K)
+  for it in 0:2 {
+    w = reshape(z, K, N)
+    z = reshape(w, N, K)
+    z(n, k) = z(n, k) * 0.5
+  }
+}
+)");
+  const std::string cpp = driver::emit_cpp(m).source;
+  EXPECT_NE(cpp.find("const float* const t_v = t_a;  // a view"), std::string::npos) << cpp;
+  EXPECT_NE(cpp.find("const float* const t_flat_x = t_x;  // a view"), std::string::npos) << cpp;
+  EXPECT_EQ(cpp.find("t_w = t_"), std::string::npos) << cpp;  // in the loop: copied
+  const int64_t one = tenet::workspace_bytes<float>(37 * 53);
+  const int64_t bytes = expect_compiled_matches(m, "views", {{"N", 37}, {"K", 53}});
+  EXPECT_LE(bytes, 9 * one);
+}
+
 TEST(MemoryPlan, TemporariesInLoopsAndCarriedBuffers) {
   // Body temporaries share memory within an iteration; x and the carried
   // state must survive every iteration.

@@ -81,9 +81,12 @@ TEST_F(FusePass, NeverInlinesWhereItWouldChangeTheProgramsShape) {
   EXPECT_FALSE(kept("max_reader", "plus"));
   EXPECT_TRUE(kept("gemm_reader", "relu"));
   EXPECT_EQ(print(statement("gemm_reader", "c")->compute.body), "mul(%relu[m, k], %b[k, n])");
-  EXPECT_TRUE(kept("in_loops", "p"));   // read inside the loop
-  EXPECT_FALSE(kept("in_loops", "q"));  // inlined into r, in the same body
-  EXPECT_TRUE(kept("in_loops", "r"));   // carried to the next iteration
+  EXPECT_TRUE(kept("in_loops", "p"));         // read inside the loop
+  EXPECT_FALSE(kept("in_loops", "q"));        // inlined into r, in the same body
+  EXPECT_TRUE(kept("in_loops", "r"));         // carried to the next iteration
+  EXPECT_TRUE(kept("reshape_between", "h"));  // read by a reshape
+  EXPECT_TRUE(kept("reshape_between", "y"));  // a reshape
+  EXPECT_EQ(print(statement("reshape_between", "y")->compute.body), "%h[b, 3*i1 + i2]");
 }
 
 TEST_F(FusePass, NoPolicyOutsideGradientPrograms) {

@@ -37,14 +37,16 @@ TEST_P(ErrorGolden, RendersExactly) {
   tenet::testing::expect_golden("lang/check/" + name + ".txt", error_text(sample(name)) + "\n");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Classes, ErrorGolden,
-    ::testing::Values("syntax_error", "unknown_name", "redefinition", "rank_mismatch",
-                      "size_mismatch", "ambiguous_range", "cannot_infer", "empty_range",
-                      "out_of_bounds", "type_mismatch", "call_arity", "call_size_mismatch",
-                      "recursion", "loop_trip", "right_only_assign", "duplicate_lhs_index",
-                      "assign_input", "non_integer_index", "undefined_output",
-                      "inline_out_of_bounds", "loop_var_type", "several_errors", "literal_range"));
+INSTANTIATE_TEST_SUITE_P(Classes, ErrorGolden,
+                         ::testing::Values("syntax_error", "unknown_name", "redefinition",
+                                           "rank_mismatch", "size_mismatch", "ambiguous_range",
+                                           "cannot_infer", "empty_range", "out_of_bounds",
+                                           "type_mismatch", "call_arity", "call_size_mismatch",
+                                           "recursion", "loop_trip", "right_only_assign",
+                                           "duplicate_lhs_index", "assign_input",
+                                           "non_integer_index", "undefined_output",
+                                           "inline_out_of_bounds", "loop_var_type",
+                                           "several_errors", "literal_range", "reshape_count"));
 
 // Independent errors in one function and in another are all reported, in
 // source order, and an error does not cause follow-on errors downstream.

@@ -53,11 +53,16 @@ ZOO = {
                           lambda u, w: torch.einsum("ijed,bid->bije", w, u)),
     "scalar_loss": ({"N": 4, "M": 3},
                     lambda pred, target, w, lam: F.mse_loss(pred, target) + lam * (w * w).sum()),
+    "flatten_linear": ({"B": 2, "O": 3}, lambda x, w, b: F.linear(x.flatten(1), w, b)),
+    # w_target's gradient is 0: `0 * w_target.sum()` keeps it in PyTorch's graph.
+    "detached_target": ({"N": 3, "I": 4, "O": 2},
+                        lambda x, w, w_target: ((x @ w.T - torch.sign(x @ w_target.T).detach())
+                                                ** 2).sum() + 0 * w_target.sum()),
 }
-# Compared elsewhere (test_lltm.py, test_capsnet.py) or without a PyTorch operator;
+# Compared elsewhere (test_lltm.py, test_capsnet.py, test_reshape.py) or without a PyTorch operator;
 # the tc_* programs exercise Tensor Comprehensions' syntax and are checked against
 # hand-computed values and by gradcheck in the C++ zoo suite (tests/zoo/).
-ELSEWHERE = {"lltm", "capsnet_small", "margin_loss", "masked_decoder", "routing3",
+ELSEWHERE = {"lltm", "capsnet_small", "attention_heads", "margin_loss", "masked_decoder", "routing3",
              "routing_step", "squash", "tc_bool", "tc_gather", "tc_half", "tc_index_math",
              "tc_math", "tc_product", "tc_promotion", "tc_promotion_update", "tc_redefine",
              "tc_ternary", "tc_unsigned", "tc_update_output"}

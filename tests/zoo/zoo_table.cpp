@@ -122,6 +122,13 @@ const std::vector<ZooCase>& zoo_table() {
       // Outputs the caller supplies with their initial values; some initial
       // peaks above every x(n, k), so that max= routes a gradient to them.
       row("tc_update_output", {{"N", 3}, {"K", 4}}, vjp(), {{"peak", 0.5, 1.5}}),
+      // PyTorch's detach (issue 16): w only, the one input finite differences
+      // and the stopped gradient agree on.
+      row("detached_target", {{"N", 3}, {"I", 4}, {"O", 2}}, {{"w"}, "", false}),
+      // Reshapes (issue 16): a flatten before a linear layer; heads split,
+      // permuted and merged.
+      row("flatten_linear", {{"B", 2}, {"O", 3}}, vjp()),
+      row("attention_heads", {{"B", 2}, {"T", 3}}, vjp()),
   };
   return table;
 }
