@@ -317,11 +317,6 @@ class Translator:
             return value
         return self.copy(value, wanted or f"{self.node.name}_in")
 
-    def has_reshape(self):
-        """Whether the language has ``reshape(x, sizes...)`` (views that merge or split
-        dimensions); without it, views read through computed indices."""
-        return language_has("reshape")
-
     def fail(self, what, op=None):
         path, kind, location, code = self._origin or ("", "", None, None)
         raise TorchImportError(what, op=op, module_path=path, module_type=kind,
@@ -353,29 +348,8 @@ def _output(node, k):
     return val[k] if isinstance(val, (tuple, list)) else val
 
 
-_PROBES = {
-    "reshape": "def f(float(N, M) x) -> (y) {\n  y = reshape(x, N * M)\n}\n",
-    "stop_gradient": "def f(float(N) x) -> (y) {\n  y(i) = stop_gradient(x(i)) * sign(x(i))\n}\n",
-}
-_PROBED = {}
-
-
-def language_has(feature):
-    """Whether this build's language has ``feature`` ('reshape', 'stop_gradient' with
-    'sign'): a program using it checks."""
-    if feature not in _PROBED:
-        from .. import function
-        try:
-            function.load(_PROBES[feature])
-            _PROBED[feature] = True
-        except Exception:  # noqa: BLE001 (a CompileError: the feature is missing)
-            _PROBED[feature] = False
-    return _PROBED[feature]
-
-
 def _op_name(target):
     return str(target)  # 'aten.convolution.default'; Python functions by their name
-
 
 
 def _replace_word(text, word, by):

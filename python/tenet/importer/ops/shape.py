@@ -1,7 +1,7 @@
 """Views and shape ops. Views (permute, transpose, squeeze, unsqueeze, expand, slice,
-select, split) write no statement: they are index maps that the reads of later
-statements apply (values.Tensor.view). view/reshape/flatten write ``reshape(x, ...)``
-where the language has it, else a read through computed indices; cat writes a select."""
+select, split, flip) write no statement: they are index maps that the reads of later
+statements apply (values.Tensor.view). view/reshape/flatten write ``reshape(x, ...)``;
+cat writes a select."""
 
 from . import op
 from .. import names
@@ -198,65 +198,13 @@ def _size_at(terms, begin, total):
 
 @op("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default")
 def view(t, x, shape):
+    """``y = reshape(x, sizes...)``: the language's row-major view (x a tensor of its
+    own: a view of a view is copied first)."""
     out_shape = t.shape()
     if out_shape == x.shape:
         return x
     x = t.materialise(x)
-    if t.has_reshape():
-        out = t.new()
-        t.comment()
-        t.lines.append(f"  {out.name} = reshape({x.name}, {', '.join(out_shape)})")
-        return out
-    return _view_by_indices(t, x, out_shape)
-
-
-def _view_by_indices(t, x, out_shape):
-    """``out(...) = x(...)`` where the dimensions that differ are read through the
-    row-major position: leading and trailing dimensions the two shapes share keep their
-    index; the rest go through one flat index."""
     out = t.new()
-    idx = names.own_indices(len(out_shape))
-    lead = 0
-    while lead < min(len(out_shape), x.rank) and out_shape[lead] == x.shape[lead]:
-        lead += 1
-    tail = 0
-    while (tail < min(len(out_shape), x.rank) - lead
-           and out_shape[-1 - tail] == x.shape[-1 - tail]):
-        tail += 1
-    middle_out = out_shape[lead:len(out_shape) - tail]
-    middle_in = x.shape[lead:x.rank - tail]
-    own = idx[lead:len(out_shape) - tail]
-    flat = _flat(own, middle_out)
-    at = list(idx[:lead])
-    for k in range(len(middle_in)):
-        inner = _product(middle_in[k + 1:])
-        term = flat if inner == "1" else f"{_group(flat)} / {inner}"
-        at.append(term if k == 0 else f"{_group(term)} % {middle_in[k]}")
-    at += idx[len(out_shape) - tail:]
-    where = [f"{i} in 0:{s}" for i, s in zip(own, middle_out)]
-    t.statement(out, idx, "=", x.read(at), [], None, where)
+    t.comment()
+    t.lines.append(f"  {out.name} = reshape({x.name}, {', '.join(out_shape)})")
     return out
-
-
-def _group(text):
-    return text if text.isalnum() else f"({text})"
-
-
-def _flat(indices, sizes):
-    text = ""
-    for index, size in zip(indices, sizes):
-        text = index if not text else f"{_group(text)} * {size} + {index}"
-    return text or "0"
-
-
-def _product(sizes):
-    if not sizes:
-        return "1"
-    if len(sizes) == 1:
-        return sizes[0] if sizes[0].isalnum() else f"({sizes[0]})"
-    if all(s.isdigit() for s in sizes):
-        value = 1
-        for s in sizes:
-            value *= int(s)
-        return str(value)
-    return "(" + " * ".join(sizes) + ")"
