@@ -95,4 +95,8 @@ void initialize(Tensor& t, const InitSpec& spec, uint64_t seed, std::string_view
 std::string describe_init(std::string_view name, const std::vector<int64_t>& shape,
                           const InitSpec& spec);
 
+/// Fills a float32 `mask` with Bernoulli(1 - p) / (1 - p) values drawn from
+/// `key`: a dropout mask.
+void fill_dropout_mask(Tensor& mask, double p, uint64_t key);
+
 }  // namespace tenet::train

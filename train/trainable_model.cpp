@@ -21,13 +21,6 @@ constexpr size_t kGradient = 0, kEvaluation = 1;
 
 }  // namespace
 
-void fill_dropout_mask(Tensor& mask, double p, uint64_t key) {
-  Rng rng(key);
-  const float keep = float(1.0 / (1.0 - p));
-  float* m = mask.data<float>();
-  for (int64_t i = 0; i < mask.numel(); ++i) m[i] = rng.uniform() < p ? 0.0f : keep;
-}
-
 TrainableModel::TrainableModel(const std::string& path, bool verbose)
     : path_(path), verbose_(verbose) {
   driver::Request request;

@@ -115,7 +115,4 @@ class TrainableModel {
   std::map<std::pair<size_t, int64_t>, Bound> bound_;  // by (program, batch size)
 };
 
-/// Fills `mask` with Bernoulli(1 - p) / (1 - p) values drawn from `key`.
-void fill_dropout_mask(Tensor& mask, double p, uint64_t key);
-
 }  // namespace tenet::train
