@@ -170,4 +170,28 @@ CheckpointState load_checkpoint(const std::string& path, ParameterStore& params,
   return state;
 }
 
+void load_weights(const SafetensorsFile& file, const std::string& path, ParameterStore& params,
+                  const std::string& model) {
+  for (const NamedTensor& t : file.tensors)
+    if (!params.contains(t.name))
+      throw BindError(path + ": tensor '" + t.name + "' is not a parameter of " + model);
+  for (const Parameter& p : params) {
+    const Tensor* t = find_tensor(file.tensors, p.name);
+    if (!t) throw BindError(path + ": no tensor '" + p.name + "' (a parameter of " + model + ")");
+    if (t->type() != ElemType::F32 || t->numel() != p.value.numel())
+      throw BindError(path + ": '" + p.name + "' is " + t->describe() + " but " + model +
+                      " needs " + p.value.describe());
+  }
+  for (Parameter& p : params) {
+    const Tensor* t = find_tensor(file.tensors, p.name);
+    std::memcpy(p.value.raw(), t->raw(), t->nbytes());
+  }
+}
+
+void save_weights(const std::string& path, const ParameterStore& params) {
+  NamedTensors tensors;
+  for (const Parameter& p : params) tensors.push_back({p.name, p.value});
+  write_safetensors(path, tensors, {{"format", "pt"}});
+}
+
 }  // namespace tenet::train

@@ -55,17 +55,7 @@ void TrainableModel::load_weights(const std::string& path) {
     load_checkpoint(path, nullptr);
     return;
   }
-  for (const NamedTensor& t : file.tensors)
-    if (!params_.contains(t.name))
-      throw BindError(path + ": tensor '" + t.name + "' is not a parameter of " + path_);
-  for (Parameter& p : params_) {
-    const Tensor* t = find_tensor(file.tensors, p.name);
-    if (!t) throw BindError(path + ": no tensor '" + p.name + "' (a parameter of " + path_ + ")");
-    if (t->type() != ElemType::F32 || t->numel() != p.value.numel())
-      throw BindError(path + ": '" + p.name + "' is " + t->describe() + " but " + path_ +
-                      " needs " + p.value.describe());
-    std::memcpy(p.value.raw(), t->raw(), t->nbytes());
-  }
+  train::load_weights(file, path, params_, path_);
 }
 
 void TrainableModel::compile() {
