@@ -84,7 +84,13 @@ struct InitSpec {
   /// value of a constant, max(|low|, |high|) for uniform.
   double scale() const;
 
-  bool operator==(const InitSpec&) const = default;
+  // Written out: standalone projects build this runtime as C++17.
+  bool operator==(const InitSpec& o) const {
+    return kind == o.kind && low == o.low && high == o.high && mean == o.mean &&
+           stddev == o.stddev && value == o.value && fan_in == o.fan_in && fan_out == o.fan_out &&
+           gain == o.gain;
+  }
+  bool operator!=(const InitSpec& o) const { return !(*this == o); }
 };
 
 /// Fills a float32 or float64 tensor per the spec, drawing from a generator

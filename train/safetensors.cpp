@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -21,7 +20,8 @@
 
 namespace tenet::train {
 
-static_assert(std::endian::native == std::endian::little,
+// (std::endian is C++20; standalone projects build this file as C++17.)
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "safetensors data is little-endian; this runtime copies it as is");
 
 namespace {

@@ -22,7 +22,8 @@ std::vector<double> losses(const std::string& out) {
   std::istringstream lines(out);
   std::string line;
   while (std::getline(lines, line))
-    if (line.rfind("step ", 0) == 0) values.push_back(std::stod(line.substr(line.find("loss") + 4)));
+    if (line.rfind("step ", 0) == 0)
+      values.push_back(std::stod(line.substr(line.find("loss") + 4)));
   return values;
 }
 
