@@ -8,7 +8,6 @@
 #include <map>
 #include <sstream>
 
-#include "ad/grad.h"
 #include "codegen/aot.h"
 #include "codegen/c_text.h"
 #include "codegen/cpp.h"
@@ -16,6 +15,7 @@
 #include "support/error.h"
 #include "train/model_spec.h"
 #include "train/options.h"
+#include "train/trainable_model.h"
 
 namespace tenet::train {
 
@@ -68,16 +68,16 @@ class ProgramTable {
       fail("its size parameters must be the batch size " + spec_.batch_size + " alone");
     const std::string symbol = codegen::c_symbol(fn);
     std::string out =
-        "  {\n    " + quoted(fn.name) + ",\n    " + symbol + "__packed_with_workspace,\n    " +
-        symbol + "__packed_workspace_bytes,\n    " +
+        "    {\n      " + quoted(fn.name) + ",\n      " + symbol +
+        "__packed_with_workspace,\n      " + symbol + "__packed_workspace_bytes,\n      " +
         (header.find(symbol + "__error(") != std::string::npos ? symbol + "__error" : "nullptr") +
-        ",\n    {\n";
+        ",\n      {\n";
     for (size_t k = 0; k < fn.inputs.size(); ++k) {
       if (codegen::detail::is_updated_input(fn, k))
         fail("input '" + fn.inputs[k]->name + "' is updated in place");
       out += buffer(*fn.inputs[k], fn.inputs[k]->name, input_role(fn.inputs[k]->name));
     }
-    out += "    },\n    {\n";
+    out += "      },\n      {\n";
     bool has_loss = false, has_scores = false;
     for (size_t i = 0; i < fn.outputs.size(); ++i) {
       const std::string& name = fn.output_names[i];
@@ -88,7 +88,7 @@ class ProgramTable {
     }
     if (training_ && !has_loss) fail("it has no loss output");
     if (!training_ && !has_scores) fail("it has no scores output (@eval ... scores=NAME)");
-    return out + "    },\n  }";
+    return out + "      },\n    }";
   }
 
   int64_t classes() const { return classes_; }
@@ -154,8 +154,8 @@ class ProgramTable {
       classes_ = *v.shape[1].constant();
     }
     const std::string type = std::string("ElemType::") + type_enum_name(v.type);
-    return "      {" + quoted(name) + ", Role::" + role.kind + ", " + type + ", {" + shape + "}, " +
-           std::to_string(role.param) + ", " + number(role.p) + "},\n";
+    return "        {" + quoted(name) + ", Role::" + role.kind + ", " + type + ", {" + shape +
+           "}, " + std::to_string(role.param) + ", " + number(role.p) + "},\n";
   }
 
   static const char* type_enum_name(ElemType t) {
@@ -249,14 +249,7 @@ std::string emit_standalone_project(const std::string& model_path, const std::st
   const ModelSpec spec = parse_model_spec(*front.file, *front.checked);
   const std::string name = model_name(model_path);
 
-  // The gradient of the training loss and the evaluation function, as
-  // TrainableModel::compile requests them.
-  ad::GradRequest gradient;
-  gradient.output = spec.train.loss;
-  for (const ParamSpec& p : spec.params) gradient.wrt.push_back(p.input);
-  driver::Request request;
-  request.path = model_path;
-  request.functions = {{spec.train.function, gradient}, {spec.eval.function, std::nullopt}};
+  driver::Request request = training_request(model_path, spec);
   request.emit_cpp = true;
   request.cpp.unit_name = name;
   request.cpp.origin = model_path;

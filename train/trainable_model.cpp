@@ -21,6 +21,18 @@ constexpr size_t kGradient = 0, kEvaluation = 1;
 
 }  // namespace
 
+driver::Request training_request(const std::string& path, const ModelSpec& spec) {
+  // The gradient of the loss with respect to every parameter (not the data
+  // or the masks), and the evaluation function, optimised and compiled together.
+  ad::GradRequest gradient;
+  gradient.output = spec.train.loss;
+  for (const ParamSpec& p : spec.params) gradient.wrt.push_back(p.input);
+  driver::Request request;
+  request.path = path;
+  request.functions = {{spec.train.function, gradient}, {spec.eval.function, std::nullopt}};
+  return request;
+}
+
 TrainableModel::TrainableModel(const std::string& path, bool verbose)
     : path_(path), verbose_(verbose) {
   driver::Request request;
@@ -60,14 +72,7 @@ void TrainableModel::load_weights(const std::string& path) {
 
 void TrainableModel::compile() {
   if (!compiled_.empty()) return;
-  // The gradient of the loss with respect to every parameter (not the data
-  // or the masks), and the evaluation function, optimised and compiled together.
-  ad::GradRequest gradient;
-  gradient.output = spec_.train.loss;
-  for (const ParamSpec& p : spec_.params) gradient.wrt.push_back(p.input);
-  driver::Request request;
-  request.path = path_;
-  request.functions = {{spec_.train.function, gradient}, {spec_.eval.function, std::nullopt}};
+  const driver::Request request = training_request(path_, spec_);
   codegen::JitOptions jit;
   jit.verbose = verbose_;
   compiled_ = driver::load(request, driver::compile(request, front_), jit);

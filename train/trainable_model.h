@@ -41,6 +41,11 @@ struct BatchResult {
   int64_t size = 0;
 };
 
+/// The driver request for a model's two programs: the gradient of the
+/// training loss with respect to every parameter, and the evaluation function
+/// (what TrainableModel compiles and `tenet emit --train` emits).
+driver::Request training_request(const std::string& path, const ModelSpec& spec);
+
 class TrainableModel {
  public:
   /// Loads and checks `path` and its directives (CompileError for either);
