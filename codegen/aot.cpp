@@ -260,10 +260,14 @@ void write_project(const std::vector<ProjectFile>& files, const std::string& dir
   const fs::path root(dir);
   std::error_code ec;
   if (!overwrite) {
+    // The first few by name (a training project has dozens of files).
+    constexpr size_t kNamed = 8;
     std::string existing;
+    size_t count = 0;
     for (const auto& [name, text] : files)
-      if (fs::exists(fs::symlink_status(root / name, ec)))
+      if (fs::exists(fs::symlink_status(root / name, ec)) && ++count <= kNamed)
         existing += (existing.empty() ? "" : ", ") + name;
+    if (count > kNamed) existing += " and " + std::to_string(count - kNamed) + " more files";
     if (!existing.empty())
       throw BindError("'" + dir + "' already holds " + existing +
                       ", which emit would overwrite: choose another folder, or allow "
