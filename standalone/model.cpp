@@ -2,6 +2,7 @@
 // batch size, and the optimiser.
 #include "standalone/model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>

@@ -104,5 +104,8 @@ std::string describe_init(std::string_view name, const std::vector<int64_t>& sha
 /// Fills a float32 `mask` with Bernoulli(1 - p) / (1 - p) values drawn from
 /// `key`: a dropout mask.
 void fill_dropout_mask(Tensor& mask, double p, uint64_t key);
+/// The key of the dropout masks of batch `batch_index` of `epoch` (both from
+/// 0) in a run seeded with `seed`; mask `m` is filled from hash_key(key, m).
+uint64_t dropout_key(uint64_t seed, int64_t epoch, int64_t batch_index);
 
 }  // namespace tenet::train
