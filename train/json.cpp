@@ -139,12 +139,14 @@ class Parser {
       if (at_ >= s_.size() || s_[at_] != ':') expected("':'");
       ++at_;
       skip_space();
+      Value member;
       try {
-        v.members.emplace_back(std::move(key), value(depth));
+        member = value(depth);
       } catch (Error& e) {  // the path of a duplicate key, from the inside out
         if (e.category == Error::Category::Duplicate) e.path.insert(e.path.begin(), key);
         throw;
       }
+      v.members.push_back(Member{std::move(key), std::move(member)});
       skip_space();
       if (at_ < s_.size() && s_[at_] == ',') {
         ++at_;

@@ -17,10 +17,11 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace tenet::json {
+
+struct Member;
 
 struct Value {
   enum class Kind { Null, Bool, Number, String, Array, Object };
@@ -28,7 +29,7 @@ struct Value {
   bool boolean = false;
   std::string text;  // a string's contents (UTF-8), a number as written
   std::vector<Value> items;
-  std::vector<std::pair<std::string, Value>> members;  // in document order, keys unique
+  std::vector<Member> members;  // in document order, keys unique
 
   bool is_object() const { return kind == Kind::Object; }
   bool is_array() const { return kind == Kind::Array; }
@@ -41,6 +42,11 @@ struct Value {
   std::optional<uint64_t> as_uint64() const;
   /// "an object", "an array", "a string", "a number", "a boolean", "null".
   const char* kind_name() const;
+};
+
+struct Member {
+  std::string key;
+  Value value;
 };
 
 /// Why a text is refused. `offset` is the byte (from the start of the text)
