@@ -23,9 +23,10 @@ void write_file(const fs::path& path, const std::string& text) {
   if (!out) throw BindError("cannot write '" + path.string() + "'");
 }
 
-/// The CMake lines that link a CBLAS into the targets when the unit calls
-/// tenet::gemm, or leave tenet_gemm.h's plain loops when none is found.
-std::string blas_lines(const std::string& unit) {
+}  // namespace
+
+std::string cmake_blas_lines(const std::string& objects, const std::string& libraries,
+                             const std::string& project) {
   return "\n"
          "# Contractions call tenet::gemm (tenet_gemm.h). With a CBLAS library it is\n"
          "# a library call (OpenBLAS is searched for; set TENET_BLAS to another\n"
@@ -41,19 +42,21 @@ std::string blas_lines(const std::string& unit) {
          "endif()\n"
          "if(tenet_blas_library AND NOT tenet_blas_library STREQUAL \"NONE\")\n"
          "  target_compile_definitions(" +
-         unit +
-         "_objects PUBLIC TENET_GEMM_CBLAS)\n"
+         objects +
+         " PUBLIC TENET_GEMM_CBLAS)\n"
          "  foreach(target " +
-         unit + " " + unit +
-         "_shared)\n"
+         libraries +
+         ")\n"
          "    target_link_libraries(${target} PUBLIC ${tenet_blas_library})\n"
          "  endforeach()\n"
          "else()\n"
          "  message(STATUS \"" +
-         unit +
+         project +
          ": no CBLAS library: contractions use the plain loops of tenet_gemm.h\")\n"
          "endif()\n";
 }
+
+namespace {
 
 std::string cmake_lists(const std::string& unit, bool uses_gemm) {
   const std::string option = [&] {
@@ -133,7 +136,8 @@ std::string cmake_lists(const std::string& unit, bool uses_gemm) {
          "    target_link_libraries(${target} PUBLIC OpenMP::OpenMP_CXX)\n"
          "  endif()\n"
          "endforeach()\n" +
-         (uses_gemm ? blas_lines(unit) : "");
+         (uses_gemm ? cmake_blas_lines(unit + "_objects", unit + " " + unit + "_shared", unit)
+                    : "");
 }
 
 /// A call of `fn` with its outputs allocated, for the README.
@@ -236,12 +240,8 @@ std::string readme(const std::string& unit, const CppUnit& code, const ir::Funct
 
 }  // namespace
 
-void emit_project(const CppUnit& code, const ir::Function& first, const std::string& dir,
-                  bool overwrite) {
-  const std::string unit = code.header_name.substr(0, code.header_name.size() - 2);
-  // Every file, named and written, before anything is written.
-  std::vector<std::pair<std::string, std::string>> files = {{code.header_name, code.header},
-                                                            {code.source_name, code.source}};
+std::vector<ProjectFile> runtime_header_files() {
+  std::vector<ProjectFile> files;
   const std::string runtime = runtime_dir();
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(runtime, ec)) {
@@ -250,18 +250,24 @@ void emit_project(const CppUnit& code, const ir::Function& first, const std::str
     if (std::string why = detail::untrusted_reason(path, detail::Owners::MeOrRoot); !why.empty())
       throw BindError("refusing to copy the runtime header '" + path + "' (TENET_RUNTIME_DIR): " +
                       why + ", so another user could change the code you build");
-    files.emplace_back(entry.path().filename().string(), detail::read_text_file(path));
+    files.push_back({entry.path().filename().string(), detail::read_text_file(path)});
   }
   if (ec) throw BindError("cannot read the runtime headers in '" + runtime + "': " + ec.message());
-  files.emplace_back("CMakeLists.txt", cmake_lists(unit, code.uses_gemm));
-  files.emplace_back("README.md", readme(unit, code, first));
+  return files;
+}
 
+void write_project(const std::vector<ProjectFile>& files, const std::string& dir, bool overwrite) {
   const fs::path root(dir);
+  std::error_code ec;
   if (!overwrite) {
+    // The first few by name (a training project has dozens of files).
+    constexpr size_t kNamed = 8;
     std::string existing;
+    size_t count = 0;
     for (const auto& [name, text] : files)
-      if (fs::exists(fs::symlink_status(root / name, ec)))
+      if (fs::exists(fs::symlink_status(root / name, ec)) && ++count <= kNamed)
         existing += (existing.empty() ? "" : ", ") + name;
+    if (count > kNamed) existing += " and " + std::to_string(count - kNamed) + " more files";
     if (!existing.empty())
       throw BindError("'" + dir + "' already holds " + existing +
                       ", which emit would overwrite: choose another folder, or allow "
@@ -269,6 +275,25 @@ void emit_project(const CppUnit& code, const ir::Function& first, const std::str
   }
   fs::create_directories(dir, ec);
   if (ec) throw BindError("cannot create the output folder '" + dir + "': " + ec.message());
-  for (const auto& [name, text] : files) write_file(root / name, text);
+  for (const auto& [name, text] : files) {
+    const fs::path path = root / name;
+    if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+    if (ec)
+      throw BindError("cannot create the folder '" + path.parent_path().string() +
+                      "': " + ec.message());
+    write_file(path, text);
+  }
+}
+
+void emit_project(const CppUnit& code, const ir::Function& first, const std::string& dir,
+                  bool overwrite) {
+  const std::string unit = code.header_name.substr(0, code.header_name.size() - 2);
+  // Every file, named and written, before anything is written.
+  std::vector<ProjectFile> files = {{code.header_name, code.header},
+                                    {code.source_name, code.source}};
+  for (ProjectFile& f : runtime_header_files()) files.push_back(std::move(f));
+  files.push_back({"CMakeLists.txt", cmake_lists(unit, code.uses_gemm)});
+  files.push_back({"README.md", readme(unit, code, first)});
+  write_project(files, dir, overwrite);
 }
 }  // namespace tenet::codegen

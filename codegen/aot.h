@@ -27,4 +27,26 @@ namespace tenet::codegen {
 void emit_project(const CppUnit& code, const ir::Function& first, const std::string& dir,
                   bool overwrite = false);
 
+/// What the emitters write: a path relative to the project folder, and the text.
+struct ProjectFile {
+  std::string name;
+  std::string text;
+};
+
+/// The runtime headers (runtime_dir(), codegen/jit.h), each by its file name.
+/// A BindError when one is not to be trusted (docs/security.md).
+std::vector<ProjectFile> runtime_header_files();
+
+/// Writes `files` under `dir`, creating folders. Unless `overwrite`, a file
+/// already there is a BindError and nothing is written.
+void write_project(const std::vector<ProjectFile>& files, const std::string& dir, bool overwrite);
+
+/// The CMake lines that link a CBLAS library into `libraries` (targets,
+/// separated by spaces) and compile `objects` (the target of the generated
+/// code, which calls tenet::gemm) with TENET_GEMM_CBLAS, or leave
+/// tenet_gemm.h's plain loops when none is found; `project` names it in the
+/// message.
+std::string cmake_blas_lines(const std::string& objects, const std::string& libraries,
+                             const std::string& project);
+
 }  // namespace tenet::codegen

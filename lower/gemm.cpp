@@ -308,6 +308,18 @@ std::optional<GemmLowering> lower_in_chunks(const ir::Stmt& s, const GemmLowerin
   return g;
 }
 
+// An output updated in place (lower/updates.h) holds the init already: the
+// statement that starts the GEMM from it would copy the buffer onto itself.
+void drop_init_copy(GemmLowering& g, const ir::Compute& c) {
+  auto copies_init = [&](const ir::Stmt& t) {
+    const ir::Compute& k = t.compute;
+    return t.kind == ir::StmtKind::Compute && k.op == ir::ReduceOp::None &&
+           k.result->id == c.result->id && k.body->kind == ir::ExprKind::Read &&
+           k.body->tensor->id == c.init->id;
+  };
+  g.before.erase(std::remove_if(g.before.begin(), g.before.end(), copies_init), g.before.end());
+}
+
 void lower_block(const std::vector<ir::Stmt>& body, int64_t budget, SizeSymbols& symbols,
                  LoweredFunction& out) {
   for (const ir::Stmt& s : body) {
@@ -319,6 +331,8 @@ void lower_block(const std::vector<ir::Stmt>& body, int64_t budget, SizeSymbols&
     GemmLowering g = lower_gemm(s, *s.annotations.gemm);
     if (std::optional<GemmLowering> chunked = lower_in_chunks(s, g, budget, symbols))
       g = std::move(*chunked);
+    if (s.compute.init && shares_buffer(*out.function, *s.compute.init, *s.compute.result))
+      drop_init_copy(g, s.compute);
     out.gemms.emplace(&s, std::move(g));
   }
 }

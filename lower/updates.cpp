@@ -45,6 +45,15 @@ bool same_element_only(const ir::Compute& c, const ir::Value& v) {
 
 }  // namespace
 
+bool shares_buffer(const ir::Function& fn, const ir::Value& initial, const ir::Value& result) {
+  for (size_t i = 0; i < fn.outputs.size(); ++i) {
+    const int k = fn.updated_input(i);
+    if (k >= 0 && fn.outputs[i].get() == &result && fn.inputs[size_t(k)].get() == &initial)
+      return true;
+  }
+  return false;
+}
+
 bool reads_precede_update(const ir::Function& fn, const ir::Value& initial,
                           const ir::Value& output) {
   bool written = false;

@@ -22,6 +22,10 @@ namespace tenet::lower {
 /// Rewrites `fn` as above; a function without updated inputs is unchanged.
 void separate_updates(ir::Function& fn);
 
+/// Whether `result` is an output that updates `initial` in place: the two
+/// share one buffer.
+bool shares_buffer(const ir::Function& fn, const ir::Value& initial, const ir::Value& result);
+
 /// Whether every read of the updated input `initial` in `fn` comes before
 /// `output` is written (see above): what codegen relies on.
 bool reads_precede_update(const ir::Function& fn, const ir::Value& initial,

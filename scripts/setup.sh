@@ -9,7 +9,6 @@ packages=(
   libgtest-dev libgmock-dev          # tests
   libopenblas0-openmp                # the GEMM library generated code links (runtime/tenet_gemm.h)
   zlib1g-dev                         # train/: gzipped MNIST IDX files
-  nlohmann-json3-dev                 # train/: safetensors (checkpoint) headers
   clang-format                       # format check
   python3 python3-venv python3-dev # .venv (scripts/venv.sh): PyTorch, the Python package
 )

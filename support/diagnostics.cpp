@@ -146,8 +146,4 @@ void fail_at(const SourceFile& file, Span span, const std::string& message,
   throw CompileError(render(file, d));
 }
 
-void internal_error(const char* file, int line, const std::string& msg) {
-  throw InternalError("internal error: " + msg + " (at " + file + ":" + std::to_string(line) + ")");
-}
-
 }  // namespace tenet

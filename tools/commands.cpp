@@ -19,6 +19,7 @@
 #include "tools/args.h"
 #include "tools/grad_commands.h"
 #include "tools/program.h"
+#include "train/standalone_project.h"
 
 namespace tenet::cli {
 
@@ -178,9 +179,10 @@ int cmd_run(const std::vector<std::string>& argv) {
 }
 
 int cmd_emit(const std::vector<std::string>& argv) {
-  Args a("emit", "FILE --target cpp -o DIR [--fn NAME]",
+  Args a("emit", "FILE --target cpp -o DIR [--fn NAME | --train]",
          "Writes standalone C++17 sources for FILE's functions, with the runtime\n"
-         "headers they need and a CMakeLists.txt that builds them on their own.");
+         "headers they need and a CMakeLists.txt that builds them on their own; with\n"
+         "--train, a project that trains and runs the model with no Python or Tenet.");
   a.option("target", "cpp", "the code generator", "cpp");
   a.option("o", "DIR", "output directory");
   a.option("fn", "NAME", "emit only this function (default: every function)");
@@ -189,12 +191,28 @@ int cmd_emit(const std::vector<std::string>& argv) {
          "release code: no run-time check of computed indices (data-dependent reads); one "
          "out of range then reads outside its tensor");
   a.flag("overwrite", "replace the files of a project already in DIR");
+  a.flag("train",
+         "a project that trains and runs the model (its # @train directives): a C API, and "
+         "train and predict programs (docs/standalone.md)");
   add_common_options(a);
   if (!a.parse(argv)) return 0;
   if (a.get("target") != "cpp")
     throw UsageError("--target must be 'cpp' (CUDA is not implemented yet)");
   if (!a.is_set("o")) throw UsageError("emit needs an output directory: -o DIR");
   std::string path = require_file(a);
+  if (a.is_set("train")) {
+    if (a.is_set("fn"))
+      throw UsageError(
+          "--fn and --train do not go together: --train emits the "
+          "functions the @train and @eval directives name");
+    train::StandaloneOptions options;
+    options.openmp = !a.is_set("no-openmp");
+    options.index_checks = !a.is_set("no-index-checks");
+    options.overwrite = a.is_set("overwrite");
+    const std::string name = train::emit_standalone_project(path, a.get("o"), options);
+    std::cout << "wrote " << a.get("o") << " (" << name << "_train.h, train, predict)\n";
+    return 0;
+  }
   driver::Compilation front = front_end(path, a.get("dump-after"));
   driver::Request r = request(path, a.get("dump-after"));
   std::vector<std::string> fns = chosen_functions(front, a.get("fn"));

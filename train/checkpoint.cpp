@@ -1,6 +1,5 @@
 #include "train/checkpoint.h"
 
-#include <bit>
 #include <cstring>
 #include <set>
 
@@ -12,6 +11,19 @@ namespace {
 constexpr const char* kFormat = "tenet-checkpoint-1";
 constexpr const char* kOptimizerPrefix = "optimizer/";
 
+/// The bits of `from` as a `To` (std::bit_cast: standalone projects build this file as C++17).
+template <typename To, typename From>
+To bits_as(const From& from) {
+  static_assert(sizeof(To) == sizeof(From));
+  To to;
+  std::memcpy(&to, &from, sizeof to);
+  return to;
+}
+
+bool starts_with(const std::string& s, const char* prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
 Tensor int64_scalar(int64_t v) {
   Tensor t(ElemType::I64, {});
   t.data<int64_t>()[0] = v;
@@ -21,9 +33,9 @@ Tensor int64_scalar(int64_t v) {
 Tensor rng_tensor(const Rng::Snapshot& s) {
   Tensor t(ElemType::I64, {6});
   int64_t* p = t.data<int64_t>();
-  for (size_t i = 0; i < 4; ++i) p[i] = std::bit_cast<int64_t>(s.words[i]);
+  for (size_t i = 0; i < 4; ++i) p[i] = bits_as<int64_t>(s.words[i]);
   p[4] = s.has_spare ? 1 : 0;
-  p[5] = std::bit_cast<int64_t>(s.spare);
+  p[5] = bits_as<int64_t>(s.spare);
   return t;
 }
 
@@ -58,9 +70,9 @@ class CheckpointReader {
     const int64_t* p = t.data<int64_t>();
     if (p[4] != 0 && p[4] != 1) fail("'train/rng' has an invalid spare flag");
     Rng::Snapshot s;
-    for (size_t i = 0; i < 4; ++i) s.words[i] = std::bit_cast<uint64_t>(p[i]);
+    for (size_t i = 0; i < 4; ++i) s.words[i] = bits_as<uint64_t>(p[i]);
     s.has_spare = p[4] == 1;
-    s.spare = std::bit_cast<double>(p[5]);
+    s.spare = bits_as<double>(p[5]);
     return s;
   }
 
@@ -78,7 +90,7 @@ class CheckpointReader {
   // is present with its shape.
   void check_parameters(const ParameterStore& params) const {
     for (const NamedTensor& t : file_.tensors) {
-      if (t.name.starts_with(kOptimizerPrefix) || t.name == "train/step" ||
+      if (starts_with(t.name, kOptimizerPrefix) || t.name == "train/step" ||
           t.name == "train/epoch" || t.name == "train/rng")
         continue;
       if (!params.contains(t.name)) fail("tensor '" + t.name + "' is not a parameter of the model");
@@ -100,7 +112,7 @@ class CheckpointReader {
       fail("it holds state for a '" + it->second + "' optimiser, not '" + optimizer.kind() + "'");
     NamedTensors state;
     for (const NamedTensor& t : file_.tensors)
-      if (t.name.starts_with(kOptimizerPrefix))
+      if (starts_with(t.name, kOptimizerPrefix))
         state.push_back({t.name.substr(std::strlen(kOptimizerPrefix)), t.tensor});
     return state;
   }
@@ -132,7 +144,7 @@ void save_checkpoint(const std::string& path, const ParameterStore& params,
     throw BindError(path + ": checkpoint not written: negative step or epoch");
   Metadata metadata = state.metadata;
   for (const auto& [key, value] : metadata)
-    if (key.starts_with("tenet."))
+    if (starts_with(key, "tenet."))
       throw BindError(path + ": checkpoint metadata key '" + key +
                       "' is reserved (keys starting with 'tenet.')");
   metadata["tenet.format"] = kFormat;
@@ -159,7 +171,7 @@ CheckpointState load_checkpoint(const std::string& path, ParameterStore& params,
   state.epoch = reader.count("train/epoch");
   state.rng = reader.rng();
   for (const auto& [key, value] : reader.file().metadata)
-    if (!key.starts_with("tenet.")) state.metadata.emplace(key, value);
+    if (!starts_with(key, "tenet.")) state.metadata.emplace(key, value);
   // All checks are done before anything changes: the optimiser validates its
   // whole state before copying it, and parameters are copied last.
   if (optimizer) optimizer->load_state(reader.optimizer_state(*optimizer), path);
@@ -168,6 +180,30 @@ CheckpointState load_checkpoint(const std::string& path, ParameterStore& params,
     std::memcpy(p.value.raw(), t.raw(), t.nbytes());
   }
   return state;
+}
+
+void load_weights(const SafetensorsFile& file, const std::string& path, ParameterStore& params,
+                  const std::string& model) {
+  for (const NamedTensor& t : file.tensors)
+    if (!params.contains(t.name))
+      throw BindError(path + ": tensor '" + t.name + "' is not a parameter of " + model);
+  for (const Parameter& p : params) {
+    const Tensor* t = find_tensor(file.tensors, p.name);
+    if (!t) throw BindError(path + ": no tensor '" + p.name + "' (a parameter of " + model + ")");
+    if (t->type() != ElemType::F32 || t->numel() != p.value.numel())
+      throw BindError(path + ": '" + p.name + "' is " + t->describe() + " but " + model +
+                      " needs " + p.value.describe());
+  }
+  for (Parameter& p : params) {
+    const Tensor* t = find_tensor(file.tensors, p.name);
+    std::memcpy(p.value.raw(), t->raw(), t->nbytes());
+  }
+}
+
+void save_weights(const std::string& path, const ParameterStore& params) {
+  NamedTensors tensors;
+  for (const Parameter& p : params) tensors.push_back({p.name, p.value});
+  write_safetensors(path, tensors, {{"format", "pt"}});
 }
 
 }  // namespace tenet::train

@@ -59,4 +59,16 @@ void save_checkpoint(const std::string& path, const ParameterStore& params,
 CheckpointState load_checkpoint(const std::string& path, ParameterStore& params,
                                 Optimizer* optimizer);
 
+/// Copies every parameter from `file` (read from `path`), a plain
+/// safetensors file holding each parameter by name with its shape or the
+/// same number of elements (as safetensors.torch.save_file writes them, e.g.
+/// [256, 784] for [256, 28, 28]), and nothing else. A BindError names the
+/// file, the tensor and `model` (what the parameters belong to) on any
+/// mismatch; nothing changes then.
+void load_weights(const SafetensorsFile& file, const std::string& path, ParameterStore& params,
+                  const std::string& model);
+/// Writes the parameters alone, by name, with metadata {"format": "pt"} (as
+/// safetensors.torch.save_file does), atomically.
+void save_weights(const std::string& path, const ParameterStore& params);
+
 }  // namespace tenet::train

@@ -386,4 +386,15 @@ std::string describe_init(std::string_view name, const std::vector<int64_t>& sha
   return os.str();
 }
 
+void fill_dropout_mask(Tensor& mask, double p, uint64_t key) {
+  Rng rng(key);
+  const float keep = float(1.0 / (1.0 - p));
+  float* m = mask.data<float>();
+  for (int64_t i = 0; i < mask.numel(); ++i) m[i] = rng.uniform() < p ? 0.0f : keep;
+}
+
+uint64_t dropout_key(uint64_t seed, int64_t epoch, int64_t batch_index) {
+  return hash_key(hash_key(hash_key(seed, "dropout"), uint64_t(epoch)), uint64_t(batch_index));
+}
+
 }  // namespace tenet::train

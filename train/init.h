@@ -84,7 +84,13 @@ struct InitSpec {
   /// value of a constant, max(|low|, |high|) for uniform.
   double scale() const;
 
-  bool operator==(const InitSpec&) const = default;
+  // Written out: standalone projects build this runtime as C++17.
+  bool operator==(const InitSpec& o) const {
+    return kind == o.kind && low == o.low && high == o.high && mean == o.mean &&
+           stddev == o.stddev && value == o.value && fan_in == o.fan_in && fan_out == o.fan_out &&
+           gain == o.gain;
+  }
+  bool operator!=(const InitSpec& o) const { return !(*this == o); }
 };
 
 /// Fills a float32 or float64 tensor per the spec, drawing from a generator
@@ -94,5 +100,12 @@ void initialize(Tensor& t, const InitSpec& spec, uint64_t seed, std::string_view
 /// "conv1_w [256,1,9,9] kaiming_uniform(fan_in=81) -> bound 0.272"
 std::string describe_init(std::string_view name, const std::vector<int64_t>& shape,
                           const InitSpec& spec);
+
+/// Fills a float32 `mask` with Bernoulli(1 - p) / (1 - p) values drawn from
+/// `key`: a dropout mask.
+void fill_dropout_mask(Tensor& mask, double p, uint64_t key);
+/// The key of the dropout masks of batch `batch_index` of `epoch` (both from
+/// 0) in a run seeded with `seed`; mask `m` is filled from hash_key(key, m).
+uint64_t dropout_key(uint64_t seed, int64_t epoch, int64_t batch_index);
 
 }  // namespace tenet::train

@@ -305,7 +305,6 @@ class Trainer {
     reporter_.epoch_begins(
         "epoch " + std::to_string(epoch_ + 1) + "/" + std::to_string(hyper_.epochs), per_epoch,
         resumed_at);
-    const uint64_t dropout_seed = hash_key(hyper_.seed, "dropout");
     auto interval_start = std::chrono::steady_clock::now();
     int64_t images_this_run = 0;
     Batch batch;
@@ -313,9 +312,8 @@ class Trainer {
       check_interrupt();
       const double lr = schedule_.lr_at(step_);
       optimizer_->set_lr(lr);
-      const uint64_t key =
-          hash_key(hash_key(dropout_seed, uint64_t(epoch_)), uint64_t(batch.index));
-      BatchResult r = model_.train_step(*batch.images, *batch.labels, key);
+      BatchResult r = model_.train_step(*batch.images, *batch.labels,
+                                        dropout_key(hyper_.seed, epoch_, batch.index));
       if (!std::isfinite(r.loss)) {
         reporter_.epoch_ends();
         throw_non_finite(r.loss, batch.index);

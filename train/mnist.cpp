@@ -1,6 +1,8 @@
 #include "train/mnist.h"
 
+#ifndef TENET_NO_ZLIB
 #include <zlib.h>
+#endif
 
 #include <algorithm>
 #include <cstring>
@@ -38,6 +40,7 @@ bool is_gzip(std::string_view bytes) {
   return bytes.size() >= 2 && uint8_t(bytes[0]) == 0x1f && uint8_t(bytes[1]) == 0x8b;
 }
 
+#ifndef TENET_NO_ZLIB
 // Inflates every gzip member in `bytes` (gzip files may be concatenations).
 std::string gunzip(std::string_view bytes, const std::string& path) {
   z_stream z{};
@@ -69,6 +72,14 @@ std::string gunzip(std::string_view bytes, const std::string& path) {
   if (rc == Z_MEM_ERROR) fail(path, "out of memory decompressing");
   fail(path, "truncated gzip data (the compressed stream ends early)");
 }
+#else
+// Built without zlib (a standalone project where CMake found none).
+std::string gunzip(std::string_view, const std::string& path) {
+  fail(path,
+       "gzip-compressed, but this program was built without zlib: decompress it first "
+       "(gunzip) or rebuild with zlib");
+}
+#endif
 
 uint32_t big_endian_u32(std::string_view bytes, size_t at) {
   const auto b = [&](size_t i) { return uint32_t(uint8_t(bytes[at + i])); };

@@ -1,10 +1,19 @@
 #include "train/rng.h"
 
-#include <bit>
 #include <cmath>
-#include <numbers>
 
 namespace tenet::train {
+
+// C++17 (standalone projects build this file): no std::rotl, std::numbers.
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+uint64_t rotl(uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
+
+}  // namespace
 
 uint64_t mix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -37,14 +46,14 @@ Rng::Rng(uint64_t key) {
 
 uint64_t Rng::next_u64() {
   // xoshiro256** (Blackman and Vigna, 2018).
-  const uint64_t result = std::rotl(s_[1] * 5, 7) * 9;
+  const uint64_t result = rotl(s_[1] * 5, 7) * 9;
   const uint64_t t = s_[1] << 17;
   s_[2] ^= s_[0];
   s_[3] ^= s_[1];
   s_[1] ^= s_[2];
   s_[0] ^= s_[3];
   s_[2] ^= t;
-  s_[3] = std::rotl(s_[3], 45);
+  s_[3] = rotl(s_[3], 45);
   return result;
 }
 
@@ -61,7 +70,7 @@ double Rng::normal() {
   const double u1 = 1.0 - uniform();
   const double u2 = uniform();
   const double r = std::sqrt(-2.0 * std::log(u1));
-  const double theta = 2.0 * std::numbers::pi * u2;
+  const double theta = 2.0 * kPi * u2;
   spare_ = r * std::sin(theta);
   has_spare_ = true;
   return r * std::cos(theta);

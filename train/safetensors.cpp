@@ -5,24 +5,23 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <functional>
+#include <optional>
 #include <set>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "support/checked.h"
 #include "support/error.h"
 #include "support/temp_files.h"
+#include "train/json.h"
 
 namespace tenet::train {
 
-static_assert(std::endian::native == std::endian::little,
+// (std::endian is C++20; standalone projects build this file as C++17.)
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "safetensors data is little-endian; this runtime copies it as is");
 
 namespace {
@@ -60,17 +59,13 @@ std::string errno_text() {
   return std::strerror(errno);
 }
 
-using Json = nlohmann::json;  // objects are std::maps: no quadratic lookups on a big header
-
 // ---- writing -------------------------------------------------------------
 
 /// `s` as a JSON string literal; a BindError naming `what` unless `s` is UTF-8.
 std::string quoted(const std::string& s, const std::string& what) {
-  try {
-    return Json(s).dump();
-  } catch (const Json::type_error&) {  // invalid UTF-8: readers would refuse the header
-    throw BindError("safetensors: " + what + " is not valid UTF-8");
-  }
+  // Readers refuse a header that is not UTF-8.
+  if (!json::is_utf8(s)) throw BindError("safetensors: " + what + " is not valid UTF-8");
+  return json::quote(s);
 }
 
 void check_names(const NamedTensors& tensors) {
@@ -113,100 +108,13 @@ std::string header_json(const NamedTensors& tensors, const Metadata& metadata) {
 
 // ---- reading -------------------------------------------------------------
 
-/// A header problem found while parsing (a duplicate key, nesting too deep).
-struct HeaderProblem {
-  std::string what;
-};
-
-/// nlohmann's object type keeps one value per key, and its parser has no
-/// depth limit: this callback refuses duplicate keys (which would hide a
-/// tensor) and nesting deeper than 64, naming what is wrong.
-class HeaderWatch {
- public:
-  bool operator()(int depth, Json::parse_event_t event, Json& parsed) {
-    switch (event) {
-      case Json::parse_event_t::object_start:
-      case Json::parse_event_t::array_start:
-        if (depth >= 64) throw HeaderProblem{"the header is nested deeper than 64 levels"};
-        open_.push_back({pending_key_, {}});
-        pending_key_.clear();
-        break;
-      case Json::parse_event_t::object_end:
-      case Json::parse_event_t::array_end:
-        open_.pop_back();
-        break;
-      case Json::parse_event_t::key:
-        pending_key_ = parsed.get<std::string>();
-        if (!open_.back().keys.insert(pending_key_).second) throw HeaderProblem{duplicate()};
-        break;
-      case Json::parse_event_t::value:
-        pending_key_.clear();
-        break;
-    }
-    return true;
-  }
-
- private:
-  std::string duplicate() const {
-    const std::string& key = pending_key_;
-    if (open_.size() == 1) return "'" + key + "' appears twice in the header";
-    const std::string& owner = open_[1].name;
-    if (open_.size() == 2 && owner == "__metadata__") return "metadata '" + key + "' appears twice";
-    if (open_.size() == 2) return "tensor '" + owner + "' has field '" + key + "' twice";
-    return "'" + key + "' appears twice in an object of the header";
-  }
-
-  struct Open {
-    std::string name;  // its key in the enclosing object ("" in an array or at the top)
-    std::set<std::string> keys;
-  };
-  std::vector<Open> open_;
-  std::string pending_key_;
-};
-
-/// nlohmann's description of a syntax error ("[json.exception.parse_error.101]
-/// parse error at line 1, column 6: syntax error while parsing value -
-/// unexpected end of input; expected '[', '{', or a literal") in the words of
-/// Tenet's other messages ("expected a value but the header ends"), without
-/// the bytes it last read (they may be anything).
-std::string syntax_error(const std::string& what) {
-  if (what.find("; expected end of input") != std::string::npos)
-    return "unexpected text after the JSON value";
-  if (what.find("ill-formed UTF-8") != std::string::npos) return "invalid UTF-8 in a string";
-  const size_t dash = what.find(" - ");
-  std::string text = dash == std::string::npos ? what : what.substr(dash + 3);
-  const size_t last_read = text.find("; last read: ");
-  if (last_read != std::string::npos) {
-    const size_t expected = text.find("; expected ", last_read);
-    text.erase(last_read, expected == std::string::npos ? std::string::npos : expected - last_read);
-  }
-  const auto replace = [&](const std::string& from, const std::string& to) {
-    const size_t at = text.find(from);
-    if (at != std::string::npos) text.replace(at, from.size(), to);
-  };
-  replace("'[', '{', or a literal", "a value");
-  replace("string literal", "a member name in quotes");
-  if (text.rfind("unexpected end of input; ", 0) == 0)
-    text = text.substr(std::strlen("unexpected end of input; ")) + " but the header ends";
-  return text;
-}
-
-/// "an object", "a number", ... for error messages.
-std::string kind(const Json& v) {
-  switch (v.type()) {
-    case Json::value_t::object:
-      return "an object";
-    case Json::value_t::array:
-      return "an array";
-    case Json::value_t::string:
-      return "a string";
-    case Json::value_t::boolean:
-      return "a boolean";
-    case Json::value_t::null:
-      return "null";
-    default:
-      return "a number";
-  }
+/// A duplicate key of the header, in the words of the safetensors format.
+std::string duplicate(const json::Error& e) {
+  if (e.path.empty()) return "'" + e.key + "' appears twice in the header";
+  if (e.path.size() == 1 && e.path[0] == "__metadata__")
+    return "metadata '" + e.key + "' appears twice";
+  if (e.path.size() == 1) return "tensor '" + e.path[0] + "' has field '" + e.key + "' twice";
+  return "'" + e.key + "' appears twice in an object of the header";
 }
 
 class HeaderReader {
@@ -228,24 +136,24 @@ class HeaderReader {
     if (header.empty() || header[0] != '{') fail("the header does not start with '{'");
     data_ = bytes_.substr(8 + header_len);
 
-    Json root;
-    HeaderWatch watch;
+    json::Value root;
     try {
-      root = Json::parse(header.begin(), header.end(), std::ref(watch));
-    } catch (const Json::parse_error& e) {  // e.byte: 1-based, of the last byte read
-      const uint64_t at = 8 + (e.byte > 0 ? e.byte - 1 : 0);
-      fail("invalid JSON in the header at byte " + std::to_string(at) + ": " +
-           syntax_error(e.what()));
-    } catch (const HeaderProblem& p) {
-      fail(p.what);
-    } catch (const Json::out_of_range&) {  // found by fuzzing: 1e400 is beyond any double
-      fail("invalid JSON in the header: a number is beyond the range of a 64-bit float");
-    } catch (const Json::exception& e) {  // any other refusal of the parser is the file's fault
-      fail(std::string("invalid JSON in the header: ") + e.what());
+      root = json::parse(header);
+    } catch (const json::Error& e) {
+      switch (e.category) {
+        case json::Error::Category::Duplicate:
+          fail(duplicate(e));
+        case json::Error::Category::Depth:
+          fail("the header is " + std::string(e.what()));
+        default:
+          fail("invalid JSON in the header" +
+               (e.offset ? " at byte " + std::to_string(8 + *e.offset) : std::string()) + ": " +
+               e.what());
+      }
     }
     SafetensorsFile file;
     std::vector<Entry> entries;
-    for (const auto& [key, value] : root.items()) {
+    for (const auto& [key, value] : root.members) {
       if (key == "__metadata__")
         file.metadata = metadata(value);
       else
@@ -268,28 +176,30 @@ class HeaderReader {
     throw BindError(name_ + ": invalid safetensors file: " + what);
   }
 
-  Metadata metadata(const Json& v) const {
-    if (!v.is_object()) fail("'__metadata__' must be an object of strings, not " + kind(v));
+  Metadata metadata(const json::Value& v) const {
+    if (!v.is_object())
+      fail(std::string("'__metadata__' must be an object of strings, not ") + v.kind_name());
     Metadata m;
-    for (const auto& [key, value] : v.items()) {
-      if (!value.is_string()) fail("metadata '" + key + "' must be a string, not " + kind(value));
-      m.emplace(key, value.get<std::string>());  // keys are unique (HeaderWatch)
+    for (const auto& [key, value] : v.members) {
+      if (!value.is_string())
+        fail("metadata '" + key + "' must be a string, not " + value.kind_name());
+      m.emplace(key, value.text);  // keys are unique (json::parse)
     }
     return m;
   }
 
-  Entry entry(const std::string& name, const Json& v) const {
+  Entry entry(const std::string& name, const json::Value& v) const {
     const std::string what = "tensor '" + name + "'";
-    if (!v.is_object()) fail(what + " must be described by an object, not " + kind(v));
-    for (const auto& [key, value] : v.items())
+    if (!v.is_object()) fail(what + " must be described by an object, not " + v.kind_name());
+    for (const auto& [key, value] : v.members)
       if (key != "dtype" && key != "shape" && key != "data_offsets")
         fail(what + " has an unknown field '" + key + "'");
     for (const char* field : {"dtype", "shape", "data_offsets"})
-      if (!v.contains(field)) fail(what + " lacks '" + field + "'");
-    const Json& dtype = v["dtype"];
+      if (!v.find(field)) fail(what + " lacks '" + field + "'");
+    const json::Value& dtype = *v.find("dtype");
     Entry e{name, element_type(what, dtype), {}, 0, 0};
-    e.shape = dimensions(what, v["shape"]);
-    const std::vector<uint64_t> range = integers(what, "data_offsets", v["data_offsets"]);
+    e.shape = dimensions(what, *v.find("shape"));
+    const std::vector<uint64_t> range = integers(what, "data_offsets", *v.find("data_offsets"));
     if (range.size() != 2) fail(what + ": 'data_offsets' must hold 2 integers");
     e.begin = range[0];
     e.end = range[1];
@@ -306,7 +216,7 @@ class HeaderReader {
       fail(size.what());
     }
     if (e.end - e.begin != expected)
-      fail(what + ": " + dtype.get<std::string>() + " of shape " + shape_text(e.shape) + " needs " +
+      fail(what + ": " + dtype.text + " of shape " + shape_text(e.shape) + " needs " +
            std::to_string(expected) + " bytes, but data_offsets cover " +
            std::to_string(e.end - e.begin));
     return e;
@@ -318,9 +228,9 @@ class HeaderReader {
     return s + "]";
   }
 
-  ElemType element_type(const std::string& what, const Json& v) const {
-    if (!v.is_string()) fail(what + ": 'dtype' must be a string, not " + kind(v));
-    const std::string& name = v.get_ref<const std::string&>();
+  ElemType element_type(const std::string& what, const json::Value& v) const {
+    if (!v.is_string()) fail(what + ": 'dtype' must be a string, not " + v.kind_name());
+    const std::string& name = v.text;
     for (const DtypeName& d : kDtypes)
       if (name == d.name) return d.type;
     for (const char* u : kUnsupportedDtypes)
@@ -329,21 +239,22 @@ class HeaderReader {
     fail(what + ": unknown dtype '" + name + "'");
   }
 
-  std::vector<uint64_t> integers(const std::string& what, const char* field, const Json& v) const {
-    if (!v.is_array()) fail(what + ": '" + field + "' must be an array, not " + kind(v));
+  std::vector<uint64_t> integers(const std::string& what, const char* field,
+                                 const json::Value& v) const {
+    if (!v.is_array()) fail(what + ": '" + field + "' must be an array, not " + v.kind_name());
     std::vector<uint64_t> out;
-    for (const Json& item : v) {
-      // Non-negative integers parse as unsigned; -1, 1.5, 1e2 and integers
-      // beyond 2^64 (parsed as floating point) do not.
-      if (!item.is_number_unsigned())
+    for (const json::Value& item : v.items) {
+      // Plain non-negative integers below 2^64: not -1, 1.5, 1e2 or 2^64.
+      const std::optional<uint64_t> n = item.as_uint64();
+      if (!n)
         fail(what + ": '" + field + "' must hold non-negative integers, found " +
-             (item.is_number() ? item.dump() : kind(item)));
-      out.push_back(item.get<uint64_t>());
+             (item.is_number() ? item.text : std::string(item.kind_name())));
+      out.push_back(*n);
     }
     return out;
   }
 
-  std::vector<int64_t> dimensions(const std::string& what, const Json& v) const {
+  std::vector<int64_t> dimensions(const std::string& what, const json::Value& v) const {
     std::vector<int64_t> shape;
     for (uint64_t d : integers(what, "shape", v)) {
       if (d > uint64_t(INT64_MAX)) fail(what + ": dimension " + std::to_string(d) + " too large");

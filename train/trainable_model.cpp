@@ -21,11 +21,16 @@ constexpr size_t kGradient = 0, kEvaluation = 1;
 
 }  // namespace
 
-void fill_dropout_mask(Tensor& mask, double p, uint64_t key) {
-  Rng rng(key);
-  const float keep = float(1.0 / (1.0 - p));
-  float* m = mask.data<float>();
-  for (int64_t i = 0; i < mask.numel(); ++i) m[i] = rng.uniform() < p ? 0.0f : keep;
+driver::Request training_request(const std::string& path, const ModelSpec& spec) {
+  // The gradient of the loss with respect to every parameter (not the data
+  // or the masks), and the evaluation function, optimised and compiled together.
+  ad::GradRequest gradient;
+  gradient.output = spec.train.loss;
+  for (const ParamSpec& p : spec.params) gradient.wrt.push_back(p.input);
+  driver::Request request;
+  request.path = path;
+  request.functions = {{spec.train.function, gradient}, {spec.eval.function, std::nullopt}};
+  return request;
 }
 
 TrainableModel::TrainableModel(const std::string& path, bool verbose)
@@ -62,29 +67,12 @@ void TrainableModel::load_weights(const std::string& path) {
     load_checkpoint(path, nullptr);
     return;
   }
-  for (const NamedTensor& t : file.tensors)
-    if (!params_.contains(t.name))
-      throw BindError(path + ": tensor '" + t.name + "' is not a parameter of " + path_);
-  for (Parameter& p : params_) {
-    const Tensor* t = find_tensor(file.tensors, p.name);
-    if (!t) throw BindError(path + ": no tensor '" + p.name + "' (a parameter of " + path_ + ")");
-    if (t->type() != ElemType::F32 || t->numel() != p.value.numel())
-      throw BindError(path + ": '" + p.name + "' is " + t->describe() + " but " + path_ +
-                      " needs " + p.value.describe());
-    std::memcpy(p.value.raw(), t->raw(), t->nbytes());
-  }
+  train::load_weights(file, path, params_, path_);
 }
 
 void TrainableModel::compile() {
   if (!compiled_.empty()) return;
-  // The gradient of the loss with respect to every parameter (not the data
-  // or the masks), and the evaluation function, optimised and compiled together.
-  ad::GradRequest gradient;
-  gradient.output = spec_.train.loss;
-  for (const ParamSpec& p : spec_.params) gradient.wrt.push_back(p.input);
-  driver::Request request;
-  request.path = path_;
-  request.functions = {{spec_.train.function, gradient}, {spec_.eval.function, std::nullopt}};
+  const driver::Request request = training_request(path_, spec_);
   codegen::JitOptions jit;
   jit.verbose = verbose_;
   compiled_ = driver::load(request, driver::compile(request, front_), jit);

@@ -41,6 +41,11 @@ struct BatchResult {
   int64_t size = 0;
 };
 
+/// The driver request for a model's two programs: the gradient of the
+/// training loss with respect to every parameter, and the evaluation function
+/// (what TrainableModel compiles and `tenet emit --train` emits).
+driver::Request training_request(const std::string& path, const ModelSpec& spec);
+
 class TrainableModel {
  public:
   /// Loads and checks `path` and its directives (CompileError for either);
@@ -114,8 +119,5 @@ class TrainableModel {
   std::vector<codegen::CompiledFunction> compiled_;    // kGradient, kEvaluation
   std::map<std::pair<size_t, int64_t>, Bound> bound_;  // by (program, batch size)
 };
-
-/// Fills `mask` with Bernoulli(1 - p) / (1 - p) values drawn from `key`.
-void fill_dropout_mask(Tensor& mask, double p, uint64_t key);
 
 }  // namespace tenet::train

@@ -9,6 +9,7 @@
 
 #include "train/loop.h"
 #include "train/options.h"
+#include "train/standalone_project.h"
 #include "train/trainable_model.h"
 
 namespace py = pybind11;
@@ -128,6 +129,16 @@ void bind_training(py::module_& m) {
         py::arg("overwrite"), py::arg("options"), py::arg("checkpoint_every"), py::arg("log_every"),
         py::arg("verbose"), py::arg("on_line"),
         "trains a model file's model (its '# @' directives) on MNIST; see tenet.train");
+  m.def(
+      "emit_standalone",
+      [](const std::string& model, const std::string& out, bool overwrite) {
+        train::StandaloneOptions options;
+        options.overwrite = overwrite;
+        py::gil_scoped_release release;
+        return train::emit_standalone_project(model, out, options);
+      },
+      py::arg("model"), py::arg("out"), py::arg("overwrite"),
+      "writes a C++ project that trains and runs the model without Tenet (tenet emit --train)");
 }
 
 }  // namespace tenet::python

@@ -9,6 +9,7 @@ backward Tenet derives.
     print(tenet.print_grad(SOURCE, "squash", vjp=True))
     assert tenet.gradcheck(SOURCE, "squash", sizes={"B": 2, "N": 3, "D": 4}, vjp=True)
     run = tenet.train("models/mlp.tn", out="runs/mlp", epochs=1)  # as `tenet train`
+    tenet.emit_standalone("models/mnist_cnn.tn", "out/cnn")     # as `tenet emit --train`
 
 Errors in the source raise tenet.CompileError (the diagnostic with line, column and
 caret), warnings and notes about a program that compiles are issued as
@@ -26,7 +27,8 @@ if os.path.isdir(_RUNTIME) and not os.environ.get("TENET_RUNTIME_DIR"):
 from ._tenet import BindError, CompileError, InternalError  # noqa: E402
 from .function import CompileWarning, Function, compile, compile_file, print_grad  # noqa: E402
 from .gradcheck import gradcheck  # noqa: E402
-from .training import TrainingOption, TrainingResult, train, training_options  # noqa: E402
+from .training import (TrainingOption, TrainingResult, emit_standalone, train,  # noqa: E402
+                       training_options)
 
 
 def from_torch(module, example_args, **options):
@@ -57,5 +59,6 @@ def torch_op(source, entry=None, **options):
 
 
 __all__ = ["BindError", "CompileError", "CompileWarning", "Function", "InternalError",
-           "TorchImportError", "TrainingOption", "TrainingResult", "compile", "compile_file", "from_torch", "gradcheck", "load",
+           "TorchImportError", "TrainingOption", "TrainingResult", "compile", "compile_file",
+           "emit_standalone", "from_torch", "gradcheck", "load",
            "print_grad", "torch_op", "train", "training_options"]

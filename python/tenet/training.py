@@ -94,3 +94,12 @@ def train(model, data=None, out=None, overwrite=False, checkpoint_every=None, lo
                           None if out is None else str(out), bool(overwrite), values,
                           checkpoint_every, log_every, bool(verbose), on_line)
     return TrainingResult(**result)
+
+
+def emit_standalone(model, out, overwrite=False):
+    """Writes into the folder ``out`` a C++ project that trains and runs the model
+    in the file ``model`` with no Python, libtorch or Tenet (``tenet emit --train``;
+    docs/standalone.md): a C API ``<name>_train.h`` and ``train`` and ``predict``
+    programs, built with CMake. Files already in ``out`` are refused (BindError)
+    unless ``overwrite``. Returns the model's name, the prefix of the C API."""
+    return _tenet.emit_standalone(str(model), str(out), bool(overwrite))

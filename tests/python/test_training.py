@@ -147,3 +147,20 @@ def test_a_diverging_run_names_the_keyword(model, tmp_path):
     with pytest.raises(tenet.BindError, match=r"try a lower learning rate \(lr\)$"):
         tenet.train(model, data=MNIST_SAMPLE, out=tmp_path / "run", lr=1e30, batch=5,
                     limit_train=20, limit_test=10, quiet=True)
+
+
+def test_emit_standalone_writes_the_project_of_tenet_emit_train(model, tmp_path):
+    # The build and the training run are tested in C++ (tests/training/standalone_test.cpp).
+    out = tmp_path / "project"
+    assert tenet.emit_standalone(model, out) == "linear"
+    for name in ["CMakeLists.txt", "README.md", "linear.cpp", "linear_model.cpp", "linear_train.h",
+                 "train_main.cpp", "predict_main.cpp", "train/json.cpp", "standalone/model.cpp",
+                 "runtime/tenet_runtime.h"]:
+        assert (out / name).is_file(), name
+    header = (out / "linear_train.h").read_text()
+    assert "int linear_train_step(linear_model* model, const float* images," in header
+    assert '{"w", {10, 28, 28}, "uniform(-0.01, 0.01)"}' in (out / "linear_model.cpp").read_text()
+    with pytest.raises(tenet.BindError, match=r"already holds linear.h, linear.cpp, linear_model.cpp, "
+                       r"runtime/.* and 39 more files, which emit would overwrite"):
+        tenet.emit_standalone(model, out)
+    assert tenet.emit_standalone(model, out, overwrite=True) == "linear"

@@ -180,7 +180,7 @@ TEST(Safetensors, EveryValidationErrorNamesTheFileAndTheProblem) {
        "tensor 'a': BOOL value other than 0 or 1"},
       // What a JSON library does by default and a safetensors reader must not:
       // keep one of two values for a key, nest without limit, read 2^64 as a
-      // float, accept trailing commas or lone surrogates.
+      // float (the message shows the number as written), accept trailing commas or lone surrogates.
       {file_of("{\"__metadata__\":{\"k\":\"a\",\"k\":\"b\"}}", ""), "metadata 'k' appears twice"},
       {file_of("{\"a\":{\"dtype\":\"F32\",\"dtype\":\"I32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
                f4),
@@ -190,21 +190,21 @@ TEST(Safetensors, EveryValidationErrorNamesTheFileAndTheProblem) {
       {file_of("{\"a\":" + repeat("{\"b\":", 70) + "1" + std::string(70, '}') + "}", ""),
        "the header is nested deeper than 64 levels"},
       {file_of("{" + tensor_json("a", "\"F32\"", "[18446744073709551616]", "[0,4]") + "}", f4),
-       "'shape' must hold non-negative integers, found 1.8446744073709552e+19"},
+       "'shape' must hold non-negative integers, found 18446744073709551616"},
       {file_of("{" + tensor_json("a", "\"F32\"", "[1]", "[0,1e2]") + "}", f4),
-       "'data_offsets' must hold non-negative integers, found 100.0"},
+       "'data_offsets' must hold non-negative integers, found 1e2"},
       {file_of("{" + tensor_json("a", "\"F32\"", "[true]", "[0,4]") + "}", f4),
        "'shape' must hold non-negative integers, found a boolean"},
       {file_of("{\"a\":1,}", ""),
        "invalid JSON in the header at byte 15: unexpected '}'; expected a member name in quotes"},
       {file_of("{\"a\" 1}", ""),
-       "invalid JSON in the header at byte 13: unexpected number literal; expected ':'"},
+       "invalid JSON in the header at byte 13: unexpected '1'; expected ':'"},
       {file_of("{\"a\":\"\\ud800\"}", ""),
        "invalid JSON in the header at byte 20: invalid string: surrogate U+D800..U+DBFF must be "
        "followed by U+DC00..U+DFFF"},
       {file_of("{\"a\":\"x\ny\"}", ""),
-       "invalid JSON in the header at byte 15: invalid string: control character U+000A (LF) must "
-       "be escaped to \\u000A or \\n"},
+       "invalid JSON in the header at byte 15: invalid string: control character U+000A must be "
+       "escaped"},
       {file_of("{\"a\":nul}", ""), "invalid JSON in the header at byte 16: invalid literal"},
       {file_of("{\"a\":1} // note", ""), "unexpected text after the JSON value"},
       // Found by fuzzing: the parser's own out-of-range exception escaped.
