@@ -1,7 +1,7 @@
 """Importing PyTorch modules: ``tenet.from_torch(module, example_args)`` exports the
 module's forward with torch.export, translates the Core ATen graph into one Tenet
-program, and returns a ``Program`` (its ``source``, ``save``, ``module()``); see
-docs/import.md."""
+program, and returns a ``Program`` (its ``source``, ``save``, ``module()``, ``emit``);
+see docs/import.md."""
 
 import re
 
@@ -11,12 +11,14 @@ from torch.utils import _pytree as pytree
 from ..function import load as load_program
 from .errors import TorchImportError
 from .export import export
+from .initialisers import module_classes
 from .program import Program, load
+from .standalone import StandaloneProject
 from .names import Namer
 from .translate import Translator
 from .values import tenet_type
 
-__all__ = ["Program", "TorchImportError", "from_torch", "load"]
+__all__ = ["Program", "StandaloneProject", "TorchImportError", "from_torch", "load"]
 
 
 def from_torch(module, example_args, *, dynamic_batch=True):
@@ -53,6 +55,7 @@ def from_torch(module, example_args, *, dynamic_batch=True):
         "parameters": [key for key, _ in module.named_parameters()],
         "non_persistent": non_persistent,
         "state": state_keys + non_persistent,  # the module's order
+        "modules": module_classes(module),  # for Program.emit's default initialisers
     }
     return Program(source, manifest, weights, original=module)
 

@@ -15,7 +15,8 @@ class Program:
     ``source`` is the program text; ``entry(training)`` the function for a mode;
     ``module()`` a torch.nn.Module that runs it (sharing the original module's parameters
     and buffers); ``save(dir)`` writes ``model.tn`` and ``weights.safetensors``
-    (``tenet.load(dir)`` reads them back).
+    (``tenet.load(dir)`` reads them back); ``emit(dir)`` the standalone C++ project that
+    trains and serves an MNIST classifier without Python.
     """
 
     def __init__(self, source, manifest, weights, original=None):
@@ -70,6 +71,34 @@ class Program:
         arrays = {key: value.detach().cpu().contiguous().numpy() for key, value in state.items()}
         save_file(arrays, os.path.join(directory, "weights.safetensors"),
                   metadata={MANIFEST_KEY: json.dumps(self.manifest)})
+
+    def emit(self, directory, *, name=None, loss="cross_entropy", options=None,
+             initialisers=None, overwrite=False):
+        """Writes into ``directory`` the standalone C++ project that trains and serves
+        this MNIST classifier without Python, libtorch or Tenet (as ``tenet emit
+        --train``; docs/standalone.md, docs/import.md): ``<name>.tn`` (the program, the
+        trainer's directives and the two entries that wrap it), ``weights.safetensors``
+        (the module's current parameters), the generated code, the C API
+        ``<name>_train.h`` and the ``train`` and ``predict`` programs, built with CMake.
+
+        ``name``: the model's name, the prefix of the C API (default: the module's class
+        in snake case). ``loss``: "cross_entropy" (the module returns logits; the
+        default, also right for log-probabilities) or "nll" (it returns
+        log-probabilities). ``options``: the train program's defaults ({"lr": 0.01,
+        "batch": 32, ...}; the trainer's options table, tenet.training_options()),
+        over Adam at lr 0.001, batch 64, 1 epoch. ``initialisers``: {parameter (state_dict
+        key or Tenet name): initialiser text} instead of PyTorch's defaults. Files
+        already in ``directory`` are refused (BindError) unless ``overwrite``; files
+        whose content is unchanged are not rewritten.
+
+        The forward must take one float image batch [B, 1, 28, 28] in [0, 1] (or
+        [B, 28, 28] or [B, 784]: the images are reshaped) and return float32 scores
+        [B, 10], with the batch size free, and read no buffers nor tensor constants:
+        anything else is a TorchImportError saying why, and nothing is written.
+        Returns a StandaloneProject (directory, name, model, weights, header)."""
+        from .standalone import emit
+        return emit(self, directory, name=name, loss=loss, options=options,
+                    initialisers=initialisers, overwrite=overwrite)
 
     def _current_weights(self):
         """The weights, with the module's current parameters and buffers."""
