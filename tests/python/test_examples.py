@@ -1,6 +1,8 @@
 """The examples run, and learn: a few training steps lower the loss."""
 
 import importlib.util
+import re
+import subprocess
 
 import pytest
 
@@ -38,3 +40,19 @@ def test_overhead_script_measures_every_row(capsys):
         "smoke", load_example("python_overhead").ELEMENTWISE,
         [torch.ones(8).numpy(), torch.ones(8).numpy()], lambda x, y: 2 * x + y, 40, 1)
     assert len(rows) == 9 and all(us > 0 for _, us in rows)
+
+
+def test_import_bnn_example_searches_emits_and_classifies_in_cpp():
+    out = REPO / "build-python" / "examples" / "import_bnn"  # kept: a rerun rebuilds nothing
+    result = load_example("import_bnn").main(["--quick", "--out", str(out)])
+    assert result.widths == [32, 64]
+    assert result.validation[result.winner] == max(result.validation.values())
+    assert result.validation[result.winner] > 0.6  # it learnt, through Tenet's module
+    # The C++ program, with the emitted library, classifies as the module in PyTorch does
+    # (a digit may differ where a value at the edge of a sign is rounded differently).
+    assert abs(result.cpp_test_accuracy - result.torch_test_accuracy) <= 0.002
+    assert re.search(r"^digit 0: \d \(label 7\)$", result.cpp_output, re.M)
+    assert set(result.seconds) == {"width 32", "width 64", "emit", "build", "classify"}
+    linked = subprocess.run(["ldd", str(out / "build" / "classify")], capture_output=True,
+                            text=True).stdout.lower()
+    assert "libz" in linked and not any(name in linked for name in ("python", "torch", "tenet"))
