@@ -208,7 +208,7 @@ def main(argv=None):
     project = best.program.emit(args.out / "bnn", name="bnn", overwrite=True,
                                 options={"batch": 50, "lr": 0.005})
     seconds["emit"] = time.perf_counter() - start
-    print(f"emit: {project.directory} ({os.path.basename(project.header)}, "
+    print(f"emit: {shown(project.directory)} ({os.path.basename(project.header)}, "
           f"{os.path.basename(project.weights)}) in {seconds['emit']:.1f} s")
 
     build = args.out / "build"
