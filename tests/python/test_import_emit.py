@@ -5,6 +5,7 @@ with the module's weights gives the module's predictions, train learns from them
 from a fresh start), and what it refuses."""
 
 import hashlib
+import math
 import os
 import re
 import shutil
@@ -392,3 +393,68 @@ def test_a_loaded_program_emits_the_same_project(trained_cnn, tmp_path):
     for name in ("small_cnn.tn", "small_cnn.cpp", "small_cnn_model.cpp", "weights.safetensors"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
     assert first.name == second.name
+
+
+# -- PyTorch's default initialisers --------------------------------------------------------
+
+class ManyLayers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(300, 200)
+        self.conv = nn.Conv2d(6, 40, 5)
+        self.deconv = nn.ConvTranspose2d(40, 12, 3, groups=2)
+        self.norm = nn.LayerNorm(64)
+        self.group_norm = nn.GroupNorm(4, 64)
+        self.embedding = nn.Embedding(100, 64)
+        self.lstm = nn.LSTM(64, 48)
+        self.prelu = nn.PReLU()
+        self.attention = nn.MultiheadAttention(64, 4)
+        self.bilinear = nn.Bilinear(30, 20, 50)
+
+
+def _check_rule(rule, value):
+    """That PyTorch's freshly initialised ``value`` looks drawn by the initialiser
+    ``rule``: in its bounds and filling them, or equal to its constant."""
+    value = value.detach().double()
+    name, _, args = rule.partition("(")
+    numbers = [float(a.split("=")[-1]) for a in args.rstrip(")").split(",") if a.strip()]
+    if name in ("ones", "zeros", "constant"):
+        fill = {"ones": 1.0, "zeros": 0.0}.get(name, numbers[0] if numbers else 0)
+        assert torch.all(value == fill), rule
+        return
+    if name == "normal":
+        assert abs(value.mean().item() - numbers[0]) < 0.1 and \
+            abs(value.std().item() / numbers[1] - 1) < 0.1, rule
+        return
+    if name == "uniform":
+        low, high = numbers
+    elif name == "kaiming_uniform":
+        high = numbers[1] * math.sqrt(3 / numbers[0])
+        low = -high
+    elif name == "xavier_uniform":
+        high = math.sqrt(6 / (numbers[0] + numbers[1]))
+        low = -high
+    else:
+        raise AssertionError(f"no check for {rule}")
+    assert low - 1e-7 <= value.min().item() and value.max().item() <= high + 1e-7, rule
+    if value.numel() >= 200:  # the bound, not a smaller one
+        assert value.max().item() > high - 0.05 * (high - low), rule
+        assert value.min().item() < low + 0.05 * (high - low), rule
+
+
+def test_the_initialisers_are_pytorch_defaults():
+    from tenet.importer.initialisers import default_initialisers, module_classes
+    torch.manual_seed(5)
+    model = ManyLayers()
+    parameters = [(key, list(p.shape)) for key, p in model.named_parameters()]
+    rules, guessed = default_initialisers(parameters, module_classes(model))
+    assert guessed == []
+    assert rules["linear.weight"] == "kaiming_uniform(fan_in=300, gain=0.577350269)"
+    assert rules["deconv.bias"] == "uniform(-0.136082763, 0.136082763)"  # fan_in (12 / 2) * 3 * 3
+    assert rules["lstm.weight_ih_l0"] == "uniform(-0.144337567, 0.144337567)"  # 1/sqrt(48)
+    assert rules["attention.in_proj_weight"] == "xavier_uniform(fan_in=64, fan_out=192)"
+    assert rules["attention.out_proj.bias"] == "zeros"
+    assert rules["prelu.weight"] == "constant(0.25)"
+    state = dict(model.named_parameters())
+    for key, rule in rules.items():
+        _check_rule(rule, state[key])
