@@ -91,7 +91,7 @@ class _Layout:
         function = program.function(training)
         declared = {d.name: d for d in function.inputs}
         mode = "training" if training else "evaluation"
-        self._refuse_state(signature, mode)
+        self._refuse_state(signature, mode, program.manifest.get("modules", {}))
         users = [i for i in signature["inputs"] if i["kind"] == "user"]
         if len(users) != 1:
             _refuse(f"the forward takes {len(users)} tensor arguments; the project calls it "
@@ -121,14 +121,15 @@ class _Layout:
                 self.masks.append((i["name"], shape, i["p"]))
 
     @staticmethod
-    def _refuse_state(signature, mode):
+    def _refuse_state(signature, mode, classes):
         buffers = [i["key"] for i in signature["inputs"] if i["kind"] == "buffer"]
         if buffers:
             path = buffers[0].rpartition(".")[0]
             _refuse(f"the {mode} forward reads the buffers {', '.join(buffers)}; the "
                     f"project holds parameters only, so it cannot keep or update buffers "
                     f"(BatchNorm's running statistics: a norm without buffers, such as "
-                    f"GroupNorm or LayerNorm, can be emitted)", module_path=path)
+                    f"GroupNorm or LayerNorm, can be emitted)", module_path=path,
+                    module_type=classes.get(path, ""))
         constants = [i["name"] for i in signature["inputs"] if i["kind"] == "constant"]
         if constants:
             _refuse(f"the {mode} forward makes tensors ({', '.join(constants)}: "
@@ -154,9 +155,9 @@ def _describe(decl):
     return f"{decl.type} [{', '.join(decl.shape)}]"
 
 
-def _refuse(what, module_path=""):
+def _refuse(what, module_path="", module_type=""):
     raise TorchImportError(f"cannot emit a standalone project: {what}",
-                           module_path=module_path)
+                           module_path=module_path, module_type=module_type)
 
 
 def _layouts(program):
