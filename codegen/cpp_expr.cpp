@@ -202,6 +202,32 @@ CExpr computed_index(const ir::ExprNode& e, size_t d, const TensorAccess& t, con
                kPrecPrimary};
 }
 
+/// Whether `select` is printed as tenet::select (runtime/tenet_runtime.h),
+/// which evaluates both branches and branches on nothing, so that its loop
+/// vectorises without GCC's if-conversion (off in the JIT: codegen/jit.cpp).
+/// That needs a number type (float16 and bool keep `?:`) and branches that
+/// are safe to evaluate where they are not taken: every plain read in bounds
+/// for all values of the indices in scope (a branch's read need not be in
+/// bounds where the branch is not taken: docs/language.md) and no computed
+/// index (its run-time check would report a read the program never makes).
+/// The value is the one `?:` gives, bit for bit.
+bool blends(const ir::ExprNode& select, const Scope& scope) {
+  const ElemType t = select.type;
+  if (t == ElemType::Bool || t == ElemType::F16) return false;
+  auto unsafe = [&](const ir::Expr& x) {
+    if (x->kind != ir::ExprKind::Read) return false;
+    if (x->has_computed_index()) return true;
+    if (x->guarded) return false;  // checks its own bounds
+    for (size_t d = 0; d < x->indices.size(); ++d) {
+      for (const auto& term : x->indices[d].terms)
+        if (!scope.indices.count(term.first)) return true;
+      if (!provably_in_range(x->indices[d], x->tensor->shape[d], scope)) return true;
+    }
+    return false;
+  };
+  return !ir::any_node(select.args[1], unsafe) && !ir::any_node(select.args[2], unsafe);
+}
+
 }  // namespace
 
 CExpr computed_index_to_c(const ir::ExprNode& read, size_t d, const Scope& scope) {
@@ -323,6 +349,10 @@ CExpr emit_expr(const ir::Expr& e, const Scope& scope) {
       CExpr c = emit_expr(e->args[0], scope);
       CExpr a = emit_expr(e->args[1], scope);
       CExpr b = emit_expr(e->args[2], scope);
+      if (blends(*e, scope))
+        return CExpr{"tenet::select<" + c_type(e->type) + ">(" + c.text + ", " + a.text + ", " +
+                         b.text + ")",
+                     kPrecPrimary};
       return CExpr{
           wrap(c, kPrecOr) + " ? " + wrap(a, kPrecTernary + 1) + " : " + wrap(b, kPrecTernary + 1),
           kPrecTernary};

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "codegen/function_emitter.h"
@@ -392,22 +393,35 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
   auto close_n = [&](size_t n) {
     for (size_t k = 0; k < n; ++k) code.close();
   };
-  std::string narrowed;
-  for (size_t d = 0; d < c.reduce.size(); ++d)
-    if (m.guard.reduce[d].narrowed()) narrowed += (narrowed.empty() ? "" : ", ") + reduce_vars[d];
+  // Narrowed loops, and among them those that always run once (a local instead).
+  std::string narrowed, single;
+  std::vector<std::optional<CExpr>> only(c.reduce.size());
+  for (size_t d = 0; d < c.reduce.size(); ++d) {
+    if (!m.guard.reduce[d].narrowed()) continue;
+    only[d] = single_iteration(c.reduce[d], m.guard.reduce[d], inner);
+    std::string& list = only[d] ? single : narrowed;
+    list += (list.empty() ? "" : ", ") + reduce_vars[d];
+  }
   auto open_reduce = [&] {
     if (!narrowed.empty())
       code.note("Loops of " + narrowed +
                 " only where the guard holds: the other terms add nothing.");
+    if (!single.empty())
+      code.note("The guard holds for one value of " + single +
+                " only: a local instead of a loop.");
     for (size_t d = 0; d < c.reduce.size(); ++d) {
       const ir::Dim& dim = c.reduce[d];
       const ReduceRange& range = m.guard.reduce[d];
-      if (range.narrowed())
+      if (only[d]) {
+        code.open("");  // a block, so that the closing brace matches a loop's
+        code.line("const int64_t " + reduce_vars[d] + " = " + only[d]->text + ";");
+      } else if (range.narrowed()) {
         code.open(for_header(reduce_vars[d], loop_start(dim, range, inner).text,
                              loop_end(dim, range, inner)));
-      else
+      } else {
         code.open(for_header(reduce_vars[d], size_to_c(dim.lo, size_names_).text,
                              size_to_c(dim.hi, size_names_)));
+      }
     }
   };
 

@@ -265,4 +265,30 @@ std::optional<int64_t> window_trip_count(const ReduceRange& range) {
   return best;
 }
 
+std::optional<CExpr> single_iteration(const ir::Dim& d, const ReduceRange& range,
+                                      const Scope& scope) {
+  if (range.lower.size() != 1 || range.upper.size() != 1 || !range.first.empty() ||
+      !range.end.empty())
+    return std::nullopt;
+  const LoopBound &lo = range.lower[0], &hi = range.upper[0];
+  if (lo.divisor != hi.divisor || lo.numerator.terms != hi.numerator.terms) return std::nullopt;
+  // ceil(n / k) <= r <= floor((n + k - 1) / k) holds for exactly one r.
+  auto width = ir::const_difference(hi.numerator.offset, lo.numerator.offset);
+  if (!width || *width != hi.divisor - 1) return std::nullopt;
+  // ... which must lie in d's own range for every value of the outer indices.
+  const ir::SizeExpr smallest = extreme(lo.numerator, scope.indices, false);
+  const ir::SizeExpr largest = extreme(hi.numerator, scope.indices, true);
+  if (!ir::provably_le((d.lo - 1) * lo.divisor + 1, smallest) ||
+      !ir::provably_le(largest, d.hi * hi.divisor - 1))
+    return std::nullopt;
+  const CExpr n = affine_to_c(hi.numerator, scope);
+  if (hi.divisor == 1) return n;
+  // A numerator never negative divides with C's '/' (a shift for powers of two).
+  if (ir::provably_le(0, extreme(hi.numerator, scope.indices, false)))
+    return CExpr{wrap(n, kPrecMultiplicative) + " / " + std::to_string(hi.divisor),
+                 kPrecMultiplicative};
+  return CExpr{"tenet::floordiv<int64_t>(" + n.text + ", " + std::to_string(hi.divisor) + ")",
+               kPrecPrimary};
+}
+
 }  // namespace tenet::codegen::detail

@@ -81,4 +81,12 @@ CExpr loop_end(const ir::Dim& d, const ReduceRange& range, const Scope& scope);
 /// by a constant (a window: h - 1 <= 2*y <= h allows one), else nullopt.
 std::optional<int64_t> window_trip_count(const ReduceRange& range);
 
+/// C++ for the one value of reduce dim `d` when `range` always allows exactly
+/// one, inside `d`'s own range: a window as wide as its stride (the gradient
+/// of a 2x2 max pool with stride 2: h - 1 <= 2*y <= h gives y = h / 2), so the
+/// loop becomes a local. nullopt otherwise (other bounds, data-dependent ones,
+/// or a window that may hold no value or leave `d`'s range).
+std::optional<CExpr> single_iteration(const ir::Dim& d, const ReduceRange& range,
+                                      const Scope& scope);
+
 }  // namespace tenet::codegen::detail

@@ -71,7 +71,34 @@ inline double min(double a, double b) {
   return std::fmin(a, b);
 }
 
+inline double blend(bool c, double a, double b) {
+  uint64_t ua, ub;
+  std::memcpy(&ua, &a, sizeof ua);
+  std::memcpy(&ub, &b, sizeof ub);
+  const uint64_t mask = uint64_t(0) - uint64_t(c);
+  const uint64_t u = (ua & mask) | (ub & ~mask);
+  double x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+
 }  // namespace math
+
+/// c ? a : b with both a and b evaluated and no branch: generated code writes
+/// it for a select whose branches are safe to evaluate where they are not
+/// taken (codegen/cpp_expr.cpp), so that its loop vectorises although the JIT
+/// turns GCC's if-conversion off. The bits of the chosen operand, as `?:`.
+template <typename T>
+inline T select(bool c, T a, T b) {
+  static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, "a number type");
+  if constexpr (std::is_floating_point_v<T>) {
+    return math::blend(c, a, b);
+  } else {
+    using U = std::make_unsigned_t<T>;
+    const U mask = U(U(0) - U(c));
+    return T(U((U(a) & mask) | (U(b) & U(~mask))));
+  }
+}
 
 /// 1 / sqrt(x), like the interpreter (TC's rsqrt).
 inline float rsqrt(float x) {

@@ -140,11 +140,14 @@ TEST_F(GuardBounds, TheGuardBecomesLoopBounds) {
   const std::string triangle = body("triangle");
   EXPECT_NE(triangle.find("t_k < std::min<int64_t>(t_K, t_h - t_y)"), std::string::npos)
       << triangle;
-  EXPECT_NE(triangle.find("? t_d["), std::string::npos) << triangle;
+  EXPECT_NE(triangle.find("tenet::select<float>(t_d[t_y * t_d_stride0 + t_k] > 0.0f,"),
+            std::string::npos)
+      << triangle;
   // h >= 2 has no reduce index: it stays; h - y >= 0 bounds y.
   const std::string kept = body("kept");
   EXPECT_NE(kept.find("t_y < std::min<int64_t>(t_Y, t_h + 1)"), std::string::npos) << kept;
-  EXPECT_NE(kept.find("acc += t_h >= 2 ? t_d[t_y] : 0.0f;"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("acc += tenet::select<float>(t_h >= 2, t_d[t_y], 0.0f);"), std::string::npos)
+      << kept;
   // A guarded read whose bounds check involves y: the read becomes plain.
   const std::string gather = body("gather");
   EXPECT_EQ(gather.find("in_bounds"), std::string::npos) << gather;
@@ -155,7 +158,8 @@ TEST_F(GuardBounds, TheGuardBecomesLoopBounds) {
   EXPECT_NE(product.find("tenet::in_bounds(t_h - 2 * t_y, t_K)"), std::string::npos) << product;
   // The inner select's affine conjunct bounds y too; m(y) > 0 stays.
   const std::string nested = body("nested");
-  EXPECT_NE(nested.find("t_m[t_y] > 0.0f ? t_d[t_y] : 0.0f"), std::string::npos) << nested;
+  EXPECT_NE(nested.find("tenet::select<float>(t_m[t_y] > 0.0f, t_d[t_y], 0.0f)"), std::string::npos)
+      << nested;
 }
 
 ir::Module gradient_of(const std::string& path, const std::string& fn) {
