@@ -407,8 +407,7 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
       code.note("Loops of " + narrowed +
                 " only where the guard holds: the other terms add nothing.");
     if (!single.empty())
-      code.note("The guard holds for one value of " + single +
-                " only: a local instead of a loop.");
+      code.note("The guard holds for one value of " + single + " only: a local instead of a loop.");
     for (size_t d = 0; d < c.reduce.size(); ++d) {
       const ir::Dim& dim = c.reduce[d];
       const ReduceRange& range = m.guard.reduce[d];

@@ -75,7 +75,7 @@ TEST(Json, QuotesWhatItReadsBack) {
   ASSERT_TRUE(is_utf8(s));
   EXPECT_EQ(quote(s), "\"a\\\"b\\\\c\\u000a\\u0001\xe2\x82\xac\"");
   EXPECT_EQ(parse(quote(s)).text, s);
-  EXPECT_FALSE(is_utf8("\xed\xa0\x80"));  // an encoded surrogate
+  EXPECT_FALSE(is_utf8("\xed\xa0\x80"));      // an encoded surrogate
   EXPECT_FALSE(is_utf8("\xf4\x90\x80\x80"));  // beyond U+10FFFF
 }
 
