@@ -2,14 +2,15 @@
 
 The network is written in PyTorch as anyone would write it: sign activations and
 sign weights with a straight-through estimator, ``h + (torch.sign(h) - h).detach()``
-of ``h`` clamped to [-1, 1] (the sign forward; backward, the identity inside [-1, 1]). ``tenet.from_torch`` imports it and
-``Program.module()`` gives it back as a module whose forward and backward are Tenet's
-generated code, trained with a torch.optim optimiser. A small architecture search
-trains one network per hidden width on the bundled MNIST sample and keeps the best by
-held-out accuracy. ``Program.emit`` writes the winner as a standalone C++ project
-(generated code, C API, weights), CMake builds it with ``import_bnn/classify.cpp``,
-a small C++ program that links the emitted library and classifies the test digits:
-no Python runs there. Each step prints what it took.
+of ``h`` clamped to [-1, 1] (the sign forward; backward, the identity inside
+[-1, 1]). ``tenet.from_torch`` imports it and ``Program.module()`` gives it back as a
+module whose forward and backward are Tenet's generated code, trained with a
+torch.optim optimiser. A small architecture search trains one network per hidden
+width on the bundled MNIST sample and keeps the best by held-out accuracy.
+``Program.emit`` writes the winner as a standalone C++ project (generated code, C API,
+weights); CMake builds it with ``import_bnn/classify.cpp``, a small C++ program that
+links the emitted library and classifies the test digits: no Python runs there. Each
+step prints what it took.
 
     .venv/bin/python examples/import_bnn.py            # widths 64, 128, 256: 3 epochs each
     .venv/bin/python examples/import_bnn.py --quick    # widths 32, 64: 1 epoch of 2000 images
@@ -20,6 +21,7 @@ import gzip
 import math
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -197,8 +199,9 @@ def main(argv=None):
         candidates.append(candidate)
         seconds[f"width {width}"] = candidate.import_seconds + candidate.train_seconds
         print(f"width {width:4d}: import {candidate.import_seconds:4.1f} s, train "
-              f"{candidate.steps} steps through Tenet {candidate.train_seconds:5.1f} s (with the "
-              f"JIT compilation or its cache), validation accuracy {100 * candidate.validation:.2f}%")
+              f"{candidate.steps} steps through Tenet {candidate.train_seconds:5.1f} s "
+              f"(with the JIT compilation or its cache), validation accuracy "
+              f"{100 * candidate.validation:.2f}%")
     best = max(candidates, key=lambda c: c.validation)
     torch_test = accuracy(best.module, *test_set)
     print(f"winner: width {best.width}, test accuracy in PyTorch (Tenet's module) "
@@ -213,7 +216,8 @@ def main(argv=None):
 
     build = args.out / "build"
     start = time.perf_counter()
-    run([cmake(), "-S", CLASSIFY_SOURCE, "-B", build, f"-DBNN_PROJECT={project.directory}"])
+    run([cmake(), "-S", CLASSIFY_SOURCE, "-B", build,
+         f"-DBNN_PROJECT={os.path.abspath(project.directory)}"])
     run([cmake(), "--build", build, "-j2"])
     seconds["build"] = time.perf_counter() - start
     print(f"build: cmake configure + build of classify and the emitted library "
@@ -229,7 +233,7 @@ def main(argv=None):
     print(f"C++ classification (process start to exit): {seconds['classify']:.2f} s; "
           f"PyTorch eager's forward of the same batches: "
           f"{1e3 * eager_forward_seconds(best.model, test_set[0], 100):.1f} ms")
-    correct, total = output.split("accuracy ", 1)[1].split("(", 1)[1].split(")")[0].split("/")
+    correct, total = re.search(r"^accuracy .* \((\d+)/(\d+)\)$", output, re.M).groups()
     return Result(widths=widths, validation={c.width: c.validation for c in candidates},
                   winner=best.width, torch_test_accuracy=torch_test,
                   cpp_test_accuracy=int(correct) / int(total), cpp_output=output,

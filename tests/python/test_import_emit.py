@@ -294,8 +294,9 @@ def _image_batch(shape=(2, 1, 28, 28)):
 
 @pytest.mark.parametrize("model, args, options, message", [
     (WithBatchNorm(), (_image_batch(),), {},
-     r"the training forward reads the buffers bn.running_mean, bn.running_var, bn.num_batches_tracked; the "
-     r"project holds parameters only(.|\n)*in module 'bn' \(BatchNorm2d\)$"),
+     r"the training forward reads the buffers bn.running_mean, bn.running_var, "
+     r"bn.num_batches_tracked; the project holds parameters only"
+     r"(.|\n)*in module 'bn' \(BatchNorm2d\)$"),
     (TwoInputs(), (_image_batch(), torch.rand(2, 10)), {},
      r"the forward takes 2 tensor arguments; the project calls it with one"),
     (Linear10(3 * 32 * 32), (_image_batch((2, 3, 32, 32)),), {},
