@@ -8,14 +8,23 @@ seeds), then measures, each in a process of its own:
   compile  torch.compile       } that imported torch once
   script   torch.jit.script    }
 The eager process first checks PyTorch's outputs and gradients against
-Tenet's (its first call, dumped by tenet_bench): a mismatch stops the run
-with a non-zero exit status and no results are written. It also measures the
+Tenet's (its first call, dumped by tenet_bench): a mismatch makes Tenet's row
+a failure ("mismatch", its times kept in the JSON only) and the exit status 2.
+The driver also measures the
 GEMM floor (sgemm of two 2048 x 2048 matrices, through OpenBLAS from
 tenet_bench and through torch.mm; the faster is the floor). Then it prints
 the markdown tables and writes them, the raw JSON lines and a PNG plot to
 the output folder (default bench/results/).
 
-Usage: python bench/bench.py [--quick] [--only REGEX] [--frameworks LIST]
+Imported workloads (issue 17: whole models and layers written in PyTorch,
+bench/models_torch.py) first go through an import step, in a PyTorch process of
+its own: tenet.from_torch translates the module, and the program and every
+input are written to the workload's data folder (torch_worker.run_import). An
+import that fails, a Tenet compilation that fails and a numerical mismatch are
+failed rows of the tables (with the message under "Failures"); the other
+frameworks are still measured, and the exit status is non-zero.
+
+Usage: python bench/bench.py [--quick] [--only REGEX] [--group LIST] [--frameworks LIST]
                              [--build-dir DIR] [--out DIR] [--op-batch N] [--threads N]
 """
 import argparse
@@ -25,6 +34,7 @@ import multiprocessing
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -32,6 +42,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, ".."))
 FRAMEWORKS = ["tenet", "eager", "compile", "script"]
+GROUPS = ["capsnet", "cnn", "model", "lltm", "op", "layer"]
+GROUP_ALIASES = {"models": ["capsnet", "cnn", "model", "lltm"], "layers": ["layer"],
+                 "ops": ["op"]}
 TOLERANCE = 1e-3  # max |tenet - torch| / max |torch|, per tensor
 JOB_TIMEOUT_S = 1200
 
@@ -41,15 +54,14 @@ import report  # noqa: E402
 import worker_entry  # noqa: E402
 
 
-class CheckFailed(Exception):
-    pass
-
-
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--quick", action="store_true",
                    help="1 warm-up and 2 timed steps per measurement (checks everything works)")
     p.add_argument("--only", default="", help="regular expression on workload names")
+    p.add_argument("--group", default="",
+                   help="comma-separated workload groups: %s;\n"
+                        "'models' is every whole model (capsnet,cnn,model,lltm)" % ",".join(GROUPS))
     p.add_argument("--frameworks", default=",".join(FRAMEWORKS))
     p.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
@@ -69,6 +81,8 @@ def step_options(quick):
 
 def run_tenet(args, workload, data_dir, steps, dump_dir):
     exe = os.path.join(args.build_dir, "bench", "tenet_bench")
+    if os.path.exists(dump_dir):
+        shutil.rmtree(dump_dir)  # a failed call must not leave an older call's outputs
     cmd = [exe, "train" if workload.mode == "train" else workload.mode,
            os.path.join(ROOT, workload.tn_file), workload.tn_fn, "--inputs", data_dir,
            "--label", workload.name, "--dump", dump_dir,
@@ -108,20 +122,52 @@ def run_torch(context, target, job):
 
 
 def check_rows(result):
+    """None when Tenet's first call agrees with PyTorch, else the message."""
     failed = [c for c in result.get("check", []) if not c["ok"]]
     if "check" not in result or failed:
         lines = ["%s: %s" % (c["name"], c.get("why", "max rel. error %.3g > %g" % (
             c["error"], TOLERANCE))) for c in failed] or ["no comparison was made"]
-        raise CheckFailed("Tenet and PyTorch disagree on %s:\n  %s" % (
-            result["workload"], "\n  ".join(lines)))
+        return "Tenet and PyTorch disagree on %s:\n  %s" % (result["workload"],
+                                                           "\n  ".join(lines))
     worst = max(result["check"], key=lambda c: c["error"])
     print("  check vs PyTorch: %d tensors agree (worst %s, %.2g)" % (
         len(result["check"]), worst["name"], worst["error"]), flush=True)
+    return None
+
+
+def select_groups(text):
+    groups = set()
+    for g in [g for g in text.split(",") if g]:
+        if g not in GROUPS and g not in GROUP_ALIASES:
+            sys.exit("bench: unknown group %r (known: %s, %s)" % (
+                g, ",".join(GROUPS), ",".join(GROUP_ALIASES)))
+        groups.update(GROUP_ALIASES.get(g, [g]))
+    return groups
+
+
+def import_workload(context, args, workload, data_dir):
+    """The import step (torch_worker.run_import) of an imported workload; fills the
+    workload's Tenet side in from its result. Returns None or the error text."""
+    job = {"workload": workload.name, "data_dir": data_dir, "seed": args.seed,
+           "op_batch": args.op_batch}
+    r = run_torch(context, "run_import", job)
+    workload.flops = r.get("flops", 0.0)
+    if "error" in r:
+        return r["error"]
+    workload.tn_file = os.path.join(data_dir, "model.tn")
+    workload.tn_fn = r["entry"]
+    workload.wrt = r["wrt"]
+    workload.loss_output = r["output"]
+    print("  imported: %s (%d lines) in %.1f s" % (r["entry"], r["source_lines"], r["import_s"]),
+          flush=True)
+    return None
 
 
 def describe(result):
     if "error" in result:
         return "ERROR"
+    if "mismatch" in result:
+        return "MISMATCH (timed: %.4g s)" % result["median_s"]
     return "%.4g s (peak RSS %.0f MiB, %.0f minor faults/step)" % (
         result["median_s"], result["peak_rss_mib"], result["minflt_per_step"])
 
@@ -178,9 +224,11 @@ def main():
     if not {"tenet", "eager"} <= set(frameworks):
         print("bench: no numerical check (it needs both tenet and eager)", file=sys.stderr)
     steps = step_options(args.quick)
-    workloads = [w for w in all_workloads(args.op_batch) if re.search(args.only, w.name)]
+    groups = select_groups(args.group)
+    workloads = [w for w in all_workloads(args.op_batch) if re.search(args.only, w.name)
+                 and (not groups or w.group in groups)]
     if not workloads:
-        sys.exit("bench: no workload matches --only %r" % args.only)
+        sys.exit("bench: no workload matches --only %r --group %r" % (args.only, args.group))
     work = os.path.join(args.build_dir, "bench-data")
 
     context = multiprocessing.get_context("forkserver")
@@ -193,23 +241,44 @@ def main():
 
     results = measure_floor(args, context, steps)
     for w in workloads:
-        print("== %s (%.3g GFLOP)" % (w.title, w.flops * 1e-9), flush=True)
+        print("== %s" % w.title, flush=True)
         data_dir = os.path.join(work, w.name)
         dump_dir = os.path.join(data_dir, "tenet-out")
         write_inputs(w, data_dir, args.seed)
-        tenet_ok = False
+        import_error = import_workload(context, args, w, data_dir) if w.imported else None
+        if import_error:
+            print("  import FAILED:\n%s" % import_error, file=sys.stderr, flush=True)
+        print("  %.3g GFLOP" % (w.flops * 1e-9), flush=True)
+        tenet = None
         for framework in frameworks:
             if framework == "tenet":
-                r = run_tenet(args, w, data_dir, steps, dump_dir)
-                tenet_ok = "error" not in r
+                if import_error:
+                    r = {"framework": "tenet", "workload": w.name, "stage": "import",
+                         "error": import_error}
+                else:
+                    r = run_tenet(args, w, data_dir, steps, dump_dir)
+                    if "error" in r:
+                        r["stage"] = "compile or run"
+                tenet = r
             else:
-                job = dict(steps, threads=args.threads, op_batch=args.op_batch, workload=w.name,
-                           framework=framework, data_dir=data_dir, tolerance=TOLERANCE)
-                if framework == "eager" and tenet_ok:
-                    job["check_against"] = dump_dir
-                r = run_torch(context, "run_job", job)
-                if "error" not in r and "check_against" in job:
-                    check_rows(r)
+                if w.imported and not os.path.exists(os.path.join(data_dir, "state")):
+                    r = {"framework": framework, "workload": w.name,
+                         "error": "no weights: the import step failed before writing them"}
+                else:
+                    job = dict(steps, threads=args.threads, op_batch=args.op_batch,
+                               workload=w.name, framework=framework, data_dir=data_dir,
+                               tolerance=TOLERANCE)
+                    if framework == "eager" and tenet is not None and "error" not in tenet:
+                        job["check_against"] = dump_dir
+                    r = run_torch(context, "run_job", job)
+                    if "error" not in r and "check_against" in job:
+                        mismatch = check_rows(r)
+                        if mismatch:
+                            # Tenet's times stay in the JSON, but the row is a failure.
+                            print("  NUMERICAL CHECK FAILED: %s" % mismatch, file=sys.stderr,
+                                  flush=True)
+                            tenet["mismatch"] = mismatch
+                            tenet["check"] = r["check"]
             r["load"] = os.getloadavg()[0]
             r.setdefault("flops", w.flops)
             results.append(r)
@@ -227,15 +296,15 @@ def main():
     print(tables)
     print("bench: wrote %s (%.1f minutes)" % (args.out, env["minutes"]))
     errors = [r for r in results if "error" in r]
+    mismatches = [r for r in results if "mismatch" in r]
     if errors:
         print("bench: %d measurements failed (see above)" % len(errors), file=sys.stderr)
-        return 1
-    return 0
+    if mismatches:
+        print("bench: NUMERICAL CHECK FAILED on %s" % ", ".join(r["workload"] for r in mismatches),
+              file=sys.stderr)
+        return 2
+    return 1 if errors else 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except CheckFailed as e:
-        print("\nbench: NUMERICAL CHECK FAILED\n%s\nNo results were written." % e, file=sys.stderr)
-        sys.exit(2)
+    sys.exit(main())

@@ -30,7 +30,15 @@ def floor_gflops(results):
 
 
 def ok(r):
-    return r is not None and "error" not in r
+    """A measurement that ran (and, for Tenet, agreed with PyTorch)."""
+    return r is not None and "error" not in r and "mismatch" not in r
+
+
+def failure(r):
+    """The table cell of a failed measurement."""
+    if "mismatch" in r:
+        return "mismatch"
+    return "%s error" % r["stage"].split()[0] if r.get("stage") else "error"
 
 
 def header(env, results):
@@ -111,6 +119,111 @@ def above(r):
     return r["peak_rss_mib"] - r["rss_start_mib"]
 
 
+WHOLE_MODELS = ("capsnet", "cnn", "model")
+TORCH_MODES = ("eager", "compile", "script")
+
+
+def issue17_targets(workloads, results):
+    """Issue 17's targets: whole models, per-layer rows, memory. A target whose
+    Tenet measurement failed is not met; one without PyTorch's is not listed."""
+    table = by_key(results)
+    rows = []
+
+    def add(what, target, value, passed):
+        rows.append("| %s | %s | %s | %s |" % (what, target, value, "yes" if passed else "**no**"))
+
+    def tenet_of(w):
+        r = table.get(("tenet", w.name))
+        if r is None:
+            return None, None
+        return (r, None) if ok(r) else (None, "Tenet failed (%s)" % failure(r))
+
+    def versus(w, framework, wanted, label, what=None):
+        t, why = tenet_of(w)
+        other = table.get((framework, w.name))
+        if not ok(other) or (t is None and why is None):
+            return
+        if why:
+            add(what or w.title, label, why, False)
+            return
+        ratio = other["median_s"] / t["median_s"]
+        add(what or w.title, label, "%.2fx" % ratio, ratio >= wanted)
+
+    trains = [w for w in workloads if w.group in WHOLE_MODELS and w.mode == "train"]
+    for w in trains:
+        versus(w, "eager", 1.3, ">= 1.3x faster than eager")
+        versus(w, "compile", 1.0, "at least as fast as torch.compile")
+    by_name = {w.name: w for w in workloads}
+    if "capsnet_train_b100" in by_name:
+        w = by_name["capsnet_train_b100"]
+        versus(w, "eager", 3.0, ">= 3x faster than eager")
+        versus(w, "compile", 2.0, ">= 2x faster than torch.compile")
+    if "capsnet_infer_b100" in by_name:
+        versus(by_name["capsnet_infer_b100"], "eager", 3.0, ">= 3x faster than eager")
+
+    for w in [w for w in workloads if w.group == "layer"]:
+        t, why = tenet_of(w)
+        fastest = min([table[(f, w.name)] for f in TORCH_MODES if ok(table.get((f, w.name)))],
+                      key=lambda r: r["median_s"], default=None)
+        if fastest is None or (t is None and why is None):
+            continue
+        if why:
+            add(w.title, "<= 1.1x the fastest PyTorch mode", why, False)
+            continue
+        ratio = t["median_s"] / fastest["median_s"]
+        add(w.title, "<= 1.1x the fastest PyTorch mode",
+            "%.2fx %s (%s vs %s ms)" % (ratio, fastest["framework"], ms(t["median_s"]),
+                                        ms(fastest["median_s"])), ratio <= 1.1)
+
+    # Memory: every whole model, both as one row each (the list says which miss).
+    wholes = [w for w in workloads if w.group in WHOLE_MODELS]
+    rss, missed_rss, faults, missed_faults = 0, [], 0, []
+    for w in wholes:
+        t, e = table.get(("tenet", w.name)), table.get(("eager", w.name))
+        if not ok(t) or not ok(e):
+            continue
+        rss += 1
+        if not (t["peak_rss_mib"] <= 0.5 * e["peak_rss_mib"] and above(t) <= 0.5 * above(e)):
+            missed_rss.append("%s: %.0f vs %.0f MiB, above start %.0f vs %.0f" % (
+                w.name, t["peak_rss_mib"], e["peak_rss_mib"], above(t), above(e)))
+    for r in results:
+        if r["framework"] == "tenet" and ok(r):
+            faults += 1
+            if r["minflt_per_step"] > 0:
+                missed_faults.append("%s: %.0f" % (r["workload"], r["minflt_per_step"]))
+    if rss:
+        add("peak RSS, every whole model (training and inference)",
+            "<= 1/2 of eager's (whole process and above start)",
+            "%d of %d%s" % (rss - len(missed_rss), rss,
+                            "; not: " + "; ".join(missed_rss) if missed_rss else ""),
+            not missed_rss)
+    if faults:
+        add("minor page faults per steady step, every Tenet row", "0",
+            "%d of %d rows at 0%s" % (faults - len(missed_faults), faults,
+                                      "; not: " + ", ".join(missed_faults) if missed_faults
+                                      else ""), not missed_faults)
+    if not rows:
+        return ""
+    return "\n".join(["| target | wanted | measured | met |", "|---|---|---|---|"] + rows)
+
+
+def failures(workloads, results):
+    """Every failed measurement and mismatch, with its message (the full text is in
+    results.jsonl)."""
+    titles = {w.name: w.title for w in workloads}
+    lines = []
+    for r in results:
+        if r["framework"] in FLOOR_FRAMEWORKS or ok(r):
+            continue
+        text = r.get("mismatch") or r["error"]
+        if len(text) > 3000:
+            text = text[:1500] + "\n...\n" + text[-1500:]
+        lines += ["- **%s**, %s: %s" % (titles.get(r["workload"], r["workload"]),
+                                        r["framework"], failure(r)), "", "  ```"]
+        lines += ["  " + line for line in text.strip().splitlines()] + ["  ```", ""]
+    return "\n".join(lines)
+
+
 def times_table(workloads, frameworks, results):
     table = by_key(results)
     head = "| workload | GFLOP | " + " | ".join(
@@ -122,7 +235,7 @@ def times_table(workloads, frameworks, results):
         for f in frameworks:
             r = table.get((f, w.name))
             if not ok(r):
-                cells.append("error" if r else "")
+                cells.append("**%s**" % failure(r) if r else "")
             elif f == "tenet" or not ok(tenet):
                 cells.append(ms(r["median_s"]))
             else:
@@ -144,7 +257,7 @@ def details_table(workloads, frameworks, results):
             if r is None:
                 continue
             if not ok(r):
-                lines.append("| %s | %s | error | | | | | | |" % (w.title, f))
+                lines.append("| %s | %s | **%s** | | | | | | |" % (w.title, f, failure(r)))
                 continue
             rate = w.flops / r["median_s"] * 1e-9
             lines.append("| %s | %s | %s | %s | %.0f | %.0f | %.0f | %.1f | %s |" % (
@@ -161,9 +274,11 @@ def plot(path, env, workloads, frameworks, results):
     import matplotlib.pyplot as plt
 
     table = by_key(results)
-    groups = [("CapsNet, MNIST CNN and LLTM", [w for w in workloads if w.group != "op"]),
-              ("CapsNet operators, batch %d" % env["op_batch"],
-               [w for w in workloads if w.group == "op"])]
+    groups = [("whole models and the LLTM cell",
+               [w for w in workloads if w.group not in ("op", "layer")]),
+              ("CapsNet operators (batch %d) and embedding bag" % env["op_batch"],
+               [w for w in workloads if w.group == "op"]),
+              ("layers", [w for w in workloads if w.group == "layer"])]
     groups = [(title, ws) for title, ws in groups if ws]
     fig, axes = plt.subplots(len(groups), 1, figsize=(14, 5 * len(groups)), squeeze=False)
     width = 0.8 / len(frameworks)
@@ -195,8 +310,14 @@ def write(out_dir, env, workloads, frameworks, results):
     targets = targets_table(results)
     if targets:
         parts += ["## Targets (issue 4)", targets]
-    parts += ["## Median time per call", times_table(workloads, frameworks, results),
-              "## Details", details_table(workloads, frameworks, results),
+    targets = issue17_targets(workloads, results)
+    if targets:
+        parts += ["## Targets (issue 17)", targets]
+    parts += ["## Median time per call", times_table(workloads, frameworks, results)]
+    failed = failures(workloads, results)
+    if failed:
+        parts += ["## Failures", failed]
+    parts += ["## Details", details_table(workloads, frameworks, results),
               "![time per workload](benchmark.png)"]
     text = "\n\n".join(parts) + "\n"
     with open(os.path.join(out_dir, "benchmark.md"), "w") as f:

@@ -12,6 +12,9 @@ then timed steps until both min_steps and min_time are reached (at most
 max_steps); the median wall time; minor page faults (getrusage) over the
 timed steps divided by their number; ru_maxrss at the end.
 """
+import copy
+import json
+import os
 import resource
 import time
 import traceback
@@ -21,6 +24,7 @@ import numpy as np
 import torch
 
 import capsnet_torch
+import models_torch
 from workloads import all_workloads
 
 # TorchScript is what this benchmark measures, deprecated or not.
@@ -70,7 +74,7 @@ def load_inputs(workload, data_dir):
         return torch.from_numpy(np.load("%s/%s.npy" % (data_dir, name)))
     args = [load(name) for name in workload.arg_names]
     cotangents = []
-    if workload.mode == "vjp":
+    if workload.mode == "vjp" and not workload.imported:
         cotangents = [load("d_" + name) for name, _ in workload.outputs]
     return args, cotangents
 
@@ -174,6 +178,218 @@ def compare(reference, tenet_dir, tolerance):
     return rows
 
 
+# ---- imported workloads (issue 17) ---------------------------------------------
+
+IMPORT_META = "import.json"
+
+
+def build_module(workload):
+    """The workload's module of bench/models_torch.py, in its mode."""
+    kind, name = workload.torch_fn.split(":")
+    if kind == "model":
+        module = models_torch.model(name, workload.training)
+    else:
+        module = models_torch.layer(name)
+    return module.train(workload.training)
+
+
+def state_of(module):
+    """Every parameter and buffer by state_dict key (non-persistent buffers too)."""
+    found = dict(module.named_parameters())
+    found.update(module.named_buffers())
+    return found
+
+
+def load_state(module, data_dir):
+    """The weights the import step wrote (DATA_DIR/state/<key>.npy), into the module."""
+    with torch.no_grad():
+        for key, tensor in state_of(module).items():
+            tensor.copy_(torch.from_numpy(np.load(os.path.join(data_dir, "state", key + ".npy"))))
+
+
+def flatten(outputs):
+    return list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
+
+
+def count_flops(workload, module, args):
+    """torch.utils.flop_counter's count of one call: the forward, plus the backward
+    of the loss (train: the parameters' gradients) or of all outputs (vjp: the
+    parameters' and the float arguments' gradients)."""
+    from torch.utils.flop_counter import FlopCounterMode
+    module = copy.deepcopy(module)
+    args = [a.clone() for a in args]
+    differentiated = [a for a in args if a.is_floating_point()] if workload.mode == "vjp" else []
+    for a in differentiated:
+        a.requires_grad_(True)
+    with FlopCounterMode(display=False) as counter:
+        if workload.mode == "forward":
+            with torch.no_grad():
+                module(*args)
+        else:
+            outputs = flatten(module(*args))
+            if workload.mode == "train":
+                outputs[-1].backward()
+            else:
+                torch.autograd.backward(outputs, [torch.ones_like(o) for o in outputs])
+    return float(counter.get_total_flops())
+
+
+def run_import(job):
+    """The import step of an imported workload, before any measurement: makes the
+    module (torch.manual_seed(seed): PyTorch's default initialisation), writes its
+    weights (DATA_DIR/state/<key>.npy, what every PyTorch worker loads), translates it
+    with tenet.from_torch at the workload's own inputs, saves the program
+    (DATA_DIR/model.tn, weights.safetensors) and writes every input of the Tenet
+    function under its name (DATA_DIR/<name>.npy), the cotangents d_<output> of
+    vjp workloads, and DATA_DIR/import.json: the entry, each input's and output's
+    meaning, --wrt and --output for tenet_bench, the flop count. Returns
+    {"ok": True, ...import.json} or {"error": ...}; the weights are written even
+    when the translation fails, so that PyTorch can still be measured."""
+    data_dir = job["data_dir"]
+    try:
+        torch.manual_seed(job["seed"])
+        workload = {w.name: w for w in all_workloads(job["op_batch"])}[job["workload"]]
+        module = build_module(workload)
+        os.makedirs(os.path.join(data_dir, "state"), exist_ok=True)
+        state = {key: t.detach().contiguous().numpy().copy()
+                 for key, t in state_of(module).items()}
+        for key, array in state.items():
+            np.save(os.path.join(data_dir, "state", key + ".npy"), array)
+        arrays = {name: np.load(os.path.join(data_dir, name + ".npy"))
+                  for name in workload.arg_names}
+        args = [torch.from_numpy(arrays[name]) for name in workload.arg_names]
+        flops = count_flops(workload, module, args)
+    except Exception:
+        return {"workload": job["workload"], "error": traceback.format_exc()}
+    meta_path = os.path.join(data_dir, IMPORT_META)
+    if os.path.exists(meta_path):
+        os.remove(meta_path)
+    try:
+        import tenet
+        t0 = time.perf_counter()
+        program = tenet.from_torch(module, tuple(args))
+        import_s = time.perf_counter() - t0
+        program.save(data_dir)
+        entry = program.entry(workload.training)
+        signature = program.signature(workload.training)
+        for spec in signature["inputs"]:
+            if spec["kind"] == "user":
+                array = arrays[workload.arg_names[int(spec["key"])]]
+            elif spec["kind"] in ("parameter", "buffer"):
+                array = state[spec["key"]]
+            elif spec["kind"] == "constant":
+                array = program.weights[spec["key"]].detach().contiguous().numpy()
+            else:
+                raise ValueError("input %s of kind %s: the benchmark gives none" % (
+                    spec["name"], spec["kind"]))
+            np.save(os.path.join(data_dir, spec["name"] + ".npy"), np.ascontiguousarray(array))
+        # Output shapes (for the cotangents), from one PyTorch call on a copy.
+        with torch.no_grad():
+            results = flatten(copy.deepcopy(module)(*args))
+        user_outputs = [o for o in signature["outputs"] if o["kind"] == "user"]
+        params = [i["name"] for i in signature["inputs"] if i["kind"] == "parameter"]
+        meta = {"entry": entry, "inputs": signature["inputs"], "outputs": signature["outputs"],
+                "wrt": [], "output": None, "flops": flops, "import_s": import_s,
+                "source_lines": len(program.source.splitlines())}
+        if workload.mode == "train":
+            meta["wrt"] = params
+            meta["output"] = user_outputs[-1]["name"]
+        elif workload.mode == "vjp":
+            meta["wrt"] = params + [i["name"] for i in signature["inputs"] if i["kind"] == "user"
+                                    and arrays[workload.arg_names[int(i["key"])]].dtype.kind == "f"]
+            if len(user_outputs) != 1:
+                raise ValueError("a vjp layer needs one output, the module has %d" %
+                                 len(user_outputs))
+            meta["output"] = user_outputs[0]["name"]
+            rng = np.random.default_rng(job["seed"] + 1)
+            shape = tuple(results[int(user_outputs[0]["key"])].shape)
+            np.save(os.path.join(data_dir, "d_" + meta["output"] + ".npy"),
+                    rng.uniform(-1.0, 1.0, size=shape).astype(np.float32))
+        with open(meta_path, "w") as f:
+            json.dump(meta, f, indent=1)
+        return dict(meta, ok=True)
+    except Exception as e:
+        return {"workload": job["workload"], "flops": flops,
+                "error": "tenet.from_torch failed: %s: %s\n%s" % (
+                    type(e).__name__, e, traceback.format_exc())}
+
+
+def imported_job(workload, framework, data_dir):
+    """(step, reference) for an imported workload: the module of models_torch with the
+    weights of the import step. `reference()` returns, by Tenet's names, the outputs,
+    the buffers a training-mode forward updated (`<buffer>_new`) and the gradients
+    (train: every parameter's; vjp: the parameters' and float arguments')."""
+    with open(os.path.join(data_dir, IMPORT_META)) as f:
+        meta = json.load(f)
+    module = build_module(workload)
+    load_state(module, data_dir)
+    args, _ = load_inputs(workload, data_dir)
+    forward = wrap(framework, module)
+    by_key = state_of(module)
+    outputs = meta["outputs"]
+
+    def named(results):
+        found = {}
+        for o in outputs:
+            if o["kind"] == "user":
+                found[o["name"]] = results[int(o["key"])].detach()
+            elif o["kind"] == "buffer":
+                found[o["name"]] = by_key[o["key"]].detach().clone()
+        return found
+
+    if workload.mode == "forward":
+        def step():
+            with torch.no_grad():
+                return flatten(forward(*args))
+
+        def reference():
+            return named(step())
+        return step, reference
+
+    inputs = {i["name"]: i for i in meta["inputs"]}
+    if workload.mode == "train":
+        optimizer = torch.optim.Adam(module.parameters(), lr=1e-3)
+
+        def train_step():
+            optimizer.zero_grad(set_to_none=True)
+            loss = flatten(forward(*args))[-1]
+            loss.backward()
+            optimizer.step()
+
+        def reference():
+            results = flatten(forward(*args))
+            results[-1].backward()
+            found = named(results)
+            for name in meta["wrt"]:
+                found["d_" + name] = by_key[inputs[name]["key"]].grad.clone()
+            optimizer.zero_grad(set_to_none=True)
+            return found
+        return train_step, reference
+
+    differentiated = []
+    for name in meta["wrt"]:
+        spec = inputs[name]
+        tensor = by_key[spec["key"]] if spec["kind"] == "parameter" else args[int(spec["key"])]
+        tensor.requires_grad_(True)
+        differentiated.append((name, tensor))
+    position = int(next(o["key"] for o in outputs if o["name"] == meta["output"]))
+    cotangent = torch.from_numpy(np.load(os.path.join(data_dir, "d_%s.npy" % meta["output"])))
+
+    def vjp_step():
+        for _, t in differentiated:
+            t.grad = None
+        results = flatten(forward(*args))
+        torch.autograd.backward([results[position]], [cotangent])
+        return results
+
+    def reference():
+        found = named(vjp_step())
+        for name, t in differentiated:
+            found["d_" + name] = t.grad.clone()
+        return found
+    return vjp_step, reference
+
+
 def run_job(job):
     """Runs one measurement; returns a JSON-ready dict (with "error" when it failed)."""
     try:
@@ -182,7 +398,12 @@ def run_job(job):
         framework = job["framework"]
         rss_start = rss_mib()
         t0 = time.perf_counter()
-        make = model_job if workload.torch_fn in capsnet_torch.MODELS else operator_job
+        if workload.imported:
+            make = imported_job
+        elif workload.torch_fn in capsnet_torch.MODELS:
+            make = model_job
+        else:
+            make = operator_job
         step, reference = make(workload, framework, job["data_dir"])
         check = None
         if job.get("check_against"):

@@ -64,6 +64,12 @@ class Workload:
     wrt: List[str] = field(default_factory=list)
     flops: float = 0.0
     loss_output: Optional[str] = None  # train: the scalar differentiated
+    # Imported workloads (issue 17): the PyTorch module of bench/models_torch.py
+    # ("model:NAME" or "layer:NAME" in torch_fn) is translated by tenet.from_torch
+    # in the driver's import step, which fills tn_file, tn_fn, wrt, loss_output and
+    # flops in from DATA_DIR/import.json. `training`: the module's mode.
+    imported: bool = False
+    training: bool = False
 
 
 # ---- inputs -----------------------------------------------------------------
@@ -181,31 +187,44 @@ def capsnet_workloads():
     return out
 
 
-def cnn_flops(batch):
+def cnn_flops(batch, train=True):
     """The MNIST CNN's training step: conv1 (its weight gradient only: the
-    image is not differentiated), conv2, fc1 and fc2 (both operands' gradients)."""
+    image is not differentiated), conv2, fc1 and fc2 (both operands' gradients);
+    inference: their forward."""
     conv1 = batch * 32 * 26 * 26 * 9
     rest = batch * (64 * 24 * 24 * 288 + 128 * 9216 + 10 * 128)
+    if not train:
+        return 2 * (conv1 + rest)
     return 2 * conv1 * 2 + 2 * rest * 3
 
 
 def cnn_workloads(batch=64):
     """The PyTorch MNIST example's CNN (models/mnist_cnn.tn), its training
-    step at the example's batch size, with fixed dropout masks."""
-    def make(rng):
+    step at the example's batch size, with fixed dropout masks, and its
+    inference (masks of ones: dropout is the identity in evaluation mode)."""
+    def make(rng, train=True):
         image, label = digits(rng, batch)
         arrays = {"image": image, "label": label,
                   "drop1": dropout_mask(rng, (batch, 64, 12, 12), 0.25),
                   "drop2": dropout_mask(rng, (batch, 128), 0.5)}
+        if not train:
+            arrays["drop1"] = np.ones_like(arrays["drop1"])
+            arrays["drop2"] = np.ones_like(arrays["drop2"])
         for name, shape in CNN_PARAMETER_SHAPES:
             arrays[name] = fan_in_uniform(rng, shape, CNN_FAN_IN[name.split("_")[0]])
         return arrays
-    return [Workload(
-        name="mnist_cnn_train_b%d" % batch, title="MNIST CNN training step, batch %d" % batch,
-        group="cnn", mode="train", tn_file="models/mnist_cnn.tn", tn_fn="mnist_cnn",
-        torch_fn="mnist_cnn", arg_names=["image", "label", "drop1", "drop2"],
-        outputs=[("log_probs", (batch, 10)), ("loss", ())], make_inputs=make,
-        wrt=[n for n, _ in CNN_PARAMETER_SHAPES], flops=cnn_flops(batch), loss_output="loss")]
+    common = dict(group="cnn", tn_file="models/mnist_cnn.tn", tn_fn="mnist_cnn",
+                  torch_fn="mnist_cnn", arg_names=["image", "label", "drop1", "drop2"],
+                  outputs=[("log_probs", (batch, 10)), ("loss", ())])
+    return [
+        Workload(name="mnist_cnn_train_b%d" % batch,
+                 title="MNIST CNN training step, batch %d" % batch, mode="train",
+                 make_inputs=make, wrt=[n for n, _ in CNN_PARAMETER_SHAPES],
+                 flops=cnn_flops(batch), loss_output="loss", **common),
+        Workload(name="mnist_cnn_infer_b%d" % batch,
+                 title="MNIST CNN inference, batch %d" % batch, mode="forward",
+                 make_inputs=lambda rng: make(rng, train=False),
+                 flops=cnn_flops(batch, train=False), **common)]
 
 
 def operator_specs(batch):
@@ -338,9 +357,123 @@ def embedding_workloads(vocab=10000, dim=64, batch=512, bag=20):
     return out
 
 
+# ---- imported workloads (issue 17) ----------------------------------------------
+# The PyTorch modules of bench/models_torch.py, translated by tenet.from_torch.
+# make_inputs gives the module's arguments only; the import step
+# (torch_worker.run_import) writes the parameters, buffers and cotangents and
+# counts the flops (torch.utils.flop_counter: matrix products, convolutions and
+# attention, forward and backward; element-wise work is not counted).
+
+def labels(rng, batch, classes):
+    return rng.integers(0, classes, batch).astype(np.int64)
+
+
+def digits_input(batch, flat=False, train=True, masks=False):
+    """MNIST digits [B, 1, 28, 28] (or [B, 784]) and, for training, their labels
+    (int64, as F.cross_entropy takes them); `masks`: the MNIST CNN's fixed
+    dropout masks."""
+    def make(rng):
+        image, label = digits(rng, batch)
+        arrays = {"x": image.reshape(batch, 784) if flat else image}
+        if train:
+            arrays["label"] = label.astype(np.int64)
+            if masks:
+                arrays["drop1"] = dropout_mask(rng, (batch, 64, 12, 12), 0.25)
+                arrays["drop2"] = dropout_mask(rng, (batch, 128), 0.5)
+        return arrays
+    return make
+
+
+def synthetic_input(shape, classes, train=True):
+    """Standard-normal inputs (normalised images, token embeddings) and labels."""
+    def make(rng):
+        arrays = {"x": rng.standard_normal(shape).astype(np.float32)}
+        if train:
+            arrays["label"] = labels(rng, shape[0], classes)
+        return arrays
+    return make
+
+
+# (model, title, batch, inputs(train) -> make_inputs)
+MODEL_SPECS = [
+    ("mnist_cnn", "MNIST CNN (imported)", 64,
+     lambda train: digits_input(64, train=train, masks=True)),
+    ("lenet5", "LeNet-5", 256, lambda train: digits_input(256, train=train)),
+    ("mlp", "MLP 784-1024-1024-10", 256, lambda train: digits_input(256, flat=True, train=train)),
+    ("resnet20", "ResNet-20 (CIFAR, 32x32x3)", 128,
+     lambda train: synthetic_input((128, 3, 32, 32), 10, train)),
+    ("resnet18", "ResNet-18 (64x64x3)", 32,
+     lambda train: synthetic_input((32, 3, 64, 64), 200, train)),
+    ("transformer", "transformer encoder block (64 tokens, width 128, 4 heads)", 32,
+     lambda train: synthetic_input((32, 64, 128), 10, train)),
+]
+
+
+def model_workloads():
+    """Each model's training step (forward, cross-entropy loss, backward, Adam
+    update of every parameter; batch norm in training mode) and inference (the
+    forward in evaluation mode, no gradient)."""
+    out = []
+    for model, title, batch, make in MODEL_SPECS:
+        for train in (True, False):
+            args = ["x", "label"] if train else ["x"]
+            if train and model == "mnist_cnn":
+                args += ["drop1", "drop2"]
+            key = "%s_imported" % model if model == "mnist_cnn" else model
+            out.append(Workload(
+                name="%s_%s_b%d" % (key, "train" if train else "infer", batch),
+                title="%s %s, batch %d" % (title, "training step" if train else "inference",
+                                            batch),
+                group="model", mode="train" if train else "forward", tn_file="", tn_fn="",
+                torch_fn="model:" + model, arg_names=args, outputs=[], make_inputs=make(train),
+                imported=True, training=train))
+    return out
+
+
+def layer_specs():
+    """(name, title, inputs: {argument: shape}, modes)."""
+    both = ("forward", "vjp")
+    x = (32, 64, 32, 32)
+    return [
+        ("conv3x3", "conv 3x3 64->64, 32x32, batch 16", {"x": (16, 64, 32, 32)}, both),
+        ("conv3x3_s2", "conv 3x3 stride 2 64->128, 32x32, batch 16", {"x": (16, 64, 32, 32)}, both),
+        ("conv1x1", "conv 1x1 64->256, 32x32, batch 16", {"x": (16, 64, 32, 32)}, both),
+        ("conv_dw3x3", "depthwise conv 3x3, 128 channels, 32x32, batch 32",
+         {"x": (32, 128, 32, 32)}, both),
+        ("maxpool", "max-pool 2x2, 64 x 32x32, batch 32", {"x": x}, both),
+        ("avgpool", "avg-pool 2x2, 64 x 32x32, batch 32", {"x": x}, both),
+        ("batchnorm", "batch norm (training), 64 x 32x32, batch 32", {"x": x}, both),
+        ("layernorm", "layer norm 512, 32 x 128 tokens", {"x": (32, 128, 512)}, both),
+        ("softmax", "softmax (32 x 4 x 128 rows of 128)", {"x": (32, 4, 128, 128)}, both),
+        ("gelu", "GELU, 32 x 64 x 1024", {"x": (32, 64, 1024)}, both),
+        ("attention", "attention T=64 (32 x 4 heads x 32)",
+         {name: (32, 4, 64, 32) for name in "qkv"}, both),
+        ("attention", "attention T=256 (32 x 4 heads x 32)",
+         {name: (32, 4, 256, 32) for name in "qkv"}, both),
+        ("linear_relu", "linear 1024->1024 + bias + ReLU, batch 256", {"x": (256, 1024)}, both),
+    ]
+
+
+def layer_workloads():
+    out = []
+    for name, title, shapes, modes in layer_specs():
+        def make(rng, shapes=shapes):
+            return {arg: rng.standard_normal(shape).astype(np.float32)
+                    for arg, shape in shapes.items()}
+        suffix = "_t%d" % shapes["q"][2] if name == "attention" else ""
+        for mode in modes:
+            out.append(Workload(
+                name="layer_%s%s_%s" % (name, suffix, "fwd" if mode == "forward" else "fwdbwd"),
+                title="%s, %s" % (title, "forward" if mode == "forward" else "fwd+bwd"),
+                group="layer", mode=mode, tn_file="", tn_fn="", torch_fn="layer:" + name,
+                arg_names=list(shapes), outputs=[], make_inputs=make, imported=True,
+                training=True))
+    return out
+
+
 def all_workloads(op_batch=100):
-    return (capsnet_workloads() + cnn_workloads() + operator_workloads(op_batch) +
-            lltm_workloads() + embedding_workloads())
+    return (capsnet_workloads() + cnn_workloads() + model_workloads() + lltm_workloads() +
+            operator_workloads(op_batch) + embedding_workloads() + layer_workloads())
 
 
 def write_inputs(workload, folder, seed):
