@@ -125,8 +125,10 @@ def check_rows(result):
     """None when Tenet's first call agrees with PyTorch, else the message."""
     failed = [c for c in result.get("check", []) if not c["ok"]]
     if "check" not in result or failed:
-        lines = ["%s: %s" % (c["name"], c.get("why", "max rel. error %.3g > %g" % (
-            c["error"], TOLERANCE))) for c in failed] or ["no comparison was made"]
+        lines = ["%s: %s%s" % (c["name"], c.get("why", "max rel. error %.3g > %g" % (
+            c["error"], TOLERANCE)), " (against PyTorch in float64: Tenet %.3g, PyTorch float32 "
+            "%.3g)" % (c["tenet_vs_f64"], c["torch_vs_f64"]) if "tenet_vs_f64" in c else "")
+            for c in failed] or ["no comparison was made"]
         return "Tenet and PyTorch disagree on %s:\n  %s" % (result["workload"],
                                                            "\n  ".join(lines))
     worst = max(result["check"], key=lambda c: c["error"])
