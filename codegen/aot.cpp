@@ -53,6 +53,25 @@ std::string cmake_blas_lines(const std::string& objects, const std::string& libr
          "  message(STATUS \"" +
          project +
          ": no CBLAS library: contractions use the plain loops of tenet_gemm.h\")\n"
+         "endif()\n"
+         "# float32 contractions call oneDNN's dnnl_sgemm where oneDNN is found\n"
+         "# (Debian: libdnnl-dev); set TENET_DNNL to NONE to leave them to the above.\n"
+         "set(TENET_DNNL \"\" CACHE STRING \"oneDNN library for float32 contractions (empty: "
+         "search for it; NONE: do not use it)\")\n"
+         "set(tenet_dnnl_library \"${TENET_DNNL}\")\n"
+         "if(NOT tenet_dnnl_library)\n"
+         "  find_library(TENET_DNNL_LIBRARY NAMES dnnl libdnnl.so.2)\n"
+         "  set(tenet_dnnl_library \"${TENET_DNNL_LIBRARY}\")\n"
+         "endif()\n"
+         "if(tenet_dnnl_library AND NOT tenet_dnnl_library STREQUAL \"NONE\")\n"
+         "  target_compile_definitions(" +
+         objects +
+         " PUBLIC TENET_GEMM_DNNL)\n"
+         "  foreach(target " +
+         libraries +
+         ")\n"
+         "    target_link_libraries(${target} PUBLIC ${tenet_dnnl_library})\n"
+         "  endforeach()\n"
          "endif()\n";
 }
 

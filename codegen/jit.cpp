@@ -29,6 +29,9 @@
 #ifndef TENET_BLAS_LIBRARY_DEFAULT
 #define TENET_BLAS_LIBRARY_DEFAULT "/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0"
 #endif
+#ifndef TENET_DNNL_LIBRARY_DEFAULT
+#define TENET_DNNL_LIBRARY_DEFAULT "/usr/lib/x86_64-linux-gnu/libdnnl.so.2"
+#endif
 
 namespace tenet::codegen {
 
@@ -85,6 +88,13 @@ std::string default_jit_compiler() {
 std::string blas_library() {
   const char* env = std::getenv("TENET_BLAS_LIBRARY");
   return env && *env ? env : TENET_BLAS_LIBRARY_DEFAULT;
+}
+
+std::string dnnl_library() {
+  const char* env = std::getenv("TENET_DNNL_LIBRARY");
+  if (env && *env) return env;
+  std::error_code ec;
+  return fs::is_regular_file(TENET_DNNL_LIBRARY_DEFAULT, ec) ? TENET_DNNL_LIBRARY_DEFAULT : "none";
 }
 
 namespace {
@@ -241,22 +251,44 @@ struct GemmBuild {
   std::vector<std::string> compile_flags, link_flags;
 };
 
-GemmBuild gemm_build(const CppUnit& unit) {
-  if (!unit.uses_gemm) return {};
-  const std::string library = blas_library();
-  if (library == "none") return {};  // tenet_gemm.h's own loops
+/// A library the generated code links, checked: it exists and only its
+/// owner or root can change it.
+void check_library(const std::string& what, const std::string& library, const std::string& variable,
+                   const std::string& missing_advice) {
   std::error_code ec;
   if (!fs::is_regular_file(library, ec))
     throw BindError("the generated code calls a GEMM library, but '" + library +
-                    "' does not exist. Install OpenBLAS (Debian: libopenblas0-openmp; "
-                    "bash scripts/setup.sh does), set TENET_BLAS_LIBRARY to another CBLAS "
-                    "shared library, or set TENET_BLAS_LIBRARY=none to use plain loops");
+                    "' does not exist. " + missing_advice);
   if (std::string why = detail::untrusted_reason(library, detail::Owners::MeOrRoot); !why.empty())
-    throw BindError("refusing to link the BLAS library '" + library + "' (TENET_BLAS_LIBRARY): " +
-                    why + ", so another user could have changed the code it holds. Use a " +
+    throw BindError("refusing to link the " + what + " '" + library + "' (" + variable +
+                    "): " + why + ", so another user could have changed the code it holds. Use a " +
                     "library only you or root can change");
-  const std::string dir = fs::path(library).parent_path().string();
-  return {{"-DTENET_GEMM_CBLAS"}, {library, "-Wl,-rpath," + dir}};
+}
+
+GemmBuild gemm_build(const CppUnit& unit) {
+  if (!unit.uses_gemm) return {};
+  GemmBuild build;
+  // float32 through oneDNN where it is installed, float64 (and float32
+  // without oneDNN) through the CBLAS library (runtime/tenet_gemm.h).
+  const std::string dnnl = dnnl_library();
+  if (dnnl != "none") {
+    check_library("oneDNN library", dnnl, "TENET_DNNL_LIBRARY",
+                  "Install oneDNN (Debian: libdnnl-dev; bash scripts/setup.sh does), or set "
+                  "TENET_DNNL_LIBRARY=none to use the CBLAS library alone");
+    build.compile_flags.push_back("-DTENET_GEMM_DNNL");
+    build.link_flags.push_back(dnnl);
+    build.link_flags.push_back("-Wl,-rpath," + fs::path(dnnl).parent_path().string());
+  }
+  const std::string library = blas_library();
+  if (library == "none") return build;  // tenet_gemm.h's own loops for the rest
+  check_library("BLAS library", library, "TENET_BLAS_LIBRARY",
+                "Install OpenBLAS (Debian: libopenblas0-openmp; bash scripts/setup.sh does), set "
+                "TENET_BLAS_LIBRARY to another CBLAS shared library, or set "
+                "TENET_BLAS_LIBRARY=none to use plain loops");
+  build.compile_flags.push_back("-DTENET_GEMM_CBLAS");
+  build.link_flags.push_back(library);
+  build.link_flags.push_back("-Wl,-rpath," + fs::path(library).parent_path().string());
+  return build;
 }
 
 template <typename T>

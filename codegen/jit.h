@@ -27,9 +27,10 @@
 ///     killed (out of memory) is a BindError naming where it came from
 ///     (JitOptions::cxx, TENET_CXX); so is a cache folder that cannot be
 ///     created or written (naming TENET_CACHE_DIR);
-///   - a unit that calls tenet::gemm is built with -DTENET_GEMM_CBLAS and
-///     linked with blas_library() (a BindError names the package when that
-///     library is missing);
+///   - a unit that calls tenet::gemm is built with -DTENET_GEMM_DNNL and
+///     linked with dnnl_library() when that is not "none", and with
+///     -DTENET_GEMM_CBLAS and blas_library() (a BindError names the package
+///     when a library is missing);
 ///   - run() binds inputs with ir::bind_sizes, so wrong shapes or types are a
 ///     BindError before any generated code runs, and allocates the outputs.
 ///
@@ -98,6 +99,12 @@ std::string default_jit_compiler();
 /// code with the plain loops of runtime/tenet_gemm.h instead. When the library
 /// is missing, compiling such code is a BindError saying what to install.
 std::string blas_library();
+
+/// The oneDNN shared library whose dnnl_sgemm float32 contractions call
+/// (runtime/tenet_gemm.h; twice OpenBLAS's speed where measured,
+/// docs/performance.md): $TENET_DNNL_LIBRARY, else Debian's libdnnl.so.2
+/// where it is installed, else "none" (float32 goes to blas_library() too).
+std::string dnnl_library();
 
 /// The directory the runtime headers are read from: $TENET_RUNTIME_DIR, else
 /// the runtime/ folder of the source tree Tenet was built from.

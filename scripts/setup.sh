@@ -8,6 +8,7 @@ packages=(
   clang libclang-rt-dev libomp-dev   # clang build, libFuzzer, OpenMP for clang
   libgtest-dev libgmock-dev          # tests
   libopenblas0-openmp                # the GEMM library generated code links (runtime/tenet_gemm.h)
+  libdnnl-dev                        # oneDNN: float32 GEMMs of generated code (runtime/tenet_gemm.h)
   zlib1g-dev                         # train/: gzipped MNIST IDX files
   clang-format                       # format check
   python3 python3-venv python3-dev # .venv (scripts/venv.sh): PyTorch, the Python package

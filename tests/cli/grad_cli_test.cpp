@@ -187,6 +187,22 @@ TEST_F(GradCli, CompiledGradientsAreDeterministic) {
         << "run " << k << " (" << envs[k] << ") differs from run 0";
 }
 
+// Contractions through the GEMM library (oneDNN where installed, which at
+// 2 threads splits the sum over K of a 256 x 256 x 4096 product unless told
+// not to: runtime/tenet_gemm.h), the products of a long sum and of a wide
+// one with their gradients: bitwise the same for 1 and 2 threads.
+TEST_F(GradCli, GemmResultsAreTheSameAtAnyThreadCount) {
+  for (const char* program : {"models/matmul.tn", "tests/cli/data/matmul_nt.tn"})
+    for (const char* sizes : {"M=256,K=4096,N=256", "M=64,K=9216,N=128", "M=600,K=64,N=700"}) {
+      SCOPED_TRACE(std::string(program) + " " + sizes);
+      const std::string args = std::string("run ") + program +
+                               " --grad --vjp --backend cpp --seed 4 --sizes " + sizes + " --save ";
+      const std::vector<std::string> names = {"c", "d_a", "d_b"};
+      EXPECT_TRUE(saved_outputs(args, names, "OMP_NUM_THREADS=1", "one") ==
+                  saved_outputs(args, names, "OMP_NUM_THREADS=2", "two"));
+    }
+}
+
 // The scatter-add gradients of data-dependent reads (lower/scatter.h),
 // large enough to run in parallel, with many contributions per element
 // (indices in [0, 10)): bitwise the same for 1 and 2 threads (and the same

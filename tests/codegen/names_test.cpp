@@ -213,8 +213,9 @@ TEST(WorldNames, NoMacroIsInTenetsNamespace) {
                                      "#include <stdbool.h>\n#include \"tenet_gemm.h\"\n"
                                      "#include \"tenet_runtime.h\"\n";
   const tenet::testing::CommandResult r = tenet::testing::run_command(
-      default_jit_compiler() + " -std=gnu++17 -fopenmp -DTENET_GEMM_CBLAS -dM -E -I" +
-      runtime_dir() + " " + dir + "/all.cpp");
+      default_jit_compiler() +
+      " -std=gnu++17 -fopenmp -DTENET_GEMM_CBLAS -DTENET_GEMM_DNNL -dM -E -I" + runtime_dir() +
+      " " + dir + "/all.cpp");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::set<std::string> own = {"acc",     "offsets", "tenants", "workspace", "sizes",
                                      "buffers", "i",       "gemm_m",  "gemm_n",    "gemm_k",
