@@ -432,10 +432,6 @@ def run_job(job):
         check = None
         if job.get("check_against"):
             check = compare(reference(), job["check_against"], job["tolerance"])
-            if workload.imported and not all(c["ok"] for c in check):
-                diagnose(check, workload, job)
-            for c in check:
-                c.pop("torch32", None)
         setup = time.perf_counter() - t0
         result = measure(step, job["warmup"], job["min_steps"], job["min_time"], job["max_steps"])
         result.update({"framework": framework, "workload": workload.name, "setup_s": setup,
@@ -443,6 +439,11 @@ def run_job(job):
                        "peak_rss_mib": peak_rss_mib(),
                        "torch": torch.__version__, "threads": torch.get_num_threads()})
         if check is not None:
+            # After the measurement, so that its float64 run does not count in its memory.
+            if workload.imported and not all(c["ok"] for c in check):
+                diagnose(check, workload, job)
+            for c in check:
+                c.pop("torch32", None)
             result["check"] = check
         return result
     except Exception:  # reported by the driver, which fails the run
