@@ -92,7 +92,11 @@ def run_tenet(args, workload, data_dir, steps, dump_dir):
         cmd += ["--wrt", ",".join(workload.wrt)]
     if workload.loss_output:
         cmd += ["--output", workload.loss_output]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=JOB_TIMEOUT_S)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=JOB_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return {"framework": "tenet", "workload": workload.name,
+                "error": "%s\n%s" % (" ".join(cmd), e)}
     if proc.returncode != 0:
         return {"framework": "tenet", "workload": workload.name,
                 "error": "%s\n%s" % (" ".join(cmd), proc.stderr.strip())}
