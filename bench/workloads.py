@@ -431,7 +431,10 @@ def model_workloads():
 
 
 def layer_specs():
-    """(name, title, inputs: {argument: shape}, modes)."""
+    """(name, title, inputs: {argument: shape}, modes[, multiply-adds]). The
+    multiply-adds, where given, replace torch.utils.flop_counter's count (which
+    ignores the groups of a grouped convolution's backward): 2 flops each
+    forward, 2 more per gradient (input and weight)."""
     both = ("forward", "vjp")
     x = (32, 64, 32, 32)
     return [
@@ -439,7 +442,7 @@ def layer_specs():
         ("conv3x3_s2", "conv 3x3 stride 2 64->128, 32x32, batch 16", {"x": (16, 64, 32, 32)}, both),
         ("conv1x1", "conv 1x1 64->256, 32x32, batch 16", {"x": (16, 64, 32, 32)}, both),
         ("conv_dw3x3", "depthwise conv 3x3, 128 channels, 32x32, batch 32",
-         {"x": (32, 128, 32, 32)}, both),
+         {"x": (32, 128, 32, 32)}, both, 32 * 128 * 32 * 32 * 9),
         ("maxpool", "max-pool 2x2, 64 x 32x32, batch 32", {"x": x}, both),
         ("avgpool", "avg-pool 2x2, 64 x 32x32, batch 32", {"x": x}, both),
         ("batchnorm", "batch norm (training), 64 x 32x32, batch 32", {"x": x}, both),
@@ -456,7 +459,7 @@ def layer_specs():
 
 def layer_workloads():
     out = []
-    for name, title, shapes, modes in layer_specs():
+    for name, title, shapes, modes, *macs in layer_specs():
         def make(rng, shapes=shapes):
             return {arg: rng.standard_normal(shape).astype(np.float32)
                     for arg, shape in shapes.items()}
@@ -467,7 +470,7 @@ def layer_workloads():
                 title="%s, %s" % (title, "forward" if mode == "forward" else "fwd+bwd"),
                 group="layer", mode=mode, tn_file="", tn_fn="", torch_fn="layer:" + name,
                 arg_names=list(shapes), outputs=[], make_inputs=make, imported=True,
-                training=True))
+                training=True, flops=(2 * macs[0] * (3 if mode == "vjp" else 1)) if macs else 0.0))
     return out
 
 
