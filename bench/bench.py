@@ -127,14 +127,19 @@ def run_torch(context, target, job):
 
 def check_rows(result):
     """None when Tenet's first call agrees with PyTorch, else the message."""
-    failed = [c for c in result.get("check", []) if not c["ok"]]
+    failed = sorted([c for c in result.get("check", []) if not c["ok"]],
+                    key=lambda c: -c["error"])
     if "check" not in result or failed:
+        shown = 6
         lines = ["%s: %s%s" % (c["name"], c.get("why", "max rel. error %.3g > %g" % (
             c["error"], TOLERANCE)), " (against PyTorch in float64: Tenet %.3g, PyTorch float32 "
             "%.3g)" % (c["tenet_vs_f64"], c["torch_vs_f64"]) if "tenet_vs_f64" in c else "")
-            for c in failed] or ["no comparison was made"]
-        return "Tenet and PyTorch disagree on %s:\n  %s" % (result["workload"],
-                                                           "\n  ".join(lines))
+            for c in failed[:shown]] or ["no comparison was made"]
+        if len(failed) > shown:
+            lines.append("... %d more of the %d tensors compared exceed %g (all in results.jsonl)"
+                         % (len(failed) - shown, len(result["check"]), TOLERANCE))
+        return "Tenet and PyTorch disagree on %s (the worst first):\n  %s" % (
+            result["workload"], "\n  ".join(lines))
     worst = max(result["check"], key=lambda c: c["error"])
     print("  check vs PyTorch: %d tensors agree (worst %s, %.2g)" % (
         len(result["check"]), worst["name"], worst["error"]), flush=True)

@@ -235,7 +235,8 @@ def times_table(workloads, frameworks, results):
         for f in frameworks:
             r = table.get((f, w.name))
             if not ok(r):
-                cells.append("**%s**" % failure(r) if r else "")
+                cells.append("**%s**%s" % (failure(r), " (%s)" % ms(r["median_s"])
+                                           if "median_s" in r else "") if r else "")
             elif f == "tenet" or not ok(tenet):
                 cells.append(ms(r["median_s"]))
             else:
