@@ -60,8 +60,9 @@ def parse_args():
                    help="1 warm-up and 2 timed steps per measurement (checks everything works)")
     p.add_argument("--only", default="", help="regular expression on workload names")
     p.add_argument("--group", default="",
-                   help="comma-separated workload groups: %s;\n"
-                        "'models' is every whole model (capsnet,cnn,model,lltm)" % ",".join(GROUPS))
+                   help="comma-separated workload groups: %s (model: the imported\n"
+                        "whole models; layer: the layer rows); 'models' is every whole model\n"
+                        "(capsnet,cnn,model,lltm), 'layers' = layer, 'ops' = op" % ",".join(GROUPS))
     p.add_argument("--frameworks", default=",".join(FRAMEWORKS))
     p.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))

@@ -1,0 +1,127 @@
+"""The benchmark's tables and models (bench/, docs/benchmark.md), without timing
+anything: the workload table, the issue-17 targets and failure reports on made-up
+measurements, and every whole model of bench/models_torch.py through
+tenet.from_torch (the import the benchmark runs, at batch 2)."""
+
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import REPO
+
+sys.path.insert(0, str(REPO / "bench"))
+import bench  # noqa: E402
+import report  # noqa: E402
+import workloads  # noqa: E402
+
+
+def test_workload_table():
+    table = workloads.all_workloads()
+    names = [w.name for w in table]
+    assert len(names) == len(set(names))
+    assert {w.group for w in table} <= set(bench.GROUPS)
+    for w in table:
+        assert w.mode in ("train", "forward", "vjp")
+        if w.imported:
+            kind, name = w.torch_fn.split(":")
+            assert kind in ("model", "layer")
+            assert not w.tn_file  # filled in by the import step
+        else:
+            assert (REPO / w.tn_file).exists()
+    # The whole models of issue 17, training and inference, and the layer rows.
+    for model in ("mnist_cnn_imported", "lenet5", "mlp", "resnet20", "resnet18", "transformer"):
+        assert sum(n.startswith(model + "_train_b") or n.startswith(model + "_infer_b")
+                   for n in names) == 2, model
+    assert sum(w.group == "layer" for w in table) == 26
+
+
+def test_imported_inputs_are_the_arguments():
+    """make_inputs gives exactly the module's arguments (the import step writes the rest)."""
+    for w in workloads.all_workloads():
+        if w.imported and w.name.startswith(("lenet5", "mnist_cnn_imported", "layer_gelu")):
+            arrays = w.make_inputs(np.random.default_rng(1))
+            assert sorted(arrays) == sorted(w.arg_names), w.name
+            if "label" in arrays:
+                assert arrays["label"].dtype == np.int64
+
+
+def test_groups():
+    assert bench.select_groups("models,layers") == {"capsnet", "cnn", "model", "lltm", "layer"}
+    assert bench.select_groups("") == set()
+    with pytest.raises(SystemExit):
+        bench.select_groups("nonsense")
+
+
+def _result(framework, workload, seconds, **extra):
+    r = {"framework": framework, "workload": workload, "median_s": seconds,
+         "peak_rss_mib": 100.0, "rss_start_mib": 10.0, "minflt_per_step": 0.0}
+    r.update(extra)
+    return r
+
+
+def test_issue17_targets_and_failures():
+    table = {w.name: w for w in workloads.all_workloads()}
+    chosen = [table[n] for n in ("mlp_train_b256", "lenet5_train_b256", "resnet20_train_b128",
+                                 "layer_gelu_fwd", "layer_softmax_fwd")]
+    results = [
+        _result("tenet", "mlp_train_b256", 0.10),
+        _result("eager", "mlp_train_b256", 0.20, peak_rss_mib=500.0, rss_start_mib=300.0),
+        _result("compile", "mlp_train_b256", 0.09),
+        _result("tenet", "lenet5_train_b256", 0.10, minflt_per_step=3.0),
+        _result("eager", "lenet5_train_b256", 0.12, peak_rss_mib=500.0, rss_start_mib=300.0),
+        _result("tenet", "resnet20_train_b128", 0.5, mismatch="Tenet and PyTorch disagree"),
+        _result("eager", "resnet20_train_b128", 1.0),
+        _result("tenet", "layer_gelu_fwd", 0.0105),
+        _result("eager", "layer_gelu_fwd", 0.012),
+        _result("script", "layer_gelu_fwd", 0.010),
+        {"framework": "tenet", "workload": "layer_softmax_fwd", "stage": "import",
+         "error": "tenet.from_torch failed: TorchImportError: unsupported op"},
+        _result("eager", "layer_softmax_fwd", 0.01),
+    ]
+    text = report.issue17_targets(chosen, results)
+    rows = {line.split(" | ")[0].strip("| ") + " / " + line.split(" | ")[1]: line
+            for line in text.splitlines()[2:]}
+
+    def met(prefix):
+        line = next(v for k, v in rows.items() if k.startswith(prefix))
+        return line.rstrip(" |").endswith("yes")
+
+    assert met("MLP 784-1024-1024-10 training step, batch 256 / >= 1.3x")        # 2.00x
+    assert not met("MLP 784-1024-1024-10 training step, batch 256 / at least")  # 0.90x
+    assert not met("LeNet-5 training step, batch 256 / >= 1.3x")                 # 1.20x
+    assert not met("ResNet-20")                                                  # mismatch
+    assert "Tenet failed (mismatch)" in text
+    assert met("GELU")                                                           # 1.05x script
+    assert not met("softmax")                                                    # import error
+    assert "Tenet failed (import error)" in text
+    assert not met("minor page faults")                                          # lenet5: 3
+    assert "lenet5_train_b256: 3" in text
+    assert met("peak RSS")
+
+    failed = report.failures(chosen, results)
+    assert "unsupported op" in failed and "Tenet and PyTorch disagree" in failed
+    times = report.times_table(chosen, ["tenet", "eager"], results)
+    assert "**mismatch** (500)" in times and "**import error**" in times
+
+
+@pytest.mark.parametrize("name", ["mnist_cnn", "lenet5", "mlp", "resnet20", "resnet18",
+                                  "transformer"])
+def test_models_import(torch, name):
+    """Each whole model imports with its loss (the training step's program: a scalar
+    loss output last) and alone (inference), as the benchmark's import step does it."""
+    import models_torch
+    import tenet
+
+    shapes = {"mnist_cnn": (2, 1, 28, 28), "lenet5": (2, 1, 28, 28), "mlp": (2, 784),
+              "resnet20": (2, 3, 32, 32), "resnet18": (2, 3, 64, 64), "transformer": (2, 8, 128)}
+    x = torch.rand(shapes[name])
+    label = torch.tensor([1, 3])
+    args = (x, label)
+    if name == "mnist_cnn":
+        args += (torch.ones(2, 64, 12, 12), torch.ones(2, 128))
+    program = tenet.from_torch(models_torch.model(name, train=True).train(), args)
+    outputs = [o for o in program.signature(True)["outputs"] if o["kind"] == "user"]
+    assert len(outputs) == 2  # scores, then the loss
+    program = tenet.from_torch(models_torch.model(name, train=False).eval(), (x,))
+    assert [o["kind"] for o in program.signature(False)["outputs"]] == ["user"]
