@@ -5,12 +5,18 @@
 # which prints the markdown tables and writes them, the raw measurements and
 # a plot to bench/results/. Not part of the test suite.
 #
-#   bash scripts/bench.sh [--quick] [--only REGEX] [--frameworks tenet,eager,compile,script]
+#   bash scripts/bench.sh [--quick] [--only REGEX] [--group LIST]
+#                         [--frameworks tenet,eager,compile,script]
 #
 # --quick takes 1 warm-up and 2 timed steps per measurement (to see that
-# everything works); `python bench/bench.py --help` lists every option.
-# Exits non-zero when Tenet's and PyTorch's results disagree (nothing is
-# written then) or a measurement fails.
+# everything works); --group selects groups of workloads (capsnet, cnn, model,
+# lltm, op, layer; models = every whole model, layers = the layer rows);
+# `python bench/bench.py --help` lists every option. The imported models'
+# Tenet programs come from tenet.from_torch, so the `tenet` package must be
+# installed in the venv (`.venv/bin/python -m pip install .`).
+# Exits 2 when Tenet's and PyTorch's results disagree on a workload, 1 when a
+# measurement or an import fails (each a failed row of the tables, with its
+# message under "Failures"; the other rows are still measured and written).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
