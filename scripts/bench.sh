@@ -12,8 +12,8 @@
 # everything works); --group selects groups of workloads (capsnet, cnn, model,
 # lltm, op, layer; models = every whole model, layers = the layer rows);
 # `python bench/bench.py --help` lists every option. The imported models'
-# Tenet programs come from tenet.from_torch, so the `tenet` package must be
-# installed in the venv (`.venv/bin/python -m pip install .`).
+# Tenet programs come from tenet.from_torch: the `tenet` package is installed
+# into the venv first.
 # Exits 2 when Tenet's and PyTorch's results disagree on a workload, 1 when a
 # measurement or an import fails (each a failed row of the tables, with its
 # message under "Failures"; the other rows are still measured and written).
@@ -22,6 +22,10 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
 bash scripts/venv.sh
+# The `tenet` package, for tenet.from_torch (the imported workloads), as
+# scripts/python-test.sh installs it: build-python/ keeps its build folder, so
+# an unchanged tree rebuilds nothing.
+"${TENET_VENV:-.venv}/bin/python" -m pip install -q --no-build-isolation .
 BUILD_DIR=${BUILD_DIR:-build}
 export TENET_CACHE_DIR=${TENET_CACHE_DIR:-$PWD/$BUILD_DIR/tenet-cache}
 # bench.py gives every framework 2 threads (OMP_NUM_THREADS, --threads) and
