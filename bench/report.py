@@ -281,17 +281,24 @@ def plot(path, env, workloads, frameworks, results):
                [w for w in workloads if w.group == "op"]),
               ("layers", [w for w in workloads if w.group == "layer"])]
     groups = [(title, ws) for title, ws in groups if ws]
-    fig, axes = plt.subplots(len(groups), 1, figsize=(14, 5 * len(groups)), squeeze=False)
+    widest = max(len(ws) for _, ws in groups)
+    fig, axes = plt.subplots(len(groups), 1, figsize=(max(14, 0.6 * widest), 6 * len(groups)),
+                             squeeze=False)
     width = 0.8 / len(frameworks)
     for ax, (title, ws) in zip(axes[:, 0], groups):
         for i, f in enumerate(frameworks):
             xs, ys = [], []
             for j, w in enumerate(ws):
                 r = table.get((f, w.name))
+                x = j + (i - (len(frameworks) - 1) / 2) * width
                 if ok(r):
-                    xs.append(j + (i - (len(frameworks) - 1) / 2) * width)
+                    xs.append(x)
                     ys.append(r["median_s"] * 1e3)
-            ax.bar(xs, ys, width, label=f)
+                elif r is not None:  # a failed measurement: marked, not drawn
+                    ax.text(x, 0.02, failure(r), transform=ax.get_xaxis_transform(),
+                            rotation=90, ha="center", va="bottom", fontsize=7, color="red")
+            ax.bar(xs, ys, width, label=f, color="C%d" % i)
+        ax.set_xlim(-0.5, len(ws) - 0.5)
         ax.set_yscale("log")
         ax.set_ylabel("median time per call (ms, log scale)")
         ax.set_title(title)
