@@ -61,7 +61,10 @@ constexpr int64_t kGemmMinWork = 65536;
 /// Looping over an M or N index is chosen only if each GEMM keeps this many
 /// rows and columns; thinner GEMMs make the library re-pack the other operand
 /// once per call, so one large GEMM with a packed result is faster then.
-constexpr int64_t kMinLoopedGemmSide = 128;
+/// 64, not OpenBLAS's 128, since oneDNN (runtime/tenet_gemm.h) runs the MNIST
+/// CNN's conv2 per image (64 x 576 x 288) faster than as one packed GEMM and
+/// the result needs no unpacking (docs/performance.md).
+constexpr int64_t kMinLoopedGemmSide = 64;
 
 /// The plan for a statement, whatever its size (always a GEMM), or nullopt
 /// when it is not a contraction of the form above.

@@ -86,9 +86,10 @@ TEST_F(ContractionPass, PlansMatricesInPlaceOrPacked) {
             "w[o | c, ki, kj]");
   EXPECT_EQ(lowering(statement(conv, "d_x.1")), "gemm");
   // Stride 1, 4 -> 64 channels: the columns would be larger than d_y3 packed
-  // with its zeros, so one GEMM with the guarded read packed.
+  // with its zeros, so a GEMM with the guarded read packed; 64 channels are
+  // rows enough (kMinLoopedGemmSide) for one GEMM per image, in place.
   EXPECT_EQ(plan(statement(conv, "d_x3")),
-            "pack(d_x3)[b, h, w | c] = pack(d_y3)[b, h, w | o, ki, kj] * pack(w3)[o, ki, kj | c]");
+            "for b: d_x3[c | h, w] = pack(w3)[c | o, ki, kj] * pack(d_y3)[o, ki, kj | h, w]");
   // Stride 2: the GEMM computes columns without zeros, a guarded gather the rest.
   EXPECT_EQ(plan(statement(conv, "d_x2")),
             "d_x2(b, c, h, w) = sum over i, j of d_x2_cols?(b, i, j, c, h - 2*i, w - 2*j); "
