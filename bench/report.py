@@ -190,7 +190,7 @@ def issue17_targets(workloads, results):
         if r["framework"] == "tenet" and ok(r):
             faults += 1
             if r["minflt_per_step"] > 0:
-                missed_faults.append("%s: %.0f" % (r["workload"], r["minflt_per_step"]))
+                missed_faults.append("%s: %.3g" % (r["workload"], r["minflt_per_step"]))
     if rss:
         add("peak RSS, every whole model (training and inference)",
             "<= 1/2 of eager's (whole process and above start)",
