@@ -8,11 +8,10 @@
 /// identities and workspace planning. tenet::math::max/min (how element-wise
 /// float max and min are spelled; reductions keep std::fmax/fmin) are
 /// branch-free fmax/fmin, so they inline and vectorise.
-/// tenet::math::exp, log and tanh are Tenet's own branch-free float versions,
-/// within 1.3 ulp of the C library's with its special values
-/// (tests/codegen/math_accuracy_test.cpp); generated code does not call them
-/// yet: scalar, they are slower than glibc's, and the fused loop nests they
-/// would sit in do not vectorise yet (GCC: "latch block not empty").
+/// Transcendental functions are the C library's (std::exp, ...), scalar:
+/// glibc's vector versions (libmvec) differ from the scalar ones in the last
+/// bits, so an element would get other bits where a loop's vector remainder
+/// falls elsewhere (another thread count, another loop order).
 #pragma once
 
 #include <algorithm>
