@@ -59,14 +59,16 @@ CExpr unary(const ir::ExprNode& e, const CExpr& a) {
     }
     case ir::UnOp::Not:
       return CExpr{"!" + wrap(a, kPrecUnary), kPrecUnary};
+    // float32 (and float16, computed in float32): vectorisable versions with
+    // the same bits in vector and scalar code (runtime/tenet_vmath.h).
     case ir::UnOp::Exp:
-      return call("std::exp", {a});
+      return call(t == ElemType::F64 ? "std::exp" : "tenet::math::exp", {a});
     case ir::UnOp::Log:
-      return call("std::log", {a});
+      return call(t == ElemType::F64 ? "std::log" : "tenet::math::log", {a});
     case ir::UnOp::Sqrt:
       return call("std::sqrt", {a});
     case ir::UnOp::Tanh:
-      return call("std::tanh", {a});
+      return call(t == ElemType::F64 ? "std::tanh" : "tenet::math::tanh", {a});
     case ir::UnOp::Sigmoid:
       return call("tenet::sigmoid", {a});
     case ir::UnOp::Abs:

@@ -8,10 +8,9 @@
 /// identities and workspace planning. tenet::math::max/min (how element-wise
 /// float max and min are spelled; reductions keep std::fmax/fmin) are
 /// branch-free fmax/fmin, so they inline and vectorise.
-/// Transcendental functions are the C library's (std::exp, ...), scalar:
-/// glibc's vector versions (libmvec) differ from the scalar ones in the last
-/// bits, so an element would get other bits where a loop's vector remainder
-/// falls elsewhere (another thread count, another loop order).
+/// float32 exp, log, tanh and sigmoid are Tenet's own (tenet_vmath.h), so
+/// that their loops vectorise with the same bits as scalar code; the other
+/// transcendental functions, and float64, are the C library's.
 #pragma once
 
 #include <algorithm>
@@ -23,6 +22,8 @@
 #include <limits>
 #include <new>
 #include <type_traits>
+
+#include "tenet_vmath.h"
 
 namespace tenet {
 
@@ -107,9 +108,10 @@ inline double rsqrt(double x) {
   return 1.0 / std::sqrt(x);
 }
 
-/// The logistic function, written as 1 / (1 + exp(-x)) like the interpreter.
+/// The logistic function, written as 1 / (1 + exp(-x)) like the interpreter
+/// (float32 with tenet::math::exp).
 inline float sigmoid(float x) {
-  return 1.0f / (1.0f + std::exp(-x));
+  return 1.0f / (1.0f + math::exp(-x));
 }
 inline double sigmoid(double x) {
   return 1.0 / (1.0 + std::exp(-x));

@@ -1,0 +1,135 @@
+/// \file
+/// exp, log and tanh of float32 as straight-line arithmetic, so that loops of
+/// generated code that call them vectorise (the C library's versions are
+/// calls GCC cannot vectorise without -ffast-math, and glibc's vector ones,
+/// libmvec, round differently from the scalar ones, so an element's bits
+/// would depend on where a loop's vector remainder falls: on the thread
+/// count and the loop order).
+///
+/// Guarantees: the same bits for an argument whether the compiler runs the
+/// code scalar or in vector lanes (IEEE operations only: no FMA contraction,
+/// generated code is built with -ffp-contract=off, and no lookup tables);
+/// within 2 ulp of the correctly rounded result over all of float32's normal
+/// range (tests/codegen/vmath_test.cpp sweeps it); the C library's special
+/// values: exp(-inf) = 0, exp(+inf) = +inf, exp overflows to +inf above
+/// 88.72 and underflows to 0 below -103.97, log(0) = -inf, log of a negative
+/// number is NaN, log(+inf) = +inf, tanh(+-inf) = +-1, tanh(-0) = -0, NaN in
+/// gives NaN out. The polynomials are Cephes' (S. Moshier), reduced as usual:
+/// exp(x) = 2^n e^r with |r| <= ln 2 / 2; log(x) = e ln 2 + log(m) with m in
+/// [sqrt(1/2), sqrt(2)); tanh from an odd polynomial below |x| = 0.625 and
+/// from 1 - 2 / (e^{2|x|} + 1) above.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace tenet::math {
+
+namespace vmath_detail {
+
+inline uint32_t bits(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+inline float from(uint32_t u) {
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+/// c ? a : b without a branch.
+inline float pick(bool c, float a, float b) {
+  const uint32_t mask = 0u - uint32_t(c);
+  return from((bits(a) & mask) | (bits(b) & ~mask));
+}
+
+/// 2^n for n in [-126, 127], from its exponent bits.
+inline float pow2(int32_t n) {
+  return from(uint32_t(n + 127) << 23);
+}
+
+}  // namespace vmath_detail
+
+/// e^x (see the file comment).
+inline float exp(float x) {
+  using namespace vmath_detail;
+  // Clamped, n stays in [-150, 129]; results beyond overflow or underflow.
+  float xc = pick(x < -104.0f, -104.0f, x);
+  xc = pick(xc > 89.0f, 89.0f, xc);
+  // n = round(x / ln 2): adding 1.5 * 2^23 rounds to an integer.
+  const float shifter = 12582912.0f;
+  const float t = xc * 1.44269504088896341f + shifter;
+  const float n = t - shifter;
+  // r = x - n ln 2, with ln 2 in two parts so that n * hi is exact.
+  float r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float er = p * (r * r) + r + 1.0f;
+  // 2^n in two factors, each a normal float, so subnormal results round once
+  // more at most and overflow gives +inf.
+  const int32_t ni = int32_t(n);
+  const int32_t half = ni >> 1;
+  const float result = er * pow2(half) * pow2(ni - half);
+  return pick(x != x, x, pick(x < -103.972084f, 0.0f, result));
+}
+
+/// The natural logarithm (see the file comment).
+inline float log(float x) {
+  using namespace vmath_detail;
+  // Subnormals are scaled into the normal range first.
+  const bool tiny = x < 1.17549435e-38f;
+  const float xs = pick(tiny, x * 33554432.0f, x);  // 2^25
+  const uint32_t u = bits(xs);
+  int32_t e = int32_t((u >> 23) & 0xff) - 126;
+  float m = from((u & 0x007fffffu) | 0x3f000000u);  // in [0.5, 1)
+  const bool low = m < 0.707106781186547524f;
+  e = e - int32_t(low) - 25 * int32_t(tiny);
+  m = pick(low, m + m - 1.0f, m - 1.0f);
+  const float fe = float(e);
+  const float z = m * m;
+  float p = 7.0376836292e-2f;
+  p = p * m - 1.1514610310e-1f;
+  p = p * m + 1.1676998740e-1f;
+  p = p * m - 1.2420140846e-1f;
+  p = p * m + 1.4249322787e-1f;
+  p = p * m - 1.6668057665e-1f;
+  p = p * m + 2.0000714765e-1f;
+  p = p * m - 2.4999993993e-1f;
+  p = p * m + 3.3333331174e-1f;
+  float y = m * z * p;
+  y = y + fe * -2.12194440e-4f;
+  y = y - 0.5f * z;
+  const float result = m + y + fe * 0.693359375f;
+  // Special values: NaN and +inf as they are, 0 to -inf, negatives to NaN.
+  const float inf = from(0x7f800000u), nan = from(0x7fc00000u);
+  float out = pick(x == 0.0f, -inf, result);
+  out = pick(x < 0.0f, nan, out);
+  return pick(x != x || x == inf, x, out);
+}
+
+/// The hyperbolic tangent (see the file comment).
+inline float tanh(float x) {
+  using namespace vmath_detail;
+  const uint32_t sign = bits(x) & 0x80000000u;
+  const float a = from(bits(x) & 0x7fffffffu);
+  // Small |x|: x + x^3 P(x^2).
+  const float z = x * x;
+  float p = -5.70498872745e-3f;
+  p = p * z + 2.06390887954e-2f;
+  p = p * z - 5.37397155531e-2f;
+  p = p * z + 1.33314422036e-1f;
+  p = p * z - 3.33332819422e-1f;
+  const float small = from(bits(a + a * z * p) | sign);  // the sign of x, also for -0
+  // Large |x|: 1 - 2 / (e^{2|x|} + 1), which is 1 once e^{2|x|} is +inf.
+  const float large = from(bits(1.0f - 2.0f / (exp(a + a) + 1.0f)) | sign);
+  return pick(a < 0.625f, small, large);
+}
+
+}  // namespace tenet::math
