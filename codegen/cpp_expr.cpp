@@ -69,6 +69,8 @@ CExpr unary(const ir::ExprNode& e, const CExpr& a) {
       return call("std::sqrt", {a});
     case ir::UnOp::Tanh:
       return call(t == ElemType::F64 ? "std::tanh" : "tenet::math::tanh", {a});
+    case ir::UnOp::Erf:
+      return call(t == ElemType::F64 ? "std::erf" : "tenet::math::erf", {a});
     case ir::UnOp::Sigmoid:
       return call("tenet::sigmoid", {a});
     case ir::UnOp::Abs:
@@ -98,7 +100,6 @@ CExpr unary(const ir::ExprNode& e, const CExpr& a) {
     case ir::UnOp::Atan:
     case ir::UnOp::Sinh:
     case ir::UnOp::Cosh:
-    case ir::UnOp::Erf:
     case ir::UnOp::Erfc:
     case ir::UnOp::Cbrt:
       return call(std::string("std::") + ir::op_name(e.unop), {a});  // the <cmath> name

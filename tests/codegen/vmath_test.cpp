@@ -1,5 +1,5 @@
-// The float32 exp, log and tanh of generated code (runtime/tenet_vmath.h):
-// within 1 ulp of the correctly rounded value across float32 (a sweep of
+// The float32 exp, log, tanh and erf of generated code (runtime/tenet_vmath.h):
+// within 1 ulp (erf 2) of the correctly rounded value across float32 (a sweep of
 // every 251st bit pattern, against the double-precision C library), the C
 // library's special values, and the same bits from vectorised JIT code as
 // from a scalar call.
@@ -50,9 +50,9 @@ int64_t ulps(float got, double want) {
   return d < 0 ? -d : d;
 }
 
-TEST(VectorMath, WithinOneUlpAcrossFloat32) {
-  int64_t worst_exp = 0, worst_log = 0, worst_tanh = 0;
-  float at_exp = 0, at_log = 0, at_tanh = 0;
+TEST(VectorMath, WithinTheirUlpBoundsAcrossFloat32) {
+  int64_t worst_exp = 0, worst_log = 0, worst_tanh = 0, worst_erf = 0;
+  float at_exp = 0, at_log = 0, at_tanh = 0, at_erf = 0;
   for (uint64_t u = 0; u < (uint64_t(1) << 32); u += 251) {
     const float x = from_bits(uint32_t(u));
     const double xd = x;
@@ -62,28 +62,29 @@ TEST(VectorMath, WithinOneUlpAcrossFloat32) {
     track(ulps(math::exp(x), std::exp(xd)), x, worst_exp, at_exp);
     track(ulps(math::log(x), std::log(xd)), x, worst_log, at_log);
     track(ulps(math::tanh(x), std::tanh(xd)), x, worst_tanh, at_tanh);
+    track(ulps(math::erf(x), std::erf(xd)), x, worst_erf, at_erf);
   }
   EXPECT_LE(worst_exp, 1) << "exp at " << at_exp;
   EXPECT_LE(worst_log, 1) << "log at " << at_log;
   EXPECT_LE(worst_tanh, 1) << "tanh at " << at_tanh;
+  EXPECT_LE(worst_erf, 2) << "erf at " << at_erf;
 }
 
 TEST(VectorMath, SpecialValuesAreTheCLibrarys) {
-  const float values[] = {0.0f,     -0.0f,   kInf,       -kInf,       kNaN,     88.72f,
-                          88.73f,   -87.3f,  -103.9f,    -103.98f,    -104.0f,  -1e30f,
-                          1e30f,    1e-40f,  -1e-40f,    1.4e-45f,    -1.0f,    0.625f,
-                          -0.625f,  9.0f,    -9.0f,      1e-20f,      -1e-20f,  0.5f};
+  const float values[] = {0.0f,    -0.0f,    kInf,    -kInf,  kNaN,  88.72f, 88.73f,  -87.3f,
+                          -103.9f, -103.98f, -104.0f, -1e30f, 1e30f, 1e-40f, -1e-40f, 1.4e-45f,
+                          -1.0f,   0.625f,   -0.625f, 9.0f,   -9.0f, 1e-20f, -1e-20f, 0.5f};
   for (float x : values) {
     SCOPED_TRACE(x);
-    const float got[] = {math::exp(x), math::log(x), math::tanh(x)};
-    const float want[] = {std::exp(x), std::log(x), std::tanh(x)};
-    for (int k = 0; k < 3; ++k) {
+    const float got[] = {math::exp(x), math::log(x), math::tanh(x), math::erf(x)};
+    const float want[] = {std::exp(x), std::log(x), std::tanh(x), std::erf(x)};
+    for (int k = 0; k < 4; ++k) {
       if (std::isnan(want[k])) {
         EXPECT_TRUE(std::isnan(got[k])) << "function " << k;
       } else if (std::isinf(want[k]) || want[k] == 0.0f) {
         EXPECT_EQ(to_bits(got[k]), to_bits(want[k])) << "function " << k;  // signed zeros too
       } else {
-        EXPECT_LE(ulps(got[k], double(want[k])), 1) << "function " << k;
+        EXPECT_LE(ulps(got[k], double(want[k])), 2) << "function " << k;
       }
     }
   }
@@ -93,11 +94,12 @@ TEST(VectorMath, VectorisedCodeGivesTheScalarBits) {
   // Long enough for the vector loop, an odd length for a scalar remainder.
   const int64_t n = 4099;
   ir::Module m = compile_tn(
-      "def f(float(N) x) -> (e, l, t, s) {\n"
+      "def f(float(N) x) -> (e, l, t, s, r) {\n"
       "  e(i) = exp(x(i))\n"
       "  l(i) = log(x(i))\n"
       "  t(i) = tanh(x(i))\n"
       "  s(i) = sigmoid(x(i))\n"
+      "  r(i) = erf(x(i))\n"
       "}\n");
   driver::optimise(m);
   CompiledFunction f = driver::jit_compile(m, "f", test_jit_options());
@@ -108,12 +110,12 @@ TEST(VectorMath, VectorisedCodeGivesTheScalarBits) {
     x.set(i, v);
   }
   std::vector<Tensor> out = f.run({x}, {{"N", n}});
-  ASSERT_EQ(out.size(), 4u);
+  ASSERT_EQ(out.size(), 5u);
   const float* in = static_cast<const float*>(x.raw());
   for (int64_t i = 0; i < n; ++i) {
     const float want[] = {math::exp(in[i]), math::log(in[i]), math::tanh(in[i]),
-                          tenet::sigmoid(in[i])};
-    for (int k = 0; k < 4; ++k) {
+                          tenet::sigmoid(in[i]), math::erf(in[i])};
+    for (int k = 0; k < 5; ++k) {
       const float got = static_cast<const float*>(out[size_t(k)].raw())[i];
       ASSERT_EQ(to_bits(got), to_bits(want[k]))
           << "output " << k << " at x = " << in[i] << ": " << got << " vs " << want[k];
