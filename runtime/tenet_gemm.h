@@ -21,11 +21,11 @@
 ///                     still builds and runs correctly without a BLAS.
 /// No library header is needed: the entry points are declared here.
 ///
-/// Deterministic at any thread count. OpenBLAS splits only rows and columns
-/// among its threads; oneDNN may split the sum over K (256 x 256 x 4096 comes
-/// out different at 1 and 2 threads), so its calls are made single-threaded,
-/// on blocks of rows or columns that depend on the shape alone, the blocks
-/// shared among OpenMP threads (dnnl_blocks).
+/// Deterministic at any thread count. Both libraries may split the sum over K
+/// among their threads (256 x 256 x 4096 comes out different at 1 and 2
+/// threads with either), so every call is single-threaded, on blocks of rows
+/// or columns that depend on the shape alone, the blocks shared among OpenMP
+/// threads (gemm_blocks).
 ///
 /// Expects: M, N, K >= 0; C does not overlap A or B. Guarantees, for every
 /// backend: M or N of 0 touches nothing; K of 0 gives beta * C, and beta == 0
@@ -41,14 +41,16 @@
 #include <climits>
 #include <cstdint>
 
+#include <type_traits>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #ifdef TENET_GEMM_DNNL
 // oneDNN's row-major sgemm (dnnl.h): 'N' or 'T' for each operand; returns a dnnl_status_t.
 extern "C" int dnnl_sgemm(char transa, char transb, int64_t M, int64_t N, int64_t K, float alpha,
                           const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
                           float* C, int64_t ldc);
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #endif
 
 #ifdef TENET_GEMM_CBLAS
@@ -112,70 +114,16 @@ inline bool fits_int(int64_t v) {
   return v <= int64_t(INT_MAX);
 }
 
-#ifdef TENET_GEMM_DNNL
-/// One dnnl_sgemm on one thread: with OpenMP's thread count 1 for the calling
-/// task, oneDNN neither starts threads nor splits the sum over K. Should
-/// oneDNN refuse the arguments (it checks them before writing anything), the
-/// loops compute the same block.
-inline void dnnl_one_thread(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
-                            const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
-                            float* c, int64_t ldc) {
-#ifdef _OPENMP
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
-#endif
-  const int status =
-      dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-#ifdef _OPENMP
-  omp_set_num_threads(threads);
-#endif
-  if (status != 0) gemm_loops(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-/// How many blocks of C's rows (or columns, the longer side) a GEMM is cut
-/// into, from its shape alone: at least 8 MFLOP and 64 rows or columns
-/// each, at most 8 blocks; so every element of C is computed by the same
-/// call at any thread count. (Fewer, larger blocks pack the shared operand
-/// fewer times: 2048^3 takes 77 ms in 16 blocks, 72 ms in 8, 69 ms in one.)
-inline int64_t dnnl_blocks(int64_t m, int64_t n, int64_t k) {
-  const int64_t side = std::max(m, n), flops = 2 * m * n * k;
-  return std::max<int64_t>(1, std::min<int64_t>({8, side / 64, flops >> 23}));
-}
-
-/// dnnl_sgemm over blocks of rows or columns, in parallel when not already
-/// inside a parallel region (a region that is inactive counts: whether one
-/// encloses the call does not depend on the thread count).
-inline void dnnl_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
-                      const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
-                      float* c, int64_t ldc) {
-  int64_t blocks = dnnl_blocks(m, n, k);
-#ifdef _OPENMP
-  if (omp_get_level() > 0) blocks = 1;
-#else
-  blocks = 1;
-#endif
-  const bool by_rows = m >= n;
-  const int64_t side = by_rows ? m : n;
-#pragma omp parallel for schedule(static) if (blocks > 1)
-  for (int64_t block = 0; block < blocks; ++block) {
-    const int64_t first = side * block / blocks, count = side * (block + 1) / blocks - first;
-    if (by_rows)  // rows of C: rows of op(A)
-      dnnl_one_thread(ta, tb, count, n, k, alpha, ta ? a + first : a + first * lda, lda, b, ldb,
-                      beta, c + first * ldc, ldc);
-    else  // columns of C: columns of op(B)
-      dnnl_one_thread(ta, tb, m, count, k, alpha, a, lda, tb ? b + first * ldb : b + first, ldb,
-                      beta, c + first, ldc);
-  }
-}
-#endif
-
-/// The library call; false when no BLAS is compiled in (the loops run then).
-inline bool blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
-                      const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
-                      float* c, int64_t ldc) {
+/// The library's call, false when none is compiled in for the type: float32
+/// through oneDNN where TENET_GEMM_DNNL is defined, else CBLAS; float64 through
+/// CBLAS. A oneDNN status other than success (it checks its arguments before
+/// writing anything) is also false.
+inline bool library_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                         const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                         float* c, int64_t ldc) {
 #if defined(TENET_GEMM_DNNL)
-  dnnl_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  return true;
+  return dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) ==
+         0;
 #elif defined(TENET_GEMM_CBLAS)
   cblas_sgemm(101, ta ? 112 : 111, tb ? 112 : 111, int(m), int(n), int(k), alpha, a, int(lda), b,
               int(ldb), beta, c, int(ldc));
@@ -187,9 +135,9 @@ inline bool blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float a
 #endif
 }
 
-inline bool blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha,
-                      const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
-                      double* c, int64_t ldc) {
+inline bool library_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha,
+                         const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
+                         double* c, int64_t ldc) {
 #ifdef TENET_GEMM_CBLAS
   cblas_dgemm(101, ta ? 112 : 111, tb ? 112 : 111, int(m), int(n), int(k), alpha, a, int(lda), b,
               int(ldb), beta, c, int(ldc));
@@ -199,6 +147,72 @@ inline bool blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double 
   (void)ldb, (void)beta, (void)c, (void)ldc;
   return false;
 #endif
+}
+
+/// Whether a library is compiled in for T.
+template <typename T>
+constexpr bool has_library() {
+#if defined(TENET_GEMM_CBLAS)
+  return true;
+#elif defined(TENET_GEMM_DNNL)
+  return std::is_same_v<T, float>;
+#else
+  return false;
+#endif
+}
+
+/// One library call on one thread: with OpenMP's thread count 1 for the
+/// calling task, neither oneDNN nor OpenBLAS starts threads or splits the sum
+/// over K. Should the library refuse, the loops compute the same block.
+template <typename T>
+void one_thread_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+                     int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+#ifdef _OPENMP
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+#endif
+  const bool done = library_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+#ifdef _OPENMP
+  omp_set_num_threads(threads);
+#endif
+  if (!done) gemm_loops(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+/// How many blocks of C's rows (or columns, the longer side) a GEMM is cut
+/// into, from its shape alone: at least 8 MFLOP and 64 rows or columns
+/// each, at most 8 blocks; so every element of C is computed by the same
+/// call at any thread count. (Fewer, larger blocks pack the shared operand
+/// fewer times: 2048^3 takes 77 ms in 16 blocks, 72 ms in 8, 69 ms in one.)
+inline int64_t gemm_blocks(int64_t m, int64_t n, int64_t k) {
+  const int64_t side = std::max(m, n), flops = 2 * m * n * k;
+  return std::max<int64_t>(1, std::min<int64_t>({8, side / 64, flops >> 23}));
+}
+
+/// The library's GEMM over blocks of rows or columns, each block one
+/// single-threaded call, the blocks in parallel when not already inside a
+/// parallel region (a region that is inactive counts: whether one encloses
+/// the call does not depend on the thread count).
+template <typename T>
+void blocked_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+                  int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  int64_t blocks = gemm_blocks(m, n, k);
+#ifdef _OPENMP
+  if (omp_get_level() > 0) blocks = 1;
+#else
+  blocks = 1;
+#endif
+  const bool by_rows = m >= n;
+  const int64_t side = by_rows ? m : n;
+#pragma omp parallel for schedule(static) if (blocks > 1)
+  for (int64_t block = 0; block < blocks; ++block) {
+    const int64_t first = side * block / blocks, count = side * (block + 1) / blocks - first;
+    if (by_rows)  // rows of C: rows of op(A)
+      one_thread_gemm(ta, tb, count, n, k, alpha, ta ? a + first : a + first * lda, lda, b, ldb,
+                      beta, c + first * ldc, ldc);
+    else  // columns of C: columns of op(B)
+      one_thread_gemm(ta, tb, m, count, k, alpha, a, lda, tb ? b + first * ldb : b + first, ldb,
+                      beta, c + first, ldc);
+  }
 }
 
 /// Both overloads: degenerate shapes, leading dimensions, then the backend.
@@ -216,7 +230,9 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, 
   ldc = leading_dimension(ldc, m, n);
   const bool fits =
       fits_int(m) && fits_int(n) && fits_int(k) && fits_int(lda) && fits_int(ldb) && fits_int(ldc);
-  if (!fits || !blas_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
+  if (fits && has_library<T>())
+    blocked_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  else
     gemm_loops(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 

@@ -58,6 +58,7 @@ inline float exp(float x) {
   // Clamped, n stays in [-150, 129]; results beyond overflow or underflow.
   float xc = pick(x < -104.0f, -104.0f, x);
   xc = pick(xc > 89.0f, 89.0f, xc);
+  xc = pick(x != x, 0.0f, xc);  // NaN: any finite n (converting NaN to int is undefined)
   // n = round(x / ln 2): adding 1.5 * 2^23 rounds to an integer.
   const float shifter = 12582912.0f;
   const float t = xc * 1.44269504088896341f + shifter;

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
+#include <utility>
 
 #include "tests/training/training_util.h"
 #include "train/safetensors.h"
@@ -48,8 +50,19 @@ TEST_F(Training, StandaloneProjectTrainsLikeTenetTrain) {
   CommandResult r = tenet("emit models/mnist_cnn.tn --train -o " + project);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.out, "wrote " + project + " (mnist_cnn_train.h, train, predict)\n");
-  r = run_command("cmake -S " + project + " -B " + project + "/build > " + project +
-                  "/cmake.log 2>&1 && cmake --build " + project + "/build -j2 2>&1");
+  // The GEMM libraries that tenet train's JIT links where the environment
+  // chooses them (codegen/jit.h; CMake finds the default ones by itself), so
+  // that both take the same steps.
+  std::string libraries;
+  for (const auto& [variable, option] :
+       {std::pair{"TENET_DNNL_LIBRARY", "TENET_DNNL"}, {"TENET_BLAS_LIBRARY", "TENET_BLAS"}}) {
+    const char* value = std::getenv(variable);
+    if (value && *value)
+      libraries += std::string(" -D") + option + "=" +
+                   (std::string(value) == "none" ? std::string("NONE") : value);
+  }
+  r = run_command("cmake -S " + project + " -B " + project + "/build" + libraries + " > " +
+                  project + "/cmake.log 2>&1 && cmake --build " + project + "/build -j2 2>&1");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string train = "cd " + source_path("") + " && OMP_NUM_THREADS=1 " + project +
                             "/build/train --data data/mnist-sample ";
