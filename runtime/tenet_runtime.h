@@ -36,23 +36,7 @@ namespace tenet {
 /// double versions are the C library's.
 namespace math {
 
-inline uint32_t to_bits(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  return u;
-}
-
-inline float from_bits(uint32_t u) {
-  float x;
-  std::memcpy(&x, &u, sizeof x);
-  return x;
-}
-
-/// c ? a : b, without a branch.
-inline float blend(bool c, float a, float b) {
-  const uint32_t mask = 0u - uint32_t(c);
-  return from_bits((to_bits(a) & mask) | (to_bits(b) & ~mask));
-}
+// to_bits, from_bits and blend (c ? a : b without a branch): tenet_vmath.h.
 
 /// fmax: the larger operand; a NaN operand is ignored (both NaN give NaN),
 /// as in the interpreter. Of +0 and -0 it returns b (C leaves that open).

@@ -25,29 +25,29 @@
 
 namespace tenet::math {
 
-namespace vmath_detail {
-
-inline uint32_t bits(float x) {
+inline uint32_t to_bits(float x) {
   uint32_t u;
   std::memcpy(&u, &x, sizeof u);
   return u;
 }
 
-inline float from(uint32_t u) {
+inline float from_bits(uint32_t u) {
   float x;
   std::memcpy(&x, &u, sizeof x);
   return x;
 }
 
-/// c ? a : b without a branch.
-inline float pick(bool c, float a, float b) {
+/// c ? a : b, without a branch.
+inline float blend(bool c, float a, float b) {
   const uint32_t mask = 0u - uint32_t(c);
-  return from((bits(a) & mask) | (bits(b) & ~mask));
+  return from_bits((to_bits(a) & mask) | (to_bits(b) & ~mask));
 }
+
+namespace vmath_detail {
 
 /// 2^n for n in [-126, 127], from its exponent bits.
 inline float pow2(int32_t n) {
-  return from(uint32_t(n + 127) << 23);
+  return from_bits(uint32_t(n + 127) << 23);
 }
 
 }  // namespace vmath_detail
@@ -56,9 +56,9 @@ inline float pow2(int32_t n) {
 inline float exp(float x) {
   using namespace vmath_detail;
   // Clamped, n stays in [-150, 129]; results beyond overflow or underflow.
-  float xc = pick(x < -104.0f, -104.0f, x);
-  xc = pick(xc > 89.0f, 89.0f, xc);
-  xc = pick(x != x, 0.0f, xc);  // NaN: any finite n (converting NaN to int is undefined)
+  float xc = blend(x < -104.0f, -104.0f, x);
+  xc = blend(xc > 89.0f, 89.0f, xc);
+  xc = blend(x != x, 0.0f, xc);  // NaN: any finite n (converting NaN to int is undefined)
   // n = round(x / ln 2): adding 1.5 * 2^23 rounds to an integer.
   const float shifter = 12582912.0f;
   const float t = xc * 1.44269504088896341f + shifter;
@@ -78,7 +78,7 @@ inline float exp(float x) {
   const int32_t ni = int32_t(n);
   const int32_t half = ni >> 1;
   const float result = er * pow2(half) * pow2(ni - half);
-  return pick(x != x, x, pick(x < -103.972084f, 0.0f, result));
+  return blend(x != x, x, blend(x < -103.972084f, 0.0f, result));
 }
 
 /// The natural logarithm (see the file comment).
@@ -86,13 +86,13 @@ inline float log(float x) {
   using namespace vmath_detail;
   // Subnormals are scaled into the normal range first.
   const bool tiny = x < 1.17549435e-38f;
-  const float xs = pick(tiny, x * 33554432.0f, x);  // 2^25
-  const uint32_t u = bits(xs);
+  const float xs = blend(tiny, x * 33554432.0f, x);  // 2^25
+  const uint32_t u = to_bits(xs);
   int32_t e = int32_t((u >> 23) & 0xff) - 126;
-  float m = from((u & 0x007fffffu) | 0x3f000000u);  // in [0.5, 1)
+  float m = from_bits((u & 0x007fffffu) | 0x3f000000u);  // in [0.5, 1)
   const bool low = m < 0.707106781186547524f;
   e = e - int32_t(low) - 25 * int32_t(tiny);
-  m = pick(low, m + m - 1.0f, m - 1.0f);
+  m = blend(low, m + m - 1.0f, m - 1.0f);
   const float fe = float(e);
   const float z = m * m;
   float p = 7.0376836292e-2f;
@@ -109,17 +109,17 @@ inline float log(float x) {
   y = y - 0.5f * z;
   const float result = m + y + fe * 0.693359375f;
   // Special values: NaN and +inf as they are, 0 to -inf, negatives to NaN.
-  const float inf = from(0x7f800000u), nan = from(0x7fc00000u);
-  float out = pick(x == 0.0f, -inf, result);
-  out = pick(x < 0.0f, nan, out);
-  return pick(x != x || x == inf, x, out);
+  const float inf = from_bits(0x7f800000u), nan = from_bits(0x7fc00000u);
+  float out = blend(x == 0.0f, -inf, result);
+  out = blend(x < 0.0f, nan, out);
+  return blend(x != x || x == inf, x, out);
 }
 
 /// The hyperbolic tangent (see the file comment).
 inline float tanh(float x) {
   using namespace vmath_detail;
-  const uint32_t sign = bits(x) & 0x80000000u;
-  const float a = from(bits(x) & 0x7fffffffu);
+  const uint32_t sign = to_bits(x) & 0x80000000u;
+  const float a = from_bits(to_bits(x) & 0x7fffffffu);
   // Small |x|: x + x^3 P(x^2).
   const float z = x * x;
   float p = -5.70498872745e-3f;
@@ -127,10 +127,10 @@ inline float tanh(float x) {
   p = p * z - 5.37397155531e-2f;
   p = p * z + 1.33314422036e-1f;
   p = p * z - 3.33332819422e-1f;
-  const float small = from(bits(a + a * z * p) | sign);  // the sign of x, also for -0
+  const float small = from_bits(to_bits(a + a * z * p) | sign);  // the sign of x, also for -0
   // Large |x|: 1 - 2 / (e^{2|x|} + 1), which is 1 once e^{2|x|} is +inf.
-  const float large = from(bits(1.0f - 2.0f / (exp(a + a) + 1.0f)) | sign);
-  return pick(a < 0.625f, small, large);
+  const float large = from_bits(to_bits(1.0f - 2.0f / (exp(a + a) + 1.0f)) | sign);
+  return blend(a < 0.625f, small, large);
 }
 
 /// The error function: Cephes' odd polynomial below |x| = 1; above, 1 -
@@ -138,8 +138,8 @@ inline float tanh(float x) {
 /// above), with the sign of x. Within 2 ulp (the extra one near 0).
 inline float erf(float x) {
   using namespace vmath_detail;
-  const uint32_t sign = bits(x) & 0x80000000u;
-  const float a = from(bits(x) & 0x7fffffffu);
+  const uint32_t sign = to_bits(x) & 0x80000000u;
+  const float a = from_bits(to_bits(x) & 0x7fffffffu);
   const float z = x * x;
   float t = 7.853861353153693e-5f;
   t = t * z - 8.010193625184903e-4f;
@@ -149,7 +149,7 @@ inline float erf(float x) {
   t = t * z - 3.761262582423300e-1f;
   t = t * z + 1.128379165726710e0f;
   const float small = x * t;
-  const float al = pick(a < 1.0f, 1.0f, a);  // keeps the unused branch finite
+  const float al = blend(a < 1.0f, 1.0f, a);  // keeps the unused branch finite
   const float q = 1.0f / al, y = q * q;
   float p = 2.326819970068386e-2f;
   p = p * y - 1.387039388740657e-1f;
@@ -168,9 +168,9 @@ inline float erf(float x) {
   r = r * y + 4.218463358204948e-1f;
   r = r * y - 2.820767439740514e-1f;
   r = r * y + 5.641895067754075e-1f;
-  const float erfc = exp(-al * al) * q * pick(al < 2.0f, p, r);
-  const float large = from(bits(1.0f - erfc) | sign);
-  return pick(x != x, x, pick(a < 1.0f, small, large));
+  const float erfc = exp(-al * al) * q * blend(al < 2.0f, p, r);
+  const float large = from_bits(to_bits(1.0f - erfc) | sign);
+  return blend(x != x, x, blend(a < 1.0f, small, large));
 }
 
 }  // namespace tenet::math
