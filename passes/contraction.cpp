@@ -208,6 +208,12 @@ std::optional<GemmPlan> plan_contraction(const ir::Compute& c) {
   for (const ir::Dim& d : c.reduce)
     if (!mentions(xa, d.index) && !mentions(ya, d.index)) return {};
   if (xs.empty() && ys.empty()) return {};  // dot products: loops do them well
+  // Matrix-vector products with a short sum (a depthwise convolution: 9 taps
+  // per output) are as fast as loops, without packing a copy of the matrix.
+  if (xs.empty() || ys.empty()) {
+    std::optional<int64_t> k = extent_product(c.reduce).constant();
+    if (k && *k < kMinMatrixVectorSum) return {};
+  }
 
   const std::vector<ir::Affine> out_indices = ir::plain_indices(c.out);
   const Access result{c.result.get(), &out_indices, false};

@@ -66,6 +66,11 @@ constexpr int64_t kGemmMinWork = 65536;
 /// the result needs no unpacking (docs/performance.md).
 constexpr int64_t kMinLoopedGemmSide = 64;
 
+/// A matrix-vector product (no M or no N index) is a GEMM only when its sum
+/// has at least this many terms; shorter ones (a depthwise convolution's nine
+/// taps) run as loops, which need no packed copy of the matrix.
+constexpr int64_t kMinMatrixVectorSum = 64;
+
 /// The plan for a statement, whatever its size (always a GEMM), or nullopt
 /// when it is not a contraction of the form above.
 std::optional<ir::GemmPlan> plan_contraction(const ir::Compute& c);

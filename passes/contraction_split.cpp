@@ -193,6 +193,21 @@ std::optional<ir::SplitGather> split_gather(const ir::Compute& c) {
       if (!product_provably_le(columns, packed)) continue;
     }
 
+    // The split's GEMM multiplies every column by every value of the other
+    // reduce indices; it must not do more multiply-adds than the statement
+    // itself. The input gradient of a strided convolution does fewer (the
+    // kernel's window instead of the image's); its weight gradient,
+    // dw(o, c, kh, kw) +=! dy(b, o, i, j) * x?(b, c, 2*i + kh, 2*j + kw), would
+    // do far more (the image instead of the window) and stays one GEMM over
+    // im2col columns of x.
+    std::vector<ir::SizeExpr> split_work, direct_work;
+    for (const ir::Dim& d : cols_dims) split_work.push_back(d.extent());
+    for (const ir::Dim& d : c.reduce)
+      if (!mixed_reduce.count(d.index)) split_work.push_back(d.extent());
+    for (const ir::Dim& d : c.out) direct_work.push_back(d.extent());
+    for (const ir::Dim& d : c.reduce) direct_work.push_back(d.extent());
+    if (!product_provably_le(split_work, direct_work)) continue;
+
     ir::SplitGather split;
     split.product.result = cols;
     split.product.out = cols_dims;

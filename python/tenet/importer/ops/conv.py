@@ -40,20 +40,62 @@ def convolution(t, x, w, bias, stride, padding, dilation, transposed, output_pad
     at, padded = _spatial(w.shape[2:], stride, padding, dilation, own, window)
     if padded:
         x = t.materialise(x)
+    if groups != 1 and int(out.shape[1]) // groups != 1:
+        return _grouped(t, x, w, bias, out, (stride, padding, dilation), groups)
+    # Ungrouped, or one output channel per group (depthwise: each output channel
+    # reads its own in-per-group input channels, an affine index; a computed one,
+    # j / per_group, would make the input gradient a scatter).
+    per_group_in = int(w.shape[1])
     if groups == 1:
         source = c
-    else:  # output channel j reads input channels (j / out-per-group) * in-per-group + c
-        per_group = int(out.shape[1]) // groups
-        source = f"{channel} / {per_group} * {w.shape[1]} + {c}"
+    elif per_group_in == 1:
+        source = channel
+    else:
+        source = f"{per_group_in}*{channel} + {c}"
     x_at = [batch, source] + at
-    w_at = [channel, c] + window
+    w_at = [channel, "0" if source == channel else c] + window
     ranges = dict(zip(idx, out.shape))
     ranges.update(zip(reduced, w.shape[1:]))
+    if source == channel:
+        del ranges[c]
     reads = [(w, w_at)] if padded else [(x, x_at), (w, w_at)]  # a guarded read gives no range
     t.statement(out, idx, "+=!", f"{x.read(x_at, guarded=padded)} * {w.read(w_at)}",
                 reads, ranges)
     if bias is not None:
         t.statement(out, idx, "=", f"{out.read(idx)} + {bias.read([channel])}")
+    return out
+
+
+def _grouped(t, x, w, bias, out, geometry, groups):
+    """A grouped convolution with several output channels per group, over a group
+    index of its own: out5(i, g, p, ...) reads input channels in-per-group*g + c and
+    weights out-per-group*g + p (affine indices, so both gradients are gathers), and
+    the result is out5 viewed as [B, C_out, ...]."""
+    per_group_out, per_group_in = int(out.shape[1]) // groups, int(w.shape[1])
+    spatial = out.rank - 2
+    batch, g, p = names.own_indices(3)
+    own = names.own_indices(3 + spatial)[3:]
+    reduced = names.reduced_indices(1 + spatial)
+    c, window = reduced[0], reduced[1:]
+    at, padded = _spatial(w.shape[2:], *geometry, own, window)
+    grouped = t.new(f"{t.default_name()}_groups",
+                    shape=(out.shape[0], str(groups), str(per_group_out)) + tuple(out.shape[2:]),
+                    dtype=out.dtype)
+    idx = [batch, g, p] + own
+    source = f"{per_group_in}*{g} + {c}" if per_group_in > 1 else g
+    x_at = [batch, source] + at
+    w_at = [f"{per_group_out}*{g} + {p}", c if per_group_in > 1 else "0"] + window
+    ranges = dict(zip(idx, grouped.shape))
+    ranges.update(zip(reduced, w.shape[1:]))
+    if per_group_in == 1:
+        del ranges[c]
+    reads = [(w, w_at)] if padded else [(x, x_at), (w, w_at)]
+    t.statement(grouped, idx, "+=!", f"{x.read(x_at, guarded=padded)} * {w.read(w_at)}",
+                reads, ranges)
+    t.lines.append(f"  {out.name} = reshape({grouped.name}, {', '.join(out.shape)})")
+    if bias is not None:
+        idx = names.own_indices(out.rank)
+        t.statement(out, idx, "=", f"{out.read(idx)} + {bias.read([idx[1]])}")
     return out
 
 
