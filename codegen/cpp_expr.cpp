@@ -242,6 +242,8 @@ CExpr computed_index_to_c(const ir::ExprNode& read, size_t d, const Scope& scope
 namespace {
 
 CExpr read(const ir::ExprNode& e, const Scope& scope) {
+  if (auto hoisted = scope.hoisted_reads.find(&e); hoisted != scope.hoisted_reads.end())
+    return CExpr{hoisted->second, kPrecPrimary};
   auto it = scope.tensors->find(e.tensor.get());
   TENET_ASSERT(it != scope.tensors->end(), "read of " << e.tensor->name << " has no storage");
   const TensorAccess& t = it->second;

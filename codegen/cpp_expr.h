@@ -43,6 +43,12 @@ struct Scope {
   /// Computed indices already evaluated (and checked) in a local variable,
   /// outside loops they do not depend on: the read's node and dimension.
   std::map<std::pair<const ir::ExprNode*, size_t>, std::string> hoisted;
+  /// Reads already loaded into a local variable, outside the innermost loop
+  /// they do not depend on (FunctionEmitter::hoist_invariant_reads).
+  std::map<const ir::ExprNode*, std::string> hoisted_reads;
+  /// Locals are declared next to those of sibling statements (a loop nest's
+  /// shared body): their names carry the statement's.
+  bool statement_local_names = false;
   /// Indices whose loops are not open where a hoisted index is checked: the
   /// value a message gives them (their first, where the failure shows first).
   std::map<std::string, std::string> not_open;

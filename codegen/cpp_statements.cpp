@@ -161,6 +161,37 @@ void FunctionEmitter::hoist_computed_indices(Code& code, const ir::Expr& body, c
   scope.not_open.clear();
 }
 
+void FunctionEmitter::hoist_invariant_reads(Code& code, const ir::Expr& body,
+                                            const std::vector<ir::Dim>& inner, Namer& local,
+                                            Scope& scope) const {
+  std::set<std::string> inner_names;
+  for (const ir::Dim& d : inner) {
+    if (!ir::provably_le(d.lo + 1, d.hi)) return;  // might not run: load nothing early
+    inner_names.insert(d.index);
+  }
+  if (inner_names.empty()) return;
+  std::map<std::string, std::string> loaded;  // the same element read twice: one local
+  ir::for_each_node(body, [&](const ir::Expr& e) {
+    if (e->kind != ir::ExprKind::Read || e->has_computed_index() ||
+        scope.hoisted_reads.count(e.get()))
+      return;
+    for (const ir::Affine& a : e->indices)
+      for (const auto& term : a.terms)
+        if (inner_names.count(term.first)) return;
+    const CExpr value = emit_expr(e, scope);
+    if (auto same = loaded.find(value.text); same != loaded.end()) {
+      scope.hoisted_reads[e.get()] = same->second;
+      return;
+    }
+    // Statements of one loop nest are siblings: name the local after its statement.
+    const std::string var = local.take(
+        e->tensor->name + (scope.statement_local_names ? "_for_" + scope.statement : "_here"));
+    loaded[value.text] = var;
+    code.line("const " + c_type(compute_type(e->type)) + " " + var + " = " + value.text + ";");
+    scope.hoisted_reads[e.get()] = var;
+  });
+}
+
 bool FunctionEmitter::checks_indices() const {
   bool any = false;
   ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
@@ -426,14 +457,21 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
 
   if (!in_nest && !schedule.outer.empty())
     if (std::string pragma = parallel_pragma({m}); !pragma.empty()) code.line(pragma);
-  open_out(schedule.outer, loop_vars.size());
   const size_t own_outer = schedule.outer.size() - loop_vars.size();
   const ElemType type = c.result->type, computed = compute_type(type);  // float16: float
   if (c.op == ir::ReduceOp::None) {
+    if (own_outer > 0) {  // the innermost loop is this statement's own: loads above it
+      std::vector<size_t> outside(schedule.outer.begin(), schedule.outer.end() - 1);
+      open_out(outside, loop_vars.size());
+      inner.statement_local_names = in_nest && own_outer == 1;
+      hoist_invariant_reads(code, c.body, {c.out[schedule.outer.back()]}, local, inner);
+      open_out(schedule.outer, schedule.outer.size() - 1);
+    }
     code.line(target + " = " + stored(type, emit_expr(c.body, inner).text) + ";");
     close_n(own_outer);
     return;
   }
+  open_out(schedule.outer, loop_vars.size());
   std::string start = reduce_identity(c.op, computed);
   if (c.init) {
     const TensorAccess& init = access(c.init);
@@ -464,6 +502,8 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
     acc = (in_nest && own_outer == 0 ? result.pointer + "_acc_" : "acc_") + std::to_string(n);
   local.reserve(acc);
   code.line(c_type(computed) + " " + acc + " = " + start + ";");
+  inner.statement_local_names = in_nest && own_outer == 0;
+  hoist_invariant_reads(code, m.guard.body, c.reduce, local, inner);
   open_reduce();
   code.line(reduce_step(c.op, computed, acc, emit_expr(m.guard.body, inner)));
   close_n(c.reduce.size());

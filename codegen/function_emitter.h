@@ -90,6 +90,16 @@ class FunctionEmitter {
                               const std::vector<size_t>& inner_dims, Namer& local,
                               Scope& scope) const;
 
+  /// Loads the reads of `body` that mention none of `inner` (the indices of
+  /// the loops about to open) into locals (Scope::hoisted_reads): the
+  /// softmax's `x(i, l) - max(i)` then vectorises over l, where a load the
+  /// compiler cannot prove loop-invariant (pointers lose __restrict__ inside
+  /// OpenMP regions) keeps the loop scalar. Only plain reads, whose every
+  /// index is proven in range wherever the enclosing indices are, and only
+  /// when the inner loops run at least once.
+  void hoist_invariant_reads(Code& code, const ir::Expr& body, const std::vector<ir::Dim>& inner,
+                             Namer& local, Scope& scope) const;
+
   static std::string comment_text(const ir::Stmt& s);
 
   // ---- Loop schedules (cpp_statements.cpp): the `schedule` pass's loop

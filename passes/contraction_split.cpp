@@ -70,6 +70,25 @@ bool product_provably_le(std::vector<ir::SizeExpr> a, std::vector<ir::SizeExpr> 
   return pa && pb && *pa <= *pb;
 }
 
+/// Whether the product of `a` is at most the product of `b` once equal
+/// factors cancel, with each size parameter in what remains taken as
+/// kTypicalExtent (the sizes a convolution's work hinges on, an image's
+/// height and width, are the parameters; kernels are constants).
+bool does_no_more_work(std::vector<ir::SizeExpr> a, std::vector<ir::SizeExpr> b) {
+  constexpr int64_t kTypicalExtent = 32;
+  if (product_provably_le(a, b)) return true;
+  ir::SizeBindings typical;
+  for (const auto* side : {&a, &b})
+    for (const ir::SizeExpr& f : *side)
+      for (const std::string& symbol : f.symbols()) typical[symbol] = kTypicalExtent;
+  auto product = [&](const std::vector<ir::SizeExpr>& factors) {
+    double p = 1;
+    for (const ir::SizeExpr& f : factors) p *= double(f.eval(typical));
+    return p;
+  };
+  return product(a) <= product(b);
+}
+
 }  // namespace
 
 std::optional<ir::SplitGather> split_gather(const ir::Compute& c) {
@@ -206,7 +225,7 @@ std::optional<ir::SplitGather> split_gather(const ir::Compute& c) {
       if (!mixed_reduce.count(d.index)) split_work.push_back(d.extent());
     for (const ir::Dim& d : c.out) direct_work.push_back(d.extent());
     for (const ir::Dim& d : c.reduce) direct_work.push_back(d.extent());
-    if (!product_provably_le(split_work, direct_work)) continue;
+    if (!does_no_more_work(split_work, direct_work)) continue;
 
     ir::SplitGather split;
     split.product.result = cols;

@@ -48,8 +48,9 @@ TEST(ContractionGrad, ConvStride2) {
 
 // The split gathers (col2im) run as scatters of windows (codegen/gemm_col2im.cpp):
 // padding 1 and stride 2 on odd and even sizes give windows clipped at both
-// ends; the input gradient adds onto an init (x is also squared); the
-// weight gradient is a split gather too (its factor x is guarded).
+// ends; the input gradient adds onto an init (x is also squared). The
+// weight gradient is not split: its columns would be the whole image per
+// kernel tap (passes/contraction_split.cpp), so it is one GEMM over im2col.
 const char* const kPaddedStride2 =
     "def padded(float(B, C, H, W) x, float(O, C, 3, 3) w) -> (y, z) {\n"
     "  y(b, o, i, j) +=! x?(b, c, 2*i + ki - 1, 2*j + kj - 1) * w(o, c, ki, kj)\n"
