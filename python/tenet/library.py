@@ -46,8 +46,16 @@ def _returns(count):
     return "Tensor" if count == 1 else "(" + ", ".join(["Tensor"] * count) + ")"
 
 
-def _schema(params, result_count):
+def _schema(params, result_count, packed=False):
+    if packed:
+        return "(Tensor[] inputs) -> Tensor[]"
     return "(" + ", ".join(f"Tensor {p}" for p in params) + ") -> " + _returns(result_count)
+
+
+# PyTorch's dispatcher takes at most 64 arguments and 64 results per operator; a
+# function with more (an imported ResNet-18's training step has over 100 parameters
+# and buffers) becomes operators over one list of tensors each way.
+_MOST_ARGUMENTS = 64
 
 
 def _one_or_tuple(items):
@@ -69,6 +77,13 @@ class TorchOp:
 
     def __call__(self, *args, **kwargs):
         updated = [(i, o.updates) for i, o in enumerate(self._outputs) if o.updates is not None]
+        if self._packed:
+            values = arguments.order(self.name, self._inputs, args, kwargs)
+            results = self.op(list(values))
+            for i, k in updated:
+                values[k].copy_(results[i])
+                results[i] = values[k]
+            return _one_or_tuple(results)
         if not updated:
             return self.op(*args, **kwargs)
         # The operator is functional (autograd needs that): it takes the initial value of
@@ -113,9 +128,11 @@ class TorchOp:
                               if d.type in arguments.FLOAT_TYPES]
         self._float_outputs = [k for k, o in enumerate(self._outputs)
                                if o.type in arguments.FLOAT_TYPES]
+        self._packed = max(len(self._inputs) + len(self._float_outputs),
+                           len(self._outputs)) > _MOST_ARGUMENTS
         self.op = torch.library.custom_op(
             self.qualname, self._forward, mutates_args=(),
-            schema=_schema(function.input_names, len(self._outputs)))
+            schema=_schema(function.input_names, len(self._outputs), self._packed))
         self.op.register_fake(self._forward_fake)
         self.backward_op = None
         if self._float_inputs and self._float_outputs:
@@ -123,19 +140,26 @@ class TorchOp:
             cotangents = [f"d_{self._outputs[k].name}" for k in self._float_outputs]
             self.backward_op = torch.library.custom_op(
                 f"{self.qualname}_backward", self._backward, mutates_args=(),
-                schema=_schema(function.input_names + cotangents, len(self._float_inputs)))
+                schema=_schema(function.input_names + cotangents, len(self._float_inputs),
+                               self._packed))
             self.backward_op.register_fake(self._backward_fake)
             self.op.register_autograd(self._autograd_backward,
                                       setup_context=self._setup_context)
 
     # -- forward ---------------------------------------------------------------------------
 
+    def _results(self, tensors):
+        """What an operator returns: a list when packed, else one tensor or a tuple."""
+        return list(tensors) if self._packed else _one_or_tuple(tensors)
+
     def _forward(self, *args):
+        args = args[0] if self._packed else args
         values, float64 = arguments.check(self.name, self._inputs, args, {})
         outputs = self.function.run(values, float64)
-        return _one_or_tuple(torch.from_numpy(o) for o in outputs)
+        return self._results(torch.from_numpy(o) for o in outputs)
 
     def _forward_fake(self, *args):
+        args = args[0] if self._packed else args
         values, float64 = arguments.check(self.name, self._inputs, args, {}, allow_meta=True)
         bound = symbolic.bind(self._inputs, [v.shape for v in values], self.function.sizes)
         device = values[0].device if values else torch.device("cpu")
@@ -149,37 +173,52 @@ class TorchOp:
                     f"for these input shapes"))
             dtype = "float64" if float64 and out.type in arguments.FLOAT_TYPES else out.type
             results.append(torch.empty(shape, dtype=_torch_dtype(dtype), device=device))
-        return _one_or_tuple(results)
+        return self._results(results)
 
     # -- backward --------------------------------------------------------------------------
 
     def _backward(self, *args):
+        args = args[0] if self._packed else args
         values, float64 = arguments.check(f"{self.name}_backward", self._vjp.inputs, args, {})
         outputs = self._vjp.run(values, float64)
-        return _one_or_tuple(torch.from_numpy(g) for g in outputs[len(self._outputs):])
+        return self._results(torch.from_numpy(g) for g in outputs[len(self._outputs):])
 
     def _backward_fake(self, *args):
+        args = args[0] if self._packed else args
         values, _ = arguments.check(f"{self.name}_backward", self._vjp.inputs, args, {},
                                     allow_meta=True)
         # the CPU kernel returns dense tensors with the inputs' shapes and dtypes
-        return _one_or_tuple(torch.empty(values[i].shape, dtype=values[i].dtype,
+        return self._results(torch.empty(values[i].shape, dtype=values[i].dtype,
                                          device=values[i].device) for i in self._float_inputs)
 
     def _setup_context(self, ctx, inputs, output):
+        if self._packed:
+            inputs = inputs[0]
+            ctx.needs = [t.requires_grad for t in inputs]
+            outputs = output
+            # results nothing depends on get no gradient: zeros of their shape instead
+            ctx.output_meta = [(o.shape, o.dtype) for o in outputs]
         ctx.save_for_backward(*inputs)
 
     def _autograd_backward(self, ctx, *grads):
         inputs = ctx.saved_tensors
+        needs = ctx.needs if self._packed else ctx.needs_input_grad
         result = [None] * len(inputs)
-        if not any(ctx.needs_input_grad[i] for i in self._float_inputs):
-            return tuple(result)
+        if not any(needs[i] for i in self._float_inputs):
+            return result if self._packed else tuple(result)
+        if self._packed:
+            grads = [g if g is not None else torch.zeros(shape, dtype=dtype)
+                     for g, (shape, dtype) in zip(grads[0], ctx.output_meta)]
         cotangents = [grads[k] for k in self._float_outputs]
-        gradients = self.backward_op(*inputs, *cotangents)
-        if len(self._float_inputs) == 1:
-            gradients = (gradients,)
+        if self._packed:
+            gradients = self.backward_op(list(inputs) + cotangents)
+        else:
+            gradients = self.backward_op(*inputs, *cotangents)
+            if len(self._float_inputs) == 1:
+                gradients = (gradients,)
         for i, g in zip(self._float_inputs, gradients):
-            result[i] = g if ctx.needs_input_grad[i] else None
-        return tuple(result)
+            result[i] = g if needs[i] else None
+        return result if self._packed else tuple(result)
 
 
 # PyTorch has these only as "limited" dtypes (few operators, no autograd): an
