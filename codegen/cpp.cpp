@@ -116,7 +116,7 @@ CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
       "\n#ifdef __cplusplus\n}  // extern \"C\"\n#endif\n";
   out.source = "// " + out.source_name + "\n" + banner + "#include \"" + out.header_name +
                "\"\n\n#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include "
-               "<limits>\n#include <new>\n" +
+               "<limits>\n#include <new>\n#include <vector>\n" +
                (checks_indices ? "#include <string>\n" : "") + "\n" +
                (out.uses_gemm ? "#include \"tenet_gemm.h\"\n" : "") +
                (checks_indices ? "#include \"tenet_index.h\"\n" : "") +

@@ -15,6 +15,8 @@
 #include "ir/affine.h"
 #include "ir/mutator.h"
 #include "ir/printer.h"
+#include "ir/scatter_form.h"
+#include "passes/schedule.h"
 #include "support/error.h"
 
 namespace tenet::codegen::detail {
@@ -478,6 +480,69 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
     CExpr element{init.pointer + "[" + flat_offset(init, position, inner) + "]", kPrecPrimary};
     start = (type == ElemType::F16 ? half_to_float(element) : element).text;
   }
+  // Unlike indices, the accumulator never shadows a function-level name:
+  // "acc" reading as a tensor elsewhere would mislead. In a nest, where
+  // statements are siblings, it is named after the result.
+  std::string acc = in_nest && own_outer == 0 ? result.pointer + "_acc" : "acc";
+  for (int n = 1; names_.taken(acc) || local.taken(acc); ++n)
+    acc = (in_nest && own_outer == 0 ? result.pointer + "_acc_" : "acc_") + std::to_string(n);
+  local.reserve(acc);
+  // A float32 sum accumulates in double, rounded once (ir/scatter_form.h).
+  const bool wide = ir::accumulates_in_double(c);
+  if (!schedule.inner.empty() && wide) {
+    // Out indices inside the reduction, accumulated in a block of doubles on
+    // the stack, then rounded into the result. Only the first inner index may
+    // have a symbolic extent (passes/schedule.cpp); the block then holds a
+    // tile of its values at a time.
+    const size_t first = schedule.inner[0];
+    int64_t rest = 1;  // the other inner extents
+    std::string flat;  // the element's offset in the block
+    for (size_t k = schedule.inner.size(); k-- > 1;) {
+      const size_t d = schedule.inner[k];
+      const std::optional<int64_t> extent = c.out[d].extent().constant();
+      TENET_ASSERT(extent,
+                   "block of double accumulators over a symbolic extent in " << c.result->name);
+      const std::string term = out_vars[d] + (rest == 1 ? "" : " * " + std::to_string(rest));
+      flat = flat.empty() ? term : term + " + " + flat;
+      rest *= *extent;
+    }
+    const std::optional<int64_t> first_extent = c.out[first].extent().constant();
+    const int64_t tile =
+        first_extent ? *first_extent : std::max<int64_t>(1, passes::kMaxInnerBlock / rest);
+    const std::string tile_start = first_extent ? "" : local.take(c.out[first].index + "_tile");
+    const std::string tile_end = first_extent ? "" : local.take(c.out[first].index + "_tile_end");
+    const std::string at_first =
+        tile_start.empty() ? out_vars[first] : "(" + out_vars[first] + " - " + tile_start + ")";
+    const std::string term = at_first + (rest == 1 ? "" : " * " + std::to_string(rest));
+    const std::string element = acc + "[" + (flat.empty() ? term : term + " + " + flat) + "]";
+    code.line("double " + acc + "[" + std::to_string(tile * rest) + "];");
+    auto open_block = [&] {
+      if (tile_start.empty())
+        code.open(for_header(out_vars[first], "0", CExpr{result.dims[first], kPrecPrimary}));
+      else
+        code.open(for_header(out_vars[first], tile_start, CExpr{tile_end, kPrecPrimary}));
+      open_out(schedule.inner, 1);
+    };
+    if (!tile_start.empty()) {
+      code.open("for (int64_t " + tile_start + " = 0; " + tile_start + " < " + result.dims[first] +
+                "; " + tile_start + " += " + std::to_string(tile) + ")");
+      code.line("const int64_t " + tile_end + " = std::min<int64_t>(" + tile_start + " + " +
+                std::to_string(tile) + ", " + result.dims[first] + ");");
+    }
+    open_block();
+    code.line(element + " = " + start + ";");
+    close_n(schedule.inner.size());
+    open_reduce();
+    hoist_computed_indices(code, m.guard.body, c, schedule.inner, local, inner);
+    open_block();
+    code.line(reduce_step(c.op, c.result->type, element, emit_expr(m.guard.body, inner)));
+    close_n(schedule.inner.size() + c.reduce.size());
+    open_block();
+    code.line(target + " = float(" + element + ");");
+    close_n(schedule.inner.size() + (tile_start.empty() ? 0 : 1));
+    close_n(own_outer);
+    return;
+  }
   if (!schedule.inner.empty()) {
     // Out indices inside the reduction: start the block, then accumulate in
     // place; every element still sums in the reduce indices' order. (Never
@@ -494,20 +559,13 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
     close_n(own_outer);
     return;
   }
-  // Unlike indices, the accumulator never shadows a function-level name:
-  // "acc" reading as a tensor elsewhere would mislead. In a nest, where
-  // statements are siblings, it is named after the result.
-  std::string acc = in_nest && own_outer == 0 ? result.pointer + "_acc" : "acc";
-  for (int n = 1; names_.taken(acc) || local.taken(acc); ++n)
-    acc = (in_nest && own_outer == 0 ? result.pointer + "_acc_" : "acc_") + std::to_string(n);
-  local.reserve(acc);
-  code.line(c_type(computed) + " " + acc + " = " + start + ";");
+  code.line((wide ? std::string("double") : c_type(computed)) + " " + acc + " = " + start + ";");
   inner.statement_local_names = in_nest && own_outer == 0;
   hoist_invariant_reads(code, m.guard.body, c.reduce, local, inner);
   open_reduce();
   code.line(reduce_step(c.op, computed, acc, emit_expr(m.guard.body, inner)));
   close_n(c.reduce.size());
-  code.line(target + " = " + stored(type, acc) + ";");
+  code.line(target + " = " + stored(type, wide ? "float(" + acc + ")" : acc) + ";");
   close_n(own_outer);
 }
 

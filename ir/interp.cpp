@@ -12,6 +12,9 @@
 //    int64 saturate (then wrap to the target width).
 //  - reductions accumulate in domain order: out indices outer, reduce indices
 //    inner, each in declaration order.
+//  - a float32 sum accumulates in float64 and is rounded once, at the end
+//    (each term is computed and rounded in float32 first); except a sum of
+//    scatter form, which accumulates in float32 (ir/scatter_form.h).
 
 #include "ir/interp.h"
 
@@ -23,6 +26,7 @@
 
 #include "ir/bind.h"
 #include "ir/interp_expr.h"
+#include "ir/scatter_form.h"
 #include "support/checked.h"
 #include "support/error.h"
 
@@ -98,18 +102,19 @@ lane_of<S> combine(ReduceOp op, lane_of<S> acc, lane_of<S> v) {
   }
 }
 
-/// Folds `groups` consecutive runs of `group_size` lane values into
-/// result[0, groups), each run in lane (= domain) order.
-template <typename S>
-void fold(ReduceOp op, const lane_of<S>* v, int64_t groups, int64_t group_size, S* result) {
-  using T = lane_of<S>;
+/// Folds `groups` consecutive runs of `group_size` lane values (of type S)
+/// into result[0, groups) (accumulators of type A: S, or double for a float
+/// sum that accumulates in double), each run in lane (= domain) order.
+template <typename S, typename A>
+void fold(ReduceOp op, const lane_of<S>* v, int64_t groups, int64_t group_size, A* result) {
+  using T = std::conditional_t<std::is_same_v<A, S>, lane_of<S>, A>;
   if (op == ReduceOp::None) {
-    for (int64_t g = 0; g < groups; ++g) result[g] = static_cast<S>(v[g]);
+    for (int64_t g = 0; g < groups; ++g) result[g] = static_cast<A>(v[g]);
     return;
   }
   for (int64_t g = 0; g < groups; ++g) {
     T acc = T(result[g]);
-    const T* run = v + g * group_size;
+    const lane_of<S>* run = v + g * group_size;
     if constexpr (std::is_floating_point_v<S>) {
       // Plain loops, no call per element: fast in unoptimised builds too.
       if (op == ReduceOp::Sum) {
@@ -124,7 +129,7 @@ void fold(ReduceOp op, const lane_of<S>* v, int64_t groups, int64_t group_size, 
     } else {
       for (int64_t k = 0; k < group_size; ++k) acc = combine<S>(op, acc, run[k]);
     }
-    result[g] = static_cast<S>(acc);
+    result[g] = static_cast<A>(acc);
   }
 }
 
@@ -150,15 +155,16 @@ class Contraction {
     return dot;
   }
 
-  /// Folds the box into result[0, groups); false (and nothing done) when a
-  /// read is out of bounds somewhere in the box.
-  bool fold(int n, int64_t groups, int64_t group_size, S* result) {
+  /// Folds the box into result[0, groups) (accumulators of type A); false
+  /// (and nothing done) when a read is out of bounds somewhere in the box.
+  template <typename A>
+  bool fold(int n, int64_t groups, int64_t group_size, A* result) {
     const S *a, *b;
     int64_t a_base, b_base;
     const int64_t *a_off, *b_off;
     if (!a_->locate(n, a, a_base, a_off) || !b_->locate(n, b, b_base, b_off)) return false;
     for (int64_t g = 0, l = 0; g < groups; ++g) {
-      S acc = result[g];
+      A acc = result[g];
       for (const int64_t end = l + group_size; l < end; ++l) {
         S product = a[a_base + a_off[l]] * b[b_base + b_off[l]];
         acc += product;
@@ -188,9 +194,13 @@ void initialise(Tensor& result, const ComputeRun& run) {
   const Compute& c = run.stmt;
   if (c.init) {
     const Tensor& init = run.tensors.at(c.init.get());
-    TENET_ASSERT(compute_type(init.type()) == result.type() && init.shape() == result.shape(),
-                 "interpreter: init " << c.init->name << " is " << init.describe());
-    if (init.type() != result.type())  // float16 storage, computed in float32
+    // A float32 sum in double, or one continuing a float64 partial sum.
+    const bool mixed = (init.type() == ElemType::F32 && result.type() == ElemType::F64) ||
+                       (init.type() == ElemType::F64 && result.type() == ElemType::F32);
+    TENET_ASSERT(
+        (compute_type(init.type()) == result.type() || mixed) && init.shape() == result.shape(),
+        "interpreter: init " << c.init->name << " is " << init.describe());
+    if (init.type() != result.type())  // float16 storage, or float32 and float64
       result = init.cast(result.type());
     else
       std::memcpy(result.raw(), init.raw(), result.nbytes());
@@ -228,11 +238,15 @@ Tensor run_compute(const ComputeRun& run) {
   // statement is done (compiled code keeps its accumulators in float too).
   const ElemType stored = interp::effective_type(c.result->type, run.float_type);
   const ElemType type = compute_type(stored);
+  // A float32 sum accumulates in a float64 tensor, rounded once at the end.
+  const bool wide = stored == ElemType::F32 && accumulates_in_double(c);
+  const ElemType accumulated = wide ? ElemType::F64 : type;
   const std::string what = "tensor '" + c.result->name + "'";
-  check_allocation(what + " of shape " + shape_text(shape), check_tensor_bytes(what, type, shape));
-  Tensor result(type, shape);
+  check_allocation(what + " of shape " + shape_text(shape),
+                   check_tensor_bytes(what, accumulated, shape));
+  Tensor result(accumulated, shape);
   initialise(result, run);
-  auto finished = [&] { return stored == type ? result : result.cast(stored); };
+  auto finished = [&] { return stored == accumulated ? result : result.cast(stored); };
 
   // (Not a product of the extents: that may overflow, even wrap to 0.)
   for (const Domain::Index& ix : dom.indices)
@@ -275,12 +289,14 @@ Tensor run_compute(const ComputeRun& run) {
 
   CompileContext ctx{run.tensors, run.sizes, dom, run.float_type};
   std::unique_ptr<interp::Node> root = interp::compile_expr(c.body, ctx);
-  interp::with_storage_type(result.type(), [&](auto s) {
+  // S: the type of the terms; A: of the accumulators (S, or double).
+  auto walk = [&](auto s, auto a) {
     using S = decltype(s);
+    using A = decltype(a);
     auto* values = dynamic_cast<LaneNode<lane_of<S>>*>(root.get());
     TENET_ASSERT(values != nullptr,
                  "interpreter: body of " << c.result->name << " has the wrong type");
-    S* out = result.data<S>();
+    A* out = result.data<A>();
     std::optional<Contraction<S>> dot;
     if constexpr (std::is_floating_point_v<S>) dot = Contraction<S>::match(c, ctx);
     for (;;) {
@@ -298,7 +314,7 @@ Tensor run_compute(const ComputeRun& run) {
         folded = dot && dot->fold(int(n), n / group_size, group_size, out + out_base);
       if (!folded) {
         root->eval(int(n), nullptr);
-        fold<S>(c.op, values->values(), n / group_size, group_size, out + out_base);
+        fold<S, A>(c.op, values->values(), n / group_size, group_size, out + out_base);
       }
 
       int i = last_outer;
@@ -310,6 +326,12 @@ Tensor run_compute(const ComputeRun& run) {
       }
       if (i < 0) break;
     }
+  };
+  interp::with_storage_type(type, [&](auto s) {
+    using S = decltype(s);
+    if constexpr (std::is_same_v<S, float>)
+      if (wide) return walk(S{}, double{});
+    walk(S{}, S{});
   });
   return finished();
 }

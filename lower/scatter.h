@@ -30,30 +30,15 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "ir/scatter_form.h"
 
 namespace tenet::lower {
 
 struct LoweredFunction;
 
-/// An out dimension whose index a contribution computes.
-struct ScatterTarget {
-  size_t dim = 0;  // of the result
-  ir::Expr index;  // its value (int64) at a contribution: reads no out index
-};
-
-/// The scatter form of a statement.
-struct IndexScatter {
-  std::vector<ScatterTarget> targets;  // in the result's dimension order
-  std::vector<size_t> free;            // the other out dimensions, in order
-  ir::Expr condition;                  // the rest of the mask; null when none
-  ir::Expr value;                      // one contribution (may read the scattered indices)
-};
-
-/// The scatter form of `c`, or nullopt when it has none (also when a target
-/// reads an out index: targets are computed once per contribution, outside
-/// the loops over the free out indices, so `v == I(b)` with b an out index
-/// stays an ordinary masked sum).
-std::optional<IndexScatter> index_scatter(const ir::Compute& c);
+using ir::index_scatter;
+using ir::IndexScatter;
+using ir::ScatterTarget;
 
 /// Stage lower_scatter: finds the scatter form of every live statement that
 /// has one and no GEMM lowering (LoweredFunction::scatters).

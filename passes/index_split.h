@@ -23,7 +23,11 @@
 /// Expects: a verified function (after hoist). Guarantees: a verified
 /// function with the same outputs, up to the order of float additions when
 /// the split index is not the first (outermost) reduce index; bitwise the
-/// same when it is, since the terms are then added in the same order.
+/// same when it is, since the terms are then added in the same order, except
+/// for a float32 sum: it accumulates in double (ir/scatter_form.h) and each
+/// piece rounds its partial sum to float32, so that every piece stays a
+/// plain contraction the GEMM library can take (the LLTM's gates); those
+/// agree to a few float32 ulps.
 #pragma once
 
 #include "ir/ir.h"

@@ -11,6 +11,7 @@
 
 #include "ir/affine.h"
 #include "ir/mutator.h"
+#include "ir/scatter_form.h"
 #include "passes/contraction.h"
 
 namespace tenet::passes {
@@ -95,11 +96,15 @@ std::vector<std::string> inner_block(const Compute& c) {
     bool contiguous = contiguous_block(*c.result, at_out, candidate);
     for (const Expr& r : reads)
       contiguous = contiguous && contiguous_block(*r->tensor, r->indices, candidate);
-    // Symbolic extents are assumed to be small: only constants count.
-    const int64_t extent = c.out[p].extent().constant().value_or(1);
+    // Symbolic extents are assumed to be small: only constants count. A
+    // float32 sum accumulates in a block of doubles (codegen) in which only
+    // the outermost index may have a symbolic extent (it is tiled).
+    const std::optional<int64_t> constant = c.out[p].extent().constant();
+    const int64_t extent = constant.value_or(1);
     if (!contiguous || elements * extent > kMaxInnerBlock) break;
     elements *= extent;
     block = candidate;
+    if (!constant && accumulates_in_double(c)) break;
   }
   return block;
 }

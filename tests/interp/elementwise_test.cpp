@@ -282,7 +282,8 @@ TEST(InterpElementwise, Scalars) {
 }
 
 TEST(InterpElementwise, FloatTypeF64RunsDeclaredF32InDouble) {
-  // s() += x(i), y(i) = x(i) * 3: 1 + 1e-8 + ... is 1 in float32, not in float64.
+  // s() += x(i), y(i) = x(i) * 3: 1 + 1e-8 + ... accumulates in float64 either
+  // way (a float32 sum is rounded once, at the end), but x(i) * 3 rounds to float32.
   FunctionBuilder fb("f");
   auto x = fb.input("x", F32, {sym("N")});
   auto s = fb.compute("s", {}, {{"i", 0, sym("N")}}, ReduceOp::Sum, read(x, {"i"}));
@@ -298,7 +299,11 @@ TEST(InterpElementwise, FloatTypeF64RunsDeclaredF32InDouble) {
 
   auto declared = interpret(f, {in});
   EXPECT_EQ(declared[0].type(), F32);
-  EXPECT_EQ(declared[0].get(0), 1.0);
+  double sum = 1;
+  for (int64_t i = 1; i < 1001; ++i) sum += double(1e-8f);
+  EXPECT_EQ(declared[0].get(0), double(float(sum)));
+  EXPECT_NE(declared[0].get(0), 1.0);  // one float32 at a time would stay at 1
+  EXPECT_EQ(declared[1].get(1), double(1e-8f * 3.0f));
 
   auto wide = interpret(f, {in}, {}, InterpOptions{F64});
   EXPECT_EQ(wide[0].type(), F64);

@@ -1,5 +1,6 @@
 // Reductions, affine and guarded reads: each against a naive C++ loop nest
-// that accumulates in domain order, so float results must match bit for bit.
+// that accumulates in domain order (float32 sums in double, rounded once), so
+// float results must match bit for bit.
 
 #include <cmath>
 #include <limits>
@@ -29,18 +30,18 @@ TEST(InterpReduce, EachOpAgainstALoop) {
   struct Case {
     ReduceOp op;
     float identity;
-    float (*step)(float, float);
+    double (*step)(double, float);  // the sum in double, max and min exact either way
   };
-  for (const Case& c :
-       std::vector<Case>{{ReduceOp::Sum, 0.0f, [](float a, float b) { return a + b; }},
-                         {ReduceOp::Max, -inf, [](float a, float b) { return std::fmax(a, b); }},
-                         {ReduceOp::Min, inf, [](float a, float b) { return std::fmin(a, b); }}}) {
+  for (const Case& c : std::vector<Case>{
+           {ReduceOp::Sum, 0.0f, [](double a, float b) { return a + b; }},
+           {ReduceOp::Max, -inf, [](double a, float b) { return std::fmax(a, double(b)); }},
+           {ReduceOp::Min, inf, [](double a, float b) { return std::fmin(a, double(b)); }}}) {
     for (int64_t lo : {0, 2}) {
       Tensor y = interpret(row_reduce(c.op, lo, false), {x})[0];
       for (int64_t m = 0; m < M; ++m) {
-        float acc = c.identity;
+        double acc = c.identity;
         for (int64_t k = lo; k < K; ++k) acc = c.step(acc, x.data<float>()[m * K + k]);
-        EXPECT_EQ(y.data<float>()[m], acc) << op_name(c.op) << " lo " << lo << " row " << m;
+        EXPECT_EQ(y.data<float>()[m], float(acc)) << op_name(c.op) << " lo " << lo << " row " << m;
       }
     }
     // An empty reduction leaves the identity.
@@ -80,9 +81,9 @@ TEST(InterpReduce, LongReductionsKeepDomainOrder) {
     Tensor x = random_tensor(F32, {M, K}, 21);
     Tensor y = interpret(row_reduce(ReduceOp::Sum, 0, false), {x})[0];
     for (int64_t m = 0; m < M; ++m) {
-      float acc = 0;
+      double acc = 0;
       for (int64_t k = 0; k < K; ++k) acc += x.data<float>()[m * K + k];
-      ASSERT_EQ(y.data<float>()[m], acc) << M << "x" << K << " row " << m;
+      ASSERT_EQ(y.data<float>()[m], float(acc)) << M << "x" << K << " row " << m;
     }
   }
 }
@@ -102,10 +103,10 @@ TEST(InterpReduce, Matmul) {
   ASSERT_EQ(C.shape(), (std::vector<int64_t>{I, J}));
   for (int64_t i = 0; i < I; ++i)
     for (int64_t j = 0; j < J; ++j) {
-      float acc = 0;
+      double acc = 0;
       for (int64_t k = 0; k < K; ++k)
         acc += A.data<float>()[i * K + k] * B.data<float>()[k * J + j];
-      ASSERT_EQ(C.data<float>()[i * J + j], acc) << i << ", " << j;
+      ASSERT_EQ(C.data<float>()[i * J + j], float(acc)) << i << ", " << j;
     }
 }
 
@@ -140,13 +141,13 @@ TEST(InterpReduce, ConvolutionStride2) {
     for (int64_t o = 0; o < no; ++o)
       for (int64_t i = 0; i < oh; ++i)
         for (int64_t j = 0; j < ow; ++j) {
-          float acc = 0;
+          double acc = 0;
           for (int64_t c = 0; c < nc; ++c)
             for (int64_t ki = 0; ki < nk; ++ki)
               for (int64_t kj = 0; kj < nk; ++kj)
                 acc += xs[((b * nc + c) * nh + 2 * i + ki) * nw + 2 * j + kj] *
                        ws[((o * nc + c) * nk + ki) * nk + kj];
-          ASSERT_EQ(Y.data<float>()[((b * no + o) * oh + i) * ow + j], acc)
+          ASSERT_EQ(Y.data<float>()[((b * no + o) * oh + i) * ow + j], float(acc))
               << b << " " << o << " " << i << " " << j;
         }
 }
@@ -165,12 +166,12 @@ TEST(InterpReduce, GuardedReadsPadWithZeros) {
     Tensor X = random_tensor(F32, {n}, 5), Wt = random_tensor(F32, {3}, 6);
     Tensor Y = interpret(f, {X, Wt})[0];
     for (int64_t i = 0; i < n; ++i) {
-      float acc = 0;
+      double acc = 0;
       for (int64_t k = 0; k < 3; ++k) {
         int64_t at = i + k - 1;
         acc += (at >= 0 && at < n ? X.data<float>()[at] : 0.0f) * Wt.data<float>()[k];
       }
-      ASSERT_EQ(Y.data<float>()[i], acc) << "N = " << n << ", i = " << i;
+      ASSERT_EQ(Y.data<float>()[i], float(acc)) << "N = " << n << ", i = " << i;
     }
   }
 }

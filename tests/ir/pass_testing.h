@@ -21,7 +21,10 @@ Module read_ir(const std::string& name);
 /// float64, and EXPECTs identical outputs (NaN matches NaN). Every size
 /// parameter is bound to `size`.
 void expect_same_outputs(const Function& before, const Function& after, int64_t size = 7);
-/// The same with each size parameter bound as given.
-void expect_same_outputs(const Function& before, const Function& after, const SizeBindings& sizes);
+/// The same with each size parameter bound as given. With `float32_tolerance`,
+/// finite float32 outputs (declared types) may differ by that much relative
+/// to the output's largest magnitude; float64 mode stays bitwise.
+void expect_same_outputs(const Function& before, const Function& after, const SizeBindings& sizes,
+                         double float32_tolerance = 0);
 
 }  // namespace tenet::ir::testing

@@ -1,0 +1,87 @@
+// The scatter form of a sum (scatter_form.h).
+#include "ir/scatter_form.h"
+
+#include <set>
+#include <string>
+
+#include "ir/builder.h"
+#include "ir/mutator.h"
+
+namespace tenet::ir {
+
+namespace {
+
+/// The conjuncts of an `and` tree, left to right.
+void conjuncts(const Expr& e, std::vector<Expr>& out) {
+  if (e->kind == ExprKind::Binary && e->binop == BinOp::And) {
+    conjuncts(e->args[0], out);
+    conjuncts(e->args[1], out);
+    return;
+  }
+  out.push_back(e);
+}
+
+bool is_zero(const Expr& e) {
+  return e->kind == ExprKind::Const && e->value == 0;
+}
+
+}  // namespace
+
+std::optional<IndexScatter> index_scatter(const Compute& c) {
+  if (c.op != ReduceOp::Sum || c.reduce.empty() || c.out.empty()) return std::nullopt;
+  const Expr& body = c.body;
+  if (body->kind != ExprKind::Select || !is_zero(body->args[2])) return std::nullopt;
+  std::vector<Expr> terms;
+  conjuncts(body->args[0], terms);
+
+  // Each out index y with a conjunct y == E (E reading a tensor): a target.
+  std::vector<Expr> index_of(c.out.size());
+  std::vector<bool> used(terms.size(), false);
+  for (size_t t = 0; t < terms.size(); ++t) {
+    const Expr& e = terms[t];
+    if (e->kind != ExprKind::Binary || e->binop != BinOp::Eq) continue;
+    for (int side = 0; side < 2; ++side) {
+      const Expr& y = e->args[size_t(side)];
+      const Expr& value = e->args[size_t(1 - side)];
+      if (y->kind != ExprKind::Index || reads_of(value).empty()) continue;
+      for (size_t d = 0; d < c.out.size(); ++d) {
+        if (c.out[d].index != y->index || index_of[d]) continue;
+        index_of[d] = value;
+        used[t] = true;
+        break;
+      }
+      if (used[t]) break;
+    }
+  }
+  IndexScatter out;
+  std::set<std::string> scattered;
+  for (size_t d = 0; d < c.out.size(); ++d) {
+    if (index_of[d])
+      scattered.insert(c.out[d].index);
+    else
+      out.free.push_back(d);
+  }
+  if (scattered.empty()) return std::nullopt;
+  // A target is computed once per term, outside the loops over the free out
+  // indices: one that reads a free (or scattered) index stays a reduction.
+  std::set<std::string> own;
+  for (const Dim& d : c.out) own.insert(d.index);
+  for (size_t d = 0; d < c.out.size(); ++d) {
+    if (!index_of[d]) continue;
+    if (mentions_index(index_of[d], own)) return std::nullopt;
+    out.targets.push_back({d, index_of[d]});
+  }
+  for (size_t t = 0; t < terms.size(); ++t)
+    if (!used[t])
+      out.condition =
+          out.condition ? make_binary(BinOp::And, out.condition, terms[t]) : terms[t];
+  out.value = body->args[1];
+  return out;
+}
+
+bool accumulates_in_double(const Compute& c) {
+  return c.op == ReduceOp::Sum && c.result->type == ElemType::F32 && !c.reduce.empty() &&
+         !index_scatter(c);
+}
+
+}  // namespace tenet::ir
