@@ -9,7 +9,7 @@ def _dim(rank, dim):
     return dim % rank
 
 
-def _reduce_over(t, x, dims, reduction, formula, wanted, keep=False, dtype=None):
+def _reduce_over(t, x, dims, reduction, formula, wanted, keep=False):
     """A new tensor ``wanted(kept indices) reduction formula(read of x)``, reducing ``dims``
     of ``x``; with ``keep``, indexed by all of x's indices with the reduced ones absent."""
     idx = names.own_indices(x.rank)
@@ -19,7 +19,7 @@ def _reduce_over(t, x, dims, reduction, formula, wanted, keep=False, dtype=None)
         at[d] = r
     kept = [i for k, i in enumerate(idx) if k not in dims]
     shape = tuple(s for k, s in enumerate(x.shape) if k not in dims)
-    out = t.new(wanted, shape=shape, dtype=dtype or x.dtype)
+    out = t.new(wanted, shape=shape, dtype=x.dtype)
     ranges = {i: x.shape[k] for k, i in enumerate(idx) if k not in dims}
     ranges.update({r: x.shape[d] for d, r in zip(dims, reduced)})
     t.statement(out, kept, reduction, formula(x.read(at)), [(x, at)], ranges)
@@ -58,52 +58,19 @@ def log_softmax(t, x, dim, half_to_float=False):
     return out
 
 
-# Statistics over at least this many elements (or over the batch) are summed in
-# float64: a float32 sum of a batch norm's N * H * W terms, added one by one, loses
-# enough that ReLU masks after it flip where PyTorch's (vectorised, blocked) sums
-# do not, and a ResNet's float32 gradients then differ by 1e-2 (docs/import.md).
-WIDE_SUM_TERMS = 4096
-
-
-def _wide_sum(sizes):
-    """Whether a sum over dimensions of these sizes (texts) is a long one."""
-    total = 1
-    for size in sizes:
-        try:
-            total *= int(size)
-        except ValueError:  # a size parameter: the batch
-            return True
-    return total >= WIDE_SUM_TERMS
-
-
-def _mean_of(t, x, dims, formula, wanted, count):
-    """``wanted(kept) = sum of formula(x) over dims / count``, summed in float64 when
-    the sum is long (_wide_sum) and rounded once."""
-    idx = names.own_indices(x.rank)
-    if not _wide_sum([x.shape[d] for d in dims]):
-        out, kept = _reduce_over(t, x, dims, "+=!", formula, wanted)
-        kept_idx = [i for i in idx if i in kept]
-        t.statement(out, kept_idx, "=", f"{out.read(kept_idx)} / {count}")
-        return out, kept
-    total, kept = _reduce_over(t, x, dims, "+=!", lambda v: f"float64({formula(v)})",
-                               f"{wanted}_sum", dtype="float64")
-    kept_idx = [i for i in idx if i in kept]
-    shape = tuple(s for k, s in enumerate(x.shape) if k not in dims)
-    out = t.new(wanted, shape=shape, dtype=x.dtype)
-    t.statement(out, kept_idx, "=", f"float32({total.read(kept_idx)} / {count})")
-    return out, kept
-
-
 def _moments(t, x, dims, base):
     """mean and biased variance of x over ``dims`` (PyTorch's two-pass formulas)."""
     x = t.materialise(x)
     count = " * ".join(x.shape[d] for d in dims)
     count = count if len(dims) == 1 else f"({count})"
     idx = names.own_indices(x.rank)
-    mean, kept = _mean_of(t, x, dims, lambda v: v, f"{base}_mean", count)
+    mean, kept = _reduce_over(t, x, dims, "+=!", lambda v: v, f"{base}_mean")
+    kept_idx = [i for i in idx if i in kept]
+    t.statement(mean, kept_idx, "=", f"{mean.read(kept_idx)} / {count}")
     centred = lambda v: f"({v} - {_read_kept(mean, kept, idx)})"  # noqa: E731
-    var, _ = _mean_of(t, x, dims, lambda v: f"{centred(v)} * {centred(v)}", f"{base}_var",
-                      count)
+    var, _ = _reduce_over(t, x, dims, "+=!", lambda v: f"{centred(v)} * {centred(v)}",
+                          f"{base}_var")
+    t.statement(var, kept_idx, "=", f"{var.read(kept_idx)} / {count}")
     return x, mean, var, kept, idx, count
 
 
@@ -180,22 +147,13 @@ def group_norm(t, x, weight, bias, batch, channels, spatial, groups, eps):
         else str(per_group)
     where = [f"{g} in 0:{groups}", f"{reduced[0]} in 0:{per_group}"]
     ranges = {i: x.shape[0], **{r: s for r, s in zip(reduced[1:], x.shape[2:])}}
-    wide = _wide_sum([str(per_group)] + list(x.shape[2:]))
-
-    def mean_of(wanted, value):
-        out = t.new(wanted, shape=(x.shape[0], str(groups)), dtype=x.dtype)
-        if not wide:
-            t.statement(out, [i, g], "+=!", value, [(x, at)], ranges, where)
-            t.statement(out, [i, g], "=", f"{out.read([i, g])} / {count}")
-            return out
-        total = t.new(f"{wanted}_sum", shape=(x.shape[0], str(groups)), dtype="float64")
-        t.statement(total, [i, g], "+=!", f"float64({value})", [(x, at)], ranges, where)
-        t.statement(out, [i, g], "=", f"float32({total.read([i, g])} / {count})")
-        return out
-
-    mean = mean_of(f"{base}_mean", x.read(at))
+    mean = t.new(f"{base}_mean", shape=(x.shape[0], str(groups)), dtype=x.dtype)
+    t.statement(mean, [i, g], "+=!", x.read(at), [(x, at)], ranges, where)
+    t.statement(mean, [i, g], "=", f"{mean.read([i, g])} / {count}")
     centred = f"({x.read(at)} - {mean.read([i, g])})"
-    var = mean_of(f"{base}_var", f"{centred} * {centred}")
+    var = t.new(f"{base}_var", shape=(x.shape[0], str(groups)), dtype=x.dtype)
+    t.statement(var, [i, g], "+=!", f"{centred} * {centred}", [(x, at)], ranges, where)
+    t.statement(var, [i, g], "=", f"{var.read([i, g])} / {count}")
     group = [i, f"{idx[1]} / {per_group}"]
     out = t.new(shape=x.shape, dtype=x.dtype)
     value = (f"({x.read(idx)} - {mean.read(group)}) * rsqrt({var.read(group)} + {eps!r})")
