@@ -73,8 +73,7 @@ std::optional<IndexScatter> index_scatter(const Compute& c) {
   }
   for (size_t t = 0; t < terms.size(); ++t)
     if (!used[t])
-      out.condition =
-          out.condition ? make_binary(BinOp::And, out.condition, terms[t]) : terms[t];
+      out.condition = out.condition ? make_binary(BinOp::And, out.condition, terms[t]) : terms[t];
   out.value = body->args[1];
   return out;
 }

@@ -24,15 +24,15 @@ namespace tenet::ir {
 /// An out dimension whose index a contribution computes.
 struct ScatterTarget {
   size_t dim = 0;  // of the result
-  Expr index;  // its value (int64) at a contribution: reads no out index
+  Expr index;      // its value (int64) at a contribution: reads no out index
 };
 
 /// The scatter form of a statement.
 struct IndexScatter {
   std::vector<ScatterTarget> targets;  // in the result's dimension order
   std::vector<size_t> free;            // the other out dimensions, in order
-  Expr condition;                  // the rest of the mask; null when none
-  Expr value;                      // one contribution (may read the scattered indices)
+  Expr condition;                      // the rest of the mask; null when none
+  Expr value;                          // one contribution (may read the scattered indices)
 };
 
 /// The scatter form of `c`, or nullopt when it has none (also when a target
