@@ -329,8 +329,10 @@ void FunctionEmitter::emit_loop_nest(Code& code, const ir::Stmt& s, const Scope&
 void FunctionEmitter::emit_nest(Code& code, const std::vector<Scheduled>& nest,
                                 const Scope& scope) {
   const ir::Compute& head = nest[0].stmt->compute;
-  const bool scalar_block = head.out.empty() && head.op != ir::ReduceOp::None;
-  if (scalar_block) code.open("");  // scopes the accumulator
+  // No loop outside the reduction (a scalar, or every out index inside it):
+  // a block scopes the accumulator.
+  const bool scalar_block = nest[0].schedule.outer.empty() && head.op != ir::ReduceOp::None;
+  if (scalar_block) code.open("");
   std::vector<std::string> loop_vars;
   if (nest.size() == 1) {
     emit_scheduled(code, nest[0], loop_vars, scope, false);

@@ -8,7 +8,7 @@ namespace tenet::lower {
 LoopSchedule loop_schedule(const ir::Stmt& s) {
   const ir::Compute& c = s.compute;
   const size_t inner = s.annotations.inner_loops;
-  TENET_ASSERT(inner == 0 || (!c.reduce.empty() && inner < c.out.size()),
+  TENET_ASSERT(inner == 0 || (!c.reduce.empty() && inner <= c.out.size()),
                "statement " << c.result->name << ": " << inner
                             << " out loops inside its reduction is not a loop order");
   LoopSchedule out;

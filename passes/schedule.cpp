@@ -76,7 +76,7 @@ bool computed_varies_with(const ExprNode& read, const std::string& index) {
 /// The out indices a reduction should accumulate in place, inside its reduce
 /// loops (a suffix of its out indices; empty to keep the default order).
 std::vector<std::string> inner_block(const Compute& c) {
-  if (c.op == ReduceOp::None || c.reduce.empty() || c.out.size() < 2 || !c.result->layout.empty())
+  if (c.op == ReduceOp::None || c.reduce.empty() || c.out.empty() || !c.result->layout.empty())
     return {};
   if (c.result->type == ElemType::F16) return {};  // in place, every step would round to half
   const std::vector<Expr> reads = reads_of(c.body);
@@ -90,7 +90,11 @@ std::vector<std::string> inner_block(const Compute& c) {
   const std::vector<Affine> at_out = plain_indices(c.out);
   std::vector<std::string> block;
   int64_t elements = 1;
-  for (size_t p = c.out.size() - 1; p >= 1; --p) {  // out[0] stays outside
+  // out[0] stays outside (the parallel loop), unless it is the only out
+  // index: a column sum (a bias gradient, dw(k) +=! dy(i, j, k)) then runs on
+  // one thread, vectorised over k, instead of reading dy with stride K.
+  const size_t innermost_first = c.out.size() == 1 ? 0 : 1;
+  for (size_t p = c.out.size(); p-- > innermost_first;) {
     std::vector<std::string> candidate = {c.out[p].index};
     candidate.insert(candidate.end(), block.begin(), block.end());
     bool contiguous = contiguous_block(*c.result, at_out, candidate);

@@ -12,15 +12,19 @@
 ///
 ///        order = [b, t, y, x, k, e]      (outer out | reduce | inner out)
 ///
-///    The result is initialised (from its init or the identity) for the inner
-///    block, then accumulated in place: each element still sums its terms in
-///    the same order (reduce indices ascending) and is written by one thread,
-///    so results are bitwise those of the default order, and the inner loops
-///    are contiguous and vectorise. The inner block grows from the innermost
-///    out index outwards while it stays contiguous in every access and holds
-///    at most kMaxInnerBlock elements (symbolic extents count as 1: sizes
-///    such as B are batch dimensions, outermost); at least one out index
-///    stays outside.
+///    The inner block is initialised (from its init or the identity), then
+///    accumulated (a float32 sum in a block of doubles on the stack, rounded
+///    into the result at the end: ir/scatter_form.h): each element still sums
+///    its terms in the same order (reduce indices ascending) and is written by
+///    one thread, so results are bitwise those of the default order, and the
+///    inner loops are contiguous and vectorise. The inner block grows from the
+///    innermost out index outwards while it stays contiguous in every access
+///    and holds at most kMaxInnerBlock elements (symbolic extents count as 1:
+///    sizes such as B are batch dimensions, outermost; for a float32 sum only
+///    the block's outermost index may be symbolic, and codegen tiles it); at
+///    least one out index stays outside (the parallel loop), except when there
+///    is only one: a column sum (a bias gradient) runs on one thread, which
+///    beats reading with a stride on two (layer norm's backward: 9.6 -> 3.8 ms).
 ///    A statement lowered to GEMM only above a size decided per call gets an
 ///    order too, for its loops below that size.
 ///
