@@ -194,13 +194,12 @@ void initialise(Tensor& result, const ComputeRun& run) {
   const Compute& c = run.stmt;
   if (c.init) {
     const Tensor& init = run.tensors.at(c.init.get());
-    // A float32 sum in double, or one continuing a float64 partial sum.
-    const bool mixed = (init.type() == ElemType::F32 && result.type() == ElemType::F64) ||
-                       (init.type() == ElemType::F64 && result.type() == ElemType::F32);
+    // A float32 sum accumulates in double from its float32 init.
+    const bool widened = init.type() == ElemType::F32 && result.type() == ElemType::F64;
     TENET_ASSERT(
-        (compute_type(init.type()) == result.type() || mixed) && init.shape() == result.shape(),
+        (compute_type(init.type()) == result.type() || widened) && init.shape() == result.shape(),
         "interpreter: init " << c.init->name << " is " << init.describe());
-    if (init.type() != result.type())  // float16 storage, or float32 and float64
+    if (init.type() != result.type())  // float16 storage, or a float32 sum in double
       result = init.cast(result.type());
     else
       std::memcpy(result.raw(), init.raw(), result.nbytes());

@@ -46,8 +46,7 @@ std::optional<IndexScatter> index_scatter(const Compute& c);
 /// float32 Sum over reduce indices except one of scatter form, which compiled
 /// code adds into the result element by element (lower/scatter.h). A sum with
 /// no reduce index (one step, `y = init + x`) rounds as float32 addition.
-/// Products handed to the GEMM library accumulate as the library does. The
-/// init of such a sum may be float64 (the partial sums of passes/index_split.h).
+/// Products handed to the GEMM library accumulate as the library does.
 bool accumulates_in_double(const Compute& c);
 
 }  // namespace tenet::ir

@@ -52,18 +52,30 @@ def convolution(t, x, w, bias, stride, padding, dilation, transposed, output_pad
         source = channel
     else:
         source = f"{per_group_in}*{channel} + {c}"
-    x_at = [batch, source] + at
-    w_at = [channel, "0" if source == channel else c] + window
-    ranges = dict(zip(idx, out.shape))
-    ranges.update(zip(reduced, w.shape[1:]))
-    if source == channel:
-        del ranges[c]
-    reads = [(w, w_at)] if padded else [(x, x_at), (w, w_at)]  # a guarded read gives no range
-    t.statement(out, idx, "+=!", f"{x.read(x_at, guarded=padded)} * {w.read(w_at)}",
-                reads, ranges)
-    if bias is not None:
-        t.statement(out, idx, "=", f"{out.read(idx)} + {bias.read([channel])}")
+    _contract(t, out, idx, x, [batch, source] + at, w,
+              [channel, "0" if source == channel else c] + window,
+              dict(zip(reduced, w.shape[1:])), source == channel, padded)
+    _add_bias(t, out, bias)
     return out
+
+
+def _contract(t, target, idx, x, x_at, w, w_at, reduced, one_channel, padded):
+    """``target(idx) +=! x?(x_at) * w(w_at)`` over the input channel and the window
+    (``reduced``: their sizes; the channel's is left out when each output channel
+    reads one input channel, which then has no index of its own)."""
+    ranges = dict(zip(idx, target.shape))
+    ranges.update(reduced)
+    if one_channel:
+        del ranges[next(iter(reduced))]
+    reads = [(w, w_at)] if padded else [(x, x_at), (w, w_at)]  # a guarded read gives no range
+    t.statement(target, idx, "+=!", f"{x.read(x_at, guarded=padded)} * {w.read(w_at)}",
+                reads, ranges)
+
+
+def _add_bias(t, out, bias):
+    if bias is not None:
+        idx = names.own_indices(out.rank)
+        t.statement(out, idx, "=", f"{out.read(idx)} + {bias.read([idx[1]])}")
 
 
 def _grouped(t, x, w, bias, out, geometry, groups):
@@ -81,21 +93,12 @@ def _grouped(t, x, w, bias, out, geometry, groups):
     grouped = t.new(f"{t.default_name()}_groups",
                     shape=(out.shape[0], str(groups), str(per_group_out)) + tuple(out.shape[2:]),
                     dtype=out.dtype)
-    idx = [batch, g, p] + own
     source = f"{per_group_in}*{g} + {c}" if per_group_in > 1 else g
-    x_at = [batch, source] + at
-    w_at = [f"{per_group_out}*{g} + {p}", c if per_group_in > 1 else "0"] + window
-    ranges = dict(zip(idx, grouped.shape))
-    ranges.update(zip(reduced, w.shape[1:]))
-    if per_group_in == 1:
-        del ranges[c]
-    reads = [(w, w_at)] if padded else [(x, x_at), (w, w_at)]
-    t.statement(grouped, idx, "+=!", f"{x.read(x_at, guarded=padded)} * {w.read(w_at)}",
-                reads, ranges)
+    _contract(t, grouped, [batch, g, p] + own, x, [batch, source] + at, w,
+              [f"{per_group_out}*{g} + {p}", c if per_group_in > 1 else "0"] + window,
+              dict(zip(reduced, w.shape[1:])), per_group_in == 1, padded)
     t.lines.append(f"  {out.name} = reshape({grouped.name}, {', '.join(out.shape)})")
-    if bias is not None:
-        idx = names.own_indices(out.rank)
-        t.statement(out, idx, "=", f"{out.read(idx)} + {bias.read([idx[1]])}")
+    _add_bias(t, out, bias)
     return out
 
 
@@ -125,8 +128,7 @@ def _transposed(t, x, w, bias, stride, padding, dilation, groups):
     ranges = dict(zip(idx, out.shape))
     ranges.update(zip(reduced, [w.shape[0]] + list(w.shape[2:])))
     t.statement(out, idx, "+=!", value, [(w, [c, idx[1]] + window)], ranges)
-    if bias is not None:
-        t.statement(out, idx, "=", f"{out.read(idx)} + {bias.read([idx[1]])}")
+    _add_bias(t, out, bias)
     return out
 
 

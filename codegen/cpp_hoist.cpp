@@ -1,0 +1,66 @@
+// Values hoisted above the loops they do not depend on: computed indices
+// (checked once per row) and loop-invariant reads (function_emitter.h).
+#include <map>
+#include <set>
+#include <string>
+
+#include "codegen/function_emitter.h"
+#include "ir/mutator.h"
+
+namespace tenet::codegen::detail {
+
+void FunctionEmitter::hoist_computed_indices(Code& code, const ir::Expr& body, const ir::Compute& c,
+                                             const std::vector<size_t>& inner_dims, Namer& local,
+                                             Scope& scope) const {
+  // A gather's row (W(I(b, l), d) with d inner) is found and checked once
+  // per row, not per element: the inner loop stays a plain, vectorisable copy.
+  std::set<std::string> inner_names;
+  for (size_t d : inner_dims) {
+    inner_names.insert(c.out[d].index);
+    scope.not_open[c.out[d].index] = size_to_c(c.out[d].lo, size_names_).text;
+  }
+  ir::for_each_node(body, [&](const ir::Expr& e) {
+    if (e->kind != ir::ExprKind::Read) return;
+    for (size_t d = 0; d < e->computed.size(); ++d) {
+      if (!e->computed[d] || scope.hoisted.count({e.get(), d})) continue;
+      if (ir::mentions_index(e->computed[d], inner_names)) continue;
+      const std::string var = local.take("at_" + e->tensor->name);
+      code.line("const int64_t " + var + " = " + computed_index_to_c(*e, d, scope).text + ";");
+      scope.hoisted[{e.get(), d}] = var;
+    }
+  });
+  scope.not_open.clear();
+}
+
+void FunctionEmitter::hoist_invariant_reads(Code& code, const ir::Expr& body,
+                                            const std::vector<ir::Dim>& inner, Namer& local,
+                                            Scope& scope) const {
+  std::set<std::string> inner_names;
+  for (const ir::Dim& d : inner) {
+    if (!ir::provably_le(d.lo + 1, d.hi)) return;  // might not run: load nothing early
+    inner_names.insert(d.index);
+  }
+  if (inner_names.empty()) return;
+  std::map<std::string, std::string> loaded;  // the same element read twice: one local
+  ir::for_each_node(body, [&](const ir::Expr& e) {
+    if (e->kind != ir::ExprKind::Read || e->has_computed_index() ||
+        scope.hoisted_reads.count(e.get()))
+      return;
+    for (const ir::Affine& a : e->indices)
+      for (const auto& term : a.terms)
+        if (inner_names.count(term.first)) return;
+    const CExpr value = emit_expr(e, scope);
+    if (auto same = loaded.find(value.text); same != loaded.end()) {
+      scope.hoisted_reads[e.get()] = same->second;
+      return;
+    }
+    // Statements of one loop nest are siblings: name the local after its statement.
+    const std::string var = local.take(
+        e->tensor->name + (scope.statement_local_names ? "_for_" + scope.statement : "_here"));
+    loaded[value.text] = var;
+    code.line("const " + std::string(c_type_name(compute_type(e->type))) + " " + var + " = " + value.text + ";");
+    scope.hoisted_reads[e.get()] = var;
+  });
+}
+
+}  // namespace tenet::codegen::detail
