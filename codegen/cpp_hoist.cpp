@@ -58,7 +58,8 @@ void FunctionEmitter::hoist_invariant_reads(Code& code, const ir::Expr& body,
     const std::string var = local.take(
         e->tensor->name + (scope.statement_local_names ? "_for_" + scope.statement : "_here"));
     loaded[value.text] = var;
-    code.line("const " + std::string(c_type_name(compute_type(e->type))) + " " + var + " = " + value.text + ";");
+    code.line("const " + std::string(c_type_name(compute_type(e->type))) + " " + var + " = " +
+              value.text + ";");
     scope.hoisted_reads[e.get()] = var;
   });
 }
