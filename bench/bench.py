@@ -142,6 +142,15 @@ def check_rows(result):
         return "Tenet and PyTorch disagree on %s (the worst first):\n  %s" % (
             result["workload"], "\n  ".join(lines))
     worst = max(result["check"], key=lambda c: c["error"])
+    spread = [c for c in result["check"] if c.get("within_torch_spread")]
+    if spread:
+        worst = max(spread, key=lambda c: c["tenet_vs_f64"])
+        print("  check vs PyTorch: %d of %d tensors differ by more than %g, but against "
+              "float64 Tenet's worst (%s, %.2g) is within twice PyTorch float32's own (%.2g)" % (
+                  len(spread), len(result["check"]), TOLERANCE, worst["name"],
+                  worst["tenet_vs_f64"], max(c["torch_vs_f64"] for c in result["check"]
+                                             if "torch_vs_f64" in c)), flush=True)
+        return None
     print("  check vs PyTorch: %d tensors agree (worst %s, %.2g)" % (
         len(result["check"]), worst["name"], worst["error"]), flush=True)
     return None

