@@ -15,7 +15,7 @@ namespace {
 /// The runtime headers (runtime/*.h) that sit beside a unit's own files: a
 /// unit must not be named like one ("#include \"tenet_gemm.h\"" would find it).
 bool names_a_runtime_header(const std::string& unit) {
-  return unit == "tenet_runtime" || unit == "tenet_gemm";
+  return unit == "tenet_runtime" || unit == "tenet_gemm" || unit == "tenet_conv";
 }
 
 /// A plain identifier with no "__" (which would read as the separator of an
@@ -85,7 +85,7 @@ CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
 
   std::set<std::string> symbols;
   std::string declarations, definitions;
-  bool uses_bool = false, uses_half = false, checks_indices = false;
+  bool uses_bool = false, uses_half = false, checks_indices = false, uses_conv = false;
   for (const lower::LoweredFunction* lowered : functions) {
     const ir::Function* f = lowered->function;
     std::string symbol = c_symbol(*f);
@@ -94,7 +94,8 @@ CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
     detail::FunctionEmitter emitter(*lowered, symbol, options);
     declarations += (declarations.empty() ? "" : "\n") + emitter.declarations();
     definitions += "\n" + emitter.definitions();
-    out.uses_gemm = out.uses_gemm || emitter.uses_gemm();
+    out.uses_gemm = out.uses_gemm || emitter.uses_gemm() || emitter.uses_conv();
+    uses_conv = uses_conv || emitter.uses_conv();
     checks_indices = checks_indices || emitter.checks_indices();
     for (const auto* values : {&f->inputs, &f->outputs}) {
       for (const auto& v : *values) {
@@ -119,6 +120,7 @@ CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
                "<limits>\n#include <new>\n#include <vector>\n" +
                (checks_indices ? "#include <string>\n" : "") + "\n" +
                (out.uses_gemm ? "#include \"tenet_gemm.h\"\n" : "") +
+               (uses_conv ? "#include \"tenet_conv.h\"\n" : "") +
                (checks_indices ? "#include \"tenet_index.h\"\n" : "") +
                "#include \"tenet_runtime.h\"\n" + definitions;
   return out;

@@ -105,6 +105,7 @@ void FunctionEmitter::name_block(const std::vector<ir::Stmt>& body, const ir::Lo
       name_temporary(result);
     }
     if (s.annotations.gemm) name_gemm(s);
+    if (s.annotations.conv) uses_conv_ = true;
   }
 }
 

@@ -83,8 +83,8 @@ void FunctionEmitter::emit_block(Code& code, const std::vector<ir::Stmt>& body,
   bool nestable = false;  // the last live statement can be followed in its nest
   for (const ir::Stmt& s : body) {
     const bool compute = s.kind == ir::StmtKind::Compute;
-    const bool in_nest =
-        compute && !gemms_.count(&s) && !lowered_.scatters.count(&s) && !is_view(s);
+    const bool in_nest = compute && !gemms_.count(&s) && !s.annotations.conv &&
+                         !lowered_.scatters.count(&s) && !is_view(s);
     shared = std::min(shared, in_nest ? lower::shared_loops(s) : size_t(0));
     const bool live = compute ? liveness_.live(s.compute) : liveness_.live(*s.loop);
     if (!live) continue;
@@ -260,6 +260,8 @@ void FunctionEmitter::emit_compute(Code& code, const ir::Stmt& s, const Scope& s
     emit_view(code, s);
   else if (gemms_.count(&s))
     emit_gemm(code, s, scope);
+  else if (s.annotations.conv)
+    emit_conv(code, s, scope);
   else if (auto it = lowered_.scatters.find(&s); it != lowered_.scatters.end())
     emit_scatter(code, s, it->second, scope);
   else

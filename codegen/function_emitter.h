@@ -37,6 +37,8 @@ class FunctionEmitter {
   std::string definitions();
   /// Whether some statement calls tenet::gemm (the unit includes tenet_gemm.h).
   bool uses_gemm() const { return !gemms_.empty(); }
+  /// Whether some statement calls the convolution library (tenet_conv.h).
+  bool uses_conv() const { return uses_conv_; }
   /// Some statement reads through a computed index checked at run time: the
   /// unit includes tenet_index.h, and the function has an __error entry point.
   bool checks_indices() const;
@@ -130,6 +132,10 @@ class FunctionEmitter {
   void emit_col2im(Code& code, const ir::Stmt& gather, const lower::ScatterForm& scatter,
                    const Scope& scope);
 
+  /// A convolution with a plan (ir/conv_plan.h): one call of
+  /// runtime/tenet_conv.h, printed by cpp_conv.cpp.
+  void emit_conv(Code& code, const ir::Stmt& s, const Scope& scope);
+
   /// A sum run as a scatter (lower/scatter.h), printed by cpp_scatter.cpp.
   void emit_scatter(Code& code, const ir::Stmt& s, const lower::IndexScatter& lowered,
                     const Scope& scope);
@@ -169,6 +175,7 @@ class FunctionEmitter {
     std::string work, chunk_start;
   };
   std::map<const ir::Stmt*, EmittedGemm> gemms_;  // statements with a GEMM plan
+  bool uses_conv_ = false;                        // a statement has a convolution plan
 
   // Outputs not written in place: copied at the end from their value.
   std::vector<std::pair<std::string, ir::ValuePtr>> output_copies_;

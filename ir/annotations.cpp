@@ -1,5 +1,6 @@
 #include "ir/annotations.h"
 
+#include "ir/conv_plan.h"
 #include "ir/gemm_plan.h"
 #include "ir/ir.h"
 
@@ -29,6 +30,7 @@ std::vector<std::string> describe_annotations(const Stmt& s) {
             : " if " + p.work.str() + " >= " + std::to_string(p.per_call_min_work);
     out.push_back("gemm" + when + ": " + describe(p, s.compute));
   }
+  if (a.conv) out.push_back("conv: " + describe(*a.conv, s.compute));
   std::vector<std::string> items;
   for (const std::string& v : a.inlined) items.push_back("%" + v);
   if (!items.empty()) out.push_back("inlined: " + join(items));

@@ -14,6 +14,7 @@
 namespace tenet::ir {
 
 struct GemmPlan;  // ir/gemm_plan.h
+struct ConvPlan;  // ir/conv_plan.h
 
 /// Why reverse-mode AD made a statement (ad/).
 enum class AdOrigin {
@@ -45,6 +46,9 @@ struct Annotations {
   /// Set when the statement is computed by the GEMM library; immutable and
   /// shared like values and expressions.
   std::shared_ptr<const GemmPlan> gemm;
+  /// Set instead when the statement is a 2-D convolution (or one of its
+  /// gradients) computed by the convolution library (runtime/tenet_conv.h).
+  std::shared_ptr<const ConvPlan> conv;
 
   // ---- `fuse` (passes/fuse.h) ----
   /// The names of the values inlined into this statement, in the order inlined.
@@ -71,6 +75,7 @@ struct Stmt;
 
 /// The annotations of `s` as "key: value" lines, for comments (lang/unparse):
 ///   "ad: gather for x(i + j)", "gemm: for b: c[i | j] = a[i | k] * b[k | j]",
+///   "conv: forward: y[B, 64, 32, 32] = conv(x[...], w[...], stride 1x1, pad 1x1)",
 ///   "inlined: %e, %f", "recomputed: %short (4 uses)", "saved: reduction",
 ///   "order: b, k, t", "nest: b". (A reshape is printed as one: no line.)
 std::vector<std::string> describe_annotations(const Stmt& s);

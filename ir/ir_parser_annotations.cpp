@@ -24,8 +24,8 @@ void Parser::annotations(Stmt& s, const std::set<std::string>& loop_vars) {
   Annotations& a = s.annotations;
   std::set<std::string> given;
   do {
-    const Token& key =
-        expect_ident("an annotation (reshape, ad, gemm, inlined, recomputed, saved, order, nest)");
+    const Token& key = expect_ident(
+        "an annotation (reshape, ad, gemm, conv, inlined, recomputed, saved, order, nest)");
     if (!given.insert(key.text).second)
       fail(key.span, "annotation " + key.text + " is given twice");
     expect("=", "after the annotation's name");
@@ -47,6 +47,8 @@ void Parser::annotations(Stmt& s, const std::set<std::string>& loop_vars) {
       a.ad_detail = string_token("the note on the statement's origin");
     } else if (key.text == "gemm") {
       a.gemm = gemm(s, loop_vars);
+    } else if (key.text == "conv") {
+      a.conv = conv(s);
     } else if (key.text == "inlined") {
       list([&] { a.inlined.push_back(value_name("an inlined value")); });
     } else if (key.text == "recomputed") {
@@ -70,11 +72,26 @@ void Parser::annotations(Stmt& s, const std::set<std::string>& loop_vars) {
           fail(key.span, "nest must list leading out indices of the statement");
       a.nest = shared.size();
     } else {
-      fail(key.span, "unknown annotation " + key.text +
-                         " (known: reshape, ad, gemm, inlined, recomputed, saved, order, nest)");
+      fail(key.span,
+           "unknown annotation " + key.text +
+               " (known: reshape, ad, gemm, conv, inlined, recomputed, saved, order, nest)");
     }
   } while (accept(","));
   expect(")", "to close attrs(...)");
+}
+
+// conv = forward | backward_data | backward_weights: the plan is the
+// statement's own (ir/conv_plan.h), which must be a convolution of that role.
+std::shared_ptr<const ConvPlan> Parser::conv(const Stmt& s) {
+  const Token& role = peek();
+  if (role.kind != TokKind::Ident) fail_here("forward, backward_data or backward_weights");
+  std::optional<ConvPlan> plan = plan_convolution(s.compute);
+  if (!plan) fail(role.span, "the statement is not a 2-D convolution (ir/conv_plan.h)");
+  if (role.text != role_name(plan->role))
+    fail(role.span, "the statement is a convolution's " + std::string(role_name(plan->role)) +
+                        ", not " + role.text);
+  next();
+  return std::make_shared<const ConvPlan>(std::move(*plan));
 }
 
 std::string Parser::string_token(const std::string& what) {

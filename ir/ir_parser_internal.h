@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ir/builder.h"
+#include "ir/conv_plan.h"
 #include "ir/gemm_plan.h"
 #include "ir/ir.h"
 #include "ir/ir_parser_expr.h"
@@ -91,6 +92,7 @@ class Parser : ExprParser {
 
   // always|if WORK >= MIN [split(PRODUCT, gather [RANGES] BODY)] [for [LOOPS]] C = A * B
   std::shared_ptr<const GemmPlan> gemm(const Stmt& s, const std::set<std::string>& loop_vars);
+  std::shared_ptr<const ConvPlan> conv(const Stmt& s);
 
   struct Matrix {
     Span at;

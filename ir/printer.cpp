@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "ir/conv_plan.h"
 #include "ir/gemm_plan.h"
 
 namespace tenet::ir {
@@ -218,6 +219,7 @@ class FunctionPrinter {
       out.push_back(std::string("ad = ") +
                     (a.ad == AdOrigin::Backward ? "backward " : "unrolled ") + quoted(a.ad_detail));
     if (a.gemm) out.push_back("gemm = " + gemm(*a.gemm, s.compute));
+    if (a.conv) out.push_back(std::string("conv = ") + role_name(a.conv->role));
     auto names = [](const std::vector<std::string>& list) {
       std::string text;
       for (const std::string& n : list) text += (text.empty() ? "" : ", ") + n;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "ir/affine.h"
+#include "ir/conv_plan.h"
 #include "passes/contraction_split.h"
 #include "support/error.h"
 
@@ -269,6 +270,17 @@ std::optional<int64_t> minimum_work(const GemmPlan& p) {
   return work;
 }
 
+}  // namespace
+
+bool library_convolution(const ir::ConvPlan& plan) {
+  const std::optional<int64_t> c = plan.in_channels.constant(), o = plan.out_channels.constant(),
+                               kh = plan.kernel_h.constant(), kw = plan.kernel_w.constant();
+  return c && o && kh && kw && *c * *kh * *kw <= kMaxLibraryConvWindow &&
+         *o * *kh * *kw <= kMaxLibraryConvWindow;
+}
+
+namespace {
+
 void annotate(std::vector<ir::Stmt>& body) {
   for (ir::Stmt& s : body) {
     if (s.kind == ir::StmtKind::Loop) {
@@ -276,6 +288,12 @@ void annotate(std::vector<ir::Stmt>& body) {
       continue;
     }
     s.annotations.gemm = nullptr;
+    s.annotations.conv = nullptr;
+    if (std::optional<ir::ConvPlan> conv = ir::plan_convolution(s.compute);
+        conv && library_convolution(*conv)) {
+      s.annotations.conv = std::make_shared<const ir::ConvPlan>(std::move(*conv));
+      continue;
+    }
     std::optional<GemmPlan> plan = plan_contraction(s.compute);
     if (!plan) continue;
     const std::optional<int64_t> work = minimum_work(*plan);

@@ -33,12 +33,16 @@
 /// result from it (contraction_split.h). So is an unstrided one whose columns
 /// are no larger than its packed factor would be.
 ///
+/// A 2-D convolution statement (forward or either gradient, ir/conv_plan.h)
+/// small enough for the library rule below gets a convolution plan
+/// (Annotations::conv) instead of a GEMM plan.
+///
 /// Lowered when one GEMM does at least kGemmMinWork multiply-adds (M*N*K); when
 /// that depends on size parameters, the generated code decides per call.
 ///
 /// Expects: a verified function (after simplify and dce). Guarantees: the IR
-/// is unchanged except for the plan (ir/gemm_plan.h) in the annotations of
-/// lowered statements (Annotations::gemm), decided per call when the work
+/// is unchanged except for the plans (ir/gemm_plan.h, ir/conv_plan.h) in the
+/// annotations of lowered statements (Annotations::gemm, ::conv), decided per call when the work
 /// depends on sizes (GemmPlan::per_call_min_work), so the interpreter, which
 /// ignores annotations, stays the oracle. The plans of statements that are no
 /// longer lowered are removed.
@@ -50,6 +54,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/conv_plan.h"
 #include "ir/gemm_plan.h"
 #include "ir/ir.h"
 
@@ -70,6 +75,20 @@ constexpr int64_t kMinLoopedGemmSide = 64;
 /// has at least this many terms; shorter ones (a depthwise convolution's nine
 /// taps) run as loops, which need no packed copy of the matrix.
 constexpr int64_t kMinMatrixVectorSum = 64;
+
+/// A 2-D convolution (or one of its gradients, ir/conv_plan.h) runs in the
+/// convolution library (runtime/tenet_conv.h: oneDNN's direct convolution)
+/// when every output element's window, in_channels x kernel_h x kernel_w, and
+/// every input gradient's, out_channels x kernel_h x kernel_w, has at most this
+/// many terms. Above it the GEMM over im2col columns has a long enough sum to
+/// run near the GEMM floor, faster than the library (docs/performance.md,
+/// "Convolutions": 3x3 with 64 channels, 576 terms, 2.3x faster in oneDNN;
+/// CapsNet's PrimaryCaps, 20736 terms, faster as a GEMM).
+constexpr int64_t kMaxLibraryConvWindow = 1152;
+
+/// Whether a convolution's plan is taken (the rule above; channels and
+/// kernel sizes must be constants).
+bool library_convolution(const ir::ConvPlan& plan);
 
 /// The plan for a statement, whatever its size (always a GEMM), or nullopt
 /// when it is not a contraction of the form above.

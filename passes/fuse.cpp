@@ -230,6 +230,7 @@ Decision decide(const Block& b, size_t at, const Uses& uses) {
     const Stmt& s = b.body[r.stmt];
     const std::string name = "%" + s.compute.result->name;
     if (s.annotations.gemm) return {false, "read by " + name + ", a GEMM", 0};
+    if (s.annotations.conv) return {false, "read by " + name + ", a convolution", 0};
     if (s.annotations.reshape) return {false, "read by " + name + ", a reshape", 0};
     const bool max_or_min = s.compute.op == ReduceOp::Max || s.compute.op == ReduceOp::Min;
     if (max_or_min && multiplies(value))
@@ -291,7 +292,7 @@ class Fuser {
         block(Block{s.loop->body, s.loop.get(), outputs_});
         continue;
       }
-      if (!element_wise(s.compute) || s.annotations.gemm) continue;
+      if (!element_wise(s.compute) || s.annotations.gemm || s.annotations.conv) continue;
       if (s.annotations.reshape) {  // a view of its source: inlined, it would gather instead
         kept_[s.compute.result.get()] = "reshape";
         continue;

@@ -202,9 +202,9 @@ void schedule_block(std::vector<Stmt>& body) {
     const std::vector<std::string> inner = inner_block(c);
     // A GEMM decided per call keeps its loops for small sizes: they follow the order.
     const ir::GemmPlan* gemm = s.annotations.gemm.get();
-    const bool always_gemm = gemm && gemm->per_call_min_work == 0;
-    if (!always_gemm) s.annotations.inner_loops = inner.size();
-    if (gemm || c.out.empty()) {
+    const bool library = (gemm && gemm->per_call_min_work == 0) || s.annotations.conv;
+    if (!library) s.annotations.inner_loops = inner.size();
+    if (gemm || s.annotations.conv || c.out.empty()) {
       nest.clear();
       continue;
     }

@@ -46,7 +46,9 @@
 #include <omp.h>
 #endif
 
-#ifdef TENET_GEMM_DNNL
+#if defined(TENET_GEMM_DNNL) && __has_include(<dnnl.h>)
+#include <dnnl.h>  // dnnl_sgemm, and what tenet_conv.h calls
+#elif defined(TENET_GEMM_DNNL)
 // oneDNN's row-major sgemm (dnnl.h): 'N' or 'T' for each operand; returns a dnnl_status_t.
 extern "C" int dnnl_sgemm(char transa, char transb, int64_t M, int64_t N, int64_t K, float alpha,
                           const float* A, int64_t lda, const float* B, int64_t ldb, float beta,

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "ir/bind.h"
+#include "ir/conv_plan.h"
 #include "ir/gemm_plan.h"
 #include "ir/interp.h"
 #include "passes/pipeline.h"
@@ -24,6 +25,8 @@ void collect_lowered(const std::vector<ir::Stmt>& body, std::string& out) {
       collect_lowered(s.loop->body, out);
     } else if (s.annotations.gemm) {
       out += s.compute.result->name + ": " + ir::describe(*s.annotations.gemm, s.compute) + "\n";
+    } else if (s.annotations.conv) {
+      out += s.compute.result->name + ": " + ir::describe(*s.annotations.conv, s.compute) + "\n";
     }
   }
 }

@@ -12,8 +12,8 @@
 
 namespace tenet::codegen::testing {
 
-/// The statements of `fn` (loop bodies included) that the pipeline marked
-/// lower = "gemm...", as "result: plan" lines.
+/// The statements of `fn` (loop bodies included) that the pipeline gave a GEMM
+/// or a convolution plan, as "result: plan" lines.
 std::string lowered_statements(const ir::Function& fn);
 
 /// Runs the pipeline on a copy of `m`, EXPECTs function `name` to have exactly

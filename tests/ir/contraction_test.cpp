@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ir/conv_plan.h"
 #include "ir/ir_parser.h"
 #include "ir/printer.h"
 #include "ir/verify.h"
@@ -23,9 +24,20 @@ const Stmt& statement(const Function& fn, const std::string& name) {
   return none;
 }
 
-/// The GEMM plan as comments print it, or "(none)".
+/// The GEMM plan as comments print it, or "(none)". For a statement the pass
+/// gave the convolution library (Annotations::conv), the GEMM plan it would
+/// have otherwise (that of a convolution with a wider window).
 std::string plan(const Stmt& s) {
+  if (s.annotations.conv) {
+    const std::optional<GemmPlan> p = passes::plan_contraction(s.compute);
+    return p ? describe(*p, s.compute) : "(none)";
+  }
   return s.annotations.gemm ? describe(*s.annotations.gemm, s.compute) : "(none)";
+}
+
+/// The convolution plan's role, or "(none)".
+std::string conv_role(const Stmt& s) {
+  return s.annotations.conv ? role_name(s.annotations.conv->role) : "(none)";
 }
 
 /// How the statement is computed: "gemm", "gemm if WORK >= MIN" or "(none)" (loops).
@@ -60,6 +72,24 @@ TEST_F(ContractionPass, OnlyAttributesChange) {
     EXPECT_EQ(print(stripped), print(original));
   }
   testing::expect_same_outputs(before_.functions[0], module_.functions[0]);
+}
+
+TEST_F(ContractionPass, SmallConvolutionsGoToTheConvolutionLibrary) {
+  const Function& conv = fn("conv");
+  EXPECT_EQ(conv_role(statement(conv, "y")), "forward");
+  EXPECT_EQ(conv_role(statement(conv, "y2")), "forward");
+  EXPECT_EQ(conv_role(statement(conv, "d_w")), "backward_weights");
+  EXPECT_EQ(conv_role(statement(conv, "d_x")), "backward_data");
+  EXPECT_EQ(conv_role(statement(conv, "d_x3")), "backward_data");
+  // Only 32 of w's 128 filters: not a convolution of w, so a GEMM.
+  EXPECT_EQ(conv_role(statement(conv, "d_x2")), "(none)");
+  // Onto an init: the library overwrites its result, so a GEMM adds to a copy.
+  EXPECT_EQ(conv_role(statement(conv, "d_x.1")), "(none)");
+  EXPECT_EQ(lowering(statement(conv, "d_x.1")), "gemm");
+  for (const char* name : {"y", "d_w", "d_x"}) EXPECT_EQ(lowering(statement(conv, name)), "(none)");
+  EXPECT_EQ(describe(*statement(conv, "d_x3").annotations.conv, statement(conv, "d_x3").compute),
+            "backward_data: d_x3[2, 64, 18, 18] = conv_data(d_y3[2, 4, 16, 16], w3[4, 64, 3, 3], "
+            "stride 1x1, pad 0x0)");
 }
 
 TEST_F(ContractionPass, PlansMatricesInPlaceOrPacked) {

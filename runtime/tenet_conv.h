@@ -1,0 +1,501 @@
+/// \file
+/// The convolution interface generated code calls for the statements the
+/// `contraction` pass gave a convolution plan (ir/conv_plan.h):
+///
+///   tenet::conv2d_forward(problem, x, x_strides, w, w_strides, y, y_strides)
+///   tenet::conv2d_backward_data(problem, dy, dy_strides, w, w_strides, dx, dx_strides)
+///   tenet::conv2d_backward_weights(problem, x, x_strides, dy, dy_strides, dw, dw_strides)
+///
+/// over float32 NCHW images (x, y and their gradients) and OIHW filters, with
+/// strides in elements, zero padding (pad_top and pad_left given, the bottom
+/// and right following from the sizes), no dilation and no groups:
+///   y(n, o, p, q) = sum over c, i, j of x(n, c, S*p + i - P, S*q + j - P) * w(o, c, i, j)
+/// Each call overwrites its result.
+///
+/// The backend is chosen when the including file is compiled:
+///   TENET_GEMM_DNNL (with <dnnl.h>)  oneDNN's direct convolution (what PyTorch
+///                   calls on CPU): the operands are reordered into the layouts
+///                   oneDNN picks (nChw16c, ...), the primitive runs, the result
+///                   is reordered back. Primitives are created once per problem
+///                   and kept for the life of the process.
+///   (otherwise)     loops in this header, each result element summed in double.
+///
+/// Deterministic at any thread count, like tenet::gemm: the batch is cut into
+/// blocks that depend on the problem alone, each block one single-threaded
+/// library call, the blocks in parallel; the weight gradient sums the blocks'
+/// partial gradients in block order. The sum over the window runs in the
+/// library's order, so results differ from the interpreter's in the last bits.
+/// A negative bottom or right padding (rows or columns no window reaches, as in
+/// a 1x1 convolution of stride 2 over an even size) is a convolution of the
+/// image without them. Should oneDNN refuse a problem, the loops compute it.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#if defined(TENET_GEMM_DNNL) && __has_include(<dnnl.h>)
+#include <dnnl.h>
+#define TENET_CONV_DNNL 1
+#endif
+
+namespace tenet {
+
+struct Conv2dProblem {
+  int64_t batch, in_channels, out_channels, in_h, in_w, out_h, out_w, kernel_h, kernel_w;
+  int64_t stride_h, stride_w, pad_top, pad_left;
+  int64_t pad_bottom() const { return (out_h - 1) * stride_h + kernel_h - in_h - pad_top; }
+  int64_t pad_right() const { return (out_w - 1) * stride_w + kernel_w - in_w - pad_left; }
+};
+
+/// The strides of a 4-D tensor, in elements.
+struct Strides4 {
+  int64_t s[4];
+};
+
+/// The name of the backend compiled in, for diagnostics and benchmarks.
+inline const char* conv_backend() {
+#ifdef TENET_CONV_DNNL
+  return "dnnl";
+#else
+  return "loops";
+#endif
+}
+
+namespace conv_detail {
+
+enum class Op { Forward, BackwardData, BackwardWeights };
+
+inline int64_t at(const Strides4& st, int64_t a, int64_t b, int64_t c, int64_t d) {
+  return a * st.s[0] + b * st.s[1] + c * st.s[2] + d * st.s[3];
+}
+
+/// The reference loops: one result element per iteration, summed in double in a
+/// fixed order, so the result does not depend on the number of threads.
+inline void forward_loops(const Conv2dProblem& p, const float* x, Strides4 xs, const float* w,
+                          Strides4 ws, float* y, Strides4 ys) {
+#pragma omp parallel for collapse(2)
+  for (int64_t n = 0; n < p.batch; ++n)
+    for (int64_t o = 0; o < p.out_channels; ++o)
+      for (int64_t r = 0; r < p.out_h; ++r)
+        for (int64_t q = 0; q < p.out_w; ++q) {
+          double acc = 0;
+          for (int64_t c = 0; c < p.in_channels; ++c)
+            for (int64_t i = 0; i < p.kernel_h; ++i) {
+              const int64_t h = p.stride_h * r + i - p.pad_top;
+              if (h < 0 || h >= p.in_h) continue;
+              for (int64_t j = 0; j < p.kernel_w; ++j) {
+                const int64_t v = p.stride_w * q + j - p.pad_left;
+                if (v < 0 || v >= p.in_w) continue;
+                acc += double(x[at(xs, n, c, h, v)]) * double(w[at(ws, o, c, i, j)]);
+              }
+            }
+          y[at(ys, n, o, r, q)] = float(acc);
+        }
+}
+
+inline void backward_data_loops(const Conv2dProblem& p, const float* dy, Strides4 dys,
+                                const float* w, Strides4 ws, float* dx, Strides4 dxs) {
+#pragma omp parallel for collapse(2)
+  for (int64_t n = 0; n < p.batch; ++n)
+    for (int64_t c = 0; c < p.in_channels; ++c)
+      for (int64_t a = 0; a < p.in_h; ++a)
+        for (int64_t b = 0; b < p.in_w; ++b) {
+          double acc = 0;
+          for (int64_t o = 0; o < p.out_channels; ++o)
+            for (int64_t i = 0; i < p.kernel_h; ++i) {
+              const int64_t th = a + p.pad_top - i;
+              if (th < 0 || th % p.stride_h != 0 || th / p.stride_h >= p.out_h) continue;
+              for (int64_t j = 0; j < p.kernel_w; ++j) {
+                const int64_t tw = b + p.pad_left - j;
+                if (tw < 0 || tw % p.stride_w != 0 || tw / p.stride_w >= p.out_w) continue;
+                acc += double(dy[at(dys, n, o, th / p.stride_h, tw / p.stride_w)]) *
+                       double(w[at(ws, o, c, i, j)]);
+              }
+            }
+          dx[at(dxs, n, c, a, b)] = float(acc);
+        }
+}
+
+inline void backward_weights_loops(const Conv2dProblem& p, const float* x, Strides4 xs,
+                                   const float* dy, Strides4 dys, float* dw, Strides4 dws) {
+#pragma omp parallel for collapse(2)
+  for (int64_t o = 0; o < p.out_channels; ++o)
+    for (int64_t c = 0; c < p.in_channels; ++c)
+      for (int64_t i = 0; i < p.kernel_h; ++i)
+        for (int64_t j = 0; j < p.kernel_w; ++j) {
+          double acc = 0;
+          for (int64_t n = 0; n < p.batch; ++n)
+            for (int64_t r = 0; r < p.out_h; ++r) {
+              const int64_t h = p.stride_h * r + i - p.pad_top;
+              if (h < 0 || h >= p.in_h) continue;
+              for (int64_t q = 0; q < p.out_w; ++q) {
+                const int64_t v = p.stride_w * q + j - p.pad_left;
+                if (v < 0 || v >= p.in_w) continue;
+                acc += double(dy[at(dys, n, o, r, q)]) * double(x[at(xs, n, c, h, v)]);
+              }
+            }
+          dw[at(dws, o, c, i, j)] = float(acc);
+        }
+}
+
+/// How many blocks of images a call is cut into, from the problem alone: the
+/// largest divisor of the batch that is at most 8 and leaves each block at
+/// least 8 MFLOP (so every block is one primitive).
+inline int64_t blocks(const Conv2dProblem& p) {
+  const int64_t flops =
+      2 * p.batch * p.out_channels * p.out_h * p.out_w * p.in_channels * p.kernel_h * p.kernel_w;
+  const int64_t most = std::max<int64_t>(1, std::min<int64_t>(8, flops >> 23));
+  int64_t best = 1;
+  for (int64_t b = 1; b <= most; ++b)
+    if (p.batch % b == 0) best = b;
+  return best;
+}
+
+#ifdef TENET_CONV_DNNL
+/// A buffer for one operand in the primitive's layout, 64-byte aligned.
+struct Buffer {
+  std::unique_ptr<char, decltype(&std::free)> data{nullptr, &std::free};
+  size_t bytes = 0;
+  void* get(size_t want) {
+    if (want > bytes) {
+      data.reset(static_cast<char*>(std::aligned_alloc(64, (want + 63) / 64 * 64)));
+      bytes = data ? want : 0;
+    }
+    return data.get();
+  }
+};
+
+/// One operand: the user's layout (dims and strides), the primitive's, and the
+/// reorders between them (null where the two are the same).
+struct Operand {
+  dnnl_memory_desc_t user{}, inner{};
+  dnnl_primitive_t to_inner = nullptr, to_user = nullptr;
+  bool same = true;
+  size_t inner_bytes = 0;
+};
+
+/// A problem's primitive for one block of images, with its operands: the
+/// image (src or diff_src), the filter (weights or diff_weights) and the
+/// result map (dst or diff_dst). `ok` is false when oneDNN refused it.
+struct Kernel {
+  bool ok = false;
+  dnnl_primitive_t primitive = nullptr;
+  Operand image, filter, map;
+};
+
+inline dnnl_engine_t engine() {
+  static dnnl_engine_t e = [] {
+    dnnl_engine_t made = nullptr;
+    return dnnl_engine_create(&made, dnnl_cpu, 0) == dnnl_success ? made : nullptr;
+  }();
+  return e;
+}
+
+inline dnnl_stream_t stream() {
+  thread_local dnnl_stream_t s = [] {
+    dnnl_stream_t made = nullptr;
+    return dnnl_stream_create(&made, engine(), dnnl_stream_default_flags) == dnnl_success ? made
+                                                                                          : nullptr;
+  }();
+  return s;
+}
+
+/// The operand's reorders between `user` and the primitive's `inner` layout.
+inline bool connect(Operand& op, const dnnl_memory_desc_t& user, const dnnl_memory_desc_t* inner,
+                    bool input, bool output) {
+  if (!inner) return false;
+  op.user = user, op.inner = *inner;
+  op.inner_bytes = dnnl_memory_desc_get_size(inner);
+  op.same = dnnl_memory_desc_equal(&op.user, &op.inner) != 0;
+  if (op.same) return true;
+  auto reorder = [&](const dnnl_memory_desc_t& from, const dnnl_memory_desc_t& to,
+                     dnnl_primitive_t* made) {
+    dnnl_primitive_desc_t pd = nullptr;
+    if (dnnl_reorder_primitive_desc_create(&pd, &from, engine(), &to, engine(), nullptr) !=
+        dnnl_success)
+      return false;
+    const bool ok = dnnl_primitive_create(made, pd) == dnnl_success;
+    dnnl_primitive_desc_destroy(pd);
+    return ok;
+  };
+  return (!input || reorder(op.user, op.inner, &op.to_inner)) &&
+         (!output || reorder(op.inner, op.user, &op.to_user));
+}
+
+inline dnnl_memory_desc_t plain(int64_t a, int64_t b, int64_t c, int64_t d, const Strides4& s) {
+  dnnl_memory_desc_t md{};
+  const dnnl_dims_t dims = {a, b, c, d}, strides = {s.s[0], s.s[1], s.s[2], s.s[3]};
+  dnnl_memory_desc_init_by_strides(&md, 4, dims, dnnl_f32, strides);
+  return md;
+}
+
+inline dnnl_memory_desc_t any(int64_t a, int64_t b, int64_t c, int64_t d) {
+  dnnl_memory_desc_t md{};
+  const dnnl_dims_t dims = {a, b, c, d};
+  dnnl_memory_desc_init_by_tag(&md, 4, dims, dnnl_f32, dnnl_format_tag_any);
+  return md;
+}
+
+/// Creates the kernel of `op` for a block of `p.batch` images.
+inline void make_kernel(Kernel& k, Op op, const Conv2dProblem& p, const Strides4& image_strides,
+                        const Strides4& filter_strides, const Strides4& map_strides) {
+  if (!engine() || p.pad_bottom() < 0 || p.pad_right() < 0) return;
+  const dnnl_memory_desc_t image_user =
+                               plain(p.batch, p.in_channels, p.in_h, p.in_w, image_strides),
+                           filter_user = plain(p.out_channels, p.in_channels, p.kernel_h,
+                                               p.kernel_w, filter_strides),
+                           map_user = plain(p.batch, p.out_channels, p.out_h, p.out_w, map_strides);
+  const dnnl_memory_desc_t image = any(p.batch, p.in_channels, p.in_h, p.in_w),
+                           filter = any(p.out_channels, p.in_channels, p.kernel_h, p.kernel_w),
+                           map = any(p.batch, p.out_channels, p.out_h, p.out_w);
+  const dnnl_dims_t strides = {p.stride_h, p.stride_w}, pad_l = {p.pad_top, p.pad_left},
+                    pad_r = {p.pad_bottom(), p.pad_right()};
+  dnnl_convolution_desc_t forward{}, backward{};
+  if (dnnl_convolution_forward_desc_init(&forward, dnnl_forward_training, dnnl_convolution_direct,
+                                         &image, &filter, nullptr, &map, strides, pad_l,
+                                         pad_r) != dnnl_success)
+    return;
+  dnnl_primitive_desc_t forward_pd = nullptr, pd = nullptr;
+  if (dnnl_primitive_desc_create(&forward_pd, &forward, nullptr, engine(), nullptr) != dnnl_success)
+    return;
+  dnnl_status_t status = dnnl_success;
+  if (op == Op::Forward) {
+    pd = forward_pd, forward_pd = nullptr;
+  } else if (op == Op::BackwardData) {
+    status = dnnl_convolution_backward_data_desc_init(&backward, dnnl_convolution_direct, &image,
+                                                      &filter, &map, strides, pad_l, pad_r);
+  } else {
+    status = dnnl_convolution_backward_weights_desc_init(
+        &backward, dnnl_convolution_direct, &image, &filter, nullptr, &map, strides, pad_l, pad_r);
+  }
+  if (op != Op::Forward && status == dnnl_success)
+    status = dnnl_primitive_desc_create(&pd, &backward, nullptr, engine(), forward_pd);
+  if (forward_pd) dnnl_primitive_desc_destroy(forward_pd);
+  if (status != dnnl_success || !pd) return;
+  auto md = [&](dnnl_query_t what) { return dnnl_primitive_desc_query_md(pd, what, 0); };
+  bool ok = false;
+  if (op == Op::Forward)
+    ok = connect(k.image, image_user, md(dnnl_query_src_md), true, false) &&
+         connect(k.filter, filter_user, md(dnnl_query_weights_md), true, false) &&
+         connect(k.map, map_user, md(dnnl_query_dst_md), false, true);
+  else if (op == Op::BackwardData)
+    ok = connect(k.image, image_user, md(dnnl_query_diff_src_md), false, true) &&
+         connect(k.filter, filter_user, md(dnnl_query_weights_md), true, false) &&
+         connect(k.map, map_user, md(dnnl_query_diff_dst_md), true, false);
+  else
+    ok = connect(k.image, image_user, md(dnnl_query_src_md), true, false) &&
+         connect(k.filter, filter_user, md(dnnl_query_diff_weights_md), false, true) &&
+         connect(k.map, map_user, md(dnnl_query_diff_dst_md), true, false);
+  k.ok = ok && dnnl_primitive_create(&k.primitive, pd) == dnnl_success;
+  dnnl_primitive_desc_destroy(pd);
+}
+
+/// The kernel for (op, block problem, strides), created on first use and kept.
+inline const Kernel& kernel(Op op, const Conv2dProblem& p, const Strides4& image_strides,
+                            const Strides4& filter_strides, const Strides4& map_strides) {
+  static std::mutex mutex;
+  static auto* kernels = new std::map<std::vector<int64_t>, std::unique_ptr<Kernel>>();
+  std::vector<int64_t> key = {int64_t(op), p.batch,    p.in_channels, p.out_channels, p.in_h,
+                              p.in_w,      p.out_h,    p.out_w,       p.kernel_h,     p.kernel_w,
+                              p.stride_h,  p.stride_w, p.pad_top,     p.pad_left};
+  for (const Strides4* s : {&image_strides, &filter_strides, &map_strides})
+    key.insert(key.end(), s->s, s->s + 4);
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<Kernel>& k = (*kernels)[key];
+  if (!k) {
+    k = std::make_unique<Kernel>();
+    // Created for one thread: a primitive plans its threads when it is created
+    // (the weight gradient's then wait for each other at a barrier), and it runs
+    // on one thread per block.
+#ifdef _OPENMP
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+#endif
+    make_kernel(*k, op, p, image_strides, filter_strides, map_strides);
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#endif
+  }
+  return *k;
+}
+
+/// Per thread and kernel: memory objects, created once and pointed at the
+/// data of each call (dnnl_memory_set_data_handle), and the buffers of the
+/// operands in the primitive's layouts; so that a steady call allocates nothing.
+struct Memories {
+  dnnl_memory_t image_user = nullptr, image = nullptr, filter_user = nullptr, filter = nullptr,
+                map_user = nullptr, map = nullptr;
+  Buffer image_buffer, filter_buffer, map_buffer;
+  Buffer partials[8];  // BackwardWeights, on the calling thread: one per block
+};
+
+inline Memories& memories(const Kernel& k) {
+  thread_local std::map<const Kernel*, Memories> by_kernel;
+  return by_kernel[&k];
+}
+
+/// `m`, a memory object in layout `md`, pointed at `data`; false on failure.
+inline bool bind(dnnl_memory_t& m, const dnnl_memory_desc_t& md, const void* data) {
+  if (!data) return false;
+  if (!m) return dnnl_memory_create(&m, &md, engine(), const_cast<void*>(data)) == dnnl_success;
+  return dnnl_memory_set_data_handle(m, const_cast<void*>(data)) == dnnl_success;
+}
+
+inline bool run(dnnl_primitive_t p, std::initializer_list<dnnl_exec_arg_t> args) {
+  return dnnl_primitive_execute(p, stream(), int(args.size()), args.begin()) == dnnl_success;
+}
+
+/// The operand's data in the primitive's layout, through `inner`: the user's
+/// data itself, or its reorder into `buffer`.
+inline bool input(const Operand& op, dnnl_memory_t& user, dnnl_memory_t& inner, Buffer& buffer,
+                  const void* data) {
+  if (op.same) return bind(inner, op.inner, data);
+  return bind(user, op.user, data) && bind(inner, op.inner, buffer.get(op.inner_bytes)) &&
+         run(op.to_inner, {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, inner}});
+}
+
+/// Where the primitive writes the operand (`inner`): the user's data itself,
+/// or `buffer`, reordered into it by `output_done`.
+inline bool output(const Operand& op, dnnl_memory_t& user, dnnl_memory_t& inner, Buffer& buffer,
+                   void* data) {
+  if (op.same) return bind(inner, op.inner, data);
+  return bind(user, op.user, data) && bind(inner, op.inner, buffer.get(op.inner_bytes));
+}
+
+inline bool output_done(const Operand& op, dnnl_memory_t user, dnnl_memory_t inner) {
+  return op.same || run(op.to_user, {{DNNL_ARG_FROM, inner}, {DNNL_ARG_TO, user}});
+}
+
+/// Runs `op` in blocks of images through oneDNN; false when it could not (the
+/// caller then runs the loops, which overwrite every result element).
+inline bool library(Op op, const Conv2dProblem& problem, const float* image, Strides4 image_s,
+                    const float* filter, Strides4 filter_s, const float* map, Strides4 map_s,
+                    float* result) {
+  // A negative bottom (right) padding: the last rows (columns) of the image are
+  // in no window. oneDNN refuses it, so it gets the image without them (the
+  // same strides); their input gradient is 0.
+  Conv2dProblem p = problem;
+  p.in_h += std::min<int64_t>(0, problem.pad_bottom());
+  p.in_w += std::min<int64_t>(0, problem.pad_right());
+  if (op == Op::BackwardData && (p.in_h < problem.in_h || p.in_w < problem.in_w)) {
+    for (int64_t n = 0; n < p.batch; ++n)
+      for (int64_t c = 0; c < p.in_channels; ++c)
+        for (int64_t h = 0; h < problem.in_h; ++h)
+          for (int64_t w = h < p.in_h ? p.in_w : 0; w < problem.in_w; ++w)
+            result[at(image_s, n, c, h, w)] = 0.0f;
+  }
+  const int64_t nb = blocks(p);
+  Conv2dProblem block = p;
+  block.batch = p.batch / nb;
+  const Kernel& k = kernel(op, block, image_s, filter_s, map_s);
+  if (!k.ok) return false;
+  Memories& caller = memories(k);
+  // The filter, shared by every block, is read once into the primitive's layout.
+  if (op != Op::BackwardWeights &&
+      !input(k.filter, caller.filter_user, caller.filter, caller.filter_buffer, filter))
+    return false;
+  const void* filter_inner = op != Op::BackwardWeights && k.filter.same
+                                 ? static_cast<const void*>(filter)
+                                 : caller.filter_buffer.data.get();
+  void* partials[8] = {};
+  for (int64_t b = 0; op == Op::BackwardWeights && b < nb; ++b)
+    if (!(partials[b] = caller.partials[b].get(k.filter.inner_bytes))) return false;
+  int failures = 0;
+#ifdef _OPENMP
+  const int threads = omp_get_max_threads();
+#endif
+#pragma omp parallel for reduction(+ : failures) if (nb > 1 && omp_get_level() == 0)
+  for (int64_t b = 0; b < nb; ++b) {
+#ifdef _OPENMP
+    omp_set_num_threads(1);  // one thread per library call (deterministic sums)
+#endif
+    Memories& m = memories(k);
+    const int64_t first = b * block.batch;
+    bool fine = true;
+    if (op == Op::Forward) {
+      fine = input(k.image, m.image_user, m.image, m.image_buffer, image + first * image_s.s[0]) &&
+             bind(m.filter, k.filter.inner, filter_inner) &&
+             output(k.map, m.map_user, m.map, m.map_buffer, result + first * map_s.s[0]) &&
+             run(k.primitive,
+                 {{DNNL_ARG_SRC, m.image}, {DNNL_ARG_WEIGHTS, m.filter}, {DNNL_ARG_DST, m.map}}) &&
+             output_done(k.map, m.map_user, m.map);
+    } else if (op == Op::BackwardData) {
+      fine =
+          input(k.map, m.map_user, m.map, m.map_buffer, map + first * map_s.s[0]) &&
+          bind(m.filter, k.filter.inner, filter_inner) &&
+          output(k.image, m.image_user, m.image, m.image_buffer, result + first * image_s.s[0]) &&
+          run(k.primitive, {{DNNL_ARG_DIFF_DST, m.map},
+                            {DNNL_ARG_WEIGHTS, m.filter},
+                            {DNNL_ARG_DIFF_SRC, m.image}}) &&
+          output_done(k.image, m.image_user, m.image);
+    } else {
+      fine = input(k.image, m.image_user, m.image, m.image_buffer, image + first * image_s.s[0]) &&
+             input(k.map, m.map_user, m.map, m.map_buffer, map + first * map_s.s[0]) &&
+             bind(m.filter, k.filter.inner, partials[b]) &&
+             run(k.primitive, {{DNNL_ARG_SRC, m.image},
+                               {DNNL_ARG_DIFF_DST, m.map},
+                               {DNNL_ARG_DIFF_WEIGHTS, m.filter}});
+    }
+    failures += fine ? 0 : 1;
+  }
+#ifdef _OPENMP
+  omp_set_num_threads(threads);
+#endif
+  if (failures > 0) return false;
+  if (op != Op::BackwardWeights) return true;
+  // The weight gradient: the partials summed in block order, in the primitive's
+  // layout (every block has the same one), then reordered into the result.
+  float* sum = static_cast<float*>(partials[0]);
+  const size_t count = k.filter.inner_bytes / sizeof(float);
+  for (int64_t b = 1; b < nb; ++b) {
+    const float* part = static_cast<const float*>(partials[b]);
+    for (size_t e = 0; e < count; ++e) sum[e] += part[e];
+  }
+  if (k.filter.same) {
+    std::copy(sum, sum + count, result);
+    return true;
+  }
+  return bind(caller.filter, k.filter.inner, sum) &&
+         bind(caller.filter_user, k.filter.user, result) &&
+         output_done(k.filter, caller.filter_user, caller.filter);
+}
+#endif
+
+}  // namespace conv_detail
+
+inline void conv2d_forward(const Conv2dProblem& p, const float* x, Strides4 xs, const float* w,
+                           Strides4 ws, float* y, Strides4 ys) {
+#ifdef TENET_CONV_DNNL
+  if (conv_detail::library(conv_detail::Op::Forward, p, x, xs, w, ws, nullptr, ys, y)) return;
+#endif
+  conv_detail::forward_loops(p, x, xs, w, ws, y, ys);
+}
+
+inline void conv2d_backward_data(const Conv2dProblem& p, const float* dy, Strides4 dys,
+                                 const float* w, Strides4 ws, float* dx, Strides4 dxs) {
+#ifdef TENET_CONV_DNNL
+  if (conv_detail::library(conv_detail::Op::BackwardData, p, nullptr, dxs, w, ws, dy, dys, dx))
+    return;
+#endif
+  conv_detail::backward_data_loops(p, dy, dys, w, ws, dx, dxs);
+}
+
+inline void conv2d_backward_weights(const Conv2dProblem& p, const float* x, Strides4 xs,
+                                    const float* dy, Strides4 dys, float* dw, Strides4 dws) {
+#ifdef TENET_CONV_DNNL
+  if (conv_detail::library(conv_detail::Op::BackwardWeights, p, x, xs, nullptr, dws, dy, dys, dw))
+    return;
+#endif
+  conv_detail::backward_weights_loops(p, x, xs, dy, dys, dw, dws);
+}
+
+}  // namespace tenet
