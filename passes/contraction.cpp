@@ -275,8 +275,9 @@ std::optional<int64_t> minimum_work(const GemmPlan& p) {
 bool library_convolution(const ir::ConvPlan& plan) {
   const std::optional<int64_t> c = plan.in_channels.constant(), o = plan.out_channels.constant(),
                                kh = plan.kernel_h.constant(), kw = plan.kernel_w.constant();
-  return c && o && kh && kw && *c * *kh * *kw <= kMaxLibraryConvWindow &&
-         *o * *kh * *kw <= kMaxLibraryConvWindow;
+  const int64_t most =
+      plan.role == ir::ConvRole::Forward ? kMaxLibraryConvWindow : kMaxLibraryConvGradientWindow;
+  return c && o && kh && kw && *c * *kh * *kw <= most && *o * *kh * *kw <= most;
 }
 
 namespace {

@@ -79,12 +79,15 @@ constexpr int64_t kMinMatrixVectorSum = 64;
 /// A 2-D convolution (or one of its gradients, ir/conv_plan.h) runs in the
 /// convolution library (runtime/tenet_conv.h: oneDNN's direct convolution)
 /// when every output element's window, in_channels x kernel_h x kernel_w, and
-/// every input gradient's, out_channels x kernel_h x kernel_w, has at most this
-/// many terms. Above it the GEMM over im2col columns has a long enough sum to
-/// run near the GEMM floor, faster than the library (docs/performance.md,
-/// "Convolutions": 3x3 with 64 channels, 576 terms, 2.3x faster in oneDNN;
-/// CapsNet's PrimaryCaps, 20736 terms, faster as a GEMM).
-constexpr int64_t kMaxLibraryConvWindow = 1152;
+/// every input gradient's, out_channels x kernel_h x kernel_w, has at most
+/// kMaxLibraryConvWindow terms (a gradient: kMaxLibraryConvGradientWindow).
+/// Above it the GEMM over im2col columns has a long enough sum to run near the
+/// GEMM floor, faster than the library (docs/performance.md, "Convolutions
+/// through oneDNN": 3x3 with 64 channels, 576 terms, 2.2x faster in oneDNN;
+/// CapsNet's PrimaryCaps, 20736 terms, faster as a GEMM; ResNet-18's 512
+/// channels, 4608 terms: the forward faster in oneDNN, the gradients not).
+constexpr int64_t kMaxLibraryConvWindow = 4608;
+constexpr int64_t kMaxLibraryConvGradientWindow = 2304;
 
 /// Whether a convolution's plan is taken (the rule above; channels and
 /// kernel sizes must be constants).

@@ -96,7 +96,7 @@ TEST(ConvLibrary, OtherContractionsKeepTheirGemmPlans) {
       "  y(b, o, i, j) +=! x?(b, c, i + 2*ki - 2, j + 2*kj - 2) * w(o, c, ki, kj)\n"
       "      where b in 0:B, i in 0:12, j in 0:12\n"
       "}\n"
-      "def wide(float(B, 256, 6, 6) x, float(64, 256, 3, 3) w) -> (y) {\n"
+      "def wide(float(B, 520, 6, 6) x, float(64, 520, 3, 3) w) -> (y) {\n"
       "  y(b, o, i, j) +=! x?(b, c, i + ki - 1, j + kj - 1) * w(o, c, ki, kj)\n"
       "      where b in 0:B, i in 0:6, j in 0:6\n"
       "}\n"
