@@ -20,7 +20,7 @@ void FunctionEmitter::emit_conv(Code& code, const ir::Stmt& s, const Scope& scop
                               ", " + size(plan.out_w) + ", " + size(plan.kernel_h) + ", " +
                               size(plan.kernel_w) + ", " + std::to_string(plan.stride_h) + ", " +
                               std::to_string(plan.stride_w) + ", " + std::to_string(plan.pad_top) +
-                              ", " + std::to_string(plan.pad_left) + "}";
+                              ", " + std::to_string(plan.pad_left) + ", " + size(plan.groups) + "}";
   // A tensor as the library's arguments: its pointer and its four strides.
   auto tensor = [&](const ir::ValuePtr& v) {
     const TensorAccess& t = access(v);

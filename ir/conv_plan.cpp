@@ -183,11 +183,62 @@ std::optional<ConvPlan> backward_data_windows(const Compute& c, const ExprNode& 
   return plan;
 }
 
+/// Whether `a` is the constant 0.
+bool is_zero(const Affine& a) {
+  return a.terms.empty() && a.offset == SizeExpr(0);
+}
+
+// y(n, g, p, q) +=! x?(n, g, S*p + i - P, S*q + j - P) * w(g, 0, i, j)
+std::optional<ConvPlan> depthwise_forward(const Compute& c, const ExprNode& x, const ExprNode& w) {
+  const std::string n = c.out[0].index, g = c.out[1].index, p = c.out[2].index, q = c.out[3].index;
+  const std::string i = var(w.indices[2]), j = var(w.indices[3]);
+  if (!is(w.indices[0], g) || !is_zero(w.indices[1]) || !distinct({i, j}) || !is(x.indices[0], n) ||
+      !is(x.indices[1], g))
+    return std::nullopt;
+  const auto h = window(x.indices[2], p, i), v = window(x.indices[3], q, j);
+  if (!h || !v || shape(w)[1] != SizeExpr(1) || !spans(c, i, shape(w)[2]) ||
+      !spans(c, j, shape(w)[3]) || shape(x)[0] != c.result->shape[0] ||
+      shape(x)[1] != c.result->shape[1] || shape(w)[0] != c.result->shape[1])
+    return std::nullopt;
+  ConvPlan plan;
+  plan.role = ConvRole::Forward;
+  plan.batch = shape(x)[0], plan.in_channels = shape(x)[1], plan.out_channels = shape(x)[1];
+  plan.groups = shape(x)[1];
+  plan.in_h = shape(x)[2], plan.in_w = shape(x)[3];
+  plan.out_h = c.result->shape[2], plan.out_w = c.result->shape[3];
+  plan.kernel_h = shape(w)[2], plan.kernel_w = shape(w)[3];
+  plan.stride_h = h->first, plan.pad_top = h->second;
+  plan.stride_w = v->first, plan.pad_left = v->second;
+  return plan;
+}
+
+// dx(n, g, a, b) +=! dy?(n, g, a - i + P, b - j + P) * w(g, 0, i, j)
+std::optional<ConvPlan> depthwise_backward_data(const Compute& c, const ExprNode& dy,
+                                                const ExprNode& w) {
+  const std::string n = c.out[0].index, g = c.out[1].index, a = c.out[2].index, b = c.out[3].index;
+  const std::string i = var(w.indices[2]), j = var(w.indices[3]);
+  if (!is(w.indices[0], g) || !is_zero(w.indices[1]) || !distinct({i, j}) ||
+      !is(dy.indices[0], n) || !is(dy.indices[1], g))
+    return std::nullopt;
+  const auto top = two_terms(dy.indices[2], a, 1, i, -1);
+  const auto left = two_terms(dy.indices[3], b, 1, j, -1);
+  if (!top || !left || *top < 0 || *left < 0 || shape(w)[1] != SizeExpr(1) ||
+      !spans(c, i, shape(w)[2]) || !spans(c, j, shape(w)[3]) ||
+      shape(dy)[0] != c.result->shape[0] || shape(dy)[1] != c.result->shape[1] ||
+      shape(w)[0] != c.result->shape[1])
+    return std::nullopt;
+  ConvPlan plan = backward_data_sizes(c, dy, w);
+  plan.groups = c.result->shape[1];
+  plan.pad_top = *top, plan.pad_left = *left;
+  return plan;
+}
+
 }  // namespace
 
 std::optional<ConvPlan> plan_convolution(const Compute& c) {
   if (c.op != ReduceOp::Sum || c.init || c.result->type != ElemType::F32 || c.result->rank() != 4 ||
-      !c.result->layout.empty() || c.out.size() != 4 || c.reduce.size() != 3)
+      !c.result->layout.empty() || c.out.size() != 4 ||
+      (c.reduce.size() != 3 && c.reduce.size() != 2))
     return std::nullopt;
   const ExprNode* f[2] = {factor(c, 0), factor(c, 1)};
   if (!f[0] || !f[1]) return std::nullopt;
@@ -195,7 +246,12 @@ std::optional<ConvPlan> plan_convolution(const Compute& c) {
     const ExprNode& first = *f[k];
     const ExprNode& second = *f[1 - k];
     std::optional<ConvPlan> plan;
-    if ((plan = forward(c, first, second))) {
+    if (c.reduce.size() == 2) {  // depthwise
+      if ((plan = depthwise_forward(c, first, second)))
+        plan->image = k, plan->filter = 1 - k;
+      else if ((plan = depthwise_backward_data(c, first, second)))
+        plan->grad = k, plan->filter = 1 - k;
+    } else if ((plan = forward(c, first, second))) {
       plan->image = k, plan->filter = 1 - k;
     } else if ((plan = backward_weights(c, first, second))) {
       plan->grad = k, plan->image = 1 - k;
@@ -235,6 +291,7 @@ std::string describe(const ConvPlan& plan, const Compute& statement) {
               name(plan.grad) + dst;
       break;
   }
+  if (plan.groups != SizeExpr(1)) text += ", groups " + plan.groups.str();
   return text + ", stride " + std::to_string(plan.stride_h) + "x" + std::to_string(plan.stride_w) +
          ", pad " + std::to_string(plan.pad_top) + "x" + std::to_string(plan.pad_left) + ")";
 }

@@ -13,6 +13,13 @@
 ///   1)
 ///                     dx(n, c, a, b)   +=! dy(n, o, p, q) * w?(o, c, a - S*p + P, b - S*q + P)
 ///
+/// and the depthwise forms, where the image's channel is the filter's (and
+/// the result's) and the filter has one input channel:
+///
+///   Forward           y(n, g, p, q)    +=! x?(n, g, S*p + i - P, S*q + j - P) * w(g, 0, i, j)
+///   BackwardData      dx(n, g, a, b)   +=! dy?(n, g, a - i + P, b - j + P) * w(g, 0, i, j)   (S =
+///   1)
+///
 /// in either order of the factors, with every reduce index over the whole
 /// extent of the tensor dimension it runs along, and float32 throughout. The
 /// bottom and right paddings follow from the sizes: (OH - 1)*S + KH - H - P.
@@ -40,6 +47,9 @@ struct ConvPlan {
   /// [batch, out_channels, out_h, out_w].
   SizeExpr batch, in_channels, out_channels, in_h, in_w, out_h, out_w, kernel_h, kernel_w;
   int64_t stride_h = 1, stride_w = 1, pad_top = 0, pad_left = 0;
+  /// Channel groups: 1, or in_channels for a depthwise convolution (each
+  /// channel its own filter, weights [channels, 1, kernel_h, kernel_w]).
+  SizeExpr groups = 1;
 };
 
 /// The plan when `c` is one of the statements above, else nullopt.

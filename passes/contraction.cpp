@@ -273,11 +273,15 @@ std::optional<int64_t> minimum_work(const GemmPlan& p) {
 }  // namespace
 
 bool library_convolution(const ir::ConvPlan& plan) {
-  const std::optional<int64_t> c = plan.in_channels.constant(), o = plan.out_channels.constant(),
-                               kh = plan.kernel_h.constant(), kw = plan.kernel_w.constant();
+  // The windows of one group's channels.
+  const std::optional<int64_t> g = plan.groups.constant(), in = plan.in_channels.constant(),
+                               out = plan.out_channels.constant(), kh = plan.kernel_h.constant(),
+                               kw = plan.kernel_w.constant();
+  if (!g || !in || !out || !kh || !kw) return false;
+  const int64_t c = *in / *g, o = *out / *g;
   const int64_t most =
       plan.role == ir::ConvRole::Forward ? kMaxLibraryConvWindow : kMaxLibraryConvGradientWindow;
-  return c && o && kh && kw && *c * *kh * *kw <= most && *o * *kh * *kw <= most;
+  return c * *kh * *kw <= most && o * *kh * *kw <= most;
 }
 
 namespace {

@@ -8,8 +8,10 @@
 ///
 /// over float32 NCHW images (x, y and their gradients) and OIHW filters, with
 /// strides in elements, zero padding (pad_top and pad_left given, the bottom
-/// and right following from the sizes), no dilation and no groups:
-///   y(n, o, p, q) = sum over c, i, j of x(n, c, S*p + i - P, S*q + j - P) * w(o, c, i, j)
+/// and right following from the sizes), no dilation, and channel groups
+/// (Conv2dProblem::groups; G = in_channels for a depthwise convolution):
+///   y(n, o, p, q) = sum over c, i, j of x(n, g*C/G + c, S*p + i - P, S*q + j - P) * w(o, c, i, j)
+/// where g = o / (O/G) and c runs over C/G.
 /// Each call overwrites its result.
 ///
 /// The backend is chosen when the including file is compiled:
@@ -52,6 +54,12 @@ namespace tenet {
 struct Conv2dProblem {
   int64_t batch, in_channels, out_channels, in_h, in_w, out_h, out_w, kernel_h, kernel_w;
   int64_t stride_h, stride_w, pad_top, pad_left;
+  /// Channel groups (in_channels for a depthwise convolution): group g's
+  /// outputs read its in_channels / groups inputs; weights [out_channels,
+  /// in_channels / groups, kernel_h, kernel_w].
+  int64_t groups = 1;
+  int64_t group_in() const { return in_channels / groups; }
+  int64_t group_out() const { return out_channels / groups; }
   int64_t pad_bottom() const { return (out_h - 1) * stride_h + kernel_h - in_h - pad_top; }
   int64_t pad_right() const { return (out_w - 1) * stride_w + kernel_w - in_w - pad_left; }
 };
@@ -88,14 +96,15 @@ inline void forward_loops(const Conv2dProblem& p, const float* x, Strides4 xs, c
       for (int64_t r = 0; r < p.out_h; ++r)
         for (int64_t q = 0; q < p.out_w; ++q) {
           double acc = 0;
-          for (int64_t c = 0; c < p.in_channels; ++c)
+          const int64_t first = o / p.group_out() * p.group_in();
+          for (int64_t c = 0; c < p.group_in(); ++c)
             for (int64_t i = 0; i < p.kernel_h; ++i) {
               const int64_t h = p.stride_h * r + i - p.pad_top;
               if (h < 0 || h >= p.in_h) continue;
               for (int64_t j = 0; j < p.kernel_w; ++j) {
                 const int64_t v = p.stride_w * q + j - p.pad_left;
                 if (v < 0 || v >= p.in_w) continue;
-                acc += double(x[at(xs, n, c, h, v)]) * double(w[at(ws, o, c, i, j)]);
+                acc += double(x[at(xs, n, first + c, h, v)]) * double(w[at(ws, o, c, i, j)]);
               }
             }
           y[at(ys, n, o, r, q)] = float(acc);
@@ -110,7 +119,8 @@ inline void backward_data_loops(const Conv2dProblem& p, const float* dy, Strides
       for (int64_t a = 0; a < p.in_h; ++a)
         for (int64_t b = 0; b < p.in_w; ++b) {
           double acc = 0;
-          for (int64_t o = 0; o < p.out_channels; ++o)
+          const int64_t group = c / p.group_in(), cg = c % p.group_in();
+          for (int64_t o = group * p.group_out(); o < (group + 1) * p.group_out(); ++o)
             for (int64_t i = 0; i < p.kernel_h; ++i) {
               const int64_t th = a + p.pad_top - i;
               if (th < 0 || th % p.stride_h != 0 || th / p.stride_h >= p.out_h) continue;
@@ -118,7 +128,7 @@ inline void backward_data_loops(const Conv2dProblem& p, const float* dy, Strides
                 const int64_t tw = b + p.pad_left - j;
                 if (tw < 0 || tw % p.stride_w != 0 || tw / p.stride_w >= p.out_w) continue;
                 acc += double(dy[at(dys, n, o, th / p.stride_h, tw / p.stride_w)]) *
-                       double(w[at(ws, o, c, i, j)]);
+                       double(w[at(ws, o, cg, i, j)]);
               }
             }
           dx[at(dxs, n, c, a, b)] = float(acc);
@@ -129,10 +139,11 @@ inline void backward_weights_loops(const Conv2dProblem& p, const float* x, Strid
                                    const float* dy, Strides4 dys, float* dw, Strides4 dws) {
 #pragma omp parallel for collapse(2)
   for (int64_t o = 0; o < p.out_channels; ++o)
-    for (int64_t c = 0; c < p.in_channels; ++c)
+    for (int64_t c = 0; c < p.group_in(); ++c)
       for (int64_t i = 0; i < p.kernel_h; ++i)
         for (int64_t j = 0; j < p.kernel_w; ++j) {
           double acc = 0;
+          const int64_t image_c = o / p.group_out() * p.group_in() + c;
           for (int64_t n = 0; n < p.batch; ++n)
             for (int64_t r = 0; r < p.out_h; ++r) {
               const int64_t h = p.stride_h * r + i - p.pad_top;
@@ -140,7 +151,7 @@ inline void backward_weights_loops(const Conv2dProblem& p, const float* x, Strid
               for (int64_t q = 0; q < p.out_w; ++q) {
                 const int64_t v = p.stride_w * q + j - p.pad_left;
                 if (v < 0 || v >= p.in_w) continue;
-                acc += double(dy[at(dys, n, o, r, q)]) * double(x[at(xs, n, c, h, v)]);
+                acc += double(dy[at(dys, n, o, r, q)]) * double(x[at(xs, n, image_c, h, v)]);
               }
             }
           dw[at(dws, o, c, i, j)] = float(acc);
@@ -152,7 +163,7 @@ inline void backward_weights_loops(const Conv2dProblem& p, const float* x, Strid
 /// least 8 MFLOP (so every block is one primitive).
 inline int64_t blocks(const Conv2dProblem& p) {
   const int64_t flops =
-      2 * p.batch * p.out_channels * p.out_h * p.out_w * p.in_channels * p.kernel_h * p.kernel_w;
+      2 * p.batch * p.out_channels * p.out_h * p.out_w * p.group_in() * p.kernel_h * p.kernel_w;
   const int64_t most = std::max<int64_t>(1, std::min<int64_t>(8, flops >> 23));
   int64_t best = 1;
   for (int64_t b = 1; b <= most; ++b)
@@ -245,17 +256,34 @@ inline dnnl_memory_desc_t any(int64_t a, int64_t b, int64_t c, int64_t d) {
   return md;
 }
 
+/// The filter's layout as oneDNN states it: OIHW, or with groups [G, O/G,
+/// C/G, KH, KW] over the same elements; `s`: the user's strides, or null for
+/// the layout oneDNN picks.
+inline dnnl_memory_desc_t filter_md(const Conv2dProblem& p, const Strides4* s) {
+  if (p.groups == 1)
+    return s ? plain(p.out_channels, p.group_in(), p.kernel_h, p.kernel_w, *s)
+             : any(p.out_channels, p.group_in(), p.kernel_h, p.kernel_w);
+  dnnl_memory_desc_t md{};
+  const dnnl_dims_t dims = {p.groups, p.group_out(), p.group_in(), p.kernel_h, p.kernel_w};
+  if (!s) {
+    dnnl_memory_desc_init_by_tag(&md, 5, dims, dnnl_f32, dnnl_format_tag_any);
+  } else {
+    const dnnl_dims_t strides = {s->s[0] * p.group_out(), s->s[0], s->s[1], s->s[2], s->s[3]};
+    dnnl_memory_desc_init_by_strides(&md, 5, dims, dnnl_f32, strides);
+  }
+  return md;
+}
+
 /// Creates the kernel of `op` for a block of `p.batch` images.
 inline void make_kernel(Kernel& k, Op op, const Conv2dProblem& p, const Strides4& image_strides,
                         const Strides4& filter_strides, const Strides4& map_strides) {
   if (!engine() || p.pad_bottom() < 0 || p.pad_right() < 0) return;
   const dnnl_memory_desc_t image_user =
                                plain(p.batch, p.in_channels, p.in_h, p.in_w, image_strides),
-                           filter_user = plain(p.out_channels, p.in_channels, p.kernel_h,
-                                               p.kernel_w, filter_strides),
+                           filter_user = filter_md(p, &filter_strides),
                            map_user = plain(p.batch, p.out_channels, p.out_h, p.out_w, map_strides);
   const dnnl_memory_desc_t image = any(p.batch, p.in_channels, p.in_h, p.in_w),
-                           filter = any(p.out_channels, p.in_channels, p.kernel_h, p.kernel_w),
+                           filter = filter_md(p, nullptr),
                            map = any(p.batch, p.out_channels, p.out_h, p.out_w);
   const dnnl_dims_t strides = {p.stride_h, p.stride_w}, pad_l = {p.pad_top, p.pad_left},
                     pad_r = {p.pad_bottom(), p.pad_right()};
@@ -306,7 +334,7 @@ inline const Kernel& kernel(Op op, const Conv2dProblem& p, const Strides4& image
   static auto* kernels = new std::map<std::vector<int64_t>, std::unique_ptr<Kernel>>();
   std::vector<int64_t> key = {int64_t(op), p.batch,    p.in_channels, p.out_channels, p.in_h,
                               p.in_w,      p.out_h,    p.out_w,       p.kernel_h,     p.kernel_w,
-                              p.stride_h,  p.stride_w, p.pad_top,     p.pad_left};
+                              p.stride_h,  p.stride_w, p.pad_top,     p.pad_left,     p.groups};
   for (const Strides4* s : {&image_strides, &filter_strides, &map_strides})
     key.insert(key.end(), s->s, s->s + 4);
   std::lock_guard<std::mutex> lock(mutex);

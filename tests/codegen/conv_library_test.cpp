@@ -87,6 +87,27 @@ TEST(ConvLibrary, PointwiseAndSingleChannelMatchTheInterpreter) {
   expect_gemm_matches_interpreter(vjp(source, "first"), "first_grad", {{"B", 16}}, 3);
 }
 
+// Depthwise (the importer's form: the filter's one input channel read at 0):
+// the forward and the input gradient are the library's, with groups = 24; the
+// weight gradient, which AD writes with a select over that channel, is not.
+TEST(ConvLibrary, DepthwiseForwardAndInputGradientMatchTheInterpreter) {
+  const char* source =
+      "def depthwise(float(B, 24, 9, 10) x, float(24, 1, 3, 3) w) -> (y) {\n"
+      "  y(b, g, i, j) +=! x?(b, g, i + ki - 1, j + kj - 1) * w(g, 0, ki, kj)\n"
+      "      where b in 0:B, i in 0:9, j in 0:10\n"
+      "}\n"
+      "def strided(float(B, 16, 9, 10) x, float(16, 1, 3, 3) w) -> (y) {\n"
+      "  y(b, g, i, j) +=! x?(b, g, 2*i + ki - 1, 2*j + kj - 1) * w(g, 0, ki, kj)\n"
+      "      where b in 0:B, i in 0:5, j in 0:5\n"
+      "}\n";
+  const std::string code =
+      expect_gemm_matches_interpreter(vjp(source, "depthwise"), "depthwise_grad", {{"B", 8}}, 2);
+  EXPECT_EQ(count(code, "tenet::conv2d_forward("), 1u);
+  EXPECT_EQ(count(code, "tenet::conv2d_backward_data("), 1u);
+  EXPECT_EQ(count(code, ", 24}"), 2u);  // groups
+  expect_gemm_matches_interpreter(compile_tn(source), "strided", {{"B", 8}}, 1);
+}
+
 // Not a library convolution: dilation (ki's coefficient 2), a window sum of
 // more than passes::kMaxLibraryConvWindow terms, symbolic channels. These stay
 // GEMMs (or loops) as before.
