@@ -12,16 +12,6 @@
 namespace tenet::codegen::testing {
 namespace {
 
-/// The vector-Jacobian product program of `fn` in `source`, alone in a module.
-ir::Module gradient_of_source(const std::string& source, const std::string& fn) {
-  ir::Module m = compile_tn(source);
-  ad::GradRequest req;
-  req.vjp = true;
-  ir::Module out;
-  out.functions.push_back(ad::differentiate(m, fn, req));
-  return out;
-}
-
 /// The vector-Jacobian product program of `fn` in the file `path`.
 ir::Module gradient(const std::string& path, const std::string& fn) {
   return gradient_of_source(tenet::testing::read_file(tenet::testing::source_path(path)), fn);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ad/grad.h"
 #include "ir/bind.h"
 #include "ir/conv_plan.h"
 #include "ir/gemm_plan.h"
@@ -46,6 +47,15 @@ int64_t longest_reduction(const std::vector<ir::Stmt>& body, const ir::SizeBindi
 }
 
 }  // namespace
+
+ir::Module gradient_of_source(const std::string& source, const std::string& fn) {
+  ir::Module m = compile_tn(source);
+  ad::GradRequest req;
+  req.vjp = true;
+  ir::Module out;
+  out.functions.push_back(ad::differentiate(m, fn, req));
+  return out;
+}
 
 std::string lowered_statements(const ir::Function& fn) {
   std::string out;

@@ -12,6 +12,9 @@
 
 namespace tenet::codegen::testing {
 
+/// The vector-Jacobian product program of `fn` in `source`, alone in a module.
+ir::Module gradient_of_source(const std::string& source, const std::string& fn);
+
 /// The statements of `fn` (loop bodies included) that the pipeline gave a GEMM
 /// or a convolution plan, as "result: plan" lines.
 std::string lowered_statements(const ir::Function& fn);

@@ -7,22 +7,12 @@
 
 #include <fstream>
 
-#include "ad/grad.h"
 #include "tests/codegen/codegen_test_util.h"
 #include "tests/codegen/contraction_util.h"
 #include "tests/support/golden.h"
 
 namespace tenet::codegen::testing {
 namespace {
-
-ir::Module vjp(const std::string& source, const std::string& fn) {
-  ir::Module m = compile_tn(source);
-  ad::GradRequest req;
-  req.vjp = true;
-  ir::Module out;
-  out.functions.push_back(ad::differentiate(m, fn, req));
-  return out;
-}
 
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
@@ -38,8 +28,8 @@ const char* const kPadded =
     "}\n";
 
 TEST(ConvLibrary, PaddedForwardAndGradientsMatchTheInterpreter) {
-  const std::string source =
-      expect_gemm_matches_interpreter(vjp(kPadded, "conv"), "conv_grad", {{"B", 6}}, 3);
+  const std::string source = expect_gemm_matches_interpreter(gradient_of_source(kPadded, "conv"),
+                                                             "conv_grad", {{"B", 6}}, 3);
   EXPECT_EQ(count(source, "tenet::conv2d_forward("), 1u);
   EXPECT_EQ(count(source, "tenet::conv2d_backward_data("), 1u);
   EXPECT_EQ(count(source, "tenet::conv2d_backward_weights("), 1u);
@@ -54,8 +44,8 @@ TEST(ConvLibrary, StridedForwardAndGradientsMatchTheInterpreter) {
       "  y(b, o, i, j) +=! x?(b, c, 2*i + ki - 1, 2*j + kj - 1) * w(o, c, ki, kj)\n"
       "      where b in 0:B, i in 0:5, j in 0:4\n"
       "}\n";
-  const std::string code =
-      expect_gemm_matches_interpreter(vjp(source, "conv"), "conv_grad", {{"B", 12}}, 3);
+  const std::string code = expect_gemm_matches_interpreter(gradient_of_source(source, "conv"),
+                                                           "conv_grad", {{"B", 12}}, 3);
   EXPECT_EQ(count(code, "tenet::conv2d_"), 3u);
 }
 
@@ -68,7 +58,7 @@ TEST(ConvLibrary, NegativeBottomPaddingLeavesTheLastRowOut) {
       "  y(b, o, i, j) +=! x?(b, c, 2*i + ki, 2*j + kj) * w(o, c, ki, kj)\n"
       "      where b in 0:B, i in 0:3, j in 0:3\n"
       "}\n";
-  expect_gemm_matches_interpreter(vjp(source, "conv"), "conv_grad", {{"B", 5}}, 3);
+  expect_gemm_matches_interpreter(gradient_of_source(source, "conv"), "conv_grad", {{"B", 5}}, 3);
 }
 
 // 1x1 and a single input channel (MNIST's first layer): no padding, and a
@@ -83,8 +73,10 @@ TEST(ConvLibrary, PointwiseAndSingleChannelMatchTheInterpreter) {
       "  y(b, o, i, j) +=! x(b, c, i + ki, j + kj) * w(o, c, ki, kj)\n"
       "      where i in 0:8, j in 0:8\n"
       "}\n";
-  expect_gemm_matches_interpreter(vjp(source, "pointwise"), "pointwise_grad", {{"B", 16}}, 3);
-  expect_gemm_matches_interpreter(vjp(source, "first"), "first_grad", {{"B", 16}}, 3);
+  expect_gemm_matches_interpreter(gradient_of_source(source, "pointwise"), "pointwise_grad",
+                                  {{"B", 16}}, 3);
+  expect_gemm_matches_interpreter(gradient_of_source(source, "first"), "first_grad", {{"B", 16}},
+                                  3);
 }
 
 // Depthwise (the importer's form: the filter's one input channel read at 0):
@@ -100,8 +92,8 @@ TEST(ConvLibrary, DepthwiseForwardAndInputGradientMatchTheInterpreter) {
       "  y(b, g, i, j) +=! x?(b, g, 2*i + ki - 1, 2*j + kj - 1) * w(g, 0, ki, kj)\n"
       "      where b in 0:B, i in 0:5, j in 0:5\n"
       "}\n";
-  const std::string code =
-      expect_gemm_matches_interpreter(vjp(source, "depthwise"), "depthwise_grad", {{"B", 8}}, 2);
+  const std::string code = expect_gemm_matches_interpreter(gradient_of_source(source, "depthwise"),
+                                                           "depthwise_grad", {{"B", 8}}, 2);
   EXPECT_EQ(count(code, "tenet::conv2d_forward("), 1u);
   EXPECT_EQ(count(code, "tenet::conv2d_backward_data("), 1u);
   EXPECT_EQ(count(code, ", 24}"), 2u);  // groups
