@@ -45,17 +45,6 @@ std::optional<int64_t> two_terms(const Affine& a, const std::string& outer, int6
   return a.offset.constant();
 }
 
-/// The stride of `a` = S * outer + inner + offset (S >= 1, offset = -P <= 0),
-/// with the padding P, else nullopt.
-std::optional<std::pair<int64_t, int64_t>> window(const Affine& a, const std::string& outer,
-                                                  const std::string& inner) {
-  const int64_t s = a.coef(outer);
-  if (s < 1) return std::nullopt;
-  const std::optional<int64_t> offset = two_terms(a, outer, s, inner, 1);
-  if (!offset || *offset > 0) return std::nullopt;
-  return std::pair{s, -*offset};
-}
-
 /// The reduce dimension of `index`, or nullptr.
 const Dim* reduce_dim(const Compute& c, const std::string& index) {
   for (const Dim& d : c.reduce)
@@ -85,27 +74,59 @@ const std::vector<SizeExpr>& shape(const ExprNode& r) {
   return r.tensor->shape;
 }
 
-// y(n, o, p, q) +=! x?(n, c, S*p + i - P, S*q + j - P) * w(o, c, i, j)
+/// Whether `a` is the constant 0.
+bool is_zero(const Affine& a) {
+  return a.terms.empty() && a.offset == SizeExpr(0);
+}
+
+struct Window {
+  int64_t stride = 1, pad = 0;
+};
+
+/// The stride and padding of `a` = S * outer + inner - P (S >= 1, P >= 0).
+std::optional<Window> window(const Affine& a, const std::string& outer, const std::string& inner) {
+  const int64_t s = a.coef(outer);
+  if (s < 1) return std::nullopt;
+  const std::optional<int64_t> offset = two_terms(a, outer, s, inner, 1);
+  if (!offset || *offset > 0) return std::nullopt;
+  return Window{s, -*offset};
+}
+
+/// The plan of `role` over an image [N, C, H, W], a filter [O, C/G, KH, KW] and
+/// a map (the forward's result) [N, O, OH, OW], with these windows.
+ConvPlan problem(ConvRole role, const std::vector<SizeExpr>& image,
+                 const std::vector<SizeExpr>& filter, const std::vector<SizeExpr>& map, Window h,
+                 Window v, bool depthwise) {
+  ConvPlan plan;
+  plan.role = role;
+  plan.batch = image[0], plan.in_channels = image[1], plan.out_channels = map[1];
+  plan.in_h = image[2], plan.in_w = image[3];
+  plan.out_h = map[2], plan.out_w = map[3];
+  plan.kernel_h = filter[2], plan.kernel_w = filter[3];
+  plan.stride_h = h.stride, plan.pad_top = h.pad;
+  plan.stride_w = v.stride, plan.pad_left = v.pad;
+  plan.groups = depthwise ? image[1] : SizeExpr(1);
+  return plan;
+}
+
+// y(n, o, p, q) +=! x?(n, c, S*p + i - P, S*q + j - P) * w(o, c, i, j), or depthwise
+// (two reduce indices): y(n, g, p, q) +=! x?(n, g, ...) * w(g, 0, i, j)
 std::optional<ConvPlan> forward(const Compute& c, const ExprNode& x, const ExprNode& w) {
   const std::string n = c.out[0].index, o = c.out[1].index, p = c.out[2].index, q = c.out[3].index;
-  const std::string ci = var(w.indices[1]), i = var(w.indices[2]), j = var(w.indices[3]);
-  if (!is(w.indices[0], o) || !distinct({ci, i, j}) || !is(x.indices[0], n) ||
+  const std::string i = var(w.indices[2]), j = var(w.indices[3]);
+  const bool depthwise = c.reduce.size() == 2;
+  const std::string ci = depthwise ? o : var(w.indices[1]);  // the image's channel
+  const bool channels_meet =
+      depthwise ? is_zero(w.indices[1]) && shape(w)[1] == SizeExpr(1) && shape(x)[1] == shape(w)[0]
+                : spans(c, ci, shape(x)[1]) && shape(x)[1] == shape(w)[1];
+  if (!channels_meet || !is(w.indices[0], o) || !distinct({ci, i, j}) || !is(x.indices[0], n) ||
       !is(x.indices[1], ci))
     return std::nullopt;
   const auto h = window(x.indices[2], p, i), v = window(x.indices[3], q, j);
-  if (!h || !v || !spans(c, ci, shape(x)[1]) || shape(x)[1] != shape(w)[1] ||
-      !spans(c, i, shape(w)[2]) || !spans(c, j, shape(w)[3]) || shape(x)[0] != c.result->shape[0] ||
-      shape(w)[0] != c.result->shape[1])
+  if (!h || !v || !spans(c, i, shape(w)[2]) || !spans(c, j, shape(w)[3]) ||
+      shape(x)[0] != c.result->shape[0] || shape(w)[0] != c.result->shape[1])
     return std::nullopt;
-  ConvPlan plan;
-  plan.role = ConvRole::Forward;
-  plan.batch = shape(x)[0], plan.in_channels = shape(x)[1], plan.out_channels = shape(w)[0];
-  plan.in_h = shape(x)[2], plan.in_w = shape(x)[3];
-  plan.out_h = c.result->shape[2], plan.out_w = c.result->shape[3];
-  plan.kernel_h = shape(w)[2], plan.kernel_w = shape(w)[3];
-  plan.stride_h = h->first, plan.pad_top = h->second;
-  plan.stride_w = v->first, plan.pad_left = v->second;
-  return plan;
+  return problem(ConvRole::Forward, shape(x), shape(w), c.result->shape, *h, *v, depthwise);
 }
 
 // dw(o, c, i, j) +=! dy(n, o, p, q) * x?(n, c, S*p + i - P, S*q + j - P)
@@ -120,46 +141,32 @@ std::optional<ConvPlan> backward_weights(const Compute& c, const ExprNode& dy, c
       !spans(c, p, shape(dy)[2]) || !spans(c, q, shape(dy)[3]) ||
       shape(dy)[1] != c.result->shape[0] || shape(x)[1] != c.result->shape[1])
     return std::nullopt;
-  ConvPlan plan;
-  plan.role = ConvRole::BackwardWeights;
-  plan.batch = shape(x)[0], plan.in_channels = shape(x)[1], plan.out_channels = shape(dy)[1];
-  plan.in_h = shape(x)[2], plan.in_w = shape(x)[3];
-  plan.out_h = shape(dy)[2], plan.out_w = shape(dy)[3];
-  plan.kernel_h = c.result->shape[2], plan.kernel_w = c.result->shape[3];
-  plan.stride_h = h->first, plan.pad_top = h->second;
-  plan.stride_w = v->first, plan.pad_left = v->second;
-  return plan;
+  return problem(ConvRole::BackwardWeights, shape(x), c.result->shape, shape(dy), *h, *v, false);
 }
 
-/// The sizes shared by both forms of BackwardData.
-ConvPlan backward_data_sizes(const Compute& c, const ExprNode& dy, const ExprNode& w) {
-  ConvPlan plan;
-  plan.role = ConvRole::BackwardData;
-  plan.batch = c.result->shape[0], plan.in_channels = c.result->shape[1];
-  plan.out_channels = shape(dy)[1];
-  plan.in_h = c.result->shape[2], plan.in_w = c.result->shape[3];
-  plan.out_h = shape(dy)[2], plan.out_w = shape(dy)[3];
-  plan.kernel_h = shape(w)[2], plan.kernel_w = shape(w)[3];
-  return plan;
-}
-
-// dx(n, c, a, b) +=! dy?(n, o, a - i + P, b - j + P) * w(o, c, i, j)
+// dx(n, c, a, b) +=! dy?(n, o, a - i + P, b - j + P) * w(o, c, i, j), or depthwise
+// (two reduce indices): dx(n, g, a, b) +=! dy?(n, g, ...) * w(g, 0, i, j)
 std::optional<ConvPlan> backward_data_taps(const Compute& c, const ExprNode& dy,
                                            const ExprNode& w) {
   const std::string n = c.out[0].index, ci = c.out[1].index, a = c.out[2].index, b = c.out[3].index;
-  const std::string o = var(w.indices[0]), i = var(w.indices[2]), j = var(w.indices[3]);
-  if (!distinct({o, i, j}) || !is(w.indices[1], ci) || !is(dy.indices[0], n) ||
+  const std::string i = var(w.indices[2]), j = var(w.indices[3]);
+  const bool depthwise = c.reduce.size() == 2;
+  const std::string o = depthwise ? ci : var(w.indices[0]);  // the filter's output channel
+  const bool channels_meet =
+      depthwise
+          ? is_zero(w.indices[1]) && shape(w)[1] == SizeExpr(1) &&
+                shape(dy)[1] == c.result->shape[1]
+          : is(w.indices[1], ci) && shape(w)[1] == c.result->shape[1] && spans(c, o, shape(w)[0]);
+  if (!channels_meet || !is(w.indices[0], o) || !distinct({o, i, j}) || !is(dy.indices[0], n) ||
       !is(dy.indices[1], o))
     return std::nullopt;
   const auto top = two_terms(dy.indices[2], a, 1, i, -1);
   const auto left = two_terms(dy.indices[3], b, 1, j, -1);
-  if (!top || !left || *top < 0 || *left < 0 || !spans(c, o, shape(w)[0]) ||
-      shape(w)[0] != shape(dy)[1] || !spans(c, i, shape(w)[2]) || !spans(c, j, shape(w)[3]) ||
-      shape(dy)[0] != c.result->shape[0] || shape(w)[1] != c.result->shape[1])
+  if (!top || !left || *top < 0 || *left < 0 || shape(w)[0] != shape(dy)[1] ||
+      !spans(c, i, shape(w)[2]) || !spans(c, j, shape(w)[3]) || shape(dy)[0] != c.result->shape[0])
     return std::nullopt;
-  ConvPlan plan = backward_data_sizes(c, dy, w);
-  plan.pad_top = *top, plan.pad_left = *left;
-  return plan;
+  return problem(ConvRole::BackwardData, c.result->shape, shape(w), shape(dy), Window{1, *top},
+                 Window{1, *left}, depthwise);
 }
 
 // dx(n, c, a, b) +=! dy(n, o, p, q) * w?(o, c, a - S*p + P, b - S*q + P)
@@ -178,59 +185,8 @@ std::optional<ConvPlan> backward_data_windows(const Compute& c, const ExprNode& 
       shape(w)[0] != shape(dy)[1] || !spans(c, p, shape(dy)[2]) || !spans(c, q, shape(dy)[3]) ||
       shape(dy)[0] != c.result->shape[0] || shape(w)[1] != c.result->shape[1])
     return std::nullopt;
-  ConvPlan plan = backward_data_sizes(c, dy, w);
-  plan.stride_h = sh, plan.stride_w = sw, plan.pad_top = *top, plan.pad_left = *left;
-  return plan;
-}
-
-/// Whether `a` is the constant 0.
-bool is_zero(const Affine& a) {
-  return a.terms.empty() && a.offset == SizeExpr(0);
-}
-
-// y(n, g, p, q) +=! x?(n, g, S*p + i - P, S*q + j - P) * w(g, 0, i, j)
-std::optional<ConvPlan> depthwise_forward(const Compute& c, const ExprNode& x, const ExprNode& w) {
-  const std::string n = c.out[0].index, g = c.out[1].index, p = c.out[2].index, q = c.out[3].index;
-  const std::string i = var(w.indices[2]), j = var(w.indices[3]);
-  if (!is(w.indices[0], g) || !is_zero(w.indices[1]) || !distinct({i, j}) || !is(x.indices[0], n) ||
-      !is(x.indices[1], g))
-    return std::nullopt;
-  const auto h = window(x.indices[2], p, i), v = window(x.indices[3], q, j);
-  if (!h || !v || shape(w)[1] != SizeExpr(1) || !spans(c, i, shape(w)[2]) ||
-      !spans(c, j, shape(w)[3]) || shape(x)[0] != c.result->shape[0] ||
-      shape(x)[1] != c.result->shape[1] || shape(w)[0] != c.result->shape[1])
-    return std::nullopt;
-  ConvPlan plan;
-  plan.role = ConvRole::Forward;
-  plan.batch = shape(x)[0], plan.in_channels = shape(x)[1], plan.out_channels = shape(x)[1];
-  plan.groups = shape(x)[1];
-  plan.in_h = shape(x)[2], plan.in_w = shape(x)[3];
-  plan.out_h = c.result->shape[2], plan.out_w = c.result->shape[3];
-  plan.kernel_h = shape(w)[2], plan.kernel_w = shape(w)[3];
-  plan.stride_h = h->first, plan.pad_top = h->second;
-  plan.stride_w = v->first, plan.pad_left = v->second;
-  return plan;
-}
-
-// dx(n, g, a, b) +=! dy?(n, g, a - i + P, b - j + P) * w(g, 0, i, j)
-std::optional<ConvPlan> depthwise_backward_data(const Compute& c, const ExprNode& dy,
-                                                const ExprNode& w) {
-  const std::string n = c.out[0].index, g = c.out[1].index, a = c.out[2].index, b = c.out[3].index;
-  const std::string i = var(w.indices[2]), j = var(w.indices[3]);
-  if (!is(w.indices[0], g) || !is_zero(w.indices[1]) || !distinct({i, j}) ||
-      !is(dy.indices[0], n) || !is(dy.indices[1], g))
-    return std::nullopt;
-  const auto top = two_terms(dy.indices[2], a, 1, i, -1);
-  const auto left = two_terms(dy.indices[3], b, 1, j, -1);
-  if (!top || !left || *top < 0 || *left < 0 || shape(w)[1] != SizeExpr(1) ||
-      !spans(c, i, shape(w)[2]) || !spans(c, j, shape(w)[3]) ||
-      shape(dy)[0] != c.result->shape[0] || shape(dy)[1] != c.result->shape[1] ||
-      shape(w)[0] != c.result->shape[1])
-    return std::nullopt;
-  ConvPlan plan = backward_data_sizes(c, dy, w);
-  plan.groups = c.result->shape[1];
-  plan.pad_top = *top, plan.pad_left = *left;
-  return plan;
+  return problem(ConvRole::BackwardData, c.result->shape, shape(w), shape(dy), Window{sh, *top},
+                 Window{sw, *left}, false);
 }
 
 }  // namespace
@@ -246,12 +202,7 @@ std::optional<ConvPlan> plan_convolution(const Compute& c) {
     const ExprNode& first = *f[k];
     const ExprNode& second = *f[1 - k];
     std::optional<ConvPlan> plan;
-    if (c.reduce.size() == 2) {  // depthwise
-      if ((plan = depthwise_forward(c, first, second)))
-        plan->image = k, plan->filter = 1 - k;
-      else if ((plan = depthwise_backward_data(c, first, second)))
-        plan->grad = k, plan->filter = 1 - k;
-    } else if ((plan = forward(c, first, second))) {
+    if ((plan = forward(c, first, second))) {
       plan->image = k, plan->filter = 1 - k;
     } else if ((plan = backward_weights(c, first, second))) {
       plan->grad = k, plan->image = 1 - k;
@@ -265,32 +216,21 @@ std::optional<ConvPlan> plan_convolution(const Compute& c) {
 }
 
 std::string describe(const ConvPlan& plan, const Compute& statement) {
-  auto dims = [](std::initializer_list<SizeExpr> sizes) {
-    std::string out;
-    for (const SizeExpr& s : sizes) out += (out.empty() ? "" : ", ") + s.str();
-    return "[" + out + "]";
+  // An operand as "name[shape]": a factor of the product, or the result (-1).
+  auto operand = [&](int factor) {
+    const Value& v = factor < 0 ? *statement.result : *statement.body->args[size_t(factor)]->tensor;
+    std::string dims;
+    for (const SizeExpr& d : v.shape) dims += (dims.empty() ? "" : ", ") + d.str();
+    return v.name + "[" + dims + "]";
   };
-  const std::string src = dims({plan.batch, plan.in_channels, plan.in_h, plan.in_w});
-  const std::string weights =
-      dims({plan.out_channels, plan.in_channels, plan.kernel_h, plan.kernel_w});
-  const std::string dst = dims({plan.batch, plan.out_channels, plan.out_h, plan.out_w});
-  auto name = [&](int factor) { return statement.body->args[size_t(factor)]->tensor->name; };
-  const std::string result = statement.result->name;
-  std::string text = std::string(role_name(plan.role)) + ": ";
-  switch (plan.role) {
-    case ConvRole::Forward:
-      text +=
-          result + dst + " = conv(" + name(plan.image) + src + ", " + name(plan.filter) + weights;
-      break;
-    case ConvRole::BackwardData:
-      text += result + src + " = conv_data(" + name(plan.grad) + dst + ", " + name(plan.filter) +
-              weights;
-      break;
-    case ConvRole::BackwardWeights:
-      text += result + weights + " = conv_weights(" + name(plan.image) + src + ", " +
-              name(plan.grad) + dst;
-      break;
-  }
+  const char* call = plan.role == ConvRole::Forward        ? "conv"
+                     : plan.role == ConvRole::BackwardData ? "conv_data"
+                                                           : "conv_weights";
+  // The two inputs in the library's order: (image, filter), (grad, filter), (image, grad).
+  const int first = plan.role == ConvRole::BackwardData ? plan.grad : plan.image;
+  const int second = plan.role == ConvRole::BackwardWeights ? plan.grad : plan.filter;
+  std::string text = std::string(role_name(plan.role)) + ": " + operand(-1) + " = " + call + "(" +
+                     operand(first) + ", " + operand(second);
   if (plan.groups != SizeExpr(1)) text += ", groups " + plan.groups.str();
   return text + ", stride " + std::to_string(plan.stride_h) + "x" + std::to_string(plan.stride_w) +
          ", pad " + std::to_string(plan.pad_top) + "x" + std::to_string(plan.pad_left) + ")";
