@@ -33,6 +33,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -331,12 +332,14 @@ inline void make_kernel(Kernel& k, Op op, const Conv2dProblem& p, const Strides4
 inline const Kernel& kernel(Op op, const Conv2dProblem& p, const Strides4& image_strides,
                             const Strides4& filter_strides, const Strides4& map_strides) {
   static std::mutex mutex;
-  static auto* kernels = new std::map<std::vector<int64_t>, std::unique_ptr<Kernel>>();
-  std::vector<int64_t> key = {int64_t(op), p.batch,    p.in_channels, p.out_channels, p.in_h,
-                              p.in_w,      p.out_h,    p.out_w,       p.kernel_h,     p.kernel_w,
-                              p.stride_h,  p.stride_w, p.pad_top,     p.pad_left,     p.groups};
+  static auto* kernels = new std::map<std::array<int64_t, 27>, std::unique_ptr<Kernel>>();
+  // A fixed-size key: looking a kernel up allocates nothing.
+  std::array<int64_t, 27> key = {int64_t(op), p.batch,    p.in_channels, p.out_channels, p.in_h,
+                                 p.in_w,      p.out_h,    p.out_w,       p.kernel_h,     p.kernel_w,
+                                 p.stride_h,  p.stride_w, p.pad_top,     p.pad_left,     p.groups};
+  size_t at = 15;
   for (const Strides4* s : {&image_strides, &filter_strides, &map_strides})
-    key.insert(key.end(), s->s, s->s + 4);
+    for (int64_t stride : s->s) key[at++] = stride;
   std::lock_guard<std::mutex> lock(mutex);
   std::unique_ptr<Kernel>& k = (*kernels)[key];
   if (!k) {

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -51,20 +52,31 @@ thread_local bool counting_here = false;
 std::atomic<bool> counting_everywhere{false};
 std::atomic<int64_t> cxx_allocations{0};
 std::atomic<int64_t> c_allocations{0};
-constexpr int kMaxCallers = 1024;
+// Enough for oneDNN's convolutions, which allocate about 100 argument tables a
+// step (counted as the runtime's); the arrays are written once when a Counter
+// starts, so that recording a caller takes no page fault.
+constexpr int kMaxCallers = 1 << 14;
 void* c_callers[kMaxCallers];
+void* cxx_callers[kMaxCallers];
 
 bool counting() {
   return counting_here || counting_everywhere.load(std::memory_order_relaxed);
 }
 
-void* counted_new(std::size_t n) {
-  if (counting()) cxx_allocations.fetch_add(1, std::memory_order_relaxed);
+/// Counts an operator new call from `caller` (its return address).
+void note_cxx_allocation(void* caller) {
+  if (!counting()) return;
+  const int64_t i = cxx_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (i < kMaxCallers) cxx_callers[i] = caller;
+}
+
+void* counted_new(std::size_t n, void* caller) {
+  note_cxx_allocation(caller);
   return raw_malloc(n ? n : 1);
 }
 
-void* counted_aligned_new(std::size_t n, std::align_val_t align) {
-  if (counting()) cxx_allocations.fetch_add(1, std::memory_order_relaxed);
+void* counted_aligned_new(std::size_t n, std::align_val_t align, void* caller) {
+  note_cxx_allocation(caller);
   const std::size_t a = static_cast<std::size_t>(align);
   return raw_aligned_alloc(a, (n + a - 1) / a * a);
 }
@@ -79,28 +91,28 @@ void* or_throw(void* p) {
 // Every form of operator new and delete, so that each allocation pairs with
 // its deallocation whatever runtime (a sanitizer's included) is linked.
 void* operator new(std::size_t n) {
-  return or_throw(counted_new(n));
+  return or_throw(counted_new(n, __builtin_return_address(0)));
 }
 void* operator new[](std::size_t n) {
-  return or_throw(counted_new(n));
+  return or_throw(counted_new(n, __builtin_return_address(0)));
 }
 void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  return counted_new(n);
+  return counted_new(n, __builtin_return_address(0));
 }
 void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
-  return counted_new(n);
+  return counted_new(n, __builtin_return_address(0));
 }
 void* operator new(std::size_t n, std::align_val_t a) {
-  return or_throw(counted_aligned_new(n, a));
+  return or_throw(counted_aligned_new(n, a, __builtin_return_address(0)));
 }
 void* operator new[](std::size_t n, std::align_val_t a) {
-  return or_throw(counted_aligned_new(n, a));
+  return or_throw(counted_aligned_new(n, a, __builtin_return_address(0)));
 }
 void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
-  return counted_aligned_new(n, a);
+  return counted_aligned_new(n, a, __builtin_return_address(0));
 }
 void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
-  return counted_aligned_new(n, a);
+  return counted_aligned_new(n, a, __builtin_return_address(0));
 }
 void operator delete(void* p) noexcept {
   std::free(p);
@@ -231,6 +243,8 @@ bool glibc_allocator() {
 Counter::Counter(Threads threads) {
   cxx_allocations = 0;
   c_allocations = 0;
+  std::fill(std::begin(cxx_callers), std::end(cxx_callers), nullptr);
+  std::fill(std::begin(c_callers), std::end(c_callers), nullptr);
   faults_at_start_ = minor_faults();
   if (threads == Threads::all)
     counting_everywhere = true;
@@ -243,7 +257,16 @@ Allocations Counter::stop(const std::vector<std::string>& runtime_libraries) {
   counting_everywhere = false;
   Allocations a;
   a.minor_page_faults = minor_faults() - faults_at_start_;
-  a.cxx = cxx_allocations;
+  const int64_t cxx_count = cxx_allocations;
+  for (int64_t i = 0; i < cxx_count; ++i) {
+    const std::string library = i < kMaxCallers ? library_of(cxx_callers[i]) : "?";
+    if (is_runtime_library(library, runtime_libraries)) {
+      ++a.cxx_runtime;
+    } else {
+      ++a.cxx;
+      a.other_callers.push_back(library);
+    }
+  }
   const int64_t c_count = c_allocations;
   for (int64_t i = 0; i < c_count; ++i) {
     const std::string library = i < kMaxCallers ? library_of(c_callers[i]) : "?";

@@ -27,14 +27,18 @@ namespace tenet::testing {
 bool glibc_allocator();
 
 struct Allocations {
-  int64_t cxx = 0;  // operator new, any form
+  /// operator new, any form, by caller: the runtime libraries (as below;
+  /// oneDNN's primitive execution allocates its argument tables), and
+  /// everything else.
+  int64_t cxx = 0;
+  int64_t cxx_runtime = 0;
   /// C allocations (counted only when glibc_allocator()) by caller: the
   /// runtime libraries (OpenMP runtimes, the dynamic loader, and those named
   /// to stop()), and everything else (the code under test, Tenet, the
   /// standard library).
   int64_t c_runtime = 0;
   int64_t c_other = 0;
-  std::vector<std::string> other_callers;  // the libraries of the c_other ones
+  std::vector<std::string> other_callers;  // the libraries of the cxx and c_other ones
   int64_t minor_page_faults = 0;           // of the whole process (getrusage)
 };
 
