@@ -6,6 +6,7 @@
 // CarryKind). Reduce loops run only where their body's guard can hold
 // (codegen/loop_bounds.h).
 #include <algorithm>
+#include <cctype>
 #include <limits>
 #include <map>
 #include <optional>
@@ -64,6 +65,16 @@ std::string FunctionEmitter::comment_text(const ir::Stmt& s) {
 }
 
 namespace {
+
+/// Whether `name` occurs in `text` as a whole identifier.
+bool mentions_identifier(const std::string& text, const std::string& name) {
+  auto word = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
+  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1))
+    if ((at == 0 || !word(text[at - 1])) &&
+        (at + name.size() == text.size() || !word(text[at + name.size()])))
+      return true;
+  return false;
+}
 
 // A reshape's computed indices are in bounds by construction (ir/reshape.h).
 bool checks_indices_of(const ir::Stmt& s, const Scope& scope) {
@@ -155,8 +166,12 @@ FunctionEmitter::Scheduled FunctionEmitter::scheduled(const ir::Stmt& s, const S
   const ir::Compute& c = s.compute;
   std::vector<std::string> order;
   std::map<std::string, IndexInfo> ranges = scope.indices;
-  for (size_t p : m.schedule.outer) order.push_back(c.out[p].index);
+  // A jammed loop runs inside the reduce loops: their bounds must not depend on it.
+  const size_t jammed = m.schedule.jam > 0 ? 1 : 0;
+  for (size_t q = 0; q + jammed < m.schedule.outer.size(); ++q)
+    order.push_back(c.out[m.schedule.outer[q]].index);
   for (const ir::Dim& d : c.reduce) order.push_back(d.index);
+  if (jammed) order.push_back(c.out.back().index);
   for (size_t p : m.schedule.inner) order.push_back(c.out[p].index);
   for (const auto* dims : {&c.out, &c.reduce})
     for (const ir::Dim& d : *dims) ranges[d.index] = IndexInfo{d.index, d.lo, d.hi};
@@ -423,7 +438,10 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
     close_n(own_outer);
     return;
   }
-  open_out(schedule.outer, loop_vars.size());
+  // A jammed statement opens its last outer loop below, by tiles.
+  const std::vector<size_t> opened(schedule.outer.begin(),
+                                   schedule.outer.end() - (schedule.jam > 0 ? 1 : 0));
+  open_out(opened, loop_vars.size());
   std::string start = reduce_identity(c.op, computed);
   if (c.init) {
     const TensorAccess& init = access(c.init);
@@ -509,7 +527,33 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
     close_n(own_outer);
     return;
   }
-  code.line((wide ? std::string("double") : c_type(computed)) + " " + acc + " = " + start + ";");
+  const std::string acc_type = wide ? std::string("double") : c_type(computed);
+  if (schedule.jam > 0) {
+    // Unroll-and-jam (passes/schedule.h): the tile's accumulators, each
+    // summing its own element's terms in order, interleave in the reduce loops.
+    const size_t last = schedule.outer.back();
+    const std::string tile = local.take(c.out[last].index + "_tile");
+    const std::string lane = local.take(c.out[last].index + "_lane");
+    const std::string n = std::to_string(schedule.jam), element = acc + "[" + lane + "]";
+    auto lanes = [&](const std::string& line) {  // `line` for each element of the tile
+      code.open(for_header(lane, "0", CExpr{n, kPrecPrimary}));
+      if (mentions_identifier(line, out_vars[last]))
+        code.line("const int64_t " + out_vars[last] + " = " + tile + " + " + lane + ";");
+      code.line(line);
+      code.close();
+    };
+    code.open("for (int64_t " + tile + " = 0; " + tile + " < " + result.dims[last] + "; " + tile +
+              " += " + n + ")");
+    code.line(acc_type + " " + acc + "[" + n + "];");
+    lanes(element + " = " + start + ";");
+    open_reduce();
+    lanes(reduce_step(c.op, computed, element, emit_expr(m.guard.body, inner)));
+    close_n(c.reduce.size());
+    lanes(target + " = " + stored(type, wide ? "float(" + element + ")" : element) + ";");
+    close_n(1 + own_outer - 1);
+    return;
+  }
+  code.line(acc_type + " " + acc + " = " + start + ";");
   inner.statement_local_names = in_nest && own_outer == 0;
   hoist_invariant_reads(code, m.guard.body, c.reduce, local, inner);
   open_reduce();

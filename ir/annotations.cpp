@@ -55,6 +55,8 @@ std::vector<std::string> describe_annotations(const Stmt& s) {
     for (size_t p = 0; p < a.nest; ++p) items.push_back(c.out[p].index);
     out.push_back("nest: " + join(items));
   }
+  if (a.jam > 0 && !c.out.empty())
+    out.push_back("jam: " + c.out.back().index + " by " + std::to_string(a.jam));
   return out;
 }
 

@@ -67,6 +67,10 @@ struct Annotations {
   /// The leading out loops shared with the previous statement of the block
   /// (one loop nest); 0: a loop nest of its own.
   size_t nest = 0;
+  /// Unroll-and-jam: the last out loop steps by this tile, and the tile's
+  /// accumulators (one per element, each summing its terms in order) run
+  /// interleaved inside the reduce loops; 0: one accumulator at a time.
+  int64_t jam = 0;
 
   bool is_backward() const { return ad == AdOrigin::Backward; }
 };
@@ -77,7 +81,7 @@ struct Stmt;
 ///   "ad: gather for x(i + j)", "gemm: for b: c[i | j] = a[i | k] * b[k | j]",
 ///   "conv: forward: y[B, 64, 32, 32] = conv(x[...], w[...], stride 1x1, pad 1x1)",
 ///   "inlined: %e, %f", "recomputed: %short (4 uses)", "saved: reduction",
-///   "order: b, k, t", "nest: b". (A reshape is printed as one: no line.)
+///   "order: b, k, t", "nest: b", "jam: k by 8". (A reshape is printed as one: no line.)
 std::vector<std::string> describe_annotations(const Stmt& s);
 
 }  // namespace tenet::ir

@@ -25,7 +25,7 @@ void Parser::annotations(Stmt& s, const std::set<std::string>& loop_vars) {
   std::set<std::string> given;
   do {
     const Token& key = expect_ident(
-        "an annotation (reshape, ad, gemm, conv, inlined, recomputed, saved, order, nest)");
+        "an annotation (reshape, ad, gemm, conv, inlined, recomputed, saved, order, nest, jam)");
     if (!given.insert(key.text).second)
       fail(key.span, "annotation " + key.text + " is given twice");
     expect("=", "after the annotation's name");
@@ -71,10 +71,15 @@ void Parser::annotations(Stmt& s, const std::set<std::string>& loop_vars) {
         if (p >= s.compute.out.size() || shared[p] != s.compute.out[p].index)
           fail(key.span, "nest must list leading out indices of the statement");
       a.nest = shared.size();
+    } else if (key.text == "jam") {
+      const Token& at = peek();
+      a.jam = int_literal();
+      if (a.jam < 2 || s.compute.out.empty() || s.compute.op == ReduceOp::None)
+        fail(at.span, "jam must be a tile of at least 2 elements of a reduction's last out index");
     } else {
       fail(key.span,
            "unknown annotation " + key.text +
-               " (known: reshape, ad, gemm, conv, inlined, recomputed, saved, order, nest)");
+               " (known: reshape, ad, gemm, conv, inlined, recomputed, saved, order, nest, jam)");
     }
   } while (accept(","));
   expect(")", "to close attrs(...)");

@@ -249,6 +249,7 @@ class FunctionPrinter {
         shared.push_back(s.compute.out[p].index);
       out.push_back("nest = " + names(shared));
     }
+    if (a.jam > 0 && s.kind == StmtKind::Compute) out.push_back("jam = " + std::to_string(a.jam));
     return out;
   }
 

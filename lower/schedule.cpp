@@ -1,6 +1,8 @@
 // The loop schedule of a statement, from the `schedule` pass's annotations (schedule.h).
 #include "lower/schedule.h"
 
+#include <optional>
+
 #include "support/error.h"
 
 namespace tenet::lower {
@@ -18,6 +20,16 @@ LoopSchedule loop_schedule(const ir::Stmt& s) {
   TENET_ASSERT(out.shared <= out.outer.size(),
                "statement " << c.result->name << " shares " << out.shared
                             << " loops, more than it has outside its reduction");
+  out.jam = s.annotations.jam;
+  if (out.jam > 0) {
+    const std::optional<int64_t> extent =
+        c.out.empty() ? std::nullopt : c.out.back().extent().constant();
+    TENET_ASSERT(inner == 0 && c.op != ir::ReduceOp::None && !c.reduce.empty() && extent &&
+                     *extent % out.jam == 0 && out.shared < out.outer.size(),
+                 "statement " << c.result->name << ": jam = " << out.jam
+                              << " needs a reduction in the default order whose last out loop, "
+                                 "not shared, has a constant multiple of it as extent");
+  }
   return out;
 }
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "ir/ir.h"
@@ -30,6 +31,11 @@ struct LoopSchedule {
   std::vector<size_t> inner;
   /// Leading outer loops shared with the previous statement of the block.
   size_t shared = 0;
+  /// Unroll-and-jam (0: none): the last outer loop, never shared, steps by
+  /// this tile, and the tile's accumulators interleave inside the reduce
+  /// loops, each element still summing its terms in order. Only with no
+  /// inner loops; the last out extent is a constant multiple of it.
+  int64_t jam = 0;
 };
 
 /// The schedule of `s` (a Compute); the default order without annotations.

@@ -113,6 +113,29 @@ std::vector<std::string> inner_block(const Compute& c) {
   return block;
 }
 
+/// The tile the last out loop of `c` steps by when its accumulators are
+/// jammed (0: not jammed): a reduction in the default order whose terms come
+/// from a long chain (passes/schedule.h, 3).
+int64_t jam_tile(const Compute& c) {
+  if (c.op == ReduceOp::None || c.reduce.empty() || c.out.empty() || index_scatter(c)) return 0;
+  const std::string& last = c.out.back().index;
+  const std::optional<int64_t> extent = c.out.back().extent().constant();
+  if (!extent) return 0;
+  int64_t terms = 1;
+  for (const Dim& d : c.reduce) terms *= d.extent().constant().value_or(kMinJamTerms);
+  if (terms < kMinJamTerms) return 0;
+  // A condition on the last out index (a window's border) would stay inside
+  // the reduce loops instead of narrowing them.
+  if (any_node(c.body, [&](const Expr& e) {
+        return (e->kind == ExprKind::Select && mentions_index(e->args[0], {last})) ||
+               (e->kind == ExprKind::Read && e->guarded && mentions_index(e, {last}));
+      }))
+    return 0;
+  for (int64_t tile = kJamTile; tile >= kMinJamTile; tile /= 2)
+    if (*extent % tile == 0) return tile;
+  return 0;
+}
+
 /// A statement of the nest being built, and how many loops it shares with
 /// the one before it.
 struct Member {
@@ -193,6 +216,7 @@ void schedule_block(std::vector<Stmt>& body) {
   for (Stmt& s : body) {
     s.annotations.inner_loops = 0;
     s.annotations.nest = 0;
+    s.annotations.jam = 0;
     if (s.kind == StmtKind::Loop) {
       schedule_block(s.loop->body);
       nest.clear();
@@ -204,11 +228,13 @@ void schedule_block(std::vector<Stmt>& body) {
     const ir::GemmPlan* gemm = s.annotations.gemm.get();
     const bool library = (gemm && gemm->per_call_min_work == 0) || s.annotations.conv;
     if (!library) s.annotations.inner_loops = inner.size();
+    if (!library && inner.empty()) s.annotations.jam = jam_tile(c);
     if (gemm || s.annotations.conv || c.out.empty()) {
       nest.clear();
       continue;
     }
-    const size_t outer = c.out.size() - inner.size();
+    // A jammed loop steps by a tile of its own: it is not shared.
+    const size_t outer = c.out.size() - inner.size() - (s.annotations.jam > 0 ? 1 : 0);
     const size_t depth = nest.empty() ? 0 : shared_depth(nest, c, outer);
     if (depth == 0) nest.clear();
     nest.push({&c, outer, depth});

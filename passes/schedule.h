@@ -44,8 +44,27 @@
 ///    indices. Statements lowered to GEMM, loops and scalars are never part
 ///    of a nest.
 ///
+/// 3. Unroll-and-jam (Annotations::jam, printed `jam`). A reduction left in
+///    the default order adds its terms into one accumulator per element: a
+///    chain of dependent additions (4 cycles each) or, for max and min,
+///    longer still. When the last out index has a constant extent and each
+///    element sums at least kMinJamTerms terms, that loop steps by a tile of
+///    kJamTile (or the largest power of two from kMinJamTile dividing the extent),
+///    and the tile's accumulators run interleaved inside the reduce loops:
+///
+///        for j0 in 0:J by 8 { acc[8] = init; for r { for jj in 0:8 { acc[jj] += x(j0 + jj, r) } }
+///        }
+///
+///    Each element still sums its terms in order, into its own accumulator,
+///    so the bits are the default order's; the tile's independent chains
+///    fill the adder (batch norm's statistics over 131072 terms, softmax's
+///    max over a row). The jammed loop is the statement's own: it is never
+///    shared with a neighbour. Not for a condition on the last out index (a
+///    window's border would stay inside the reduce loops instead of
+///    narrowing them), nor scatters.
+///
 /// Expects: a verified function, after `contraction` and `fuse`. Guarantees:
-/// the IR is unchanged except for Annotations::inner_loops and ::nest (reset,
+/// the IR is unchanged except for Annotations::inner_loops, ::nest and ::jam (reset,
 /// then set, on Compute statements), so the interpreter stays the oracle.
 /// Memory planning must treat the statements of one nest as one statement
 /// (a value read anywhere in the nest lives until its end).
@@ -60,6 +79,15 @@ namespace tenet::passes {
 /// The largest block of out elements (product of constant extents) a
 /// reduction accumulates in place: 16 KiB of floats stays in L1.
 constexpr int64_t kMaxInnerBlock = 4096;
+
+/// Accumulators jammed together: enough independent chains to keep two
+/// adders busy through a 4-cycle latency.
+constexpr int64_t kJamTile = 8;
+/// The smallest tile worth jamming (2 chains would barely pay for the tile).
+constexpr int64_t kMinJamTile = 4;
+/// The fewest terms per element for which jamming pays (symbolic extents
+/// count as this many).
+constexpr int64_t kMinJamTerms = 16;
 
 void schedule(ir::Function& fn);
 

@@ -34,17 +34,35 @@ def routing_step(float(B, T, 10) c, float(B, T, 10, 16) uh) -> (s, n2, v) {
 }
 )";
 
+// Batch norm's statistics over (b, h, w) per channel and a softmax over rows
+// of 40: long sums and maxima whose accumulators are jammed, 8 channels or 8
+// rows at a time.
+const char* const kJammed = R"(
+def norms(float(B, 16, 8, 8) x, float(B, 24, 40) t) -> (y, p) {
+  mean(c) +=! x(b, c, h, w)
+  cen(b, c, h, w) = x(b, c, h, w) - mean(c) / (B * 64)
+  var(c) +=! cen(b, c, h, w) * cen(b, c, h, w)
+  y(b, c, h, w) = cen(b, c, h, w) * rsqrt(var(c) / (B * 64) + 1e-5)
+  m(b, j) max=! t(b, j, k)
+  e(b, j, k) = exp(t(b, j, k) - m(b, j))
+  s(b, j) +=! e(b, j, k)
+  p(b, j, k) = e(b, j, k) / s(b, j)
+}
+)";
+
 void strip_schedule(std::vector<ir::Stmt>& body) {
   for (ir::Stmt& s : body) {
     s.annotations.inner_loops = 0;
     s.annotations.nest = 0;
+    s.annotations.jam = 0;
     if (s.kind == ir::StmtKind::Loop) strip_schedule(s.loop->body);
   }
 }
 
 bool has_schedule(const std::vector<ir::Stmt>& body) {
   for (const ir::Stmt& s : body) {
-    if (s.annotations.inner_loops > 0 || s.annotations.nest > 0) return true;
+    if (s.annotations.inner_loops > 0 || s.annotations.nest > 0 || s.annotations.jam > 0)
+      return true;
     if (s.kind == ir::StmtKind::Loop && has_schedule(s.loop->body)) return true;
   }
   return false;
@@ -105,18 +123,30 @@ TEST(Schedule, SoftmaxGradientIsBitwiseTheDefaultOrder) {
                                  "softmax_grad", {{"N", 5}, {"K", 7}});
 }
 
-TEST(Schedule, GeneratedCodeGolden) {
-  ir::Module m = compile_tn(kRoutingStep);
+TEST(Schedule, JammedStatisticsAndSoftmaxAreBitwiseTheDefaultOrder) {
+  ir::Module m = compile_tn(kJammed);
+  expect_schedule_changes_no_bit(m, "norms", {{"B", 3}});
+  expect_schedule_changes_no_bit(gradient_module(m, "norms"), "norms_grad", {{"B", 3}});
+}
+
+/// The body of `fn`'s workspace entry in the generated code of `source`:
+/// the statements as scheduled (the wrappers around it are the ABI's,
+/// tested elsewhere).
+void expect_function_golden(const char* source, const std::string& fn, const std::string& golden) {
+  ir::Module m = compile_tn(source);
   driver::optimise(m);
-  const std::string source = driver::emit_cpp(m).source;
-  // The function body: the statements as scheduled (the wrappers around it
-  // are the ABI's, tested elsewhere).
-  const size_t begin = source.find("extern \"C\" void tenet_routing_step__with_workspace(");
+  const std::string code = driver::emit_cpp(m).source;
+  const size_t begin = code.find("extern \"C\" void tenet_" + fn + "__with_workspace(");
   ASSERT_NE(begin, std::string::npos);
-  const size_t end = source.find("\n}\n", begin);
+  const size_t end = code.find("\n}\n", begin);
   ASSERT_NE(end, std::string::npos);
-  tenet::testing::expect_golden("codegen/routing_step_schedule.cpp.expected",
-                                source.substr(begin, end + 3 - begin));
+  tenet::testing::expect_golden(golden, code.substr(begin, end + 3 - begin));
+}
+
+TEST(Schedule, GeneratedCodeGolden) {
+  expect_function_golden(kRoutingStep, "routing_step",
+                         "codegen/routing_step_schedule.cpp.expected");
+  expect_function_golden(kJammed, "norms", "codegen/jammed_norms.cpp.expected");
 }
 
 /// `tenet ARGS` run from the source tree with OMP_NUM_THREADS=threads.

@@ -16,6 +16,7 @@ void strip(std::vector<Stmt>& body) {
   for (Stmt& s : body) {
     s.annotations.inner_loops = 0;
     s.annotations.nest = 0;
+    s.annotations.jam = 0;
     if (s.kind == StmtKind::Loop) strip(s.loop->body);
   }
 }
@@ -82,6 +83,19 @@ TEST_F(SchedulePass, NestsFollowEachStatementsOuterLoops) {
   EXPECT_EQ(attr("step", "vw", "order"), "-");
   EXPECT_EQ(attr("step", "a", "nest"), "-");  // after the GEMM: a new nest
   EXPECT_EQ(attr("step", "total", "nest"), "b");
+}
+
+TEST_F(SchedulePass, JamsTheAccumulatorsOfLongSums) {
+  EXPECT_EQ(attr("jammed", "mean", "jam"), "j by 8");
+  EXPECT_EQ(attr("jammed", "centred", "nest"), "b");  // not the jammed loop over j
+  EXPECT_EQ(attr("jammed", "var", "jam"), "j by 8");
+  EXPECT_EQ(attr("jammed", "var", "nest"), "b");
+  EXPECT_EQ(attr("jammed", "peak", "jam"), "j by 4");  // 12 channels: a tile of 4
+  EXPECT_EQ(attr("jammed", "short", "jam"), "-");      // 5 terms
+  EXPECT_EQ(attr("jammed", "batch", "jam"), "j by 8");
+  EXPECT_EQ(attr("jammed", "window", "jam"), "-");  // a condition on j
+  EXPECT_EQ(attr("step", "n2", "jam"), "-");        // 10 classes: no tile of 4 or 8
+  EXPECT_EQ(attr("softmax", "t", "jam"), "-");      // a symbolic extent
 }
 
 TEST_F(SchedulePass, RunningTwiceGivesTheSameSchedule) {
