@@ -242,8 +242,6 @@ CExpr computed_index_to_c(const ir::ExprNode& read, size_t d, const Scope& scope
 namespace {
 
 CExpr read(const ir::ExprNode& e, const Scope& scope) {
-  if (auto hoisted = scope.hoisted_reads.find(&e); hoisted != scope.hoisted_reads.end())
-    return CExpr{hoisted->second, kPrecPrimary};
   auto it = scope.tensors->find(e.tensor.get());
   TENET_ASSERT(it != scope.tensors->end(), "read of " << e.tensor->name << " has no storage");
   const TensorAccess& t = it->second;
@@ -334,6 +332,8 @@ std::string flat_offset(const TensorAccess& t, const std::vector<CExpr>& indices
 }
 
 CExpr emit_expr(const ir::Expr& e, const Scope& scope) {
+  if (auto hoisted = scope.hoisted_values.find(e.get()); hoisted != scope.hoisted_values.end())
+    return CExpr{hoisted->second, kPrecPrimary};
   switch (e->kind) {
     case ir::ExprKind::Const:
       return literal(e->value, e->type);

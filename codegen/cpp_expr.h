@@ -43,9 +43,10 @@ struct Scope {
   /// Computed indices already evaluated (and checked) in a local variable,
   /// outside loops they do not depend on: the read's node and dimension.
   std::map<std::pair<const ir::ExprNode*, size_t>, std::string> hoisted;
-  /// Reads already loaded into a local variable, outside the innermost loop
-  /// they do not depend on (FunctionEmitter::hoist_invariant_reads).
-  std::map<const ir::ExprNode*, std::string> hoisted_reads;
+  /// Reads already loaded, and values already computed, into a local
+  /// variable, outside the loops they do not depend on
+  /// (FunctionEmitter::hoist_invariant_reads, FunctionEmitter::emit_jammed).
+  std::map<const ir::ExprNode*, std::string> hoisted_values;
   /// Locals are declared next to those of sibling statements (a loop nest's
   /// shared body): their names carry the statement's.
   bool statement_local_names = false;

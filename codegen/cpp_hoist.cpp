@@ -44,14 +44,14 @@ void FunctionEmitter::hoist_invariant_reads(Code& code, const ir::Expr& body,
   std::map<std::string, std::string> loaded;  // the same element read twice: one local
   ir::for_each_node(body, [&](const ir::Expr& e) {
     if (e->kind != ir::ExprKind::Read || e->has_computed_index() ||
-        scope.hoisted_reads.count(e.get()))
+        scope.hoisted_values.count(e.get()))
       return;
     for (const ir::Affine& a : e->indices)
       for (const auto& term : a.terms)
         if (inner_names.count(term.first)) return;
     const CExpr value = emit_expr(e, scope);
     if (auto same = loaded.find(value.text); same != loaded.end()) {
-      scope.hoisted_reads[e.get()] = same->second;
+      scope.hoisted_values[e.get()] = same->second;
       return;
     }
     // Statements of one loop nest are siblings: name the local after its statement.
@@ -60,7 +60,7 @@ void FunctionEmitter::hoist_invariant_reads(Code& code, const ir::Expr& body,
     loaded[value.text] = var;
     code.line("const " + std::string(c_type_name(compute_type(e->type))) + " " + var + " = " +
               value.text + ";");
-    scope.hoisted_reads[e.get()] = var;
+    scope.hoisted_values[e.get()] = var;
   });
 }
 

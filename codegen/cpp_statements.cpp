@@ -6,7 +6,6 @@
 // CarryKind). Reduce loops run only where their body's guard can hold
 // (codegen/loop_bounds.h).
 #include <algorithm>
-#include <cctype>
 #include <limits>
 #include <map>
 #include <optional>
@@ -65,16 +64,6 @@ std::string FunctionEmitter::comment_text(const ir::Stmt& s) {
 }
 
 namespace {
-
-/// Whether `name` occurs in `text` as a whole identifier.
-bool mentions_identifier(const std::string& text, const std::string& name) {
-  auto word = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
-  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1))
-    if ((at == 0 || !word(text[at - 1])) &&
-        (at + name.size() == text.size() || !word(text[at + name.size()])))
-      return true;
-  return false;
-}
 
 // A reshape's computed indices are in bounds by construction (ir/reshape.h).
 bool checks_indices_of(const ir::Stmt& s, const Scope& scope) {
@@ -529,28 +518,9 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
   }
   const std::string acc_type = wide ? std::string("double") : c_type(computed);
   if (schedule.jam > 0) {
-    // Unroll-and-jam (passes/schedule.h): the tile's accumulators, each
-    // summing its own element's terms in order, interleave in the reduce loops.
-    const size_t last = schedule.outer.back();
-    const std::string tile = local.take(c.out[last].index + "_tile");
-    const std::string lane = local.take(c.out[last].index + "_lane");
-    const std::string n = std::to_string(schedule.jam), element = acc + "[" + lane + "]";
-    auto lanes = [&](const std::string& line) {  // `line` for each element of the tile
-      code.open(for_header(lane, "0", CExpr{n, kPrecPrimary}));
-      if (mentions_identifier(line, out_vars[last]))
-        code.line("const int64_t " + out_vars[last] + " = " + tile + " + " + lane + ";");
-      code.line(line);
-      code.close();
-    };
-    code.open("for (int64_t " + tile + " = 0; " + tile + " < " + result.dims[last] + "; " + tile +
-              " += " + n + ")");
-    code.line(acc_type + " " + acc + "[" + n + "];");
-    lanes(element + " = " + start + ";");
-    open_reduce();
-    lanes(reduce_step(c.op, computed, element, emit_expr(m.guard.body, inner)));
-    close_n(c.reduce.size());
-    lanes(target + " = " + stored(type, wide ? "float(" + element + ")" : element) + ";");
-    close_n(1 + own_outer - 1);
+    emit_jammed(code, m, JammedText{target, start, acc, acc_type, computed, wide}, local, inner,
+                open_reduce);
+    close_n(own_outer - 1);
     return;
   }
   code.line(acc_type + " " + acc + " = " + start + ";");

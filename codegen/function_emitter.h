@@ -10,6 +10,7 @@
 /// Internal to codegen/.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -93,7 +94,7 @@ class FunctionEmitter {
                               Scope& scope) const;
 
   /// Loads the reads of `body` that mention none of `inner` (the indices of
-  /// the loops about to open) into locals (Scope::hoisted_reads): the
+  /// the loops about to open) into locals (Scope::hoisted_values): the
   /// softmax's `x(i, l) - max(i)` then vectorises over l, where a load the
   /// compiler cannot prove loop-invariant (pointers lose __restrict__ inside
   /// OpenMP regions) keeps the loop scalar. Only plain reads, whose every
@@ -119,6 +120,21 @@ class FunctionEmitter {
                    std::vector<std::string>& loop_vars, const Scope& scope);
   void emit_scheduled(Code& code, const Scheduled& m, const std::vector<std::string>& loop_vars,
                       const Scope& scope, bool in_nest);
+  /// The text of a reduction's parts, for the loops emit_scheduled opens.
+  struct JammedText {
+    std::string target;    // the result's element
+    std::string start;     // its accumulator's start
+    std::string acc;       // the accumulator's name
+    std::string acc_type;  // double for a float32 sum
+    ElemType computed;
+    bool wide;  // accumulates in double (ir/scatter_form.h)
+  };
+  /// A jammed reduction (passes/schedule.h, 3) inside its other outer loops
+  /// (cpp_jam.cpp): the tile loop, the tile's accumulators and the values
+  /// its terms share, `open_reduce`'s loops around the interleaved steps,
+  /// the stores.
+  void emit_jammed(Code& code, const Scheduled& m, const JammedText& text, Namer& local,
+                   Scope& scope, const std::function<void()>& open_reduce);
   std::string parallel_pragma(const std::vector<Scheduled>& nest) const;
   /// Marks every name statement `c` uses (tensors, strides, extents, sizes, indices in scope).
   void reserve_names(Namer& names, const ir::Compute& c, const Scope& scope) const;

@@ -124,10 +124,15 @@ int64_t jam_tile(const Compute& c) {
   int64_t terms = 1;
   for (const Dim& d : c.reduce) terms *= d.extent().constant().value_or(kMinJamTerms);
   if (terms < kMinJamTerms) return 0;
-  // A condition on the last out index (a window's border) would stay inside
-  // the reduce loops instead of narrowing them.
+  // A comparison of indices with the last out index (a window's border)
+  // would stay inside the reduce loops instead of narrowing them; a
+  // comparison of data (a ReLU mask) narrows nothing either way.
+  auto reads = [](const Expr& e) {
+    return any_node(e, [](const Expr& n) { return n->kind == ExprKind::Read; });
+  };
   if (any_node(c.body, [&](const Expr& e) {
-        return (e->kind == ExprKind::Select && mentions_index(e->args[0], {last})) ||
+        return (e->kind == ExprKind::Binary && is_comparison(e->binop) &&
+                mentions_index(e, {last}) && !reads(e)) ||
                (e->kind == ExprKind::Read && e->guarded && mentions_index(e, {last}));
       }))
     return 0;

@@ -202,6 +202,11 @@ struct Kernel {
   bool ok = false;
   dnnl_primitive_t primitive = nullptr;
   Operand image, filter, map;
+  /// The primitive's scratchpad, which the caller provides (user mode): left
+  /// to oneDNN, each call allocates and frees it, and the heap's top pages
+  /// fault again every step.
+  dnnl_memory_desc_t scratchpad{};
+  size_t scratchpad_bytes = 0;
 };
 
 inline dnnl_engine_t engine() {
@@ -294,7 +299,12 @@ inline void make_kernel(Kernel& k, Op op, const Conv2dProblem& p, const Strides4
                                          pad_r) != dnnl_success)
     return;
   dnnl_primitive_desc_t forward_pd = nullptr, pd = nullptr;
-  if (dnnl_primitive_desc_create(&forward_pd, &forward, nullptr, engine(), nullptr) != dnnl_success)
+  dnnl_primitive_attr_t attr = nullptr;
+  if (dnnl_primitive_attr_create(&attr) != dnnl_success) return;
+  const std::unique_ptr<dnnl_primitive_attr, decltype(&dnnl_primitive_attr_destroy)> owned(
+      attr, &dnnl_primitive_attr_destroy);
+  if (dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) != dnnl_success ||
+      dnnl_primitive_desc_create(&forward_pd, &forward, attr, engine(), nullptr) != dnnl_success)
     return;
   dnnl_status_t status = dnnl_success;
   if (op == Op::Forward) {
@@ -307,7 +317,7 @@ inline void make_kernel(Kernel& k, Op op, const Conv2dProblem& p, const Strides4
         &backward, dnnl_convolution_direct, &image, &filter, nullptr, &map, strides, pad_l, pad_r);
   }
   if (op != Op::Forward && status == dnnl_success)
-    status = dnnl_primitive_desc_create(&pd, &backward, nullptr, engine(), forward_pd);
+    status = dnnl_primitive_desc_create(&pd, &backward, attr, engine(), forward_pd);
   if (forward_pd) dnnl_primitive_desc_destroy(forward_pd);
   if (status != dnnl_success || !pd) return;
   auto md = [&](dnnl_query_t what) { return dnnl_primitive_desc_query_md(pd, what, 0); };
@@ -324,6 +334,10 @@ inline void make_kernel(Kernel& k, Op op, const Conv2dProblem& p, const Strides4
     ok = connect(k.image, image_user, md(dnnl_query_src_md), true, false) &&
          connect(k.filter, filter_user, md(dnnl_query_diff_weights_md), false, true) &&
          connect(k.map, map_user, md(dnnl_query_diff_dst_md), true, false);
+  if (const dnnl_memory_desc_t* scratchpad = md(dnnl_query_scratchpad_md)) {
+    k.scratchpad = *scratchpad;
+    k.scratchpad_bytes = dnnl_memory_desc_get_size(scratchpad);
+  }
   k.ok = ok && dnnl_primitive_create(&k.primitive, pd) == dnnl_success;
   dnnl_primitive_desc_destroy(pd);
 }
@@ -364,8 +378,8 @@ inline const Kernel& kernel(Op op, const Conv2dProblem& p, const Strides4& image
 /// operands in the primitive's layouts; so that a steady call allocates nothing.
 struct Memories {
   dnnl_memory_t image_user = nullptr, image = nullptr, filter_user = nullptr, filter = nullptr,
-                map_user = nullptr, map = nullptr;
-  Buffer image_buffer, filter_buffer, map_buffer;
+                map_user = nullptr, map = nullptr, scratchpad = nullptr;
+  Buffer image_buffer, filter_buffer, map_buffer, scratchpad_buffer;
   Buffer partials[8];  // BackwardWeights, on the calling thread: one per block
 };
 
@@ -383,6 +397,19 @@ inline bool bind(dnnl_memory_t& m, const dnnl_memory_desc_t& md, const void* dat
 
 inline bool run(dnnl_primitive_t p, std::initializer_list<dnnl_exec_arg_t> args) {
   return dnnl_primitive_execute(p, stream(), int(args.size()), args.begin()) == dnnl_success;
+}
+
+/// Runs the kernel's primitive with `args` and the thread's scratchpad.
+inline bool run(const Kernel& k, Memories& m, std::array<dnnl_exec_arg_t, 3> args) {
+  std::array<dnnl_exec_arg_t, 4> all = {args[0], args[1], args[2], {DNNL_ARG_SCRATCHPAD, nullptr}};
+  int count = 3;
+  if (k.scratchpad_bytes > 0) {
+    if (!bind(m.scratchpad, k.scratchpad, m.scratchpad_buffer.get(k.scratchpad_bytes)))
+      return false;
+    all[3].memory = m.scratchpad;
+    count = 4;
+  }
+  return dnnl_primitive_execute(k.primitive, stream(), count, all.data()) == dnnl_success;
 }
 
 /// The operand's data in the primitive's layout, through `inner`: the user's
@@ -453,28 +480,31 @@ inline bool library(Op op, const Conv2dProblem& problem, const float* image, Str
     const int64_t first = b * block.batch;
     bool fine = true;
     if (op == Op::Forward) {
-      fine = input(k.image, m.image_user, m.image, m.image_buffer, image + first * image_s.s[0]) &&
-             bind(m.filter, k.filter.inner, filter_inner) &&
-             output(k.map, m.map_user, m.map, m.map_buffer, result + first * map_s.s[0]) &&
-             run(k.primitive,
-                 {{DNNL_ARG_SRC, m.image}, {DNNL_ARG_WEIGHTS, m.filter}, {DNNL_ARG_DST, m.map}}) &&
-             output_done(k.map, m.map_user, m.map);
+      fine =
+          input(k.image, m.image_user, m.image, m.image_buffer, image + first * image_s.s[0]) &&
+          bind(m.filter, k.filter.inner, filter_inner) &&
+          output(k.map, m.map_user, m.map, m.map_buffer, result + first * map_s.s[0]) &&
+          run(k, m,
+              {{{DNNL_ARG_SRC, m.image}, {DNNL_ARG_WEIGHTS, m.filter}, {DNNL_ARG_DST, m.map}}}) &&
+          output_done(k.map, m.map_user, m.map);
     } else if (op == Op::BackwardData) {
       fine =
           input(k.map, m.map_user, m.map, m.map_buffer, map + first * map_s.s[0]) &&
           bind(m.filter, k.filter.inner, filter_inner) &&
           output(k.image, m.image_user, m.image, m.image_buffer, result + first * image_s.s[0]) &&
-          run(k.primitive, {{DNNL_ARG_DIFF_DST, m.map},
-                            {DNNL_ARG_WEIGHTS, m.filter},
-                            {DNNL_ARG_DIFF_SRC, m.image}}) &&
+          run(k, m,
+              {{{DNNL_ARG_DIFF_DST, m.map},
+                {DNNL_ARG_WEIGHTS, m.filter},
+                {DNNL_ARG_DIFF_SRC, m.image}}}) &&
           output_done(k.image, m.image_user, m.image);
     } else {
       fine = input(k.image, m.image_user, m.image, m.image_buffer, image + first * image_s.s[0]) &&
              input(k.map, m.map_user, m.map, m.map_buffer, map + first * map_s.s[0]) &&
              bind(m.filter, k.filter.inner, partials[b]) &&
-             run(k.primitive, {{DNNL_ARG_SRC, m.image},
-                               {DNNL_ARG_DIFF_DST, m.map},
-                               {DNNL_ARG_DIFF_WEIGHTS, m.filter}});
+             run(k, m,
+                 {{{DNNL_ARG_SRC, m.image},
+                   {DNNL_ARG_DIFF_DST, m.map},
+                   {DNNL_ARG_DIFF_WEIGHTS, m.filter}}});
     }
     failures += fine ? 0 : 1;
   }

@@ -34,15 +34,15 @@ def routing_step(float(B, T, 10) c, float(B, T, 10, 16) uh) -> (s, n2, v) {
 }
 )";
 
-// Batch norm's statistics over (b, h, w) per channel and a softmax over rows
-// of 40: long sums and maxima whose accumulators are jammed, 8 channels or 8
-// rows at a time.
+// Batch norm's statistics over (b, h, w) per channel, then a ReLU (whose mask
+// the gradient's sums read), and a softmax over rows of 40: long sums and
+// maxima whose accumulators are jammed, 8 channels or 8 rows at a time.
 const char* const kJammed = R"(
 def norms(float(B, 16, 8, 8) x, float(B, 24, 40) t) -> (y, p) {
   mean(c) +=! x(b, c, h, w)
   cen(b, c, h, w) = x(b, c, h, w) - mean(c) / (B * 64)
   var(c) +=! cen(b, c, h, w) * cen(b, c, h, w)
-  y(b, c, h, w) = cen(b, c, h, w) * rsqrt(var(c) / (B * 64) + 1e-5)
+  y(b, c, h, w) = fmax(cen(b, c, h, w) * rsqrt(var(c) / (B * 64) + 1e-5), 0)
   m(b, j) max=! t(b, j, k)
   e(b, j, k) = exp(t(b, j, k) - m(b, j))
   s(b, j) +=! e(b, j, k)

@@ -93,9 +93,10 @@ TEST_F(SchedulePass, JamsTheAccumulatorsOfLongSums) {
   EXPECT_EQ(attr("jammed", "peak", "jam"), "j by 4");  // 12 channels: a tile of 4
   EXPECT_EQ(attr("jammed", "short", "jam"), "-");      // 5 terms
   EXPECT_EQ(attr("jammed", "batch", "jam"), "j by 8");
-  EXPECT_EQ(attr("jammed", "window", "jam"), "-");  // a condition on j
-  EXPECT_EQ(attr("step", "n2", "jam"), "-");        // 10 classes: no tile of 4 or 8
-  EXPECT_EQ(attr("softmax", "t", "jam"), "-");      // a symbolic extent
+  EXPECT_EQ(attr("jammed", "window", "jam"), "-");     // a condition on j
+  EXPECT_EQ(attr("jammed", "relu", "jam"), "j by 8");  // a condition on x(b, j, r) only
+  EXPECT_EQ(attr("step", "n2", "jam"), "-");           // 10 classes: no tile of 4 or 8
+  EXPECT_EQ(attr("softmax", "t", "jam"), "-");         // a symbolic extent
 }
 
 TEST_F(SchedulePass, RunningTwiceGivesTheSameSchedule) {
