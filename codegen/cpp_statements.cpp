@@ -320,6 +320,11 @@ void FunctionEmitter::emit_shared(Code& code, const std::vector<Scheduled>& nest
       i = j;
       continue;
     }
+    if (nest[i].schedule.jam > 0 && depth + 1 == nest[i].schedule.outer.size()) {
+      emit_jam_run(code, nest, i, j, loop_vars, scope);  // the shared loop is the jammed one
+      i = j;
+      continue;
+    }
     // The shared loop: named and bounded after the run's first statement,
     // with a name none of the run's statements uses otherwise.
     const ir::Compute& c = nest[i].stmt->compute;
@@ -347,7 +352,7 @@ void FunctionEmitter::emit_shared(Code& code, const std::vector<Scheduled>& nest
 
 void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
                                      const std::vector<std::string>& loop_vars, const Scope& scope,
-                                     bool in_nest) {
+                                     bool in_nest, JamGroup* group) {
   const ir::Stmt& s = *m.stmt;
   const ir::Compute& c = s.compute;
   const lower::LoopSchedule& schedule = m.schedule;
@@ -361,14 +366,18 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
     inner.bind(d.index, loop_vars[p], d.lo, d.hi);
   }
   Namer local = statement_namer(c, inner);
+  if (group)
+    for (const std::string* name : {&group->tile, &group->lane}) local.reserve(*name);
+  if (group)
+    for (const std::string& name : group->reduce_vars) local.reserve(name);
   std::vector<std::string> out_vars(c.out.size()), reduce_vars;
   for (size_t d = 0; d < c.out.size(); ++d) {
     out_vars[d] = d < loop_vars.size() ? loop_vars[d] : local.take(c.out[d].index);
     inner.bind(c.out[d].index, out_vars[d], c.out[d].lo, c.out[d].hi);
   }
-  for (const ir::Dim& d : c.reduce) {
-    reduce_vars.push_back(local.take(d.index));
-    inner.bind(d.index, reduce_vars.back(), d.lo, d.hi);
+  for (size_t d = 0; d < c.reduce.size(); ++d) {
+    reduce_vars.push_back(group ? group->reduce_vars.at(d) : local.take(c.reduce[d].index));
+    inner.bind(c.reduce[d].index, reduce_vars.back(), c.reduce[d].lo, c.reduce[d].hi);
   }
   const std::vector<ir::Affine> position = ir::plain_indices(c.out);
   const TensorAccess& result = access(c.result);
@@ -440,9 +449,11 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
   // Unlike indices, the accumulator never shadows a function-level name:
   // "acc" reading as a tensor elsewhere would mislead. In a nest, where
   // statements are siblings, it is named after the result.
-  std::string acc = in_nest && own_outer == 0 ? result.pointer + "_acc" : "acc";
+  // A jam group's members are siblings too.
+  const bool sibling = in_nest && (own_outer == 0 || group);
+  std::string acc = sibling ? result.pointer + "_acc" : "acc";
   for (int n = 1; names_.taken(acc) || local.taken(acc); ++n)
-    acc = (in_nest && own_outer == 0 ? result.pointer + "_acc_" : "acc_") + std::to_string(n);
+    acc = (sibling ? result.pointer + "_acc_" : "acc_") + std::to_string(n);
   local.reserve(acc);
   // A float32 sum accumulates in double, rounded once (ir/scatter_form.h).
   const bool wide = ir::accumulates_in_double(c);
@@ -518,8 +529,16 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
   }
   const std::string acc_type = wide ? std::string("double") : c_type(computed);
   if (schedule.jam > 0) {
-    emit_jammed(code, m, JammedText{target, start, acc, acc_type, computed, wide}, local, inner,
-                open_reduce);
+    JamMember member{&m, JammedText{target, start, acc, acc_type, computed, wide}, inner,
+                     out_vars[schedule.outer.back()]};
+    if (group) {
+      group->members.push_back(std::move(member));
+      return;
+    }
+    const std::string& index = c.out[schedule.outer.back()].index;
+    JamGroup alone{local.take(index + "_tile"), local.take(index + "_lane"), {}, {}};
+    alone.members.push_back(std::move(member));
+    emit_jam_group(code, alone, local, open_reduce);
     close_n(own_outer - 1);
     return;
   }

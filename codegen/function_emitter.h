@@ -118,8 +118,21 @@ class FunctionEmitter {
   void emit_nest(Code& code, const std::vector<Scheduled>& nest, const Scope& scope);
   void emit_shared(Code& code, const std::vector<Scheduled>& nest, size_t first, size_t end,
                    std::vector<std::string>& loop_vars, const Scope& scope);
+  /// Jammed statements sharing every loop (lower/schedule.h): one tile
+  /// loop, the reduce loops once, each member's lanes inside (cpp_jam.cpp).
+  struct JamMember;
+  struct JamGroup {
+    std::string tile, lane;
+    std::vector<std::string> reduce_vars;  // the first member's; empty: each its own
+    std::vector<JamMember> members;
+  };
+  /// `group`: a jammed statement adds itself to it, unemitted.
   void emit_scheduled(Code& code, const Scheduled& m, const std::vector<std::string>& loop_vars,
-                      const Scope& scope, bool in_nest);
+                      const Scope& scope, bool in_nest, JamGroup* group = nullptr);
+  /// Members [first, end) of `nest`, jammed statements sharing every loop,
+  /// the first `loop_vars.size()` of them open.
+  void emit_jam_run(Code& code, const std::vector<Scheduled>& nest, size_t first, size_t end,
+                    const std::vector<std::string>& loop_vars, const Scope& scope);
   /// The text of a reduction's parts, for the loops emit_scheduled opens.
   struct JammedText {
     std::string target;    // the result's element
@@ -129,12 +142,18 @@ class FunctionEmitter {
     ElemType computed;
     bool wide;  // accumulates in double (ir/scatter_form.h)
   };
-  /// A jammed reduction (passes/schedule.h, 3) inside its other outer loops
-  /// (cpp_jam.cpp): the tile loop, the tile's accumulators and the values
-  /// its terms share, `open_reduce`'s loops around the interleaved steps,
-  /// the stores.
-  void emit_jammed(Code& code, const Scheduled& m, const JammedText& text, Namer& local,
-                   Scope& scope, const std::function<void()>& open_reduce);
+  struct JamMember {
+    const Scheduled* m;
+    JammedText text;
+    Scope scope;        // with its indices bound
+    std::string index;  // the C name of its jammed index
+  };
+  /// Jammed reductions (passes/schedule.h, 3) inside their other outer loops
+  /// (cpp_jam.cpp): the tile loop, each member's accumulators and the values
+  /// its terms share, `open_reduce`'s loops (null: the first member's, not
+  /// narrowed, named group.reduce_vars) around the interleaved steps, the stores.
+  void emit_jam_group(Code& code, JamGroup& group, Namer& names,
+                      const std::function<void()>& open_reduce);
   std::string parallel_pragma(const std::vector<Scheduled>& nest) const;
   /// Marks every name statement `c` uses (tensors, strides, extents, sizes, indices in scope).
   void reserve_names(Namer& names, const ir::Compute& c, const Scope& scope) const;

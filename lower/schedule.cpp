@@ -25,10 +25,10 @@ LoopSchedule loop_schedule(const ir::Stmt& s) {
     const std::optional<int64_t> extent =
         c.out.empty() ? std::nullopt : c.out.back().extent().constant();
     TENET_ASSERT(inner == 0 && c.op != ir::ReduceOp::None && !c.reduce.empty() && extent &&
-                     *extent % out.jam == 0 && out.shared < out.outer.size(),
+                     *extent % out.jam == 0,
                  "statement " << c.result->name << ": jam = " << out.jam
-                              << " needs a reduction in the default order whose last out loop, "
-                                 "not shared, has a constant multiple of it as extent");
+                              << " needs a reduction in the default order whose last out loop "
+                                 "has a constant multiple of it as extent");
   }
   return out;
 }

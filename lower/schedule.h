@@ -31,10 +31,12 @@ struct LoopSchedule {
   std::vector<size_t> inner;
   /// Leading outer loops shared with the previous statement of the block.
   size_t shared = 0;
-  /// Unroll-and-jam (0: none): the last outer loop, never shared, steps by
-  /// this tile, and the tile's accumulators interleave inside the reduce
-  /// loops, each element still summing its terms in order. Only with no
-  /// inner loops; the last out extent is a constant multiple of it.
+  /// Unroll-and-jam (0: none): the last outer loop steps by this tile, and
+  /// the tile's accumulators interleave inside the reduce loops, each element
+  /// still summing its terms in order. Only with no inner loops; the last
+  /// out extent is a constant multiple of it. Shared (`shared` = every outer
+  /// loop) only with the jammed statement before it: the two then run their
+  /// tiles in one pass of the same reduce loops.
   int64_t jam = 0;
 };
 

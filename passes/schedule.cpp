@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -216,8 +217,37 @@ size_t shared_depth(const Nest& nest, const Compute& c, size_t outer) {
   return depth;
 }
 
+/// Consecutive jammed statements that run as one pass (passes/schedule.h, 3).
+struct JamRun {
+  const Compute* last = nullptr;  // the previous statement, when it was jammed
+  int64_t tile = 0;
+  std::set<const Value*> results;  // of the run's statements
+
+  void clear() {
+    last = nullptr;
+    results.clear();
+  }
+  /// Whether jammed `c` joins the run: the same tile, out extents and reduce
+  /// ranges, and none of the run's results read.
+  bool joins(const Compute& c, int64_t jam) const {
+    if (!last || jam != tile || c.out.size() != last->out.size() ||
+        c.reduce.size() != last->reduce.size())
+      return false;
+    for (size_t d = 0; d < c.out.size(); ++d)
+      if (c.out[d].extent() != last->out[d].extent()) return false;
+    for (size_t d = 0; d < c.reduce.size(); ++d)
+      if (c.reduce[d].lo != last->reduce[d].lo || c.reduce[d].hi != last->reduce[d].hi)
+        return false;
+    if (c.init && results.count(c.init.get())) return false;
+    for (const Expr& r : reads_of(c.body))
+      if (results.count(r->tensor.get())) return false;
+    return true;
+  }
+};
+
 void schedule_block(std::vector<Stmt>& body) {
   Nest nest;
+  JamRun run;
   for (Stmt& s : body) {
     s.annotations.inner_loops = 0;
     s.annotations.nest = 0;
@@ -225,6 +255,7 @@ void schedule_block(std::vector<Stmt>& body) {
     if (s.kind == StmtKind::Loop) {
       schedule_block(s.loop->body);
       nest.clear();
+      run.clear();
       continue;
     }
     const Compute& c = s.compute;
@@ -236,14 +267,25 @@ void schedule_block(std::vector<Stmt>& body) {
     if (!library && inner.empty()) s.annotations.jam = jam_tile(c);
     if (gemm || s.annotations.conv || c.out.empty()) {
       nest.clear();
+      run.clear();
       continue;
     }
-    // A jammed loop steps by a tile of its own: it is not shared.
-    const size_t outer = c.out.size() - inner.size() - (s.annotations.jam > 0 ? 1 : 0);
+    // A jammed loop steps by a tile of its own: it is shared only within a
+    // run of jammed statements that share every loop (one pass over the terms).
+    const int64_t jam = s.annotations.jam;
+    const size_t outer = c.out.size() - inner.size() - (jam > 0 ? 1 : 0);
     const size_t depth = nest.empty() ? 0 : shared_depth(nest, c, outer);
+    const bool joins = jam > 0 && (outer == 0 || (depth == outer && nest.back().outer == outer)) &&
+                       run.joins(c, jam);
     if (depth == 0) nest.clear();
     nest.push({&c, outer, depth});
-    s.annotations.nest = depth;
+    s.annotations.nest = joins ? outer + 1 : depth;
+    if (!joins) run.clear();
+    if (jam > 0) {
+      run.last = &c;
+      run.tile = jam;
+      run.results.insert(c.result.get());
+    }
   }
 }
 

@@ -64,8 +64,13 @@ std::vector<Tensor> expect_steps_allocate_nothing(const CompiledFunction& f,
   Executable step(f, sizes);
   step.run(inputs);  // warm-up: thread pools, the BLAS library's buffers
   std::vector<Tensor> outputs;
-  for (size_t i = 0; i < reference.size(); ++i)
+  for (size_t i = 0; i < reference.size(); ++i) {
     outputs.emplace_back(reference[i].type(), reference[i].shape());
+    // Touched now: a fresh buffer's first write (fresh pages of an mmap,
+    // whether glibc gives one depends on the heap's history) is the caller's,
+    // not a step's.
+    std::memset(outputs.back().raw(), 0, outputs.back().nbytes());
+  }
   std::vector<const void*> in;
   for (const Tensor& t : inputs) in.push_back(t.raw());
   std::vector<void*> out;

@@ -50,6 +50,22 @@ def norms(float(B, 16, 8, 8) x, float(B, 24, 40) t) -> (y, p) {
 }
 )";
 
+// Jammed sums sharing the loop over n: a and b in one pass; d and e have
+// reduce loops their guard narrows, so the whole run falls back to one pass
+// each.
+const char* const kJamRuns = R"(
+def one_pass(float(N, 40) x, float(16, 40) w) -> (a, b) {
+  a(n, c) +=! w(c, r) + x?(n, r + n) where n in 0:N
+  b(n, c) +=! w(c, r) + x?(n, r - n) where n in 0:N
+}
+def narrowed(float(N, 40) x, float(16, 40) w) -> (a, b, d, e) {
+  a(n, c) +=! w(c, r) + x?(n, r + n) where n in 0:N
+  b(n, c) +=! w(c, r) + x?(n, r - n) where n in 0:N
+  d(n, c) +=! exp(w(c, r)) * x?(n, r + n) where n in 0:N
+  e(n, c) +=! exp(w(c, r)) * x?(n, r - n) where n in 0:N
+}
+)";
+
 void strip_schedule(std::vector<ir::Stmt>& body) {
   for (ir::Stmt& s : body) {
     s.annotations.inner_loops = 0;
@@ -129,11 +145,23 @@ TEST(Schedule, JammedStatisticsAndSoftmaxAreBitwiseTheDefaultOrder) {
   expect_schedule_changes_no_bit(gradient_module(m, "norms"), "norms_grad", {{"B", 3}});
 }
 
+TEST(Schedule, JamRunsAreBitwiseTheDefaultOrder) {
+  const ir::Module m = compile_tn(kJamRuns);
+  for (const char* fn : {"one_pass", "narrowed"}) {
+    ir::Module scheduled = m;
+    driver::optimise(scheduled);
+    const std::string source = driver::emit_cpp(scheduled).source;
+    const size_t begin = source.find("void tenet_" + std::string(fn) + "__with_workspace(");
+    const bool one = source.find("in one pass", begin) < source.find("\n}\n", begin);
+    EXPECT_EQ(one, std::string(fn) == "one_pass") << fn;
+    expect_schedule_changes_no_bit(m, fn, {{"N", 45}});
+  }
+}
+
 /// The body of `fn`'s workspace entry in the generated code of `source`:
 /// the statements as scheduled (the wrappers around it are the ABI's,
 /// tested elsewhere).
-void expect_function_golden(const char* source, const std::string& fn, const std::string& golden) {
-  ir::Module m = compile_tn(source);
+void expect_function_golden(ir::Module m, const std::string& fn, const std::string& golden) {
   driver::optimise(m);
   const std::string code = driver::emit_cpp(m).source;
   const size_t begin = code.find("extern \"C\" void tenet_" + fn + "__with_workspace(");
@@ -144,9 +172,12 @@ void expect_function_golden(const char* source, const std::string& fn, const std
 }
 
 TEST(Schedule, GeneratedCodeGolden) {
-  expect_function_golden(kRoutingStep, "routing_step",
+  expect_function_golden(compile_tn(kRoutingStep), "routing_step",
                          "codegen/routing_step_schedule.cpp.expected");
-  expect_function_golden(kJammed, "norms", "codegen/jammed_norms.cpp.expected");
+  expect_function_golden(compile_tn(kJammed), "norms", "codegen/jammed_norms.cpp.expected");
+  // The gradient's batch-norm sums: four statements in one pass.
+  expect_function_golden(gradient_module(compile_tn(kJammed), "norms"), "norms_grad",
+                         "codegen/jammed_norms_grad.cpp.expected");
 }
 
 /// `tenet ARGS` run from the source tree with OMP_NUM_THREADS=threads.

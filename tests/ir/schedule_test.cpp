@@ -95,8 +95,13 @@ TEST_F(SchedulePass, JamsTheAccumulatorsOfLongSums) {
   EXPECT_EQ(attr("jammed", "batch", "jam"), "j by 8");
   EXPECT_EQ(attr("jammed", "window", "jam"), "-");     // a condition on j
   EXPECT_EQ(attr("jammed", "relu", "jam"), "j by 8");  // a condition on x(b, j, r) only
-  EXPECT_EQ(attr("step", "n2", "jam"), "-");           // 10 classes: no tile of 4 or 8
-  EXPECT_EQ(attr("softmax", "t", "jam"), "-");         // a symbolic extent
+  // batch and relu: the same tile, out extents and reduce ranges, neither
+  // reading the other: one pass, sharing the jammed loop over j too.
+  EXPECT_EQ(attr("jammed", "batch", "nest"), "-");
+  EXPECT_EQ(attr("jammed", "relu", "nest"), "j");
+  EXPECT_EQ(attr("jammed", "peak", "nest"), "b");  // a tile of 4 after one of 8: its own pass
+  EXPECT_EQ(attr("step", "n2", "jam"), "-");       // 10 classes: no tile of 4 or 8
+  EXPECT_EQ(attr("softmax", "t", "jam"), "-");     // a symbolic extent
 }
 
 TEST_F(SchedulePass, RunningTwiceGivesTheSameSchedule) {
