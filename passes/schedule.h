@@ -58,10 +58,15 @@
 ///    Each element still sums its terms in order, into its own accumulator,
 ///    so the bits are the default order's; the tile's independent chains
 ///    fill the adder (batch norm's statistics over 131072 terms, softmax's
-///    max over a row). The jammed loop is the statement's own: it is never
-///    shared with a neighbour. Not for a condition on the last out index (a
-///    window's border would stay inside the reduce loops instead of
-///    narrowing them), nor scatters.
+///    max over a row). The jammed loop is shared only within a run of
+///    consecutive jammed statements with the same tile, out extents and
+///    reduce ranges, none reading another's result (or init): their `nest`
+///    then covers every out loop, and codegen runs their tiles in one pass
+///    of the reduce loops (batch norm's backward sums dy, dy * x-hat, ...
+///    reading dy and x once), unless a guard narrows some member's reduce
+///    loops (then each runs its own pass). Not for a comparison of indices
+///    with the last out index (a window's border would stay inside the
+///    reduce loops instead of narrowing them), nor scatters.
 ///
 /// Expects: a verified function, after `contraction` and `fuse`. Guarantees:
 /// the IR is unchanged except for Annotations::inner_loops, ::nest and ::jam (reset,
