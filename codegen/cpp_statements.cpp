@@ -168,8 +168,9 @@ FunctionEmitter::Scheduled FunctionEmitter::scheduled(const ir::Stmt& s, const S
   return m;
 }
 
-std::string FunctionEmitter::parallel_pragma(const std::vector<Scheduled>& nest) const {
-  if (!options_.openmp || nest[0].schedule.outer.empty()) return "";
+std::string FunctionEmitter::parallel_pragma(const std::vector<Scheduled>& nest,
+                                             bool column_tiles) const {
+  if (!options_.openmp || (nest[0].schedule.outer.empty() && !column_tiles)) return "";
   // Work is out elements times reduction length, summed over the statements
   // of the nest; each out element is computed by one thread, in the serial
   // order, so the result is deterministic.
@@ -475,15 +476,22 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
       rest *= *extent;
     }
     const std::optional<int64_t> first_extent = c.out[first].extent().constant();
-    const int64_t tile =
-        first_extent ? *first_extent : std::max<int64_t>(1, passes::kMaxInnerBlock / rest);
-    const std::string tile_start = first_extent ? "" : local.take(c.out[first].index + "_tile");
-    const std::string tile_end = first_extent ? "" : local.take(c.out[first].index + "_tile_end");
+    // With no loop outside (a column sum: schedule.h), wide blocks are cut
+    // into at most 8 tiles of columns that threads share: each element is
+    // still summed in order by one thread.
+    constexpr int64_t kMinColumns = 64;
+    const bool columns = first_extent && schedule.outer.empty() && !in_nest &&
+                         *first_extent >= 2 * kMinColumns && options_.openmp;
+    const int64_t tile = columns        ? std::max(kMinColumns, (*first_extent + 127) / 128 * 16)
+                         : first_extent ? *first_extent
+                                        : std::max<int64_t>(1, passes::kMaxInnerBlock / rest);
+    const bool tiled = !first_extent || columns;
+    const std::string tile_start = tiled ? local.take(c.out[first].index + "_tile") : "";
+    const std::string tile_end = tiled ? local.take(c.out[first].index + "_tile_end") : "";
     const std::string at_first =
         tile_start.empty() ? out_vars[first] : "(" + out_vars[first] + " - " + tile_start + ")";
     const std::string term = at_first + (rest == 1 ? "" : " * " + std::to_string(rest));
     const std::string element = acc + "[" + (flat.empty() ? term : term + " + " + flat) + "]";
-    code.line("double " + acc + "[" + std::to_string(tile * rest) + "];");
     auto open_block = [&] {
       if (tile_start.empty())
         code.open(for_header(out_vars[first], "0", CExpr{result.dims[first], kPrecPrimary}));
@@ -492,11 +500,14 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
       open_out(schedule.inner, 1);
     };
     if (!tile_start.empty()) {
+      if (columns)
+        if (std::string pragma = parallel_pragma({m}, true); !pragma.empty()) code.line(pragma);
       code.open("for (int64_t " + tile_start + " = 0; " + tile_start + " < " + result.dims[first] +
                 "; " + tile_start + " += " + std::to_string(tile) + ")");
       code.line("const int64_t " + tile_end + " = std::min<int64_t>(" + tile_start + " + " +
                 std::to_string(tile) + ", " + result.dims[first] + ");");
     }
+    code.line("double " + acc + "[" + std::to_string(tile * rest) + "];");
     open_block();
     code.line(element + " = " + start + ";");
     close_n(schedule.inner.size());

@@ -154,7 +154,10 @@ class FunctionEmitter {
   /// narrowed, named group.reduce_vars) around the interleaved steps, the stores.
   void emit_jam_group(Code& code, JamGroup& group, Namer& names,
                       const std::function<void()>& open_reduce);
-  std::string parallel_pragma(const std::vector<Scheduled>& nest) const;
+  /// The pragma that runs the nest's outermost loop on the OpenMP team when
+  /// the work is large enough; `column_tiles`: that loop is a column sum's
+  /// tiles (it has no outer loop of its own).
+  std::string parallel_pragma(const std::vector<Scheduled>& nest, bool column_tiles = false) const;
   /// Marks every name statement `c` uses (tensors, strides, extents, sizes, indices in scope).
   void reserve_names(Namer& names, const ir::Compute& c, const Scope& scope) const;
 

@@ -158,6 +158,22 @@ TEST(Schedule, JamRunsAreBitwiseTheDefaultOrder) {
   }
 }
 
+TEST(Schedule, ColumnSumTilesAreBitwiseTheDefaultOrder) {
+  // Layer norm's weight and bias gradients: sums over rows, 320 columns
+  // accumulated in place, cut into tiles of 64 that the threads share.
+  const ir::Module m = compile_tn(R"(
+def columns(float(B, 12, 320) dy, float(B, 12, 320) x) -> (dw, db) {
+  dw(k) +=! dy(b, t, k) * x(b, t, k)
+  db(k) +=! dy(b, t, k)
+}
+)");
+  ir::Module scheduled = m;
+  driver::optimise(scheduled);
+  const std::string source = driver::emit_cpp(scheduled).source;
+  EXPECT_NE(source.find("t_k_tile += 64)"), std::string::npos) << source;
+  expect_schedule_changes_no_bit(m, "columns", {{"B", 7}});
+}
+
 /// The body of `fn`'s workspace entry in the generated code of `source`:
 /// the statements as scheduled (the wrappers around it are the ABI's,
 /// tested elsewhere).
