@@ -64,4 +64,31 @@ void FunctionEmitter::hoist_invariant_reads(Code& code, const ir::Expr& body,
   });
 }
 
+Scope FunctionEmitter::hoist_above_shared_loop(Code& code, const std::vector<Scheduled>& nest,
+                                               size_t first, size_t end,
+                                               const std::vector<std::string>& loop_vars,
+                                               const Scope& scope, Namer& names) const {
+  // Only where the loop about to open is every member's last: element-wise
+  // statements whose whole body runs inside it.
+  const size_t depth = loop_vars.size();
+  for (size_t k = first; k < end; ++k)
+    if (nest[k].stmt->compute.op != ir::ReduceOp::None ||
+        nest[k].schedule.outer.size() != depth + 1)
+      return scope;
+  Scope inside = scope;
+  for (size_t k = first; k < end; ++k) {
+    const ir::Compute& c = nest[k].stmt->compute;
+    const std::vector<size_t>& outer = nest[k].schedule.outer;
+    Scope member = scope;
+    for (size_t p = 0; p < depth; ++p)
+      member.bind(c.out[outer[p]].index, loop_vars[p], c.out[outer[p]].lo, c.out[outer[p]].hi);
+    member.statement = c.result->name;
+    member.statement_local_names = true;
+    member.check_indices = scope.check_indices && !nest[k].stmt->annotations.reshape;
+    hoist_invariant_reads(code, c.body, {c.out[outer[depth]]}, names, member);
+    for (const auto& [node, name] : member.hoisted_values) inside.hoisted_values[node] = name;
+  }
+  return inside;
+}
+
 }  // namespace tenet::codegen::detail

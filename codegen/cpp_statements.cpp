@@ -337,6 +337,7 @@ void FunctionEmitter::emit_shared(Code& code, const std::vector<Scheduled>& nest
     Namer names;
     for (size_t k = i; k < j; ++k) reserve_names(names, nest[k].stmt->compute, scope);
     const std::string var = names.take(c.out[out_at].index);
+    const Scope inside = hoist_above_shared_loop(code, nest, i, j, loop_vars, scope, names);
     if (depth == 0) {
       const std::vector<Scheduled> run(nest.begin() + long(i), nest.begin() + long(j));
       if (std::string pragma = parallel_pragma(run); !pragma.empty()) code.line(pragma);
@@ -344,7 +345,7 @@ void FunctionEmitter::emit_shared(Code& code, const std::vector<Scheduled>& nest
     const TensorAccess& result = access(c.result);
     code.open(for_header(var, "0", CExpr{result.dims[out_at], kPrecPrimary}));
     loop_vars.push_back(var);
-    emit_shared(code, nest, i, j, loop_vars, scope);
+    emit_shared(code, nest, i, j, loop_vars, inside);
     loop_vars.pop_back();
     code.close();
     i = j;

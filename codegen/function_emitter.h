@@ -115,6 +115,15 @@ class FunctionEmitter {
   /// `s` (a Compute in a block with the indices of `scope`) with its loop
   /// schedule and its reduce loops' bounds from its guard.
   Scheduled scheduled(const ir::Stmt& s, const Scope& scope) const;
+  /// Before the shared loop of members [first, end) of `nest` opens, when it
+  /// is every member's last (element-wise statements only): their reads that
+  /// do not depend on it, loaded into locals (hoist_invariant_reads). Batch
+  /// norm's `(x - mean(j)) * rsqrt(var(j) + eps)` then vectorises over the
+  /// row. Returns `scope` with those locals.
+  Scope hoist_above_shared_loop(Code& code, const std::vector<Scheduled>& nest, size_t first,
+                                size_t end, const std::vector<std::string>& loop_vars,
+                                const Scope& scope, Namer& names) const;
+
   void emit_nest(Code& code, const std::vector<Scheduled>& nest, const Scope& scope);
   void emit_shared(Code& code, const std::vector<Scheduled>& nest, size_t first, size_t end,
                    std::vector<std::string>& loop_vars, const Scope& scope);

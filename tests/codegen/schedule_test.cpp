@@ -66,6 +66,15 @@ def narrowed(float(N, 40) x, float(16, 40) w) -> (a, b, d, e) {
 }
 )";
 
+// Batch norm's normalisation, a residual and a ReLU, both outputs: one nest
+// sharing all four loops, the per-channel reads loaded above the last.
+const char* const kSharedRow = R"(
+def bn_relu(float(B, 16, 8, 8) x, float(B, 16, 8, 8) r, float(16) m, float(16) v) -> (s, y) {
+  s(b, c, h, w) = (x(b, c, h, w) - m(c)) * rsqrt(v(c) + 1e-5) + r(b, c, h, w)
+  y(b, c, h, w) = fmax(s(b, c, h, w), 0)
+}
+)";
+
 void strip_schedule(std::vector<ir::Stmt>& body) {
   for (ir::Stmt& s : body) {
     s.annotations.inner_loops = 0;
@@ -145,6 +154,10 @@ TEST(Schedule, JammedStatisticsAndSoftmaxAreBitwiseTheDefaultOrder) {
   expect_schedule_changes_no_bit(gradient_module(m, "norms"), "norms_grad", {{"B", 3}});
 }
 
+TEST(Schedule, ReadsHoistedAboveASharedLoopAreBitwiseTheDefaultOrder) {
+  expect_schedule_changes_no_bit(compile_tn(kSharedRow), "bn_relu", {{"B", 3}});
+}
+
 TEST(Schedule, JamRunsAreBitwiseTheDefaultOrder) {
   const ir::Module m = compile_tn(kJamRuns);
   for (const char* fn : {"one_pass", "narrowed"}) {
@@ -191,6 +204,7 @@ TEST(Schedule, GeneratedCodeGolden) {
   expect_function_golden(compile_tn(kRoutingStep), "routing_step",
                          "codegen/routing_step_schedule.cpp.expected");
   expect_function_golden(compile_tn(kJammed), "norms", "codegen/jammed_norms.cpp.expected");
+  expect_function_golden(compile_tn(kSharedRow), "bn_relu", "codegen/shared_row.cpp.expected");
   // The gradient's batch-norm sums: four statements in one pass.
   expect_function_golden(gradient_module(compile_tn(kJammed), "norms"), "norms_grad",
                          "codegen/jammed_norms_grad.cpp.expected");
