@@ -1,10 +1,9 @@
 // Statements as loop nests: a Compute becomes out loops around (reduce loops
 // around) one assignment, in the order its schedule gives (lower/schedule.h:
 // out loops inside the reduce loops accumulate in place), and consecutive
-// statements that share outer loops become one nest; a Loop becomes a for
-// loop that hands its carried tensors from one iteration to the next (see
-// CarryKind). Reduce loops run only where their body's guard can hold
-// (codegen/loop_bounds.h).
+// statements that share outer loops become one nest (a Loop: cpp_loop.cpp;
+// a jammed reduction: cpp_jam.cpp). Reduce loops run only where their body's
+// guard can hold (codegen/loop_bounds.h).
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -562,77 +561,6 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
   close_n(c.reduce.size());
   code.line(target + " = " + stored(type, wide ? "float(" + acc + ")" : acc) + ";");
   close_n(own_outer);
-}
-
-void FunctionEmitter::emit_loop(Code& code, const ir::Stmt& s, const Scope& scope) {
-  const ir::Loop& l = *s.loop;
-  code.comment(comment_text(s));
-  const std::string& var = loop_vars_.at(&l);
-  // One state pointer per carried tensor: the value the next iteration starts
-  // from, and after the loop the result.
-  for (const auto& c : l.carried) {
-    if (!liveness_.live(c)) continue;
-    const std::string type = c_type(c.result->type);
-    const std::string& state = access(c.result).pointer;
-    if (c.param)
-      code.line("const " + type + "* " + state + " = " + access(c.init).pointer + ";  // " +
-                c.param->name + " of the coming iteration");
-    else
-      code.line("const " + type + "* " + state + " = nullptr;  // " + c.next->name +
-                " of the last iteration");
-  }
-  code.open(for_header(var, "0", CExpr{std::to_string(l.trip), kPrecPrimary}));
-  Scope inner = scope;
-  inner.bind(l.var, var, 0, l.trip);
-  for (const auto& c : l.carried)
-    if (c.param && liveness_.live(c))
-      code.line("const " + c_type(c.param->type) + "* __restrict__ " + access(c.param).pointer +
-                " = " + access(c.result).pointer + ";");
-  bool first_in_place = true;
-  for (const ir::Stmt& b : l.body) {
-    if (b.kind != ir::StmtKind::Compute || !liveness_.live(b.compute)) continue;
-    auto it = in_place_buffers_.find(b.compute.result.get());
-    if (it == in_place_buffers_.end()) continue;
-    if (first_in_place)
-      code.note("Alternating buffers: a new state never overwrites the one being read.");
-    first_in_place = false;
-    code.line(c_type(b.compute.result->type) + "* __restrict__ " +
-              access(b.compute.result).pointer + " = " + it->second + "[" + var + " % 2];");
-  }
-  code.line("");
-  emit_block(code, l.body, inner);
-
-  bool any = false;
-  for (const auto& c : l.carried) {
-    if (!liveness_.live(c)) continue;
-    const std::string& state = access(c.result).pointer;
-    const std::string& next = access(c.next).pointer;
-    if (!c.param) {
-      if (!any) code.line("");
-      code.line(state + " = " + next + ";");
-      any = true;
-      continue;
-    }
-    switch (memory_.carry_kind.at(&c)) {
-      case lower::CarryKind::Unchanged:
-        continue;
-      case lower::CarryKind::Alias:
-      case lower::CarryKind::InPlace:
-        break;
-      case lower::CarryKind::Copy: {
-        const std::string slot = carry_buffers_.at(&c) + "[" + var + " % 2]";
-        if (!any) code.line("");
-        code.line("std::copy_n(" + next + ", " + count_text(*c.next) + ", " + slot + ");");
-        code.line(state + " = " + slot + ";");
-        any = true;
-        continue;
-      }
-    }
-    if (!any) code.line("");
-    code.line(state + " = " + next + ";");
-    any = true;
-  }
-  code.close();
 }
 
 }  // namespace tenet::codegen::detail
