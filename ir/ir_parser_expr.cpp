@@ -252,6 +252,9 @@ Expr ExprParser::constant() {
     bool bad_word = t.kind == TokKind::Ident && t.text != "inf" && t.text != "nan";
     if (ec != std::errc() || end != literal.data() + literal.size() || bad_word)
       fail(span_from(begin), "malformed constant '" + literal + "'");
+    // Range first: converting a double beyond int64 to int64 is undefined.
+    if (!is_float(type) && !(value >= -9223372036854775808.0 && value < 9223372036854775808.0))
+      fail(span_from(begin), "constant " + literal + " is out of the range of int64");
     if (!is_float(type) && value != double(int64_t(value)))
       fail(span_from(begin), "constant " + literal + " is not an integer");
   }

@@ -55,6 +55,9 @@ TEST(IrParserErrors, PointAtTheProblem) {
       {"  %y[i]: float32[N] = add(%x[i])\n  return %y\n", "2:23", "add takes 2 arguments"},
       {"  %y[i]: int64[N] = add(%k[i], 1.5:int64)\n  return %y\n", "2:32",
        "constant 1.5 is not an integer"},
+      // Found by fuzz_ir: a huge constant was converted to int64 (undefined).
+      {"  %y[i]: int64[N] = add(%k[i], 7e71:int64)\n  return %y\n", "2:32",
+       "constant 7e71 is out of the range of int64"},
       {"  %y[i]: float32[N] = select(%x[i], %x[i], %x[i])\n  return %y\n", "2:30",
        "select condition must be bool"},
       {"  %y[]: float32[] = sum [i in 0:N] init(%x) %x[i]\n  return %y\n", "2:41",
