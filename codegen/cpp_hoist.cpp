@@ -84,7 +84,7 @@ Scope FunctionEmitter::hoist_above_shared_loop(Code& code, const std::vector<Sch
       member.bind(c.out[outer[p]].index, loop_vars[p], c.out[outer[p]].lo, c.out[outer[p]].hi);
     member.statement = c.result->name;
     member.statement_local_names = true;
-    member.check_indices = scope.check_indices && !nest[k].stmt->annotations.reshape;
+    member.check_indices = checks_indices_of(*nest[k].stmt, scope);
     hoist_invariant_reads(code, c.body, {c.out[outer[depth]]}, names, member);
     for (const auto& [node, name] : member.hoisted_values) inside.hoisted_values[node] = name;
   }

@@ -20,6 +20,10 @@
 
 namespace tenet::codegen::detail {
 
+bool checks_indices_of(const ir::Stmt& s, const Scope& scope) {
+  return scope.check_indices && !s.annotations.reshape;
+}
+
 namespace {
 
 std::string c_type(ElemType t) {
@@ -61,15 +65,6 @@ std::string FunctionEmitter::comment_text(const ir::Stmt& s) {
   if (c.init) text += "  (starting from " + c.init->name + ")";
   return text;
 }
-
-namespace {
-
-// A reshape's computed indices are in bounds by construction (ir/reshape.h).
-bool checks_indices_of(const ir::Stmt& s, const Scope& scope) {
-  return scope.check_indices && !s.annotations.reshape;
-}
-
-}  // namespace
 
 void FunctionEmitter::emit_block(Code& code, const std::vector<ir::Stmt>& body,
                                  const Scope& scope) {
@@ -367,10 +362,11 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
     inner.bind(d.index, loop_vars[p], d.lo, d.hi);
   }
   Namer local = statement_namer(c, inner);
-  if (group)
-    for (const std::string* name : {&group->tile, &group->lane}) local.reserve(*name);
-  if (group)
+  if (group) {
+    local.reserve(group->tile);
+    local.reserve(group->lane);
     for (const std::string& name : group->reduce_vars) local.reserve(name);
+  }
   std::vector<std::string> out_vars(c.out.size()), reduce_vars;
   for (size_t d = 0; d < c.out.size(); ++d) {
     out_vars[d] = d < loop_vars.size() ? loop_vars[d] : local.take(c.out[d].index);
@@ -546,6 +542,9 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
       group->members.push_back(std::move(member));
       return;
     }
+    TENET_ASSERT(own_outer > 0, "statement " << c.result->name
+                                             << " shares its jammed loop with a statement that "
+                                                "does not jam the same loop");
     const std::string& index = c.out[schedule.outer.back()].index;
     JamGroup alone{local.take(index + "_tile"), local.take(index + "_lane"), {}, {}};
     alone.members.push_back(std::move(member));

@@ -28,6 +28,10 @@
 
 namespace tenet::codegen::detail {
 
+/// Whether `s`'s computed indices are checked at run time in `scope` (a
+/// reshape's are in bounds by construction: ir/reshape.h).
+bool checks_indices_of(const ir::Stmt& s, const Scope& scope);
+
 class FunctionEmitter {
  public:
   /// Prints `lowered` (lower/lowered.h), which must outlive the emitter.
