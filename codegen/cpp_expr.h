@@ -4,7 +4,7 @@
 /// Internal to codegen/. Expects: a verified expression whose tensors and
 /// indices are all described by the Scope. Guarantees: the text has the IR
 /// type (float arithmetic stays float, narrow integers are cast back after
-/// each operation) and the interpreter's semantics for max/min (fmax/fmin),
+/// each operation) and the interpreter's semantics for max/min (maximumNumber/minimumNumber),
 /// integer division, casts and guarded reads (0 outside the tensor).
 #pragma once
 
@@ -92,7 +92,7 @@ std::string stored(ElemType t, const std::string& value);
 /// The C++ spelling of the identity of a reduction over type `t`.
 std::string reduce_identity(ir::ReduceOp op, ElemType t);
 
-/// The statement that folds `value` into `acc`: "acc += x;", "acc = std::fmax(acc, x);".
+/// The statement that folds `value` into `acc`: "acc += x;", "acc = tenet::math::max(acc, x);".
 std::string reduce_step(ir::ReduceOp op, ElemType t, const std::string& acc, const CExpr& value);
 
 }  // namespace tenet::codegen::detail

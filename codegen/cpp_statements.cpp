@@ -395,27 +395,31 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
     std::string& list = only[d] ? single : narrowed;
     list += (list.empty() ? "" : ", ") + reduce_vars[d];
   }
-  auto open_reduce = [&] {
+  // The first and the end of reduce loop d, narrowed where the guard does.
+  auto reduce_bounds = [&](size_t d) -> std::pair<std::string, CExpr> {
+    const ir::Dim& dim = c.reduce[d];
+    const ReduceRange& range = m.guard.reduce[d];
+    if (range.narrowed()) return {loop_start(dim, range, inner).text, loop_end(dim, range, inner)};
+    return {size_to_c(dim.lo, size_names_).text, size_to_c(dim.hi, size_names_)};
+  };
+  // Opens the first `count` reduce loops.
+  auto open_reduce_loops = [&](size_t count) {
     if (!narrowed.empty())
       code.note("Loops of " + narrowed +
                 " only where the guard holds: the other terms add nothing.");
     if (!single.empty())
       code.note("The guard holds for one value of " + single + " only: a local instead of a loop.");
-    for (size_t d = 0; d < c.reduce.size(); ++d) {
-      const ir::Dim& dim = c.reduce[d];
-      const ReduceRange& range = m.guard.reduce[d];
+    for (size_t d = 0; d < count; ++d) {
       if (only[d]) {
         code.open("");  // a block, so that the closing brace matches a loop's
         code.line("const int64_t " + reduce_vars[d] + " = " + only[d]->text + ";");
-      } else if (range.narrowed()) {
-        code.open(for_header(reduce_vars[d], loop_start(dim, range, inner).text,
-                             loop_end(dim, range, inner)));
       } else {
-        code.open(for_header(reduce_vars[d], size_to_c(dim.lo, size_names_).text,
-                             size_to_c(dim.hi, size_names_)));
+        auto [first, end] = reduce_bounds(d);
+        code.open(for_header(reduce_vars[d], first, end));
       }
     }
   };
+  auto open_reduce = [&] { open_reduce_loops(c.reduce.size()); };
 
   if (!in_nest && !schedule.outer.empty())
     if (std::string pragma = parallel_pragma({m}); !pragma.empty()) code.line(pragma);
@@ -555,9 +559,14 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
   code.line(acc_type + " " + acc + " = " + start + ";");
   inner.statement_local_names = in_nest && own_outer == 0;
   hoist_invariant_reads(code, m.guard.body, c.reduce, local, inner);
-  open_reduce();
-  code.line(reduce_step(c.op, computed, acc, emit_expr(m.guard.body, inner)));
-  close_n(c.reduce.size());
+  if (schedule.lanes > 0 && !only[c.reduce.size() - 1]) {
+    emit_lanes(code, m, acc, reduce_vars, local, inner, reduce_bounds(c.reduce.size() - 1),
+               open_reduce_loops);
+  } else {
+    open_reduce();
+    code.line(reduce_step(c.op, computed, acc, emit_expr(m.guard.body, inner)));
+    close_n(c.reduce.size());
+  }
   code.line(target + " = " + stored(type, wide ? "float(" + acc + ")" : acc) + ";");
   close_n(own_outer);
 }

@@ -167,6 +167,14 @@ class FunctionEmitter {
   /// narrowed, named group.reduce_vars) around the interleaved steps, the stores.
   void emit_jam_group(Code& code, JamGroup& group, Namer& names,
                       const std::function<void()>& open_reduce);
+  /// A max or min reduction's loops in vector lanes (passes/schedule.h, 4;
+  /// cpp_lanes.cpp), folding into `acc`: the reduce loops but the last
+  /// (`open_loops(n)` opens the first n), the last by blocks of lanes over
+  /// `last` = its first and end, its rest, then the lanes combined.
+  void emit_lanes(Code& code, const Scheduled& m, const std::string& acc,
+                  const std::vector<std::string>& reduce_vars, Namer& local, const Scope& scope,
+                  const std::pair<std::string, CExpr>& last,
+                  const std::function<void(size_t)>& open_loops);
   /// The pragma that runs the nest's outermost loop on the OpenMP team when
   /// the work is large enough; `column_tiles`: that loop is a column sum's
   /// tiles (it has no outer loop of its own).

@@ -57,6 +57,8 @@ std::vector<std::string> describe_annotations(const Stmt& s) {
   }
   if (a.jam > 0 && !c.out.empty())
     out.push_back("jam: " + c.out.back().index + " by " + std::to_string(a.jam));
+  if (a.lanes > 0 && !c.reduce.empty())
+    out.push_back("lanes: " + c.reduce.back().index + " by " + std::to_string(a.lanes));
   return out;
 }
 

@@ -71,6 +71,11 @@ struct Annotations {
   /// accumulators (one per element, each summing its terms in order) run
   /// interleaved inside the reduce loops; 0: one accumulator at a time.
   int64_t jam = 0;
+  /// Vector lanes of a max or min reduction: its last reduce loop steps by
+  /// this many terms, each lane a partial max of its own, the lanes combined
+  /// at the end (the same bits in any order: tenet::math::max); 0: one
+  /// accumulator.
+  int64_t lanes = 0;
 
   bool is_backward() const { return ad == AdOrigin::Backward; }
 };

@@ -2,7 +2,9 @@
 // numeric semantics it defines, which compiled code must reproduce:
 //  - float32 values are computed in float, rounded after every operation, and
 //    float64 in double; InterpOptions::float_type replaces both.
-//  - max and min, binary and reductions, are fmax/fmin: a NaN operand is ignored.
+//  - max and min, binary and reductions, are IEEE 754-2019 maximumNumber and
+//    minimumNumber (tenet::math::max/min): a NaN operand is ignored and -0
+//    counts below +0, so a reduction's bits do not depend on its order.
 //  - integers wrap to their width (two's complement; unsigned types modulo
 //    2^width, uint64 computed in uint64); division truncates toward zero and a
 //    zero divisor is a BindError.
@@ -83,15 +85,15 @@ S reduce_identity(ReduceOp op) {
   }
 }
 
-/// Combines one reduction step; max and min ignore NaN (fmax/fmin), integer
+/// Combines one reduction step; max and min ignore NaN (maximumNumber), integer
 /// sums wrap, bools behave as or/and.
 template <typename S>
 lane_of<S> combine(ReduceOp op, lane_of<S> acc, lane_of<S> v) {
   if constexpr (std::is_same_v<S, bool>) {
     return op == ReduceOp::Min || op == ReduceOp::Prod ? (acc & v) : (acc | v);
   } else if constexpr (std::is_floating_point_v<S>) {
-    if (op == ReduceOp::Max) return std::fmax(acc, v);
-    if (op == ReduceOp::Min) return std::fmin(acc, v);
+    if (op == ReduceOp::Max) return tenet::math::max(acc, v);
+    if (op == ReduceOp::Min) return tenet::math::min(acc, v);
     if (op == ReduceOp::Prod) return acc * v;
     return acc + v;
   } else {
@@ -120,11 +122,11 @@ void fold(ReduceOp op, const lane_of<S>* v, int64_t groups, int64_t group_size, 
       if (op == ReduceOp::Sum) {
         for (int64_t k = 0; k < group_size; ++k) acc += run[k];
       } else if (op == ReduceOp::Max) {
-        for (int64_t k = 0; k < group_size; ++k) acc = std::fmax(acc, run[k]);
+        for (int64_t k = 0; k < group_size; ++k) acc = tenet::math::max(acc, T(run[k]));
       } else if (op == ReduceOp::Prod) {
         for (int64_t k = 0; k < group_size; ++k) acc *= run[k];
       } else {
-        for (int64_t k = 0; k < group_size; ++k) acc = std::fmin(acc, run[k]);
+        for (int64_t k = 0; k < group_size; ++k) acc = tenet::math::min(acc, T(run[k]));
       }
     } else {
       for (int64_t k = 0; k < group_size; ++k) acc = combine<S>(op, acc, run[k]);

@@ -242,9 +242,9 @@ class BinaryNode final : public LaneNode<L<S>> {
         case BinOp::Pow:
           return map2(n, x, y, out, [](T a, T b) { return std::pow(a, b); });
         case BinOp::Max:
-          return map2(n, x, y, out, [](T a, T b) { return std::fmax(a, b); });
+          return map2(n, x, y, out, [](T a, T b) { return tenet::math::max(a, b); });
         case BinOp::Min:
-          return map2(n, x, y, out, [](T a, T b) { return std::fmin(a, b); });
+          return map2(n, x, y, out, [](T a, T b) { return tenet::math::min(a, b); });
         case BinOp::Atan2:
           return map2(n, x, y, out, [](T a, T b) { return std::atan2(a, b); });
         case BinOp::Hypot:

@@ -25,7 +25,8 @@ void Parser::annotations(Stmt& s, const std::set<std::string>& loop_vars) {
   std::set<std::string> given;
   do {
     const Token& key = expect_ident(
-        "an annotation (reshape, ad, gemm, conv, inlined, recomputed, saved, order, nest, jam)");
+        "an annotation (reshape, ad, gemm, conv, inlined, recomputed, saved, order, nest, jam, "
+        "lanes)");
     if (!given.insert(key.text).second)
       fail(key.span, "annotation " + key.text + " is given twice");
     expect("=", "after the annotation's name");
@@ -76,10 +77,19 @@ void Parser::annotations(Stmt& s, const std::set<std::string>& loop_vars) {
       a.jam = int_literal();
       if (a.jam < 2 || s.compute.out.empty() || s.compute.op == ReduceOp::None)
         fail(at.span, "jam must be a tile of at least 2 elements of a reduction's last out index");
+    } else if (key.text == "lanes") {
+      const Token& at = peek();
+      a.lanes = int_literal();
+      const ReduceOp op = s.compute.op;
+      if (a.lanes < 2 || (a.lanes & (a.lanes - 1)) != 0 || s.compute.reduce.empty() ||
+          (op != ReduceOp::Max && op != ReduceOp::Min))
+        fail(at.span,
+             "lanes must be a power of two (at least 2) of a max or min reduction's last reduce "
+             "index");
     } else {
-      fail(key.span,
-           "unknown annotation " + key.text +
-               " (known: reshape, ad, gemm, conv, inlined, recomputed, saved, order, nest, jam)");
+      fail(key.span, "unknown annotation " + key.text +
+                         " (known: reshape, ad, gemm, conv, inlined, recomputed, saved, order, "
+                         "nest, jam, lanes)");
     }
   } while (accept(","));
   expect(")", "to close attrs(...)");

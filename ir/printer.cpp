@@ -250,6 +250,8 @@ class FunctionPrinter {
       out.push_back("nest = " + names(shared));
     }
     if (a.jam > 0 && s.kind == StmtKind::Compute) out.push_back("jam = " + std::to_string(a.jam));
+    if (a.lanes > 0 && s.kind == StmtKind::Compute)
+      out.push_back("lanes = " + std::to_string(a.lanes));
     return out;
   }
 

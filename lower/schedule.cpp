@@ -30,6 +30,11 @@ LoopSchedule loop_schedule(const ir::Stmt& s) {
                               << " needs a reduction in the default order whose last out loop "
                                  "has a constant multiple of it as extent");
   }
+  out.lanes = s.annotations.lanes;
+  TENET_ASSERT(out.lanes == 0 || (inner == 0 && out.jam == 0 && !c.reduce.empty() &&
+                                  (c.op == ir::ReduceOp::Max || c.op == ir::ReduceOp::Min)),
+               "statement " << c.result->name << ": lanes = " << out.lanes
+                            << " needs a max or min reduction in the default order");
   return out;
 }
 

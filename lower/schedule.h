@@ -38,6 +38,11 @@ struct LoopSchedule {
   /// loop) only with the jammed statement before it: the two then run their
   /// tiles in one pass of the same reduce loops.
   int64_t jam = 0;
+  /// Vector lanes of a max or min reduction (0: none): its last reduce loop
+  /// steps by this many terms into as many partial accumulators, combined at
+  /// the end, the rest of the range into the statement's accumulator. Only
+  /// in the default order (no inner loops, no jam).
+  int64_t lanes = 0;
 };
 
 /// The schedule of `s` (a Compute); the default order without annotations.

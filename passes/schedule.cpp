@@ -142,6 +142,30 @@ int64_t jam_tile(const Compute& c) {
   return 0;
 }
 
+/// The vector lanes of `c`'s last reduce loop (0: none): a max or min
+/// reduction in the default order whose last reduce index runs with stride 1
+/// through every read that mentions it, over at least kMinLaneTerms terms
+/// (passes/schedule.h, 4).
+int64_t lane_count(const Compute& c) {
+  if ((c.op != ReduceOp::Max && c.op != ReduceOp::Min) || c.reduce.empty() || index_scatter(c) ||
+      c.result->type == ElemType::Bool)
+    return 0;
+  const std::string& last = c.reduce.back().index;
+  const std::optional<int64_t> extent = c.reduce.back().extent().constant();
+  if (extent && *extent < kMinLaneTerms) return 0;
+  for (const Expr& r : reads_of(c.body)) {
+    if (dims_mentioning(r->indices, last).empty() && !computed_varies_with(*r, last)) continue;
+    if (r->guarded || computed_varies_with(*r, last) || !unit_stride(*r->tensor, r->indices, last))
+      return 0;
+  }
+  // A comparison of indices with it (a border) would stay inside the lanes.
+  if (any_node(c.body, [&](const Expr& e) {
+        return e->kind == ExprKind::Binary && is_comparison(e->binop) && mentions_index(e, {last});
+      }))
+    return 0;
+  return kLanes;
+}
+
 /// A statement of the nest being built, and how many loops it shares with
 /// the one before it.
 struct Member {
@@ -252,6 +276,7 @@ void schedule_block(std::vector<Stmt>& body) {
     s.annotations.inner_loops = 0;
     s.annotations.nest = 0;
     s.annotations.jam = 0;
+    s.annotations.lanes = 0;
     if (s.kind == StmtKind::Loop) {
       schedule_block(s.loop->body);
       nest.clear();
@@ -264,7 +289,10 @@ void schedule_block(std::vector<Stmt>& body) {
     const ir::GemmPlan* gemm = s.annotations.gemm.get();
     const bool library = (gemm && gemm->per_call_min_work == 0) || s.annotations.conv;
     if (!library) s.annotations.inner_loops = inner.size();
-    if (!library && inner.empty()) s.annotations.jam = jam_tile(c);
+    // Lanes make a max over a contiguous row one vector chain; they beat
+    // jamming rows, which reads them with a stride.
+    if (!library && inner.empty()) s.annotations.lanes = lane_count(c);
+    if (!library && inner.empty() && s.annotations.lanes == 0) s.annotations.jam = jam_tile(c);
     if (gemm || s.annotations.conv || c.out.empty()) {
       nest.clear();
       run.clear();

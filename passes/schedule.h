@@ -68,8 +68,25 @@
 ///    with the last out index (a window's border would stay inside the
 ///    reduce loops instead of narrowing them), nor scatters.
 ///
+/// 4. Vector lanes (Annotations::lanes, printed `lanes`). A max or min
+///    reduction in the default order whose last reduce index has stride 1
+///    in every read that mentions it (no guard, no computed index, no
+///    comparison of indices with it) and runs over at least kMinLaneTerms
+///    terms (or a symbolic number) steps that loop by kLanes terms into as
+///    many partial accumulators, combined pairwise at the end:
+///
+///        lane[16] = identity; for r0 in 0:R' by 16 { for l in 0:16 { lane[l] = max(lane[l], x(r0 +
+///        l)) } } acc = max(init, the remaining terms..., tree of lane[])
+///
+///    Float max and min are maximumNumber and minimumNumber
+///    (runtime/tenet_runtime.h), commutative and associative to the bit on
+///    what a reduction holds, so the result is the default order's bits; the
+///    lanes are contiguous loads, one vector chain (softmax's row max: 42% of
+///    its forward time with rows jammed, read with a stride). Lanes are
+///    chosen before a jam.
+///
 /// Expects: a verified function, after `contraction` and `fuse`. Guarantees:
-/// the IR is unchanged except for Annotations::inner_loops, ::nest and ::jam (reset,
+/// the IR is unchanged except for Annotations::inner_loops, ::nest, ::jam and ::lanes (reset,
 /// then set, on Compute statements), so the interpreter stays the oracle.
 /// Memory planning must treat the statements of one nest as one statement
 /// (a value read anywhere in the nest lives until its end).
@@ -93,6 +110,12 @@ constexpr int64_t kMinJamTile = 4;
 /// The fewest terms per element for which jamming pays (symbolic extents
 /// count as this many).
 constexpr int64_t kMinJamTerms = 16;
+
+/// Partial accumulators of a max or min reduction in lanes: one AVX-512
+/// vector of floats (two of AVX2).
+constexpr int64_t kLanes = 16;
+/// The fewest terms per element worth lanes (symbolic extents count as enough).
+constexpr int64_t kMinLaneTerms = 2 * kLanes;
 
 void schedule(ir::Function& fn);
 

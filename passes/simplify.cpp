@@ -8,6 +8,7 @@
 #include "ir/affine.h"
 #include "ir/builder.h"
 #include "ir/mutator.h"
+#include "runtime/tenet_runtime.h"
 
 namespace tenet::passes {
 
@@ -92,9 +93,10 @@ std::optional<double> fold_float(BinOp op, double a, double b) {
       return agree(a, b, [](auto x, auto y) { return x / y; });
     case BinOp::Max:
     case BinOp::Min:
-      if (a == 0 && b == 0) return std::nullopt;  // fmax(-0, +0) may give either
-      if (op == BinOp::Max) return agree(a, b, [](auto x, auto y) { return std::fmax(x, y); });
-      return agree(a, b, [](auto x, auto y) { return std::fmin(x, y); });
+      // maximumNumber and minimumNumber, as the interpreter and generated code
+      if (op == BinOp::Max)
+        return agree(a, b, [](auto x, auto y) { return tenet::math::max(x, y); });
+      return agree(a, b, [](auto x, auto y) { return tenet::math::min(x, y); });
     default:
       break;
   }

@@ -5,9 +5,9 @@
 /// helper is header-only, allocation-free (except Workspace) and gives the
 /// same results as the reference interpreter (ir/interp.cpp), which calls the
 /// same formulas: sigmoid, floor division, bounds checks, reduction
-/// identities and workspace planning. tenet::math::max/min (how element-wise
-/// float max and min are spelled; reductions keep std::fmax/fmin) are
-/// branch-free fmax/fmin, so they inline and vectorise.
+/// identities and workspace planning. tenet::math::max/min (float max and
+/// min, element-wise and in reductions) are branch-free maximumNumber and
+/// minimumNumber, so they inline, vectorise and reduce in any order.
 /// float32 exp, log, tanh and sigmoid are Tenet's own (tenet_vmath.h), so
 /// that their loops vectorise with the same bits as scalar code; the other
 /// transcendental functions, and float64, are the C library's.
@@ -29,31 +29,19 @@ namespace tenet {
 
 // ---- Element-wise math ------------------------------------------------------
 
-/// Vectorisable element-wise max and min. The choice is a bitwise blend
-/// rather than `c ? a : b` or a branch: GCC vectorises a loop with a branch
-/// only through if-conversion, which the JIT turns off (codegen/jit.cpp,
-/// compiler_workaround_flags); std::fmax is an out-of-line libm call. The
-/// double versions are the C library's.
+/// Max and min of floats, element-wise and in reductions. The rule is IEEE
+/// 754-2019's maximumNumber and minimumNumber: the larger (smaller) operand,
+/// -0 counted below +0, a NaN operand ignored (two NaN give the first).
+/// Without NaN operands the operation is commutative and associative to the
+/// bit, so a max or min reduction gives the same bits in any order (a
+/// reduction starts from -inf or +inf and never holds a NaN): generated code
+/// may split one into vector lanes. The interpreter calls these functions.
+/// The choice is a bitwise blend rather than `c ? a : b` or a branch: GCC
+/// vectorises a loop with a branch only through if-conversion, which the JIT
+/// turns off (codegen/jit.cpp, compiler_workaround_flags).
 namespace math {
 
 // to_bits, from_bits and blend (c ? a : b without a branch): tenet_vmath.h.
-
-/// fmax: the larger operand; a NaN operand is ignored (both NaN give NaN),
-/// as in the interpreter. Of +0 and -0 it returns b (C leaves that open).
-inline float max(float a, float b) {
-  return blend((a > b) | (b != b), a, b);
-}
-inline double max(double a, double b) {
-  return std::fmax(a, b);
-}
-
-/// fmin, with the same conventions as max.
-inline float min(float a, float b) {
-  return blend((a < b) | (b != b), a, b);
-}
-inline double min(double a, double b) {
-  return std::fmin(a, b);
-}
 
 inline double blend(bool c, double a, double b) {
   uint64_t ua, ub;
@@ -64,6 +52,63 @@ inline double blend(bool c, double a, double b) {
   double x;
   std::memcpy(&x, &u, sizeof x);
   return x;
+}
+
+namespace order_detail {
+
+/// For a == b: the operand with its sign bit clear where either has it clear
+/// (+0 of +0 and -0; the operand itself otherwise); sign_or the opposite.
+inline float sign_and(float a, float b) {
+  return from_bits(to_bits(a) & to_bits(b));
+}
+inline float sign_or(float a, float b) {
+  return from_bits(to_bits(a) | to_bits(b));
+}
+inline double sign_and(double a, double b) {
+  uint64_t ua, ub;
+  std::memcpy(&ua, &a, sizeof ua);
+  std::memcpy(&ub, &b, sizeof ub);
+  ua &= ub;
+  std::memcpy(&a, &ua, sizeof a);
+  return a;
+}
+inline double sign_or(double a, double b) {
+  uint64_t ua, ub;
+  std::memcpy(&ua, &a, sizeof ua);
+  std::memcpy(&ub, &b, sizeof ub);
+  ua |= ub;
+  std::memcpy(&a, &ua, sizeof a);
+  return a;
+}
+
+template <typename T>
+inline T max_number(T a, T b) {
+  const T larger = blend((a > b) | (b != b), a, b);
+  return blend(a == b, sign_and(a, b), larger);
+}
+
+template <typename T>
+inline T min_number(T a, T b) {
+  const T smaller = blend((a < b) | (b != b), a, b);
+  return blend(a == b, sign_or(a, b), smaller);
+}
+
+}  // namespace order_detail
+
+/// maximumNumber (see above): of +0 and -0, +0 in either order.
+inline float max(float a, float b) {
+  return order_detail::max_number(a, b);
+}
+inline double max(double a, double b) {
+  return order_detail::max_number(a, b);
+}
+
+/// minimumNumber (see above): of +0 and -0, -0 in either order.
+inline float min(float a, float b) {
+  return order_detail::min_number(a, b);
+}
+inline double min(double a, double b) {
+  return order_detail::min_number(a, b);
 }
 
 }  // namespace math
@@ -246,6 +291,81 @@ template <typename T>
 constexpr T min_identity() {
   if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
   return std::numeric_limits<T>::max();
+}
+
+namespace lanes_detail {
+
+// GCC's vector extension (also Clang's): halves of 16 lanes of float and double.
+typedef float F8 __attribute__((vector_size(32)));
+typedef float F4 __attribute__((vector_size(16)));
+typedef float F2 __attribute__((vector_size(8)));
+typedef double D8 __attribute__((vector_size(64)));
+typedef double D4 __attribute__((vector_size(32)));
+typedef double D2 __attribute__((vector_size(16)));
+
+/// math::max (Max) or math::min of the lanes of two vectors, into `out`: the
+/// same rule, with comparison masks (all bits set or clear) instead of bools.
+/// (Vectors by reference: by value, their ABI depends on the target's flags.)
+template <bool Max, typename V>
+inline void pick(const V& a, const V& b, V& out) {
+  const auto take_a = Max ? ((a > b) | (b != b)) : ((a < b) | (b != b));
+  using M = decltype(take_a);
+  const M tie = a == b, ab = (M)a, bb = (M)b;
+  const M chosen = (ab & take_a) | (bb & ~take_a);
+  const M signed_tie = Max ? (ab & bb) : (ab | bb);
+  out = (V)((signed_tie & tie) | (chosen & ~tie));
+}
+
+/// The two halves of `v` picked lane by lane, into `out`.
+template <bool Max, typename Half, typename V>
+inline void fold_half(const V& v, Half& out) {
+  Half lo, hi;
+  std::memcpy(&lo, &v, sizeof lo);
+  std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
+  pick<Max>(lo, hi, out);
+}
+
+}  // namespace lanes_detail
+
+/// Reduces `N` partial maxima (Max) or minima of a reduction in vector lanes
+/// (passes/schedule.h, 4) to one. maximumNumber and minimumNumber are
+/// commutative and associative on them (a lane never holds a NaN), so the
+/// pairwise order, halves of a vector at a time, gives the bits of any order.
+template <bool Max, int N, typename T>
+inline T fold_lanes(const T* lanes) {
+  using namespace lanes_detail;
+  static_assert(N >= 2 && (N & (N - 1)) == 0, "a power of two of lanes");
+  auto two = [](T a, T b) {
+    if constexpr (std::is_floating_point_v<T>)
+      return Max ? math::max(a, b) : math::min(a, b);
+    else
+      return Max ? std::max(a, b) : std::min(a, b);
+  };
+  if constexpr (N == 16 && std::is_same_v<T, float>) {
+    F8 lo, hi, eight;
+    F4 four;
+    F2 pair;
+    std::memcpy(&lo, lanes, sizeof lo);
+    std::memcpy(&hi, lanes + 8, sizeof hi);
+    pick<Max>(lo, hi, eight);
+    fold_half<Max>(eight, four);
+    fold_half<Max>(four, pair);
+    return two(pair[0], pair[1]);
+  } else if constexpr (N == 16 && std::is_same_v<T, double>) {
+    D8 lo, hi, eight;
+    D4 four;
+    D2 pair;
+    std::memcpy(&lo, lanes, sizeof lo);
+    std::memcpy(&hi, lanes + 8, sizeof hi);
+    pick<Max>(lo, hi, eight);
+    fold_half<Max>(eight, four);
+    fold_half<Max>(four, pair);
+    return two(pair[0], pair[1]);
+  } else {
+    T acc = lanes[0];
+    for (int l = 1; l < N; ++l) acc = two(acc, lanes[l]);
+    return acc;
+  }
 }
 
 // ---- Workspace --------------------------------------------------------------

@@ -6,13 +6,16 @@
 // decisions that `tenet print --grad FN --stage fuse` shows.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 
 #include "ad/grad.h"
 #include "codegen/cpp.h"
 #include "driver/driver.h"
 #include "ir/bind.h"
+#include "ir/interp.h"
 #include "lang/check.h"
 #include "passes/pipeline.h"
 #include "support/diagnostics.h"
@@ -80,13 +83,15 @@ void strip_schedule(std::vector<ir::Stmt>& body) {
     s.annotations.inner_loops = 0;
     s.annotations.nest = 0;
     s.annotations.jam = 0;
+    s.annotations.lanes = 0;
     if (s.kind == ir::StmtKind::Loop) strip_schedule(s.loop->body);
   }
 }
 
 bool has_schedule(const std::vector<ir::Stmt>& body) {
   for (const ir::Stmt& s : body) {
-    if (s.annotations.inner_loops > 0 || s.annotations.nest > 0 || s.annotations.jam > 0)
+    if (s.annotations.inner_loops > 0 || s.annotations.nest > 0 || s.annotations.jam > 0 ||
+        s.annotations.lanes > 0)
       return true;
     if (s.kind == ir::StmtKind::Loop && has_schedule(s.loop->body)) return true;
   }
@@ -185,6 +190,68 @@ def columns(float(B, 12, 320) dy, float(B, 12, 320) x) -> (dw, db) {
   const std::string source = driver::emit_cpp(scheduled).source;
   EXPECT_NE(source.find("t_k_tile += 64)"), std::string::npos) << source;
   expect_schedule_changes_no_bit(m, "columns", {{"B", 7}});
+}
+
+TEST(Schedule, LanesGiveTheDefaultOrdersBitsWithZerosNaNAndInfinities) {
+  // Rows of 50: three blocks of 16 lanes and 2 terms after them.
+  const ir::Module m = compile_tn(R"(
+def extremes(float(N, 50) x, double(N, 50) d) -> (hi, lo, dhi, dlo) {
+  hi(n) max=! x(n, r)
+  lo(n) min=! x(n, r)
+  dhi(n) max=! d(n, r)
+  dlo(n) min=! d(n, r)
+}
+)");
+  ir::Module scheduled = m;
+  driver::optimise(scheduled);
+  const std::string source = driver::emit_cpp(scheduled).source;
+  EXPECT_NE(source.find("tenet::fold_lanes<true, 16>"), std::string::npos) << source;
+  EXPECT_NE(source.find("tenet::fold_lanes<false, 16>"), std::string::npos) << source;
+  // Rows of ties between +0 and -0 (in both orders, in lanes and in the
+  // rest), NaN (ignored), only NaN, infinities, and plain numbers.
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = HUGE_VALF;
+  const std::vector<std::vector<float>> rows = {
+      {-0.0f, 0.0f}, {0.0f, -0.0f},     {-0.0f},
+      {0.0f},        {nan, -3.0f, nan}, {nan},
+      {-inf, nan},   {inf, -inf},       {1.5f, -2.5f, 7.0f, -0.0f}};
+  const int64_t n = int64_t(rows.size()) * 3;
+  Tensor x(ElemType::F32, {n, 50}), d(ElemType::F64, {n, 50});
+  for (int64_t i = 0; i < n; ++i) {
+    const std::vector<float>& row = rows[size_t(i) % rows.size()];
+    for (int64_t r = 0; r < 50; ++r) {
+      // Fill patterns: alternating lanes (ties meet in the last fold), the
+      // halves of the lanes alternating (they meet in the first), and the
+      // row reversed (ties in the rest of the row).
+      const int64_t pattern = i / int64_t(rows.size());
+      const int64_t at = pattern == 0 ? r : pattern == 1 ? r / 8 : 49 - r;
+      const float v = row[size_t(at) % row.size()];
+      x.data<float>()[i * 50 + r] = v;
+      d.data<double>()[i * 50 + r] = double(v);
+    }
+  }
+  const ir::SizeBindings sizes = {{"N", n}};
+  ir::Module plain = scheduled;
+  for (ir::Function& f : plain.functions) {
+    f = f.clone();
+    strip_schedule(f.body);
+  }
+  const std::vector<Tensor> expected = ir::interpret(*m.find("extremes"), {x, d}, sizes);
+  for (const ir::Module* module : {&scheduled, &plain}) {
+    CompiledFunction f = driver::jit_compile(*module, "extremes", test_jit_options());
+    const std::vector<Tensor> actual = f.run({x, d}, sizes);
+    ASSERT_EQ(actual.size(), expected.size());
+    for (size_t k = 0; k < actual.size(); ++k)
+      EXPECT_EQ(std::memcmp(actual[k].raw(), expected[k].raw(), actual[k].nbytes()), 0)
+          << "output " << k << (module == &plain ? " without lanes" : " in lanes")
+          << " differs from the interpreter's bits";
+  }
+  // The interpreter's own rule: +0 above -0 in either order, NaN ignored.
+  EXPECT_FALSE(std::signbit(expected[0].data<float>()[0]));
+  EXPECT_FALSE(std::signbit(expected[0].data<float>()[1]));
+  EXPECT_TRUE(std::signbit(expected[1].data<float>()[0]));
+  EXPECT_TRUE(std::signbit(expected[1].data<float>()[1]));
+  EXPECT_EQ(expected[0].data<float>()[4], -3.0f);
+  EXPECT_EQ(expected[0].data<float>()[5], -inf);  // only NaN: the identity
 }
 
 /// The body of `fn`'s workspace entry in the generated code of `source`:

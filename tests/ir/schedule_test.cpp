@@ -17,6 +17,7 @@ void strip(std::vector<Stmt>& body) {
     s.annotations.inner_loops = 0;
     s.annotations.nest = 0;
     s.annotations.jam = 0;
+    s.annotations.lanes = 0;
     if (s.kind == StmtKind::Loop) strip(s.loop->body);
   }
 }
@@ -90,7 +91,7 @@ TEST_F(SchedulePass, JamsTheAccumulatorsOfLongSums) {
   EXPECT_EQ(attr("jammed", "centred", "nest"), "b");  // not the jammed loop over j
   EXPECT_EQ(attr("jammed", "var", "jam"), "j by 8");
   EXPECT_EQ(attr("jammed", "var", "nest"), "b");
-  EXPECT_EQ(attr("jammed", "peak", "jam"), "j by 4");  // 12 channels: a tile of 4
+  EXPECT_EQ(attr("jammed", "peak", "jam"), "j by 4");  // 12 rows: a tile of 4
   EXPECT_EQ(attr("jammed", "short", "jam"), "-");      // 5 terms
   EXPECT_EQ(attr("jammed", "batch", "jam"), "j by 8");
   EXPECT_EQ(attr("jammed", "window", "jam"), "-");     // a condition on j
@@ -102,6 +103,19 @@ TEST_F(SchedulePass, JamsTheAccumulatorsOfLongSums) {
   EXPECT_EQ(attr("jammed", "peak", "nest"), "b");  // a tile of 4 after one of 8: its own pass
   EXPECT_EQ(attr("step", "n2", "jam"), "-");       // 10 classes: no tile of 4 or 8
   EXPECT_EQ(attr("softmax", "t", "jam"), "-");     // a symbolic extent
+}
+
+TEST_F(SchedulePass, SplitsMaximaAlongAContiguousRowIntoLanes) {
+  for (const char* stmt : {"peak", "low", "ints"}) {
+    EXPECT_EQ(attr("lanes", stmt, "lanes"), "r by 16") << stmt;
+    EXPECT_EQ(attr("lanes", stmt, "jam"), "-") << stmt;  // lanes rather than rows jammed
+  }
+  EXPECT_EQ(attr("lanes", "column", "lanes"), "-");  // r strided: j accumulates inside instead
+  EXPECT_EQ(attr("lanes", "column", "order"), "b, r, j");
+  EXPECT_EQ(attr("lanes", "short", "lanes"), "-");   // 5 terms
+  EXPECT_EQ(attr("lanes", "border", "lanes"), "-");  // a condition on r
+  EXPECT_EQ(attr("lanes", "total", "lanes"), "-");   // a float sum: its order is fixed
+  EXPECT_EQ(attr("lanes", "total", "jam"), "j by 8");
 }
 
 TEST_F(SchedulePass, RunningTwiceGivesTheSameSchedule) {
