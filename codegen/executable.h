@@ -21,8 +21,9 @@
 /// CompiledFunction).
 ///
 /// A program or module that links this file sets glibc's mmap threshold to
-/// its largest (32 MiB), its trim threshold to 1 GiB and its top pad to
-/// 64 MiB (mallopt) when it is loaded, unless TENET_KEEP_FREED_MEMORY=0.
+/// its largest (32 MiB), its trim threshold to 1 GiB, its top pad to 64 MiB
+/// and its arena count to 1 (mallopt) when it is loaded, unless
+/// TENET_KEEP_FREED_MEMORY=0 (worker threads' arenas shrink on free).
 /// oneDNN's GEMM allocates and frees its packing buffers on every call; with
 /// glibc's defaults the freed pages went back to the system and faulted in
 /// again on the next call (50 to 244 minor faults in 12 MNIST CNN steps).
