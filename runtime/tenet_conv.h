@@ -45,8 +45,8 @@
 #include <omp.h>
 #endif
 
-#if defined(TENET_GEMM_DNNL) && __has_include(<dnnl.h>)
-#include <dnnl.h>
+#include "tenet_dnnl.h"
+#ifdef TENET_DNNL_PRIMITIVES
 #define TENET_CONV_DNNL 1
 #endif
 
@@ -173,18 +173,10 @@ inline int64_t blocks(const Conv2dProblem& p) {
 }
 
 #ifdef TENET_CONV_DNNL
-/// A buffer for one operand in the primitive's layout, 64-byte aligned.
-struct Buffer {
-  std::unique_ptr<char, decltype(&std::free)> data{nullptr, &std::free};
-  size_t bytes = 0;
-  void* get(size_t want) {
-    if (want > bytes) {
-      data.reset(static_cast<char*>(std::aligned_alloc(64, (want + 63) / 64 * 64)));
-      bytes = data ? want : 0;
-    }
-    return data.get();
-  }
-};
+using dnnl_detail::bind;
+using dnnl_detail::Buffer;
+using dnnl_detail::engine;
+using dnnl_detail::stream;
 
 /// One operand: the user's layout (dims and strides), the primitive's, and the
 /// reorders between them (null where the two are the same).
@@ -208,23 +200,6 @@ struct Kernel {
   dnnl_memory_desc_t scratchpad{};
   size_t scratchpad_bytes = 0;
 };
-
-inline dnnl_engine_t engine() {
-  static dnnl_engine_t e = [] {
-    dnnl_engine_t made = nullptr;
-    return dnnl_engine_create(&made, dnnl_cpu, 0) == dnnl_success ? made : nullptr;
-  }();
-  return e;
-}
-
-inline dnnl_stream_t stream() {
-  thread_local dnnl_stream_t s = [] {
-    dnnl_stream_t made = nullptr;
-    return dnnl_stream_create(&made, engine(), dnnl_stream_default_flags) == dnnl_success ? made
-                                                                                          : nullptr;
-  }();
-  return s;
-}
 
 /// The operand's reorders between `user` and the primitive's `inner` layout.
 inline bool connect(Operand& op, const dnnl_memory_desc_t& user, const dnnl_memory_desc_t* inner,
@@ -386,13 +361,6 @@ struct Memories {
 inline Memories& memories(const Kernel& k) {
   thread_local std::map<const Kernel*, Memories> by_kernel;
   return by_kernel[&k];
-}
-
-/// `m`, a memory object in layout `md`, pointed at `data`; false on failure.
-inline bool bind(dnnl_memory_t& m, const dnnl_memory_desc_t& md, const void* data) {
-  if (!data) return false;
-  if (!m) return dnnl_memory_create(&m, &md, engine(), const_cast<void*>(data)) == dnnl_success;
-  return dnnl_memory_set_data_handle(m, const_cast<void*>(data)) == dnnl_success;
 }
 
 inline bool run(dnnl_primitive_t p, std::initializer_list<dnnl_exec_arg_t> args) {

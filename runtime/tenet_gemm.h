@@ -10,9 +10,11 @@
 /// between consecutive rows as stored. Overloads for float and double.
 ///
 /// The backend is chosen when the including file is compiled:
-///   TENET_GEMM_DNNL   float32 through oneDNN's dnnl_sgemm (what the JIT links
-///                     where Debian's libdnnl is installed: twice OpenBLAS's
-///                     speed on the machines measured, docs/performance.md);
+///   TENET_GEMM_DNNL   float32 through oneDNN (what the JIT links where
+///                     Debian's libdnnl is installed: twice OpenBLAS's speed on
+///                     the machines measured, docs/performance.md): its matmul
+///                     primitive, one per shape, with a scratchpad of the
+///                     caller's, where <dnnl.h> is installed; else dnnl_sgemm;
 ///                     float64 through CBLAS when that is defined too, else
 ///                     the loops (oneDNN has no dgemm);
 ///   TENET_GEMM_CBLAS  the CBLAS entry points cblas_sgemm / cblas_dgemm, from
@@ -46,8 +48,13 @@
 #include <omp.h>
 #endif
 
-#if defined(TENET_GEMM_DNNL) && __has_include(<dnnl.h>)
-#include <dnnl.h>  // dnnl_sgemm, and what tenet_conv.h calls
+#include "tenet_dnnl.h"  // <dnnl.h> and the primitives' helpers, where installed
+#ifdef TENET_DNNL_PRIMITIVES
+#include <array>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
 #elif defined(TENET_GEMM_DNNL)
 // oneDNN's row-major sgemm (dnnl.h): 'N' or 'T' for each operand; returns a dnnl_status_t.
 extern "C" int dnnl_sgemm(char transa, char transb, int64_t M, int64_t N, int64_t K, float alpha,
@@ -116,6 +123,115 @@ inline bool fits_int(int64_t v) {
   return v <= int64_t(INT_MAX);
 }
 
+#ifdef TENET_DNNL_PRIMITIVES
+/// oneDNN's matmul primitive for one shape (brgemm kernels on AVX-512 and
+/// AVX2), created on first use and kept, with the scratchpad the caller
+/// provides: dnnl_sgemm allocates and frees its packing buffers on every
+/// call, whose pages fault in again (1504 faults in 26 calls of 784 x 1024 x
+/// 256, none with the primitive; the same time to 5%: docs/performance.md).
+struct Matmul {
+  bool ok = false;
+  dnnl_primitive_t primitive = nullptr;
+  dnnl_memory_desc_t a{}, b{}, c{}, scratchpad{};
+  size_t scratchpad_bytes = 0;
+};
+
+inline void make_matmul(Matmul& k, bool ta, bool tb, int64_t m, int64_t n, int64_t depth,
+                        float alpha, int64_t lda, int64_t ldb, float beta, int64_t ldc) {
+  const dnnl_dims_t a_dims = {m, depth}, b_dims = {depth, n}, c_dims = {m, n};
+  const dnnl_dims_t a_strides = {ta ? 1 : lda, ta ? lda : 1},
+                    b_strides = {tb ? 1 : ldb, tb ? ldb : 1}, c_strides = {ldc, 1};
+  dnnl_matmul_desc_t desc{};
+  if (dnnl_memory_desc_init_by_strides(&k.a, 2, a_dims, dnnl_f32, a_strides) != dnnl_success ||
+      dnnl_memory_desc_init_by_strides(&k.b, 2, b_dims, dnnl_f32, b_strides) != dnnl_success ||
+      dnnl_memory_desc_init_by_strides(&k.c, 2, c_dims, dnnl_f32, c_strides) != dnnl_success ||
+      dnnl_matmul_desc_init(&desc, &k.a, &k.b, nullptr, &k.c) != dnnl_success)
+    return;
+  dnnl_primitive_attr_t attr = nullptr;
+  if (dnnl_primitive_attr_create(&attr) != dnnl_success) return;
+  const std::unique_ptr<dnnl_primitive_attr, decltype(&dnnl_primitive_attr_destroy)> owned(
+      attr, &dnnl_primitive_attr_destroy);
+  if (dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) != dnnl_success)
+    return;
+  // alpha scales the product; beta * C is a sum post-op (none for beta 0,
+  // so that C is never read: it may hold NaN).
+  if (alpha != 1.0f && dnnl_primitive_attr_set_output_scales(attr, 1, 0, &alpha) != dnnl_success)
+    return;
+  if (beta != 0.0f) {
+    dnnl_post_ops_t ops = nullptr;
+    if (dnnl_post_ops_create(&ops) != dnnl_success) return;
+    const std::unique_ptr<dnnl_post_ops, decltype(&dnnl_post_ops_destroy)> owned_ops(
+        ops, &dnnl_post_ops_destroy);
+    if (dnnl_post_ops_append_sum(ops, beta) != dnnl_success ||
+        dnnl_primitive_attr_set_post_ops(attr, ops) != dnnl_success)
+      return;
+  }
+  dnnl_primitive_desc_t pd = nullptr;
+  if (dnnl_primitive_desc_create(&pd, &desc, attr, dnnl_detail::engine(), nullptr) != dnnl_success)
+    return;
+  if (const dnnl_memory_desc_t* scratchpad =
+          dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0)) {
+    k.scratchpad = *scratchpad;
+    k.scratchpad_bytes = dnnl_memory_desc_get_size(scratchpad);
+  }
+  k.ok = dnnl_primitive_create(&k.primitive, pd) == dnnl_success;
+  dnnl_primitive_desc_destroy(pd);
+}
+
+/// The primitive for this shape, created (for the calling thread's thread
+/// count, 1 under one_thread_gemm) on first use and kept.
+inline const Matmul& matmul(bool ta, bool tb, int64_t m, int64_t n, int64_t depth, float alpha,
+                            int64_t lda, int64_t ldb, float beta, int64_t ldc) {
+  static std::mutex mutex;
+  static auto* kernels = new std::map<std::array<int64_t, 10>, std::unique_ptr<Matmul>>();
+  uint32_t alpha_bits, beta_bits;
+  std::memcpy(&alpha_bits, &alpha, sizeof alpha_bits);
+  std::memcpy(&beta_bits, &beta, sizeof beta_bits);
+  // A fixed-size key: looking a primitive up allocates nothing.
+  const std::array<int64_t, 10> key = {int64_t(ta), int64_t(tb), m,   n,          depth,
+                                       lda,         ldb,         ldc, alpha_bits, beta_bits};
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<Matmul>& k = (*kernels)[key];
+  if (!k) {
+    k = std::make_unique<Matmul>();
+    make_matmul(*k, ta, tb, m, n, depth, alpha, lda, ldb, beta, ldc);
+  }
+  return *k;
+}
+
+/// Per thread and primitive: memory objects pointed at each call's data, and
+/// the scratchpad.
+struct MatmulMemories {
+  dnnl_memory_t a = nullptr, b = nullptr, c = nullptr, scratchpad = nullptr;
+  dnnl_detail::Buffer scratchpad_buffer;
+};
+
+/// C = alpha * op(A) . op(B) + beta * C through the primitive; false when
+/// oneDNN refused the shape or the call.
+inline bool dnnl_matmul(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                        const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                        float* c, int64_t ldc) {
+  const Matmul& p = matmul(ta, tb, m, n, k, alpha, lda, ldb, beta, ldc);
+  if (!p.ok) return false;
+  thread_local std::map<const Matmul*, MatmulMemories> by_primitive;
+  MatmulMemories& mem = by_primitive[&p];
+  using dnnl_detail::bind;
+  if (!bind(mem.a, p.a, a) || !bind(mem.b, p.b, b) || !bind(mem.c, p.c, c)) return false;
+  std::array<dnnl_exec_arg_t, 4> args = {
+      dnnl_exec_arg_t{DNNL_ARG_SRC, mem.a}, dnnl_exec_arg_t{DNNL_ARG_WEIGHTS, mem.b},
+      dnnl_exec_arg_t{DNNL_ARG_DST, mem.c}, dnnl_exec_arg_t{DNNL_ARG_SCRATCHPAD, nullptr}};
+  int count = 3;
+  if (p.scratchpad_bytes > 0) {
+    if (!bind(mem.scratchpad, p.scratchpad, mem.scratchpad_buffer.get(p.scratchpad_bytes)))
+      return false;
+    args[3].memory = mem.scratchpad;
+    count = 4;
+  }
+  return dnnl_primitive_execute(p.primitive, dnnl_detail::stream(), count, args.data()) ==
+         dnnl_success;
+}
+#endif
+
 /// The library's call, false when none is compiled in for the type: float32
 /// through oneDNN where TENET_GEMM_DNNL is defined, else CBLAS; float64 through
 /// CBLAS. A oneDNN status other than success (it checks its arguments before
@@ -123,7 +239,11 @@ inline bool fits_int(int64_t v) {
 inline bool library_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                          const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
                          float* c, int64_t ldc) {
-#if defined(TENET_GEMM_DNNL)
+#if defined(TENET_DNNL_PRIMITIVES)
+  return dnnl_matmul(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) ||
+         dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) ==
+             0;
+#elif defined(TENET_GEMM_DNNL)
   return dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) ==
          0;
 #elif defined(TENET_GEMM_CBLAS)

@@ -32,10 +32,11 @@ constexpr int kSteps = 4;
 /// allocates and frees on every call; codegen/executable.h keeps most of
 /// them). Measured: 0 to 2 per call on an Intel machine, 0 to 4.2 (50 in 12
 /// calls, varying from run to run with the heap's history) on an AMD EPYC
-/// one; with one malloc arena (session 5), 0 for the convolution steps and
-/// 84 to 110 in 12 CapsNet gradient steps (the heap still growing into new
-/// pages in the first steps). A buffer of Tenet's own that were fresh on every call would fault
-/// hundreds of times per call.
+/// one. Since GEMMs run oneDNN's matmul primitive with a scratchpad of their
+/// own (tenet_gemm.h), with one malloc arena and a warm-up call of each entry
+/// point: 0 in 8 runs of all three tests (without the warm-up of run_into
+/// and run_raw, up to 167 in 12 calls: the heap still growing). A buffer of Tenet's own that were
+/// fresh on every call would fault hundreds of times per call.
 constexpr int64_t kFaultAllowance = 8 * 3 * kSteps;
 
 /// The gradient of `output` of `fn` in `path` after the pipeline, compiled.
@@ -68,7 +69,6 @@ std::vector<Tensor> expect_steps_allocate_nothing(const CompiledFunction& f,
                                                   const std::vector<Tensor>& inputs) {
   const std::vector<Tensor> reference = f.run(inputs);
   Executable step(f, sizes);
-  step.run(inputs);  // warm-up: thread pools, the BLAS library's buffers
   std::vector<Tensor> outputs;
   for (size_t i = 0; i < reference.size(); ++i) {
     outputs.emplace_back(reference[i].type(), reference[i].shape());
@@ -82,6 +82,11 @@ std::vector<Tensor> expect_steps_allocate_nothing(const CompiledFunction& f,
   std::vector<void*> out;
   for (Tensor& t : outputs) out.push_back(t.raw());
 
+  // Warm-up, one call of each entry point: thread pools, the libraries'
+  // primitives and buffers, the heap grown to what a step frees and takes.
+  step.run(inputs);
+  step.run_into(inputs, outputs);
+  step.run_raw(in.data(), out.data());
   const std::vector<std::string> runtimes = {blas_library(),
                                              dnnl_library()};  // before counting: they allocate
   tenet::testing::Counter counter;
