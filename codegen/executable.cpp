@@ -51,8 +51,11 @@ const bool kept_freed_memory = [] {
   // Every thread allocates from the main heap, whose freed memory the
   // settings above keep. With the OpenMP workers' own arenas, dnnl_sgemm's
   // per-call buffers took 24 to 50 faults per CapsNet training step (0 with
-  // one arena), and the Executable tests' steps up to 50 in 12 calls after
-  // GEMMs moved to oneDNN's matmul primitive (0 in 8 runs with one arena).
+  // one arena). GEMMs now run oneDNN's matmul primitive with a scratchpad of
+  // their own, but where oneDNN picks its GEMM-based matmul (a block of C
+  // with a leading dimension beyond its width) that still allocates per
+  // call: the Executable tests' 12 steps took 0 to 100 faults with the
+  // workers' arenas, 0 in 8 runs with one.
   mallopt(M_ARENA_MAX, 1);
   return true;
 #else
