@@ -51,11 +51,10 @@ const bool kept_freed_memory = [] {
   // Every thread allocates from the main heap, whose freed memory the
   // settings above keep. With the OpenMP workers' own arenas, dnnl_sgemm's
   // per-call buffers took 24 to 50 faults per CapsNet training step (0 with
-  // one arena). GEMMs now run oneDNN's matmul primitive with a scratchpad of
-  // their own, but where oneDNN picks its GEMM-based matmul (a block of C
-  // with a leading dimension beyond its width) that still allocates per
-  // call: the Executable tests' 12 steps took 0 to 100 faults with the
-  // workers' arenas, 0 in 8 runs with one.
+  // one arena). GEMMs now run oneDNN's brgemm matmul on dense blocks with a
+  // scratchpad of their own (tenet_gemm.h), which allocate nothing per call;
+  // one arena stays for what other libraries allocate in worker threads (the
+  // Executable tests' steps: 0 faults in 8 runs with it).
   mallopt(M_ARENA_MAX, 1);
   return true;
 #else

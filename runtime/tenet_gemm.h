@@ -206,11 +206,49 @@ struct MatmulMemories {
   dnnl_detail::Buffer scratchpad_buffer;
 };
 
+/// The `rows` x `cols` matrix at `from` (leading dimension `ld`) copied
+/// densely into `buffer`.
+inline const float* dense_copy(dnnl_detail::Buffer& buffer, const float* from, int64_t rows,
+                               int64_t cols, int64_t ld) {
+  float* to = static_cast<float*>(buffer.get(size_t(rows * cols) * sizeof(float)));
+  if (!to) return nullptr;
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(to + r * cols, from + r * ld, size_t(cols) * sizeof(float));
+  return to;
+}
+
 /// C = alpha * op(A) . op(B) + beta * C through the primitive; false when
-/// oneDNN refused the shape or the call.
+/// oneDNN refused the shape or the call (before C is written).
+///
+/// oneDNN's brgemm matmul takes dense matrices only; for a block of rows of
+/// a transposed A, or of columns of C, it falls back to its GEMM-based
+/// matmul, which allocates its buffers on every call (the MLP's training
+/// step: 35 to 70 new pages per step). Such operands are copied into dense
+/// buffers of the thread's own (C: out after, and in before where beta is
+/// not 0); the copies are O(1 / k) of the work, and exact.
 inline bool dnnl_matmul(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                         const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
                         float* c, int64_t ldc) {
+  thread_local dnnl_detail::Buffer a_dense, b_dense, c_dense;
+  const int64_t a_ld = ta ? m : k, b_ld = tb ? k : n;
+  if (lda != a_ld) {
+    a = ta ? dense_copy(a_dense, a, k, m, lda) : dense_copy(a_dense, a, m, k, lda);
+    lda = a_ld;
+  }
+  if (ldb != b_ld) {
+    b = tb ? dense_copy(b_dense, b, n, k, ldb) : dense_copy(b_dense, b, k, n, ldb);
+    ldb = b_ld;
+  }
+  float* const c_user = c;
+  const int64_t c_user_ld = ldc;
+  if (ldc != n) {
+    c = static_cast<float*>(c_dense.get(size_t(m * n) * sizeof(float)));
+    if (c && beta != 0.0f)
+      for (int64_t r = 0; r < m; ++r)
+        std::memcpy(c + r * n, c_user + r * c_user_ld, size_t(n) * sizeof(float));
+    ldc = n;
+  }
+  if (!a || !b || !c) return false;
   const Matmul& p = matmul(ta, tb, m, n, k, alpha, lda, ldb, beta, ldc);
   if (!p.ok) return false;
   thread_local std::map<const Matmul*, MatmulMemories> by_primitive;
@@ -227,8 +265,13 @@ inline bool dnnl_matmul(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float
     args[3].memory = mem.scratchpad;
     count = 4;
   }
-  return dnnl_primitive_execute(p.primitive, dnnl_detail::stream(), count, args.data()) ==
-         dnnl_success;
+  if (dnnl_primitive_execute(p.primitive, dnnl_detail::stream(), count, args.data()) !=
+      dnnl_success)
+    return false;
+  if (c != c_user)
+    for (int64_t r = 0; r < m; ++r)
+      std::memcpy(c_user + r * c_user_ld, c + r * n, size_t(n) * sizeof(float));
+  return true;
 }
 #endif
 
