@@ -348,9 +348,14 @@ void one_thread_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha,
 /// each, at most 8 blocks; so every element of C is computed by the same
 /// call at any thread count. (Fewer, larger blocks pack the shared operand
 /// fewer times: 2048^3 takes 77 ms in 16 blocks, 72 ms in 8, 69 ms in one.)
+/// A power of two (1, 2, 4 or 8), so that 2, 4 or 8 threads share the blocks
+/// evenly: 5 blocks on 2 threads leave one idle for a fifth of the call.
 inline int64_t gemm_blocks(int64_t m, int64_t n, int64_t k) {
   const int64_t side = std::max(m, n), flops = 2 * m * n * k;
-  return std::max<int64_t>(1, std::min<int64_t>({8, side / 64, flops >> 23}));
+  const int64_t most = std::min<int64_t>({8, side / 64, flops >> 23});
+  int64_t blocks = 1;
+  while (blocks * 2 <= most) blocks *= 2;
+  return blocks;
 }
 
 /// The library's GEMM over blocks of rows or columns, each block one
