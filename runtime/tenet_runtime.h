@@ -325,6 +325,18 @@ inline void fold_half(const V& v, Half& out) {
   pick<Max>(lo, hi, out);
 }
 
+/// 16 lanes folded to the two of `pair`: halves of 8, of 4, of 2.
+template <bool Max, typename Eight, typename Four, typename T, typename Two>
+inline void fold_sixteen(const T* lanes, Two& pair) {
+  Eight lo, hi, eight;
+  Four four;
+  std::memcpy(&lo, lanes, sizeof lo);
+  std::memcpy(&hi, lanes + 8, sizeof hi);
+  pick<Max>(lo, hi, eight);
+  fold_half<Max>(eight, four);
+  fold_half<Max>(four, pair);
+}
+
 }  // namespace lanes_detail
 
 /// Reduces `N` partial maxima (Max) or minima of a reduction in vector lanes
@@ -342,24 +354,12 @@ inline T fold_lanes(const T* lanes) {
       return Max ? std::max(a, b) : std::min(a, b);
   };
   if constexpr (N == 16 && std::is_same_v<T, float>) {
-    F8 lo, hi, eight;
-    F4 four;
     F2 pair;
-    std::memcpy(&lo, lanes, sizeof lo);
-    std::memcpy(&hi, lanes + 8, sizeof hi);
-    pick<Max>(lo, hi, eight);
-    fold_half<Max>(eight, four);
-    fold_half<Max>(four, pair);
+    fold_sixteen<Max, F8, F4>(lanes, pair);
     return two(pair[0], pair[1]);
   } else if constexpr (N == 16 && std::is_same_v<T, double>) {
-    D8 lo, hi, eight;
-    D4 four;
     D2 pair;
-    std::memcpy(&lo, lanes, sizeof lo);
-    std::memcpy(&hi, lanes + 8, sizeof hi);
-    pick<Max>(lo, hi, eight);
-    fold_half<Max>(eight, four);
-    fold_half<Max>(four, pair);
+    fold_sixteen<Max, D8, D4>(lanes, pair);
     return two(pair[0], pair[1]);
   } else {
     T acc = lanes[0];
