@@ -195,11 +195,12 @@ def columns(float(B, 12, 320) dy, float(B, 12, 320) x) -> (dw, db) {
 TEST(Schedule, LanesGiveTheDefaultOrdersBitsWithZerosNaNAndInfinities) {
   // Rows of 50: three blocks of 16 lanes and 2 terms after them.
   const ir::Module m = compile_tn(R"(
-def extremes(float(N, 50) x, double(N, 50) d) -> (hi, lo, dhi, dlo) {
+def extremes(float(N, 50) x, double(N, 50) d, int32(N, 50) k) -> (hi, lo, dhi, dlo, khi) {
   hi(n) max=! x(n, r)
   lo(n) min=! x(n, r)
   dhi(n) max=! d(n, r)
   dlo(n) min=! d(n, r)
+  khi(n) max=! k(n, r)
 }
 )");
   ir::Module scheduled = m;
@@ -207,6 +208,7 @@ def extremes(float(N, 50) x, double(N, 50) d) -> (hi, lo, dhi, dlo) {
   const std::string source = driver::emit_cpp(scheduled).source;
   EXPECT_NE(source.find("tenet::fold_lanes<true, 16>"), std::string::npos) << source;
   EXPECT_NE(source.find("tenet::fold_lanes<false, 16>"), std::string::npos) << source;
+  EXPECT_NE(source.find("int32_t t_r_lanes[16]"), std::string::npos) << source;
   // Rows of ties between +0 and -0 (in both orders, in lanes and in the
   // rest), NaN (ignored), only NaN, infinities, and plain numbers.
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = HUGE_VALF;
@@ -215,7 +217,7 @@ def extremes(float(N, 50) x, double(N, 50) d) -> (hi, lo, dhi, dlo) {
       {0.0f},        {nan, -3.0f, nan}, {nan},
       {-inf, nan},   {inf, -inf},       {1.5f, -2.5f, 7.0f, -0.0f}};
   const int64_t n = int64_t(rows.size()) * 3;
-  Tensor x(ElemType::F32, {n, 50}), d(ElemType::F64, {n, 50});
+  Tensor x(ElemType::F32, {n, 50}), d(ElemType::F64, {n, 50}), k(ElemType::I32, {n, 50});
   for (int64_t i = 0; i < n; ++i) {
     const std::vector<float>& row = rows[size_t(i) % rows.size()];
     for (int64_t r = 0; r < 50; ++r) {
@@ -227,6 +229,7 @@ def extremes(float(N, 50) x, double(N, 50) d) -> (hi, lo, dhi, dlo) {
       const float v = row[size_t(at) % row.size()];
       x.data<float>()[i * 50 + r] = v;
       d.data<double>()[i * 50 + r] = double(v);
+      k.data<int32_t>()[i * 50 + r] = int32_t((i * 131 + at * 17) % 1000) - 500;
     }
   }
   const ir::SizeBindings sizes = {{"N", n}};
@@ -235,14 +238,14 @@ def extremes(float(N, 50) x, double(N, 50) d) -> (hi, lo, dhi, dlo) {
     f = f.clone();
     strip_schedule(f.body);
   }
-  const std::vector<Tensor> expected = ir::interpret(*m.find("extremes"), {x, d}, sizes);
+  const std::vector<Tensor> expected = ir::interpret(*m.find("extremes"), {x, d, k}, sizes);
   for (const ir::Module* module : {&scheduled, &plain}) {
     CompiledFunction f = driver::jit_compile(*module, "extremes", test_jit_options());
-    const std::vector<Tensor> actual = f.run({x, d}, sizes);
+    const std::vector<Tensor> actual = f.run({x, d, k}, sizes);
     ASSERT_EQ(actual.size(), expected.size());
-    for (size_t k = 0; k < actual.size(); ++k)
-      EXPECT_EQ(std::memcmp(actual[k].raw(), expected[k].raw(), actual[k].nbytes()), 0)
-          << "output " << k << (module == &plain ? " without lanes" : " in lanes")
+    for (size_t o = 0; o < actual.size(); ++o)
+      EXPECT_EQ(std::memcmp(actual[o].raw(), expected[o].raw(), actual[o].nbytes()), 0)
+          << "output " << o << (module == &plain ? " without lanes" : " in lanes")
           << " differs from the interpreter's bits";
   }
   // The interpreter's own rule: +0 above -0 in either order, NaN ignored.
