@@ -374,16 +374,9 @@ inline bool run(dnnl_primitive_t p, std::initializer_list<dnnl_exec_arg_t> args)
 }
 
 /// Runs the kernel's primitive with `args` and the thread's scratchpad.
-inline bool run(const Kernel& k, Memories& m, std::array<dnnl_exec_arg_t, 3> args) {
-  std::array<dnnl_exec_arg_t, 4> all = {args[0], args[1], args[2], {DNNL_ARG_SCRATCHPAD, nullptr}};
-  int count = 3;
-  if (k.scratchpad_bytes > 0) {
-    if (!bind(m.scratchpad, k.scratchpad, m.scratchpad_buffer.get(k.scratchpad_bytes)))
-      return false;
-    all[3].memory = m.scratchpad;
-    count = 4;
-  }
-  return dnnl_primitive_execute(k.primitive, stream(), count, all.data()) == dnnl_success;
+inline bool run(const Kernel& k, Memories& m, const std::array<dnnl_exec_arg_t, 3>& args) {
+  return dnnl_detail::execute(k.primitive, args, k.scratchpad, k.scratchpad_bytes, m.scratchpad,
+                              m.scratchpad_buffer);
 }
 
 /// The operand's data in the primitive's layout, through `inner`: the user's

@@ -11,6 +11,7 @@
 #include <dnnl.h>
 #define TENET_DNNL_PRIMITIVES 1
 
+#include <array>
 #include <cstddef>
 #include <cstdlib>
 #include <memory>
@@ -53,6 +54,21 @@ inline bool bind(dnnl_memory_t& m, const dnnl_memory_desc_t& md, const void* dat
   if (!data) return false;
   if (!m) return dnnl_memory_create(&m, &md, engine(), const_cast<void*>(data)) == dnnl_success;
   return dnnl_memory_set_data_handle(m, const_cast<void*>(data)) == dnnl_success;
+}
+
+/// Runs `primitive` with `args` and, where it needs one (`scratchpad_bytes`
+/// > 0), the calling thread's scratchpad: `buffer`, through `memory`.
+inline bool execute(dnnl_primitive_t primitive, const std::array<dnnl_exec_arg_t, 3>& args,
+                    const dnnl_memory_desc_t& scratchpad, size_t scratchpad_bytes,
+                    dnnl_memory_t& memory, Buffer& buffer) {
+  std::array<dnnl_exec_arg_t, 4> all = {args[0], args[1], args[2], {DNNL_ARG_SCRATCHPAD, nullptr}};
+  int count = 3;
+  if (scratchpad_bytes > 0) {
+    if (!bind(memory, scratchpad, buffer.get(scratchpad_bytes))) return false;
+    all[3].memory = memory;
+    count = 4;
+  }
+  return dnnl_primitive_execute(primitive, stream(), count, all.data()) == dnnl_success;
 }
 
 }  // namespace tenet::dnnl_detail

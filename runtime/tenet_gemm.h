@@ -206,15 +206,12 @@ struct MatmulMemories {
   dnnl_detail::Buffer scratchpad_buffer;
 };
 
-/// The `rows` x `cols` matrix at `from` (leading dimension `ld`) copied
-/// densely into `buffer`.
-inline const float* dense_copy(dnnl_detail::Buffer& buffer, const float* from, int64_t rows,
-                               int64_t cols, int64_t ld) {
-  float* to = static_cast<float*>(buffer.get(size_t(rows * cols) * sizeof(float)));
-  if (!to) return nullptr;
+/// `rows` rows of `cols` floats from `from` (leading dimension `from_ld`) to
+/// `to` (leading dimension `to_ld`).
+inline void copy_rows(float* to, int64_t to_ld, const float* from, int64_t from_ld, int64_t rows,
+                      int64_t cols) {
   for (int64_t r = 0; r < rows; ++r)
-    std::memcpy(to + r * cols, from + r * ld, size_t(cols) * sizeof(float));
-  return to;
+    std::memcpy(to + r * to_ld, from + r * from_ld, size_t(cols) * sizeof(float));
 }
 
 /// C = alpha * op(A) . op(B) + beta * C through the primitive; false when
@@ -229,48 +226,43 @@ inline const float* dense_copy(dnnl_detail::Buffer& buffer, const float* from, i
 inline bool dnnl_matmul(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                         const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
                         float* c, int64_t ldc) {
-  thread_local dnnl_detail::Buffer a_dense, b_dense, c_dense;
+  // The dense leading dimensions: what the primitive is made for.
   const int64_t a_ld = ta ? m : k, b_ld = tb ? k : n;
+  const Matmul& p = matmul(ta, tb, m, n, k, alpha, a_ld, b_ld, beta, n);
+  if (!p.ok) return false;
+  thread_local dnnl_detail::Buffer a_dense, b_dense, c_dense;
+  auto dense = [](dnnl_detail::Buffer& buffer, int64_t rows, int64_t cols) {
+    return static_cast<float*>(buffer.get(size_t(rows * cols) * sizeof(float)));
+  };
   if (lda != a_ld) {
-    a = ta ? dense_copy(a_dense, a, k, m, lda) : dense_copy(a_dense, a, m, k, lda);
-    lda = a_ld;
+    float* to = dense(a_dense, ta ? k : m, a_ld);
+    if (!to) return false;
+    copy_rows(to, a_ld, a, lda, ta ? k : m, a_ld);
+    a = to;
   }
   if (ldb != b_ld) {
-    b = tb ? dense_copy(b_dense, b, n, k, ldb) : dense_copy(b_dense, b, k, n, ldb);
-    ldb = b_ld;
+    float* to = dense(b_dense, tb ? n : k, b_ld);
+    if (!to) return false;
+    copy_rows(to, b_ld, b, ldb, tb ? n : k, b_ld);
+    b = to;
   }
-  float* const c_user = c;
-  const int64_t c_user_ld = ldc;
+  float* result = c;
   if (ldc != n) {
-    c = static_cast<float*>(c_dense.get(size_t(m * n) * sizeof(float)));
-    if (c && beta != 0.0f)
-      for (int64_t r = 0; r < m; ++r)
-        std::memcpy(c + r * n, c_user + r * c_user_ld, size_t(n) * sizeof(float));
-    ldc = n;
+    result = dense(c_dense, m, n);
+    if (!result) return false;
+    if (beta != 0.0f) copy_rows(result, n, c, ldc, m, n);
   }
-  if (!a || !b || !c) return false;
-  const Matmul& p = matmul(ta, tb, m, n, k, alpha, lda, ldb, beta, ldc);
-  if (!p.ok) return false;
   thread_local std::map<const Matmul*, MatmulMemories> by_primitive;
   MatmulMemories& mem = by_primitive[&p];
   using dnnl_detail::bind;
-  if (!bind(mem.a, p.a, a) || !bind(mem.b, p.b, b) || !bind(mem.c, p.c, c)) return false;
-  std::array<dnnl_exec_arg_t, 4> args = {
-      dnnl_exec_arg_t{DNNL_ARG_SRC, mem.a}, dnnl_exec_arg_t{DNNL_ARG_WEIGHTS, mem.b},
-      dnnl_exec_arg_t{DNNL_ARG_DST, mem.c}, dnnl_exec_arg_t{DNNL_ARG_SCRATCHPAD, nullptr}};
-  int count = 3;
-  if (p.scratchpad_bytes > 0) {
-    if (!bind(mem.scratchpad, p.scratchpad, mem.scratchpad_buffer.get(p.scratchpad_bytes)))
-      return false;
-    args[3].memory = mem.scratchpad;
-    count = 4;
-  }
-  if (dnnl_primitive_execute(p.primitive, dnnl_detail::stream(), count, args.data()) !=
-      dnnl_success)
+  if (!bind(mem.a, p.a, a) || !bind(mem.b, p.b, b) || !bind(mem.c, p.c, result) ||
+      !dnnl_detail::execute(
+          p.primitive,
+          {dnnl_exec_arg_t{DNNL_ARG_SRC, mem.a}, dnnl_exec_arg_t{DNNL_ARG_WEIGHTS, mem.b},
+           dnnl_exec_arg_t{DNNL_ARG_DST, mem.c}},
+          p.scratchpad, p.scratchpad_bytes, mem.scratchpad, mem.scratchpad_buffer))
     return false;
-  if (c != c_user)
-    for (int64_t r = 0; r < m; ++r)
-      std::memcpy(c_user + r * c_user_ld, c + r * n, size_t(n) * sizeof(float));
+  if (result != c) copy_rows(c, ldc, result, n, m, n);
   return true;
 }
 #endif

@@ -43,17 +43,6 @@ namespace math {
 
 // to_bits, from_bits and blend (c ? a : b without a branch): tenet_vmath.h.
 
-inline double blend(bool c, double a, double b) {
-  uint64_t ua, ub;
-  std::memcpy(&ua, &a, sizeof ua);
-  std::memcpy(&ub, &b, sizeof ub);
-  const uint64_t mask = uint64_t(0) - uint64_t(c);
-  const uint64_t u = (ua & mask) | (ub & ~mask);
-  double x;
-  std::memcpy(&x, &u, sizeof x);
-  return x;
-}
-
 namespace order_detail {
 
 /// The bits of `x`, and a float or double from bits.
@@ -71,6 +60,16 @@ inline T from(U u) {
   std::memcpy(&x, &u, sizeof x);
   return x;
 }
+
+}  // namespace order_detail
+
+inline double blend(bool c, double a, double b) {
+  using order_detail::bits;
+  const uint64_t mask = uint64_t(0) - uint64_t(c);
+  return order_detail::from<double>((bits(a) & mask) | (bits(b) & ~mask));
+}
+
+namespace order_detail {
 
 // The tie (a == b: +0 and -0, or equal bits) costs one comparison and one
 // bitwise operation on top of the fmax blend: for max the blend gave b, and
@@ -310,10 +309,9 @@ template <bool Max, typename V>
 inline void pick(const V& a, const V& b, V& out) {
   const auto take_a = Max ? ((a > b) | (b != b)) : ((a < b) | (b != b));
   using M = decltype(take_a);
-  const M tie = a == b, ab = (M)a, bb = (M)b;
-  const M chosen = (ab & take_a) | (bb & ~take_a);
-  const M signed_tie = Max ? (ab & bb) : (ab | bb);
-  out = (V)((signed_tie & tie) | (chosen & ~tie));
+  const M tie = a == b, ab = (M)a;
+  const M chosen = (ab & take_a) | ((M)b & ~take_a);
+  out = (V)(Max ? chosen & (ab | ~tie) : chosen | (ab & tie));  // as order_detail::max_number
 }
 
 /// The two halves of `v` picked lane by lane, into `out`.
