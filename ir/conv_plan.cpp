@@ -129,19 +129,24 @@ std::optional<ConvPlan> forward(const Compute& c, const ExprNode& x, const ExprN
   return problem(ConvRole::Forward, shape(x), shape(w), c.result->shape, *h, *v, depthwise);
 }
 
-// dw(o, c, i, j) +=! dy(n, o, p, q) * x?(n, c, S*p + i - P, S*q + j - P)
+// dw(o, c, i, j) +=! dy(n, o, p, q) * x?(n, c, S*p + i - P, S*q + j - P), or depthwise
+// (the image's channel is the result's first index; the filter's one input channel an
+// index of extent 1 that neither factor reads): dw(g, 0, i, j) +=! dy(n, g, ...) * x?(n, g, ...)
 std::optional<ConvPlan> backward_weights(const Compute& c, const ExprNode& dy, const ExprNode& x) {
   const std::string o = c.out[0].index, ci = c.out[1].index, i = c.out[2].index, j = c.out[3].index;
   const std::string n = var(dy.indices[0]), p = var(dy.indices[2]), q = var(dy.indices[3]);
+  const bool depthwise = is(x.indices[1], o) && c.result->shape[1] == SizeExpr(1);
   if (!distinct({n, p, q}) || !is(dy.indices[1], o) || !is(x.indices[0], n) ||
-      !is(x.indices[1], ci))
+      !is(x.indices[1], depthwise ? o : ci))
     return std::nullopt;
   const auto h = window(x.indices[2], p, i), v = window(x.indices[3], q, j);
   if (!h || !v || !spans(c, n, shape(dy)[0]) || shape(dy)[0] != shape(x)[0] ||
       !spans(c, p, shape(dy)[2]) || !spans(c, q, shape(dy)[3]) ||
-      shape(dy)[1] != c.result->shape[0] || shape(x)[1] != c.result->shape[1])
+      shape(dy)[1] != c.result->shape[0] ||
+      shape(x)[1] != (depthwise ? c.result->shape[0] : c.result->shape[1]))
     return std::nullopt;
-  return problem(ConvRole::BackwardWeights, shape(x), c.result->shape, shape(dy), *h, *v, false);
+  return problem(ConvRole::BackwardWeights, shape(x), c.result->shape, shape(dy), *h, *v,
+                 depthwise);
 }
 
 // dx(n, c, a, b) +=! dy?(n, o, a - i + P, b - j + P) * w(o, c, i, j), or depthwise

@@ -17,8 +17,12 @@
 /// the result's) and the filter has one input channel:
 ///
 ///   Forward           y(n, g, p, q)    +=! x?(n, g, S*p + i - P, S*q + j - P) * w(g, 0, i, j)
+///   BackwardWeights   dw(g, z, i, j)   +=! dy(n, g, p, q) * x?(n, g, S*p + i - P, S*q + j - P)
 ///   BackwardData      dx(n, g, a, b)   +=! dy?(n, g, a - i + P, b - j + P) * w(g, 0, i, j)   (S =
 ///   1)
+///
+/// (z: the filter's one input channel, of extent 1, read by neither factor: what AD
+/// makes of `w(g, 0, i, j)`),
 ///
 /// in either order of the factors, with every reduce index over the whole
 /// extent of the tensor dimension it runs along, and float32 throughout. The

@@ -80,9 +80,10 @@ TEST(ConvLibrary, PointwiseAndSingleChannelMatchTheInterpreter) {
 }
 
 // Depthwise (the importer's form: the filter's one input channel read at 0):
-// the forward and the input gradient are the library's, with groups = 24; the
-// weight gradient, which AD writes with a select over that channel, is not.
-TEST(ConvLibrary, DepthwiseForwardAndInputGradientMatchTheInterpreter) {
+// the forward, the input gradient and the weight gradient (where that channel
+// is an index of extent 1 that neither factor reads) are the library's, with
+// groups = 24.
+TEST(ConvLibrary, DepthwiseForwardAndGradientsMatchTheInterpreter) {
   const char* source =
       "def depthwise(float(B, 24, 9, 10) x, float(24, 1, 3, 3) w) -> (y) {\n"
       "  y(b, g, i, j) +=! x?(b, g, i + ki - 1, j + kj - 1) * w(g, 0, ki, kj)\n"
@@ -93,11 +94,18 @@ TEST(ConvLibrary, DepthwiseForwardAndInputGradientMatchTheInterpreter) {
       "      where b in 0:B, i in 0:5, j in 0:5\n"
       "}\n";
   const std::string code = expect_gemm_matches_interpreter(gradient_of_source(source, "depthwise"),
-                                                           "depthwise_grad", {{"B", 8}}, 2);
+                                                           "depthwise_grad", {{"B", 8}}, 3);
   EXPECT_EQ(count(code, "tenet::conv2d_forward("), 1u);
   EXPECT_EQ(count(code, "tenet::conv2d_backward_data("), 1u);
-  EXPECT_EQ(count(code, ", 24}"), 2u);  // groups
-  expect_gemm_matches_interpreter(compile_tn(source), "strided", {{"B", 8}}, 1);
+  EXPECT_EQ(count(code, "tenet::conv2d_backward_weights("), 1u);
+  EXPECT_EQ(count(code, "groups 24, stride"), 3u);  // the calls' comments
+  // Strided: the forward and the weight gradient (the input gradient of a
+  // stride-2 depthwise convolution reads the filter through windows, which
+  // the library is not given).
+  const std::string strided = expect_gemm_matches_interpreter(
+      gradient_of_source(source, "strided"), "strided_grad", {{"B", 8}}, 3);
+  EXPECT_EQ(count(strided, "tenet::conv2d_forward("), 1u);
+  EXPECT_EQ(count(strided, "tenet::conv2d_backward_weights("), 1u);
 }
 
 // Not a library convolution: dilation (ki's coefficient 2), a window sum of
