@@ -102,8 +102,8 @@ TEST(ConvLibrary, DepthwiseForwardAndGradientsMatchTheInterpreter) {
   // Strided: the forward and the weight gradient (the input gradient of a
   // stride-2 depthwise convolution reads the filter through windows, which
   // the library is not given).
-  const std::string strided = expect_gemm_matches_interpreter(
-      gradient_of_source(source, "strided"), "strided_grad", {{"B", 8}}, 3);
+  const std::string strided = expect_gemm_matches_interpreter(gradient_of_source(source, "strided"),
+                                                              "strided_grad", {{"B", 8}}, 3);
   EXPECT_EQ(count(strided, "tenet::conv2d_forward("), 1u);
   EXPECT_EQ(count(strided, "tenet::conv2d_backward_weights("), 1u);
 }
