@@ -1,5 +1,5 @@
-// A max or min reduction in vector lanes (passes/schedule.h, 4): its last
-// reduce loop by blocks of partial accumulators, combined at the end.
+// A max, min or float32 sum reduction in vector lanes (passes/schedule.h, 4):
+// its last reduce loop by blocks of partial accumulators, combined at the end.
 #include <string>
 
 #include "codegen/function_emitter.h"
@@ -12,6 +12,8 @@ void FunctionEmitter::emit_lanes(Code& code, const Scheduled& m, const std::stri
                                  const std::function<void(size_t)>& open_loops) {
   const ir::Compute& c = m.stmt->compute;
   const ElemType computed = compute_type(c.result->type);
+  const bool sum = c.op == ir::ReduceOp::Sum;  // a float32 sum: lanes of doubles
+  const std::string lane_type = sum ? "double" : std::string(c_type_name(computed));
   const size_t outer = c.reduce.size() - 1;  // reduce loops around the lanes
   const std::string n = std::to_string(m.schedule.lanes);
   const std::string& index = c.reduce.back().index;
@@ -20,14 +22,19 @@ void FunctionEmitter::emit_lanes(Code& code, const Scheduled& m, const std::stri
   const std::string first = local.take(index + "_first"), end = local.take(index + "_end");
   const std::string split = local.take(index + "_split"), block = local.take(index + "_block");
   const CExpr term = emit_expr(m.guard.body, scope);
-  code.note("In " + n +
-            " lanes: max and min give the same bits in any order (maximumNumber), and the "
-            "lanes are contiguous loads.");
+  if (sum)
+    code.note("In " + n +
+              " lanes of partial sums in double, added in the language's order "
+              "(tenet::sum_lanes); the lanes are contiguous loads.");
+  else
+    code.note("In " + n +
+              " lanes: max and min give the same bits in any order (maximumNumber), and the "
+              "lanes are contiguous loads.");
   code.open("");  // a block: siblings in a nest may have lanes of their own
-  code.line(std::string(c_type_name(computed)) + " " + lanes + "[" + n + "];");
+  code.line(lane_type + " " + lanes + "[" + n + "];");
   code.line("#pragma GCC unroll " + n);
   code.open("for (int64_t " + lane + " = 0; " + lane + " < " + n + "; ++" + lane + ")");
-  code.line(lanes + "[" + lane + "] = " + reduce_identity(c.op, computed) + ";");
+  code.line(lanes + "[" + lane + "] = " + (sum ? "0.0" : reduce_identity(c.op, computed)) + ";");
   code.close();
   open_loops(outer);
   code.line("const int64_t " + first + " = " + last.first + ", " + end + " = " + last.second.text +
@@ -47,9 +54,10 @@ void FunctionEmitter::emit_lanes(Code& code, const Scheduled& m, const std::stri
   code.line(reduce_step(c.op, computed, acc, term));
   code.close();
   for (size_t k = 0; k < outer; ++k) code.close();
-  const std::string fold = std::string("tenet::fold_lanes<") +
-                           (c.op == ir::ReduceOp::Max ? "true" : "false") + ", " + n + ">(" +
-                           lanes + ")";
+  const std::string fold = sum ? "tenet::sum_lanes<" + n + ">(" + lanes + ")"
+                               : std::string("tenet::fold_lanes<") +
+                                     (c.op == ir::ReduceOp::Max ? "true" : "false") + ", " + n +
+                                     ">(" + lanes + ")";
   code.line(reduce_step(c.op, computed, acc, CExpr{fold, kPrecPrimary}));
   code.close();
 }

@@ -71,9 +71,12 @@ struct Annotations {
   /// accumulators (one per element, each summing its terms in order) run
   /// interleaved inside the reduce loops; 0: one accumulator at a time.
   int64_t jam = 0;
-  /// Vector lanes of a max or min reduction: its last reduce loop steps by
-  /// this many terms, each lane a partial max of its own, the lanes combined
-  /// at the end (the same bits in any order: tenet::math::max); 0: one
+  /// Vector lanes of a max or min reduction, or of a float32 sum: its last
+  /// reduce loop steps by this many terms, each lane a partial max (or a
+  /// partial sum in double) of its own, the lanes combined at the end. Max
+  /// and min give the same bits in any order (tenet::math::max); a sum's
+  /// lanes are part of its meaning, which the interpreter follows too (the
+  /// order of docs/language.md, "float32 sums accumulate in float64"); 0: one
   /// accumulator.
   int64_t lanes = 0;
 

@@ -16,7 +16,11 @@
 //    inner, each in declaration order.
 //  - a float32 sum accumulates in float64 and is rounded once, at the end
 //    (each term is computed and rounded in float32 first); except a sum of
-//    scatter form, which accumulates in float32 (ir/scatter_form.h).
+//    scatter form, which accumulates in float32 (ir/scatter_form.h). One in
+//    vector lanes (Annotations::lanes = L) adds each term whose last reduce
+//    index r (counted from its range's start) is below R - R % L into partial
+//    sum r % L, the others into the result's accumulator in domain order, and
+//    at the end the partial sums folded by tenet::sum_lanes_in_place.
 
 #include "ir/interp.h"
 
@@ -135,6 +139,32 @@ void fold(ReduceOp op, const lane_of<S>* v, int64_t groups, int64_t group_size, 
   }
 }
 
+/// The terms of a float32 sum in vector lanes: the last reduce index of the
+/// box's lane k is `last_at[k] + last_offset`; terms below `split` go into
+/// the partial sums of their element (`partial`, `lanes` per element), the
+/// others into result[0, groups) as fold does.
+struct LaneSums {
+  int64_t lanes = 0, split = 0, last_offset = 0;
+  const int64_t* last_at = nullptr;
+  double* partial = nullptr;
+};
+
+void fold_in_lanes(const float* v, int64_t groups, int64_t group_size, double* result,
+                   const LaneSums& ls) {
+  for (int64_t g = 0, k = 0; g < groups; ++g) {
+    double acc = result[g];
+    double* partial = ls.partial + g * ls.lanes;
+    for (const int64_t end = k + group_size; k < end; ++k) {
+      const int64_t r = ls.last_at[k] + ls.last_offset;
+      if (r < ls.split)
+        partial[r % ls.lanes] += v[k];
+      else
+        acc += v[k];
+    }
+    result[g] = acc;
+  }
+}
+
 /// sum(a(...) * b(...)) over float tensors, the shape of every contraction
 /// (matmul, convolution and their gradients), which dominate the work: while
 /// both reads are in bounds it is folded straight from the two tensors,
@@ -188,6 +218,7 @@ struct ComputeRun {
   const SizeBindings& sizes;
   const LoopVars& loop_vars;
   std::optional<ElemType> float_type;
+  int64_t lanes = 0;  // Annotations::lanes
 };
 
 /// Starts the result from `init`, from the reduction's identity, or (for a
@@ -288,6 +319,20 @@ Tensor run_compute(const ComputeRun& run) {
   // result element's whole reduction is one run of consecutive lanes.
   const bool box_has_out = first_box < n_out;
 
+  // A float32 sum in vector lanes: each element's partial sums, added into it
+  // once its whole reduction is done.
+  LaneSums lane_sums;
+  std::vector<double> partial;
+  if (wide && c.op == ReduceOp::Sum && run.lanes > 0) {
+    const Domain::Index& last = dom.indices.back();
+    lane_sums.lanes = run.lanes;
+    lane_sums.split = last.extent - last.extent % run.lanes;
+    lane_sums.last_at = last.lane_pos.data();
+    check_allocation(what + "'s partial sums",
+                     check_tensor_bytes(what, ElemType::F64, {result.numel(), run.lanes}));
+    partial.assign(size_t(result.numel() * run.lanes), 0.0);
+  }
+
   CompileContext ctx{run.tensors, run.sizes, dom, run.float_type};
   std::unique_ptr<interp::Node> root = interp::compile_expr(c.body, ctx);
   // S: the type of the terms; A: of the accumulators (S, or double).
@@ -311,8 +356,19 @@ Tensor run_compute(const ComputeRun& run) {
           out_base += dom.outer_pos[size_t(i)] * out_stride[size_t(i)];
       int64_t group_size = box_has_out ? reduce_points : n;
       bool folded = false;
+      if constexpr (std::is_same_v<S, float> && std::is_same_v<A, double>) {
+        if (lane_sums.lanes > 0) {
+          root->eval(int(n), nullptr);
+          LaneSums at = lane_sums;
+          const int last = n_dims - 1;
+          at.last_offset = dom.indices[size_t(last)].outer ? dom.outer_pos[size_t(last)] : 0;
+          at.partial = partial.data() + out_base * lane_sums.lanes;
+          fold_in_lanes(values->values(), n / group_size, group_size, out + out_base, at);
+          folded = true;
+        }
+      }
       if constexpr (std::is_floating_point_v<S>)
-        folded = dot && dot->fold(int(n), n / group_size, group_size, out + out_base);
+        folded = folded || (dot && dot->fold(int(n), n / group_size, group_size, out + out_base));
       if (!folded) {
         root->eval(int(n), nullptr);
         fold<S, A>(c.op, values->values(), n / group_size, group_size, out + out_base);
@@ -334,6 +390,11 @@ Tensor run_compute(const ComputeRun& run) {
       if (wide) return walk(S{}, double{});
     walk(S{}, S{});
   });
+  if (lane_sums.lanes > 0) {
+    double* out = result.data<double>();
+    for (int64_t e = 0; e < result.numel(); ++e)
+      out[e] += tenet::sum_lanes_in_place(partial.data() + e * lane_sums.lanes, lane_sums.lanes);
+  }
   return finished();
 }
 
@@ -350,7 +411,8 @@ class Interpreter {
         run_loop(*s.loop);
         continue;
       }
-      Tensor t = run_compute(ComputeRun{s.compute, tensors, sizes_, loop_vars_, float_type_});
+      Tensor t = run_compute(
+          ComputeRun{s.compute, tensors, sizes_, loop_vars_, float_type_, s.annotations.lanes});
       tensors[s.compute.result.get()] = std::move(t);
     }
   }

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "ir/ir_parser_internal.h"
+#include "ir/scatter_form.h"
 
 namespace tenet::ir::detail {
 
@@ -80,12 +81,10 @@ void Parser::annotations(Stmt& s, const std::set<std::string>& loop_vars) {
     } else if (key.text == "lanes") {
       const Token& at = peek();
       a.lanes = int_literal();
-      const ReduceOp op = s.compute.op;
-      if (a.lanes < 2 || (a.lanes & (a.lanes - 1)) != 0 || s.compute.reduce.empty() ||
-          (op != ReduceOp::Max && op != ReduceOp::Min))
+      if (a.lanes < 2 || (a.lanes & (a.lanes - 1)) != 0 || !may_run_in_lanes(s.compute))
         fail(at.span,
-             "lanes must be a power of two (at least 2) of a max or min reduction's last reduce "
-             "index");
+             "lanes must be a power of two (at least 2) of a max, min or float32 sum "
+             "reduction's last reduce index");
     } else {
       fail(key.span, "unknown annotation " + key.text +
                          " (known: reshape, ad, gemm, conv, inlined, recomputed, saved, order, "

@@ -83,4 +83,9 @@ bool accumulates_in_double(const Compute& c) {
          !index_scatter(c);
 }
 
+bool may_run_in_lanes(const Compute& c) {
+  if (c.reduce.empty() || c.result->type == ElemType::Bool) return false;
+  return c.op == ReduceOp::Max || c.op == ReduceOp::Min || accumulates_in_double(c);
+}
+
 }  // namespace tenet::ir

@@ -49,4 +49,8 @@ std::optional<IndexScatter> index_scatter(const Compute& c);
 /// Products handed to the GEMM library accumulate as the library does.
 bool accumulates_in_double(const Compute& c);
 
+/// Whether `c` may run in vector lanes (Annotations::lanes): a max or min
+/// reduction (not of bools), or a float32 sum that accumulates in double.
+bool may_run_in_lanes(const Compute& c);
+
 }  // namespace tenet::ir

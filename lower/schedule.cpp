@@ -3,6 +3,7 @@
 
 #include <optional>
 
+#include "ir/scatter_form.h"
 #include "support/error.h"
 
 namespace tenet::lower {
@@ -31,10 +32,9 @@ LoopSchedule loop_schedule(const ir::Stmt& s) {
                                  "has a constant multiple of it as extent");
   }
   out.lanes = s.annotations.lanes;
-  TENET_ASSERT(out.lanes == 0 || (inner == 0 && out.jam == 0 && !c.reduce.empty() &&
-                                  (c.op == ir::ReduceOp::Max || c.op == ir::ReduceOp::Min)),
+  TENET_ASSERT(out.lanes == 0 || (inner == 0 && out.jam == 0 && ir::may_run_in_lanes(c)),
                "statement " << c.result->name << ": lanes = " << out.lanes
-                            << " needs a max or min reduction in the default order");
+                            << " needs a max, min or float32 sum reduction in the default order");
   return out;
 }
 

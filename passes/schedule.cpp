@@ -142,17 +142,18 @@ int64_t jam_tile(const Compute& c) {
   return 0;
 }
 
-/// The vector lanes of `c`'s last reduce loop (0: none): a max or min
-/// reduction in the default order whose last reduce index runs with stride 1
-/// through every read that mentions it, over at least kMinLaneTerms terms
-/// (passes/schedule.h, 4).
+/// The vector lanes of `c`'s last reduce loop (0: none): a max, min or
+/// float32 sum reduction in the default order whose last reduce index runs
+/// with stride 1 through every read that mentions it, over at least
+/// kMinLaneTerms terms (passes/schedule.h, 4).
 int64_t lane_count(const Compute& c) {
-  if ((c.op != ReduceOp::Max && c.op != ReduceOp::Min) || c.reduce.empty() || index_scatter(c) ||
-      c.result->type == ElemType::Bool)
-    return 0;
+  if (!may_run_in_lanes(c) || index_scatter(c)) return 0;
   const std::string& last = c.reduce.back().index;
   const std::optional<int64_t> extent = c.reduce.back().extent().constant();
   if (extent && *extent < kMinLaneTerms) return 0;
+  // A sum's lanes cost a fold of 15 additions per element: not on the chance
+  // that a symbolic extent (a kernel's width) is long.
+  if (!extent && c.op == ReduceOp::Sum) return 0;
   for (const Expr& r : reads_of(c.body)) {
     if (dims_mentioning(r->indices, last).empty() && !computed_varies_with(*r, last)) continue;
     if (r->guarded || computed_varies_with(*r, last) || !unit_stride(*r->tensor, r->indices, last))

@@ -366,6 +366,27 @@ inline T fold_lanes(const T* lanes) {
   }
 }
 
+/// Adds the `n` (a power of two) partial sums of a float32 sum in vector
+/// lanes (passes/schedule.h, 4), each a double, in the order the language
+/// fixes (docs/language.md): lane k + n/2 onto lane k, then k + n/4 onto k,
+/// ..., down to one; returns lanes[0]. Overwrites the lanes. The interpreter
+/// calls it as it is; compiled code through sum_lanes<N>.
+inline double sum_lanes_in_place(double* lanes, int64_t n) {
+  for (int64_t width = n / 2; width >= 1; width /= 2)
+    for (int64_t k = 0; k < width; ++k) lanes[k] += lanes[k + width];
+  return lanes[0];
+}
+
+/// sum_lanes_in_place on a copy, with the count known to the compiler, which
+/// turns each step into vector halves (8, 4, 2 lanes) in the same order.
+template <int N>
+inline double sum_lanes(const double* lanes) {
+  static_assert(N >= 2 && (N & (N - 1)) == 0, "a power of two of lanes");
+  double copy[N];
+  for (int k = 0; k < N; ++k) copy[k] = lanes[k];
+  return sum_lanes_in_place(copy, N);
+}
+
 // ---- Workspace --------------------------------------------------------------
 
 /// Temporaries start on 64-byte boundaries (a cache line, an AVX-512 vector).

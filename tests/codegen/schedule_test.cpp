@@ -257,6 +257,124 @@ def extremes(float(N, 50) x, double(N, 50) d, int32(N, 50) k) -> (hi, lo, dhi, d
   EXPECT_EQ(expected[0].data<float>()[5], -inf);  // only NaN: the identity
 }
 
+// A float32 sum in lanes adds its terms in the order the annotation gives
+// (docs/language.md): the interpreter follows it, so compiled code and the
+// interpreter agree bit for bit with lanes and without, and a row whose
+// float64 sum depends on the order shows which order each one took.
+TEST(Schedule, SumLanesAddInTheLanguagesOrderInTheInterpreterAndCompiledCode) {
+  // Rows of 50 (three blocks of 16 and 2 terms after them); rows of 40 under
+  // an outer reduce index (two blocks and 8 after, three times); a sum onto
+  // an initial value.
+  const ir::Module m = compile_tn(R"(
+def sums(float(N, 50) x, float(N, 3, 40) y) -> (s, t, u) {
+  s(n) +=! x(n, r)
+  t(n) +=! y(n, q, r)
+  u(n) = x(n, 1)
+  u(n) += x(n, r)
+}
+)");
+  ir::Module scheduled = m;
+  driver::optimise(scheduled);
+  const std::string source = driver::emit_cpp(scheduled).source;
+  size_t found = 0;  // once per statement
+  for (size_t at = source.find("tenet::sum_lanes<16>"); at != std::string::npos;
+       at = source.find("tenet::sum_lanes<16>", at + 1))
+    ++found;
+  EXPECT_EQ(found, 3u) << source;
+  ir::Module plain = scheduled;
+  for (ir::Function& f : plain.functions) {
+    f = f.clone();
+    strip_schedule(f.body);
+  }
+  const int64_t n = 64;
+  Tensor x(ElemType::F32, {n, 50}), y(ElemType::F32, {n, 3, 40});
+  uint32_t state = 12345;
+  auto uniform = [&] {
+    state = state * 1664525u + 1013904223u;
+    return float(state >> 8) / float(1 << 24) * 2.0f - 1.0f;
+  };
+  for (int64_t e = 0; e < x.numel(); ++e) x.data<float>()[e] = uniform();
+  for (int64_t e = 0; e < y.numel(); ++e) y.data<float>()[e] = uniform();
+  // In every row +2^40 and -2^40 somewhere: the terms added while one of them
+  // is in a partial sum lose their low bits there (2^40's ulp in float64 is
+  // 2^-12), so which terms share a lane, and the order of the fold, show in
+  // the float32 result.
+  auto at = [&](int64_t extent) {
+    state = state * 1664525u + 1013904223u;
+    return int64_t(state >> 8) % extent;
+  };
+  for (int64_t i = 1; i < n; ++i) {
+    x.data<float>()[i * 50 + at(50)] = 0x1p40f;
+    x.data<float>()[i * 50 + at(50)] = -0x1p40f;
+    y.data<float>()[i * 120 + at(120)] = 0x1p40f;
+    y.data<float>()[i * 120 + at(120)] = -0x1p40f;
+  }
+  // Row 0: 2^60 + 1 - 2^60 is 0 in float64 added in order (2^60 + 1 rounds to
+  // 2^60), and 1 in lanes (2^60 and -2^60 meet in lane 0, the 1 is in lane 1).
+  float* row = x.data<float>();
+  std::fill(row, row + 50, 0.0f);
+  row[0] = 0x1p60f, row[1] = 1.0f, row[16] = -0x1p60f;
+  // Row 0 of y: the same terms, in three rows of 40 under q; in lanes, 2^60
+  // (q = 0, r = 0) and -2^60 (q = 2, r = 16) meet in lane 0; the 1 falls in
+  // the 8 terms after the lanes (q = 1, r = 35), added to the accumulator.
+  float* rows = y.data<float>();
+  std::fill(rows, rows + 120, 0.0f);
+  rows[0] = 0x1p60f, rows[40 + 35] = 1.0f, rows[80 + 16] = -0x1p60f;
+  const ir::SizeBindings sizes = {{"N", n}};
+  std::vector<Tensor> in_order;
+  for (const ir::Module* module : {&plain, &scheduled}) {
+    const bool lanes = module == &scheduled;
+    const std::vector<Tensor> expected = ir::interpret(*module->find("sums"), {x, y}, sizes);
+    if (!lanes) in_order = expected;
+    CompiledFunction f = driver::jit_compile(*module, "sums", test_jit_options());
+    const std::vector<Tensor> actual = f.run({x, y}, sizes);
+    ASSERT_EQ(actual.size(), expected.size());
+    for (size_t o = 0; o < actual.size(); ++o)
+      EXPECT_EQ(std::memcmp(actual[o].raw(), expected[o].raw(), actual[o].nbytes()), 0)
+          << "output " << o << (lanes ? " in lanes" : " without lanes")
+          << " differs from the interpreter's bits";
+    EXPECT_EQ(expected[0].data<float>()[0], lanes ? 1.0f : 0.0f) << (lanes ? "lanes" : "plain");
+    EXPECT_EQ(expected[1].data<float>()[0], lanes ? 1.0f : 0.0f) << (lanes ? "lanes" : "plain");
+    // u starts from x(0, 1) = 1, which 2^60 absorbs in order (0); in lanes
+    // the accumulator keeps it, and the lanes add 1 (2).
+    EXPECT_EQ(expected[2].data<float>()[0], lanes ? 2.0f : 0.0f) << (lanes ? "lanes" : "plain");
+  }
+  // The order of docs/language.md, written out: the terms of each block of 16
+  // in lanes r % 16, the rest into the accumulator, the lanes folded in
+  // halves (k + 8 onto k, then k + 4, k + 2, k + 1), then added.
+  const std::vector<Tensor> in_lanes = ir::interpret(*scheduled.find("sums"), {x, y}, sizes);
+  auto by_the_rule = [](const float* terms, int64_t outer, int64_t length, double start) {
+    double lanes[16] = {}, acc = start;
+    const int64_t split = length / 16 * 16;
+    for (int64_t q = 0; q < outer; ++q)
+      for (int64_t r = 0; r < length; ++r) {
+        const double term = terms[q * length + r];
+        if (r < split)
+          lanes[r % 16] += term;
+        else
+          acc += term;
+      }
+    for (int64_t width : {8, 4, 2, 1})
+      for (int64_t k = 0; k < width; ++k) lanes[k] += lanes[k + width];
+    return float(acc + lanes[0]);
+  };
+  for (int64_t i = 0; i < n; ++i) {
+    const float* xr = x.data<float>() + i * 50;
+    EXPECT_EQ(in_lanes[0].data<float>()[i], by_the_rule(xr, 1, 50, 0.0)) << "s, row " << i;
+    EXPECT_EQ(in_lanes[1].data<float>()[i], by_the_rule(y.data<float>() + i * 120, 3, 40, 0.0))
+        << "t, row " << i;
+    EXPECT_EQ(in_lanes[2].data<float>()[i], by_the_rule(xr, 1, 50, double(xr[1])))
+        << "u, row " << i;
+  }
+  // The random rows depend on the order: most differ from the sums in order.
+  for (size_t o = 0; o < in_lanes.size(); ++o) {
+    int64_t differ = 0;
+    for (int64_t i = 0; i < n; ++i)
+      differ += in_lanes[o].data<float>()[i] != in_order[o].data<float>()[i] ? 1 : 0;
+    EXPECT_GT(differ, n / 2) << "output " << o;
+  }
+}
+
 /// The body of `fn`'s workspace entry in the generated code of `source`:
 /// the statements as scheduled (the wrappers around it are the ABI's,
 /// tested elsewhere).

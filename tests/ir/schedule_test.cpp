@@ -105,8 +105,8 @@ TEST_F(SchedulePass, JamsTheAccumulatorsOfLongSums) {
   EXPECT_EQ(attr("softmax", "t", "jam"), "-");     // a symbolic extent
 }
 
-TEST_F(SchedulePass, SplitsMaximaAlongAContiguousRowIntoLanes) {
-  for (const char* stmt : {"peak", "low", "ints"}) {
+TEST_F(SchedulePass, SplitsMaximaAndFloat32SumsAlongAContiguousRowIntoLanes) {
+  for (const char* stmt : {"peak", "low", "ints", "total"}) {
     EXPECT_EQ(attr("lanes", stmt, "lanes"), "r by 16") << stmt;
     EXPECT_EQ(attr("lanes", stmt, "jam"), "-") << stmt;  // lanes rather than rows jammed
   }
@@ -114,8 +114,8 @@ TEST_F(SchedulePass, SplitsMaximaAlongAContiguousRowIntoLanes) {
   EXPECT_EQ(attr("lanes", "column", "order"), "b, r, j");
   EXPECT_EQ(attr("lanes", "short", "lanes"), "-");   // 5 terms
   EXPECT_EQ(attr("lanes", "border", "lanes"), "-");  // a condition on r
-  EXPECT_EQ(attr("lanes", "total", "lanes"), "-");   // a float sum: its order is fixed
-  EXPECT_EQ(attr("lanes", "total", "jam"), "j by 8");
+  EXPECT_EQ(attr("lanes", "wide", "lanes"), "-");    // a float64 sum: its order is fixed
+  EXPECT_EQ(attr("lanes", "wide", "jam"), "j by 8");
 }
 
 TEST_F(SchedulePass, RunningTwiceGivesTheSameSchedule) {
