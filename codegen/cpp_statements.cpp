@@ -82,7 +82,7 @@ void FunctionEmitter::emit_block(Code& code, const std::vector<ir::Stmt>& body,
     shared = std::min(shared, in_nest ? lower::shared_loops(s) : size_t(0));
     const bool live = compute ? liveness_.live(s.compute) : liveness_.live(*s.loop);
     if (!live) continue;
-    Scheduled m = in_nest ? scheduled(s, scope) : Scheduled{&s, {}, {}};
+    Scheduled m = in_nest ? scheduled(s, scope) : Scheduled{&s, {}, {}, {}, {}};
     m.schedule.shared = nestable && in_nest ? shared : 0;
     if (m.schedule.shared == 0) nests.emplace_back();
     nests.back().push_back(m);
@@ -145,7 +145,7 @@ bool FunctionEmitter::checks_indices() const {
 }
 
 FunctionEmitter::Scheduled FunctionEmitter::scheduled(const ir::Stmt& s, const Scope& scope) const {
-  Scheduled m{&s, lower::loop_schedule(s), {}};
+  Scheduled m{&s, lower::loop_schedule(s), {}, {}, {}};
   const ir::Compute& c = s.compute;
   std::vector<std::string> order;
   std::map<std::string, IndexInfo> ranges = scope.indices;
@@ -159,6 +159,16 @@ FunctionEmitter::Scheduled FunctionEmitter::scheduled(const ir::Stmt& s, const S
   for (const auto* dims : {&c.out, &c.reduce})
     for (const ir::Dim& d : *dims) ranges[d.index] = IndexInfo{d.index, d.lo, d.hi};
   m.guard = infer_guard_bounds(c, order, ranges);
+  m.peel = lower::border_peel(c, m.schedule);
+  if (m.peel) {
+    ir::Compute interior = c;
+    interior.body = m.peel->interior;
+    for (const lower::PeeledLoop& l : m.peel->loops) {
+      const std::string& index = c.out[l.dim].index;
+      ranges[index] = IndexInfo{index, ir::SizeExpr(l.lo), ir::SizeExpr(l.hi)};
+    }
+    m.interior_guard = infer_guard_bounds(interior, order, ranges);
+  }
   return m;
 }
 
@@ -386,19 +396,27 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
   auto close_n = [&](size_t n) {
     for (size_t k = 0; k < n; ++k) code.close();
   };
-  // Narrowed loops, and among them those that always run once (a local instead).
+  // Narrowed loops, and among them those that always run once (a local
+  // instead), under `guard` (the statement's, or its interior's: lower/peel.h).
+  const GuardBounds* guard = nullptr;
   std::string narrowed, single;
   std::vector<std::optional<CExpr>> only(c.reduce.size());
-  for (size_t d = 0; d < c.reduce.size(); ++d) {
-    if (!m.guard.reduce[d].narrowed()) continue;
-    only[d] = single_iteration(c.reduce[d], m.guard.reduce[d], inner);
-    std::string& list = only[d] ? single : narrowed;
-    list += (list.empty() ? "" : ", ") + reduce_vars[d];
-  }
+  auto use_guard = [&](const GuardBounds& g) {
+    guard = &g;
+    narrowed.clear(), single.clear();
+    for (size_t d = 0; d < c.reduce.size(); ++d) {
+      only[d].reset();
+      if (!g.reduce[d].narrowed()) continue;
+      only[d] = single_iteration(c.reduce[d], g.reduce[d], inner);
+      std::string& list = only[d] ? single : narrowed;
+      list += (list.empty() ? "" : ", ") + reduce_vars[d];
+    }
+  };
+  use_guard(m.guard);
   // The first and the end of reduce loop d, narrowed where the guard does.
   auto reduce_bounds = [&](size_t d) -> std::pair<std::string, CExpr> {
     const ir::Dim& dim = c.reduce[d];
-    const ReduceRange& range = m.guard.reduce[d];
+    const ReduceRange& range = guard->reduce[d];
     if (range.narrowed()) return {loop_start(dim, range, inner).text, loop_end(dim, range, inner)};
     return {size_to_c(dim.lo, size_names_).text, size_to_c(dim.hi, size_names_)};
   };
@@ -437,9 +455,14 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
     close_n(own_outer);
     return;
   }
-  // A jammed statement opens its last outer loop below, by tiles.
+  // Peeled when every peeled loop is its own (a nest opens the shared ones).
+  bool peeled = m.peel && own_outer > 0;
+  for (size_t q = 0; peeled && q < loop_vars.size(); ++q)
+    for (const lower::PeeledLoop& l : m.peel->loops) peeled = peeled && l.dim != schedule.outer[q];
+  // A jammed statement opens its last outer loop below, by tiles; a peeled
+  // one by its border and interior.
   const std::vector<size_t> opened(schedule.outer.begin(),
-                                   schedule.outer.end() - (schedule.jam > 0 ? 1 : 0));
+                                   schedule.outer.end() - (schedule.jam > 0 || peeled ? 1 : 0));
   open_out(opened, loop_vars.size());
   std::string start = reduce_identity(c.op, computed);
   if (c.init) {
@@ -556,19 +579,74 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
     close_n(own_outer - 1);
     return;
   }
-  code.line(acc_type + " " + acc + " = " + start + ";");
-  inner.statement_local_names = in_nest && own_outer == 0;
-  hoist_invariant_reads(code, m.guard.body, c.reduce, local, inner);
-  if (schedule.lanes > 0 && !only[c.reduce.size() - 1]) {
-    emit_lanes(code, m, acc, reduce_vars, local, inner, reduce_bounds(c.reduce.size() - 1),
-               open_reduce_loops);
-  } else {
-    open_reduce();
-    code.line(reduce_step(c.op, computed, acc, emit_expr(m.guard.body, inner)));
-    close_n(c.reduce.size());
+  // One element: its accumulator, its terms under `g`, the store.
+  auto element = [&](const GuardBounds& g) {
+    const Scope outside = inner;  // what the element's block hoists stays in it
+    use_guard(g);
+    code.line(acc_type + " " + acc + " = " + start + ";");
+    inner.statement_local_names = in_nest && own_outer == 0;
+    hoist_invariant_reads(code, g.body, c.reduce, local, inner);
+    if (schedule.lanes > 0 && !only[c.reduce.size() - 1]) {
+      emit_lanes(code, m, acc, reduce_vars, local, inner, reduce_bounds(c.reduce.size() - 1),
+                 open_reduce_loops);
+    } else {
+      open_reduce();
+      code.line(reduce_step(c.op, computed, acc, emit_expr(g.body, inner)));
+      close_n(c.reduce.size());
+    }
+    code.line(target + " = " + stored(type, wide ? "float(" + acc + ")" : acc) + ";");
+    inner = outside;
+  };
+  if (!peeled) {
+    element(m.guard);
+    close_n(own_outer);
+    return;
   }
-  code.line(target + " = " + stored(type, wide ? "float(" + acc + ")" : acc) + ";");
-  close_n(own_outer);
+  emit_peeled(code, m, out_vars, [&](const GuardBounds& g) { element(g); });
+  close_n(own_outer - 1);
+}
+
+void FunctionEmitter::emit_peeled(Code& code, const Scheduled& m,
+                                  const std::vector<std::string>& out_vars,
+                                  const std::function<void(const GuardBounds&)>& element) {
+  const ir::Compute& c = m.stmt->compute;
+  const size_t last = m.schedule.outer.back();
+  const std::string& var = out_vars[last];
+  const TensorAccess& result = access(c.result);
+  const lower::PeeledLoop* columns = nullptr;  // the last loop's interior, if peeled
+  std::string rows;                            // the other peeled loops' interior
+  for (const lower::PeeledLoop& l : m.peel->loops) {
+    if (l.dim == last) {
+      columns = &l;
+      continue;
+    }
+    if (l.lo > l.begin)
+      rows += (rows.empty() ? "" : " && ") + out_vars[l.dim] + " >= " + std::to_string(l.lo);
+    if (l.hi < l.end)
+      rows += (rows.empty() ? "" : " && ") + out_vars[l.dim] + " < " + std::to_string(l.hi);
+  }
+  auto loop = [&](const std::string& from, const std::string& to, const GuardBounds& g) {
+    code.open(for_header(var, from, CExpr{to, kPrecPrimary}));
+    element(g);
+    code.close();
+  };
+  const std::string extent = result.dims[last];
+  code.note(
+      "Inside the window's borders every test of the body holds: the interior runs "
+      "without them (lower/peel.h).");
+  if (!rows.empty()) code.open("if (" + rows + ")");
+  if (columns) {
+    if (columns->lo > columns->begin) loop("0", std::to_string(columns->lo), m.guard);
+    loop(std::to_string(columns->lo), std::to_string(columns->hi), m.interior_guard);
+    if (columns->hi < columns->end) loop(std::to_string(columns->hi), extent, m.guard);
+  } else {
+    loop("0", extent, m.interior_guard);
+  }
+  if (!rows.empty()) {
+    code.reopen("} else {");
+    loop("0", extent, m.guard);
+    code.close();
+  }
 }
 
 }  // namespace tenet::codegen::detail

@@ -24,6 +24,7 @@
 #include "codegen/cpp_gemm.h"
 #include "codegen/loop_bounds.h"
 #include "ir/ir.h"
+#include "lower/peel.h"
 #include "lower/schedule.h"
 
 namespace tenet::codegen::detail {
@@ -113,8 +114,10 @@ class FunctionEmitter {
   // orders and shared loop nests (lower/schedule.h). ----
   struct Scheduled {
     const ir::Stmt* stmt;
-    lower::LoopSchedule schedule;  // `shared`: loops shared with the previous member
-    GuardBounds guard;             // its reduce loops narrowed by its guard (loop_bounds.h)
+    lower::LoopSchedule schedule;     // `shared`: loops shared with the previous member
+    GuardBounds guard;                // its reduce loops narrowed by its guard (loop_bounds.h)
+    std::optional<lower::Peel> peel;  // its interior without the window's tests (lower/peel.h)
+    GuardBounds interior_guard;       // `guard` of the interior's body
   };
   /// `s` (a Compute in a block with the indices of `scope`) with its loop
   /// schedule and its reduce loops' bounds from its guard.
@@ -171,6 +174,12 @@ class FunctionEmitter {
   /// cpp_lanes.cpp), folding into `acc`: the reduce loops but the last
   /// (`open_loops(n)` opens the first n), the last by blocks of lanes over
   /// `last` = its first and end, its rest, then the lanes combined.
+  /// A peeled statement's last own loop (lower/peel.h): inside the other
+  /// peeled loops' interior, its border with the body and its interior with
+  /// the interior's body; elsewhere all of it with the body. `element` emits
+  /// one element under a guard.
+  void emit_peeled(Code& code, const Scheduled& m, const std::vector<std::string>& out_vars,
+                   const std::function<void(const GuardBounds&)>& element);
   void emit_lanes(Code& code, const Scheduled& m, const std::string& acc,
                   const std::vector<std::string>& reduce_vars, Namer& local, const Scope& scope,
                   const std::pair<std::string, CExpr>& last,

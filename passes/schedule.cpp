@@ -14,6 +14,7 @@
 #include "ir/mutator.h"
 #include "ir/scatter_form.h"
 #include "passes/contraction.h"
+#include "passes/window_border.h"
 
 namespace tenet::passes {
 
@@ -302,7 +303,16 @@ void schedule_block(std::vector<Stmt>& body) {
     // A jammed loop steps by a tile of its own: it is shared only within a
     // run of jammed statements that share every loop (one pass over the terms).
     const int64_t jam = s.annotations.jam;
-    const size_t outer = c.out.size() - inner.size() - (jam > 0 ? 1 : 0);
+    size_t outer = c.out.size() - inner.size() - (jam > 0 ? 1 : 0);
+    // A loop with a window's border stays the statement's own, for codegen
+    // to peel (lower/peel.h): the nest shares only the loops outside it.
+    if (jam == 0 && s.annotations.lanes == 0 && inner.empty()) {
+      std::vector<size_t> loops(outer);
+      for (size_t p = 0; p < outer; ++p) loops[p] = p;
+      const std::vector<WindowBorder> borders = window_borders(c, loops);
+      if (worth_peeling(borders))
+        for (const WindowBorder& b : borders) outer = std::min(outer, b.dim);
+    }
     const size_t depth = nest.empty() ? 0 : shared_depth(nest, c, outer);
     const bool joins = jam > 0 && (outer == 0 || (depth == outer && nest.back().outer == outer)) &&
                        run.joins(c, jam);

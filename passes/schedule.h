@@ -42,7 +42,10 @@
 ///    iteration has already computed); the depth is lowered until it is. The
 ///    outer loops of a statement with an `order` are only its outer out
 ///    indices. Statements lowered to GEMM, loops and scalars are never part
-///    of a nest.
+///    of a nest. A loop with a window's border (passes/window_border.h: a
+///    padded max-pool's rows and columns, whose tests hold on most of their
+///    range) is not shared, nor any loop inside it, so that codegen can run
+///    its interior without the tests (lower/peel.h).
 ///
 /// 3. Unroll-and-jam (Annotations::jam, printed `jam`). A reduction left in
 ///    the default order adds its terms into one accumulator per element: a

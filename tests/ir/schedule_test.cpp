@@ -118,6 +118,11 @@ TEST_F(SchedulePass, SplitsMaximaAndFloat32SumsAlongAContiguousRowIntoLanes) {
   EXPECT_EQ(attr("lanes", "wide", "jam"), "j by 8");
 }
 
+TEST_F(SchedulePass, LoopsWithAWindowsBorderAreNotShared) {
+  EXPECT_EQ(attr("padded_pool", "z", "nest"), "i, j");  // not k, l: y peels them
+  EXPECT_EQ(attr("lanes", "border", "nest"), "b, j");   // j's interior is j = 0 only: not peeled
+}
+
 TEST_F(SchedulePass, RunningTwiceGivesTheSameSchedule) {
   Module again = after_;
   for (Function& f : again.functions) {
