@@ -30,7 +30,8 @@ struct WindowBorder {
 /// The candidates (positions in `c.out` with constant ranges) whose interval
 /// is not their whole range, in the order given; none for an assignment or
 /// a reduction without reduce indices.
-std::vector<WindowBorder> window_borders(const ir::Compute& c, const std::vector<size_t>& candidates);
+std::vector<WindowBorder> window_borders(const ir::Compute& c,
+                                         const std::vector<size_t>& candidates);
 
 /// Whether peeling pays: there is a border, and every border's interval
 /// holds at least half its range (a 3x3 window over 16 outputs: 15; a

@@ -119,8 +119,8 @@ TEST(BorderPeel, PeeledPoolAndItsGradientGiveTheInterpretersBits) {
         << fn.outputs[o]->name << " differs from the interpreter's bits";
   // The -inf channel: -3.4e38 on the border, -inf inside.
   const float* y = expected[0].data<float>();
-  EXPECT_EQ(y[0], -FLT_MAX);       // k = 0, l = 0
-  EXPECT_EQ(y[1 * 5 + 1], -inf);   // k = 1, l = 1: interior
+  EXPECT_EQ(y[0], -FLT_MAX);          // k = 0, l = 0
+  EXPECT_EQ(y[1 * 5 + 1], -inf);      // k = 1, l = 1: interior
   EXPECT_EQ(y[4 * 5 + 2], -FLT_MAX);  // k = 4: its window's last row is past the bottom
 }
 
