@@ -14,15 +14,6 @@ namespace tenet::codegen::detail {
 
 namespace {
 
-void split_conjuncts(const ir::Expr& cond, std::vector<ir::Expr>& out) {
-  if (cond->kind == ir::ExprKind::Binary && cond->binop == ir::BinOp::And) {
-    split_conjuncts(cond->args[0], out);
-    split_conjuncts(cond->args[1], out);
-  } else {
-    out.push_back(cond);
-  }
-}
-
 bool is_identity(const ir::Expr& e, ir::ReduceOp op) {
   if (e->kind != ir::ExprKind::Const) return false;
   switch (op) {
@@ -78,9 +69,8 @@ class Narrower {
   /// `e` without the conditions that became bounds.
   ir::Expr narrow(const ir::Expr& e) {
     if (e->kind == ir::ExprKind::Select && is_identity(e->args[2], c_.op)) {
-      std::vector<ir::Expr> conjuncts, kept;
-      split_conjuncts(e->args[0], conjuncts);
-      for (const ir::Expr& k : conjuncts)
+      std::vector<ir::Expr> kept;
+      for (const ir::Expr& k : ir::conjuncts(e->args[0]))
         if (!bound(k)) kept.push_back(k);
       ir::Expr value = narrow(e->args[1]);
       if (kept.empty()) return value;

@@ -167,6 +167,13 @@ bool mentions_index(const Expr& e, const std::set<std::string>& indices) {
   });
 }
 
+std::vector<Expr> conjuncts(const Expr& e) {
+  if (e->kind != ExprKind::Binary || e->binop != BinOp::And) return {e};
+  std::vector<Expr> out = conjuncts(e->args[0]);
+  for (Expr& part : conjuncts(e->args[1])) out.push_back(std::move(part));
+  return out;
+}
+
 std::vector<Expr> reads_of(const Expr& e, const Value* tensor) {
   std::vector<Expr> out;
   for_each_node(e, [&](const Expr& x) {

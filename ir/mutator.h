@@ -113,6 +113,9 @@ bool mentions_index(const Expr& e, const std::set<std::string>& indices);
 /// Every read of `e` (of `tensor` only, if given), in evaluation order.
 std::vector<Expr> reads_of(const Expr& e, const Value* tensor = nullptr);
 
+/// The conjuncts of an `and` tree, left to right (`e` alone when it is not an `and`).
+std::vector<Expr> conjuncts(const Expr& e);
+
 /// `e` with every node `replace` answers for (non-null) replaced, top-down
 /// (a replacement is not visited again); other nodes are rebuilt only where
 /// an operand changed.

@@ -11,16 +11,6 @@ namespace tenet::ir {
 
 namespace {
 
-/// The conjuncts of an `and` tree, left to right.
-void conjuncts(const Expr& e, std::vector<Expr>& out) {
-  if (e->kind == ExprKind::Binary && e->binop == BinOp::And) {
-    conjuncts(e->args[0], out);
-    conjuncts(e->args[1], out);
-    return;
-  }
-  out.push_back(e);
-}
-
 bool is_zero(const Expr& e) {
   return e->kind == ExprKind::Const && e->value == 0;
 }
@@ -31,8 +21,7 @@ std::optional<IndexScatter> index_scatter(const Compute& c) {
   if (c.op != ReduceOp::Sum || c.reduce.empty() || c.out.empty()) return std::nullopt;
   const Expr& body = c.body;
   if (body->kind != ExprKind::Select || !is_zero(body->args[2])) return std::nullopt;
-  std::vector<Expr> terms;
-  conjuncts(body->args[0], terms);
+  const std::vector<Expr> terms = conjuncts(body->args[0]);
 
   // Each out index y with a conjunct y == E (E reading a tensor): a target.
   std::vector<Expr> index_of(c.out.size());

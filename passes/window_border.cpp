@@ -21,24 +21,13 @@ int64_t ceil_div(int64_t a, int64_t b) {  // b > 0
   return -floor_div(-a, b);
 }
 
-void conjuncts(const ir::Expr& cond, std::vector<ir::Expr>& out) {
-  if (cond->kind == ir::ExprKind::Binary && cond->binop == ir::BinOp::And) {
-    conjuncts(cond->args[0], out);
-    conjuncts(cond->args[1], out);
-  } else {
-    out.push_back(cond);
-  }
-}
-
 /// The tests of `body` as `f < 0`: the conjuncts of its selects' conditions,
 /// and both bounds of each affine dimension of its guarded reads.
 std::vector<ir::Affine> tests_of(const ir::Expr& body) {
   std::vector<ir::Affine> tests;
   ir::for_each_node(body, [&](const ir::Expr& e) {
     if (e->kind == ir::ExprKind::Select) {
-      std::vector<ir::Expr> parts;
-      conjuncts(e->args[0], parts);
-      for (const ir::Expr& part : parts)
+      for (const ir::Expr& part : ir::conjuncts(e->args[0]))
         if (auto f = detail::as_negative_test(part)) tests.push_back(*f);
     } else if (e->kind == ir::ExprKind::Read && e->guarded) {
       for (size_t d = 0; d < e->indices.size(); ++d) {
