@@ -74,7 +74,15 @@ bool accumulates_in_double(const Compute& c) {
 
 bool may_run_in_lanes(const Compute& c) {
   if (c.reduce.empty() || c.result->type == ElemType::Bool) return false;
-  return c.op == ReduceOp::Max || c.op == ReduceOp::Min || accumulates_in_double(c);
+  if (c.op == ReduceOp::Max || c.op == ReduceOp::Min) return true;
+  // A sum's lanes count its last reduce index from the start of its range: no
+  // test on that index may narrow its loop (codegen/loop_bounds.h).
+  const std::set<std::string> last = {c.reduce.back().index};
+  return accumulates_in_double(c) && !any_node(c.body, [&](const Expr& e) {
+           return (e->kind == ExprKind::Binary && is_comparison(e->binop) &&
+                   mentions_index(e, last)) ||
+                  (e->kind == ExprKind::Read && e->guarded && mentions_index(e, last));
+         });
 }
 
 }  // namespace tenet::ir

@@ -50,7 +50,9 @@ std::optional<IndexScatter> index_scatter(const Compute& c);
 bool accumulates_in_double(const Compute& c);
 
 /// Whether `c` may run in vector lanes (Annotations::lanes): a max or min
-/// reduction (not of bools), or a float32 sum that accumulates in double.
+/// reduction (not of bools), or a float32 sum that accumulates in double
+/// with no comparison or guarded read on its last reduce index (which would
+/// narrow that loop in compiled code, where the lanes count from its start).
 bool may_run_in_lanes(const Compute& c);
 
 }  // namespace tenet::ir

@@ -89,6 +89,13 @@ TEST(IrParserErrors, PointAtTheProblem) {
        "unknown annotation fusion"},
       {"  attrs(nest = [j])\n  %y[i]: float32[N] = %x[i]\n  return %y\n", "2:9",
        "nest must list leading out indices"},
+      // A sum's lanes count its last reduce index from its start: no test on it.
+      {"  attrs(lanes = 16)\n  %y[]: float32[] = sum [i in 0:N] select(lt(i, 5:int64), %x[i], "
+       "0:float32)\n"
+       "  return %y\n",
+       "2:17", "lanes must be a power of two (at least 2) of a max, min or float32 sum"},
+      {"  attrs(lanes = 16)\n  %y[]: int64[] = sum [i in 0:N] %k[i]\n  return %y\n", "2:17",
+       "lanes must be"},  // an int64 sum
       {"  attrs(saved = \"1\"\n  return %x\n", "2:8", "attrs(...) is not closed"},
       {"  %y[i]: float32[N] = %x?(i)\n  return %y\n", "2:26", "expected '['"},
       {"  %y[i]: float32[N] = mul(%x[i], 2)\n  return %y\n", "2:35", "expected ':'"},
