@@ -455,8 +455,10 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
     close_n(own_outer);
     return;
   }
-  // Peeled when every peeled loop is its own (a nest opens the shared ones).
-  bool peeled = m.peel && own_outer > 0;
+  // Peeled when every peeled loop is its own (a nest opens the shared ones),
+  // and a loop stays outside the split one (the parallel loop: a pragma over
+  // the split loop would cover its first part only).
+  bool peeled = m.peel && own_outer > 0 && schedule.outer.size() > 1;
   for (size_t q = 0; peeled && q < loop_vars.size(); ++q)
     for (const lower::PeeledLoop& l : m.peel->loops) peeled = peeled && l.dim != schedule.outer[q];
   // A jammed statement opens its last outer loop below, by tiles; a peeled

@@ -31,6 +31,9 @@ def pool(float(B, C, 9, 10) x) -> (y) {
 def plain(float(B, C, 9, 10) x) -> (y) {
   y(i, j, k, l) max=! x(i, j, 2*k + r, 2*l + s) where r in 0:3, s in 0:3, k in 0:4, l in 0:4
 }
+def row(float(10) x) -> (y) {
+  y(l) max=! select(l + s - 1 >= 0 && l + s - 1 < 10, x?(l + s - 1), (-3.4028234663852886e+38)) where s in 0:3, l in 0:10
+}
 def symbolic(float(B, C, H, W) x) -> (y) {
   y(i, j, k, l) max=! select(2*k + r - 1 >= 0 && 2*l + s - 1 >= 0, x?(i, j, 2*k + r - 1, 2*l + s - 1), (-3.4028234663852886e+38)) where r in 0:3, s in 0:3, i in 0:B, j in 0:C, k in 0:4, l in 0:4
 }
@@ -75,6 +78,20 @@ TEST(BorderPeel, TheInteriorOfAPaddedPoolAndNoneWithoutBorders) {
   EXPECT_TRUE(ir::any_node(partly->interior, [](const ir::Expr& e) {
     return e->kind == ir::ExprKind::Read && e->guarded;
   }));
+}
+
+// A window over the statement's only loop, the parallel one: not split (an
+// OpenMP pragma over it would cover the first part only), and still right.
+TEST(BorderPeel, TheOnlyLoopIsNotSplit) {
+  ir::Module m = compile_tn(kPool);
+  driver::optimise(m);
+  const std::string source = driver::emit_cpp(m).source;
+  const size_t begin = source.find("void tenet_row__with_workspace(");
+  ASSERT_NE(begin, std::string::npos);
+  const std::string row = source.substr(begin, source.find("\n}\n", begin) - begin);
+  EXPECT_EQ(row.find("the interior runs"), std::string::npos) << row;
+  CompiledFunction f = driver::jit_compile(m, "row", test_jit_options());
+  expect_matches_interpreter(f, {}, 5, 0.0);
 }
 
 TEST(BorderPeel, PeeledPoolAndItsGradientGiveTheInterpretersBits) {
