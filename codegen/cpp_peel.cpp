@@ -14,9 +14,9 @@ void FunctionEmitter::emit_peeled(Code& code, const Scheduled& m,
   const size_t last = m.schedule.outer.back();
   const std::string& var = out_vars[last];
   const TensorAccess& result = access(c.result);
-  const lower::PeeledLoop* columns = nullptr;  // the last loop's interior, if peeled
-  std::string rows;                            // the other peeled loops' interior
-  for (const lower::PeeledLoop& l : m.peel->loops) {
+  const passes::WindowBorder* columns = nullptr;  // the last loop's interior, if peeled
+  std::string rows;                               // the other peeled loops' interior
+  for (const passes::WindowBorder& l : m.peel->loops) {
     if (l.dim == last) {
       columns = &l;
       continue;

@@ -163,7 +163,7 @@ FunctionEmitter::Scheduled FunctionEmitter::scheduled(const ir::Stmt& s, const S
   if (m.peel) {
     ir::Compute interior = c;
     interior.body = m.peel->interior;
-    for (const lower::PeeledLoop& l : m.peel->loops) {
+    for (const passes::WindowBorder& l : m.peel->loops) {
       const std::string& index = c.out[l.dim].index;
       ranges[index] = IndexInfo{index, ir::SizeExpr(l.lo), ir::SizeExpr(l.hi)};
     }
@@ -460,7 +460,8 @@ void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
   // the split loop would cover its first part only).
   bool peeled = m.peel && own_outer > 0 && schedule.outer.size() > 1;
   for (size_t q = 0; peeled && q < loop_vars.size(); ++q)
-    for (const lower::PeeledLoop& l : m.peel->loops) peeled = peeled && l.dim != schedule.outer[q];
+    for (const passes::WindowBorder& l : m.peel->loops)
+      peeled = peeled && l.dim != schedule.outer[q];
   // A jammed statement opens its last outer loop below, by tiles; a peeled
   // one by its border and interior.
   const std::vector<size_t> opened(schedule.outer.begin(),

@@ -2,7 +2,6 @@
 #include "lower/peel.h"
 
 #include "passes/index_facts.h"
-#include "passes/window_border.h"
 
 namespace tenet::lower {
 
@@ -12,19 +11,14 @@ std::optional<Peel> border_peel(const ir::Compute& c, const LoopSchedule& schedu
     return std::nullopt;
   const std::vector<size_t> own(schedule.outer.begin() + std::ptrdiff_t(schedule.shared),
                                 schedule.outer.end());
-  const std::vector<passes::WindowBorder> borders = passes::window_borders(c, own);
-  if (!passes::worth_peeling(borders)) return std::nullopt;
   Peel peel;
+  peel.loops = passes::window_borders(c, own);
+  if (!passes::worth_peeling(peel.loops)) return std::nullopt;
   passes::detail::IndexFacts facts;
   for (const ir::Dim& d : c.reduce) facts.add_range(d.index, d.lo, d.hi);
-  for (const ir::Dim& d : c.out) {
-    bool peeled = false;
-    for (const passes::WindowBorder& b : borders)
-      if (c.out[b.dim].index == d.index) facts.add_range(d.index, b.lo, b.hi), peeled = true;
-    if (!peeled) facts.add_range(d.index, d.lo, d.hi);
-  }
-  for (const passes::WindowBorder& b : borders)
-    peel.loops.push_back(PeeledLoop{b.dim, b.begin, b.end, b.lo, b.hi});
+  for (const ir::Dim& d : c.out) facts.add_range(d.index, d.lo, d.hi);
+  for (const passes::WindowBorder& b : peel.loops)  // several bounds: the tightest hold
+    facts.add_range(c.out[b.dim].index, b.lo, b.hi);
   peel.interior = passes::detail::refine(c.body, facts);
   return peel;
 }

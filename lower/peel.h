@@ -20,25 +20,19 @@
 /// give the bits of the plain ones; nullopt when nothing would change.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
 #include <optional>
 #include <vector>
 
 #include "ir/ir.h"
 #include "lower/schedule.h"
+#include "passes/window_border.h"
 
 namespace tenet::lower {
 
-struct PeeledLoop {
-  size_t dim = 0;              // the position in Compute::out of an own out loop
-  int64_t begin = 0, end = 0;  // its range
-  int64_t lo = 0, hi = 0;      // its interior [lo, hi): inside the range, not empty, not all of it
-};
-
 struct Peel {
-  /// Own out loops with a border, outermost first.
-  std::vector<PeeledLoop> loops;
+  /// Own out loops with a border, outermost first; each interior [lo, hi)
+  /// is inside its range, not empty, and not all of it.
+  std::vector<passes::WindowBorder> loops;
   /// The body where every peeled index is inside its interior.
   ir::Expr interior;
 };

@@ -2,24 +2,20 @@
 #include "passes/window_border.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "ir/affine.h"
 #include "ir/mutator.h"
 #include "passes/index_facts.h"
+#include "runtime/tenet_runtime.h"
+#include "support/checked.h"
 
 namespace tenet::passes {
 
 namespace {
-
-int64_t floor_div(int64_t a, int64_t b) {  // b > 0
-  return a / b - ((a % b != 0 && a < 0) ? 1 : 0);
-}
-
-int64_t ceil_div(int64_t a, int64_t b) {  // b > 0
-  return -floor_div(-a, b);
-}
 
 /// The tests of `body` as `f < 0`: the conjuncts of its selects' conditions,
 /// and both bounds of each affine dimension of its guarded reads.
@@ -61,24 +57,27 @@ std::vector<WindowBorder> window_borders(const ir::Compute& c,
     // f = a * o + rest < 0 at every term: a * o + (the largest rest) < 0.
     const std::optional<int64_t> offset = f.offset.constant();
     if (!offset) continue;
+    // (Constants of any size may reach here: a test whose arithmetic would
+    // overflow is left in the body.)
     WindowBorder* o = nullptr;
-    int64_t a = 0, rest = *offset;
-    bool usable = true;
+    int64_t a = 0;
+    std::optional<int64_t> rest = offset;
     for (const auto& [index, coef] : f.terms) {
-      if (auto b = by_index.find(index); b != by_index.end()) {
-        usable = usable && o == nullptr;
+      if (auto b = by_index.find(index); b != by_index.end() && o == nullptr) {
         o = &b->second, a = coef;
-      } else if (auto r = reduce.find(index); r != reduce.end()) {
-        rest += coef > 0 ? coef * (r->second.second - 1) : coef * r->second.first;
+      } else if (auto r = reduce.find(index); r != reduce.end() && rest) {
+        const int64_t at = coef > 0 ? r->second.second - 1 : r->second.first;
+        const std::optional<int64_t> term = checked_mul(coef, at);
+        rest = term ? checked_add(*rest, *term) : std::nullopt;
       } else {
-        usable = false;
+        rest = std::nullopt;  // another index, or a second out index
       }
     }
-    if (!usable || o == nullptr) continue;
+    if (o == nullptr || !rest || *rest == INT64_MIN || a == INT64_MIN) continue;
     if (a > 0)
-      o->hi = std::min(o->hi, ceil_div(-rest, a));
+      o->hi = std::min(o->hi, tenet::ceildiv<int64_t>(-*rest, a));
     else
-      o->lo = std::max(o->lo, floor_div(rest, -a) + 1);
+      o->lo = std::max(o->lo, tenet::floordiv<int64_t>(*rest, -a) + 1);
   }
   std::vector<WindowBorder> borders;
   for (size_t p : candidates)

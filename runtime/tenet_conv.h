@@ -47,6 +47,7 @@
 #endif
 
 #include "tenet_dnnl.h"
+#include "tenet_runtime.h"
 #ifdef TENET_DNNL_PRIMITIVES
 #define TENET_CONV_DNNL 1
 #endif
@@ -99,15 +100,11 @@ inline int64_t at(const Strides4& st, int64_t a, int64_t b, int64_t c, int64_t d
 constexpr int64_t kRowTile = 64;
 constexpr int64_t kWeightLanes = 8;
 
-inline int64_t floor_div(int64_t a, int64_t b) {  // b > 0
-  return a / b - ((a % b != 0 && a < 0) ? 1 : 0);
-}
-
 /// The q in [q0, q1) with 0 <= s*q + j - pad < in: [first, end).
 inline void window_columns(int64_t s, int64_t j, int64_t pad, int64_t in, int64_t q0, int64_t q1,
                            int64_t& first, int64_t& end) {
-  first = std::max(q0, -floor_div(j - pad, s));            // s*q >= pad - j
-  end = std::min(q1, floor_div(in - 1 - j + pad, s) + 1);  // s*q <= in - 1 - j + pad
+  first = std::max(q0, -floordiv<int64_t>(j - pad, s));            // s*q >= pad - j
+  end = std::min(q1, floordiv<int64_t>(in - 1 - j + pad, s) + 1);  // s*q <= in - 1 - j + pad
 }
 
 inline void forward_loops(const Conv2dProblem& p, const float* x, Strides4 xs, const float* w,
