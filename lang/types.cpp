@@ -134,21 +134,26 @@ std::string out_of_range(double v, ElemType t) {
     case ElemType::F16:  // literals are float32 operands of the float16 cast
       return "";
     default: {
-      const double lo = is_unsigned(t)       ? 0
-                        : t == ElemType::I8  ? -128
-                        : t == ElemType::I16 ? -32768
-                        : t == ElemType::I32 ? -2147483648.0
-                                             : -9223372036854775808.0;
-      const double hi = t == ElemType::U8    ? 255
-                        : t == ElemType::U16 ? 65535
-                        : t == ElemType::U32 ? 4294967295.0
-                        : t == ElemType::I8  ? 127
-                        : t == ElemType::I16 ? 32767
-                        : t == ElemType::I32 ? 2147483647.0
-                                             : 9223372036854775807.0;  // int64, uint64 literals
-      if (v >= lo && v <= hi) return "";
-      return "is outside the range of " + std::string(type_name(t)) + " (" +
-             std::to_string(int64_t(lo)) + " to " + std::to_string(int64_t(hi)) + ")";
+      // The bounds as text, so no double is converted back to an integer: int64's upper
+      // bound as a double is 2^63, which int64 cannot hold. A value is in range when
+      // lo <= v < hi_excl, where hi_excl is exact in double (a power of two or small).
+      struct Range {
+        double lo, hi_excl;
+        const char* text;
+      };
+      const Range r = t == ElemType::U8    ? Range{0, 256.0, "0 to 255"}
+                      : t == ElemType::U16 ? Range{0, 65536.0, "0 to 65535"}
+                      : t == ElemType::U32 ? Range{0, 4294967296.0, "0 to 4294967295"}
+                      : t == ElemType::I8  ? Range{-128, 128.0, "-128 to 127"}
+                      : t == ElemType::I16 ? Range{-32768, 32768.0, "-32768 to 32767"}
+                      : t == ElemType::I32
+                          ? Range{-2147483648.0, 2147483648.0, "-2147483648 to 2147483647"}
+                      : is_unsigned(t)  // uint64 literals: what int64 can hold that is >= 0
+                          ? Range{0, 9223372036854775808.0, "0 to 9223372036854775807"}
+                          : Range{-9223372036854775808.0, 9223372036854775808.0,
+                                  "-9223372036854775808 to 9223372036854775807"};
+      if (v >= r.lo && v < r.hi_excl && v <= r.hi_excl - 1) return "";  // no fraction above
+      return "is outside the range of " + std::string(type_name(t)) + " (" + r.text + ")";
     }
   }
 }
