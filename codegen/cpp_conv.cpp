@@ -8,7 +8,6 @@
 namespace tenet::codegen::detail {
 
 void FunctionEmitter::emit_conv(Code& code, const ir::Stmt& s, const Scope& scope) {
-  (void)scope;
   const ir::Compute& c = s.compute;
   const ir::ConvPlan& plan = *s.annotations.conv;
   code.comment(comment_text(s));
@@ -44,6 +43,28 @@ void FunctionEmitter::emit_conv(Code& code, const ir::Stmt& s, const Scope& scop
                 factor(plan.grad) + ", " + result + ");");
       break;
   }
+  if (c.init) emit_conv_start(code, c, scope);
+}
+
+void FunctionEmitter::emit_conv_start(Code& code, const ir::Compute& c, const Scope& scope) {
+  code.note("The sum starts from " + c.init->name + ": added to the library's sum.");
+  Namer local = statement_namer(c, scope);
+  const TensorAccess& result = access(c.result);
+  const TensorAccess& start = access(c.init);
+  std::vector<std::string> vars;
+  for (const ir::Dim& d : c.out) vars.push_back(local.take(d.index));
+  auto element = [&](const TensorAccess& t) {
+    std::string offset;
+    for (size_t d = 0; d < vars.size(); ++d)
+      offset += (d ? " + " : "") + vars[d] + (d + 1 < vars.size() ? " * " + t.strides[d] : "");
+    return t.pointer + "[" + offset + "]";
+  };
+  if (options_.openmp) code.line("#pragma omp parallel for collapse(2)");
+  for (size_t d = 0; d < vars.size(); ++d)
+    code.open("for (int64_t " + vars[d] + " = 0; " + vars[d] + " < " +
+              size_to_c(c.result->shape[d], size_names_).text + "; ++" + vars[d] + ")");
+  code.line(element(result) + " += " + element(start) + ";");
+  for (size_t d = 0; d < vars.size(); ++d) code.close();
 }
 
 }  // namespace tenet::codegen::detail

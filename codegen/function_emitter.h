@@ -203,6 +203,8 @@ class FunctionEmitter {
   /// A convolution with a plan (ir/conv_plan.h): one call of
   /// runtime/tenet_conv.h, printed by cpp_conv.cpp.
   void emit_conv(Code& code, const ir::Stmt& s, const Scope& scope);
+  /// A planned convolution's start (Compute::init), added after the call.
+  void emit_conv_start(Code& code, const ir::Compute& c, const Scope& scope);
 
   /// A sum run as a scatter (lower/scatter.h), printed by cpp_scatter.cpp.
   void emit_scatter(Code& code, const ir::Stmt& s, const lower::IndexScatter& lowered,

@@ -197,8 +197,8 @@ std::optional<ConvPlan> backward_data_windows(const Compute& c, const ExprNode& 
 }  // namespace
 
 std::optional<ConvPlan> plan_convolution(const Compute& c) {
-  if (c.op != ReduceOp::Sum || c.init || c.result->type != ElemType::F32 || c.result->rank() != 4 ||
-      !c.result->layout.empty() || c.out.size() != 4 ||
+  if (c.op != ReduceOp::Sum || c.result->type != ElemType::F32 || c.result->rank() != 4 ||
+      !c.result->layout.empty() || (c.init && !c.init->layout.empty()) || c.out.size() != 4 ||
       (c.reduce.size() != 3 && c.reduce.size() != 2))
     return std::nullopt;
   const ExprNode* f[2] = {factor(c, 0), factor(c, 1)};
@@ -237,8 +237,9 @@ std::string describe(const ConvPlan& plan, const Compute& statement) {
   std::string text = std::string(role_name(plan.role)) + ": " + operand(-1) + " = " + call + "(" +
                      operand(first) + ", " + operand(second);
   if (plan.groups != SizeExpr(1)) text += ", groups " + plan.groups.str();
-  return text + ", stride " + std::to_string(plan.stride_h) + "x" + std::to_string(plan.stride_w) +
-         ", pad " + std::to_string(plan.pad_top) + "x" + std::to_string(plan.pad_left) + ")";
+  text += ", stride " + std::to_string(plan.stride_h) + "x" + std::to_string(plan.stride_w) +
+          ", pad " + std::to_string(plan.pad_top) + "x" + std::to_string(plan.pad_left) + ")";
+  return statement.init ? text + " + " + statement.init->name : text;
 }
 
 }  // namespace tenet::ir

@@ -27,6 +27,12 @@
 /// in either order of the factors, with every reduce index over the whole
 /// extent of the tensor dimension it runs along, and float32 throughout. The
 /// bottom and right paddings follow from the sizes: (OH - 1)*S + KH - H - P.
+///
+/// A sum that starts from a tensor instead of 0 (Compute::init, row-major) is
+/// planned too: AD accumulates the input gradient of a block's first
+/// convolution onto the shortcut's. The library computes the sum alone, the
+/// generated code adds the start to it afterwards: the terms reassociated,
+/// as the library's own order already reassociates them.
 #pragma once
 
 #include <cstdint>

@@ -72,16 +72,36 @@ bool accumulates_in_double(const Compute& c) {
          !index_scatter(c);
 }
 
+namespace {
+
+/// Whether `index` is an operand of `e` as a value, outside every read: a
+/// read's indices, computed ones too, are an address, data to a comparison.
+bool index_as_value(const Expr& e, const std::string& index) {
+  if (e->kind == ExprKind::Index) return e->index == index;
+  if (e->kind == ExprKind::Read) return false;
+  for (const Expr& a : e->args)
+    if (index_as_value(a, index)) return true;
+  return false;
+}
+
+}  // namespace
+
+bool tests_index(const Expr& body, const std::string& index) {
+  return any_node(body, [&](const Expr& e) {
+    return e->kind == ExprKind::Binary && is_comparison(e->binop) && index_as_value(e, index);
+  });
+}
+
 bool may_run_in_lanes(const Compute& c) {
   if (c.reduce.empty() || c.result->type == ElemType::Bool) return false;
   if (c.op == ReduceOp::Max || c.op == ReduceOp::Min) return true;
   // A sum's lanes count its last reduce index from the start of its range: no
-  // test on that index may narrow its loop (codegen/loop_bounds.h).
-  const std::set<std::string> last = {c.reduce.back().index};
-  return accumulates_in_double(c) && !any_node(c.body, [&](const Expr& e) {
-           return (e->kind == ExprKind::Binary && is_comparison(e->binop) &&
-                   mentions_index(e, last)) ||
-                  (e->kind == ExprKind::Read && e->guarded && mentions_index(e, last));
+  // test on that index may narrow its loop (codegen/loop_bounds.h). A test of
+  // data read at it (a ReLU mask, `x(l) > 0`) narrows nothing.
+  const std::string& last = c.reduce.back().index;
+  return accumulates_in_double(c) && !tests_index(c.body, last) &&
+         !any_node(c.body, [&](const Expr& e) {
+           return e->kind == ExprKind::Read && e->guarded && mentions_index(e, {last});
          });
 }
 

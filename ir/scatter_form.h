@@ -49,10 +49,15 @@ std::optional<IndexScatter> index_scatter(const Compute& c);
 /// Products handed to the GEMM library accumulate as the library does.
 bool accumulates_in_double(const Compute& c);
 
+/// Whether `body` compares `index` itself (as a value, outside every read):
+/// a test that may narrow the index's loop (codegen/loop_bounds.h). A
+/// comparison of data read at the index (`x(i) > 0`) is no such test.
+bool tests_index(const Expr& body, const std::string& index);
+
 /// Whether `c` may run in vector lanes (Annotations::lanes): a max or min
 /// reduction (not of bools), or a float32 sum that accumulates in double
-/// with no comparison or guarded read on its last reduce index (which would
-/// narrow that loop in compiled code, where the lanes count from its start).
+/// with no test (tests_index) or guarded read on its last reduce index (which
+/// would narrow that loop in compiled code, where the lanes count from its start).
 bool may_run_in_lanes(const Compute& c);
 
 }  // namespace tenet::ir

@@ -151,21 +151,31 @@ int64_t lane_count(const Compute& c) {
   if (!may_run_in_lanes(c) || index_scatter(c)) return 0;
   const std::string& last = c.reduce.back().index;
   const std::optional<int64_t> extent = c.reduce.back().extent().constant();
-  if (extent && *extent < kMinLaneTerms) return 0;
   // A sum's lanes cost a fold of 15 additions per element: not on the chance
   // that a symbolic extent (a kernel's width) is long.
   if (!extent && c.op == ReduceOp::Sum) return 0;
+  int64_t lanes = kLanes;
+  if (extent && *extent < kMinLaneTerms) {
+    // A short row (batch norm's over 16x16 or 8x8 images): the lanes run on
+    // across the rows of the outer reduce loops, so they pay when those make
+    // the terms many. As many lanes as divide the row, so none is left over.
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < c.reduce.size(); ++d)
+      rows *= c.reduce[d].extent().constant().value_or(kMinLaneTerms);
+    lanes = 0;
+    for (int64_t n = kLanes; n >= kMinShortRowLanes && lanes == 0; n /= 2)
+      if (*extent % n == 0) lanes = n;
+    if (lanes == 0 || rows * *extent < kMinLaneTerms * kLanes) return 0;
+  }
   for (const Expr& r : reads_of(c.body)) {
     if (dims_mentioning(r->indices, last).empty() && !computed_varies_with(*r, last)) continue;
     if (r->guarded || computed_varies_with(*r, last) || !unit_stride(*r->tensor, r->indices, last))
       return 0;
   }
-  // A comparison of indices with it (a border) would stay inside the lanes.
-  if (any_node(c.body, [&](const Expr& e) {
-        return e->kind == ExprKind::Binary && is_comparison(e->binop) && mentions_index(e, {last});
-      }))
-    return 0;
-  return kLanes;
+  // A comparison of indices with it (a border) would stay inside the lanes;
+  // a comparison of data read at it (a ReLU mask) is a select per term.
+  if (tests_index(c.body, last)) return 0;
+  return lanes;
 }
 
 /// A statement of the nest being built, and how many loops it shares with

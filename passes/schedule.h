@@ -75,9 +75,14 @@
 ///    reduction, or a float32 sum (which accumulates in double), in the
 ///    default order whose last reduce index has stride 1
 ///    in every read that mentions it (no guard, no computed index, no
-///    comparison of indices with it) and runs over at least kMinLaneTerms
+///    comparison of indices with it; a comparison of data read at it, a
+///    ReLU mask, is a select per term) and runs over at least kMinLaneTerms
 ///    terms (or, for max and min, a symbolic number) steps that loop by kLanes terms into as
-///    many partial accumulators, combined pairwise at the end:
+///    many partial accumulators, combined pairwise at the end. A shorter
+///    row of constant length steps by the most lanes (16, 8 or 4) that
+///    divide it, when its outer reduce loops make kMinLaneTerms * kLanes
+///    terms in all: the lanes run on from row to row (batch norm's sums over
+///    a 16x16 or 8x8 image, for each channel, over the batch).
 ///
 ///        lane[16] = identity; for r0 in 0:R' by 16 { for l in 0:16 { lane[l] = max(lane[l], x(r0 +
 ///        l)) } } acc = max(init, the remaining terms..., tree of lane[])
@@ -130,6 +135,9 @@ constexpr int64_t kMinJamTerms = 16;
 constexpr int64_t kLanes = 16;
 /// The fewest terms per element worth lanes (symbolic extents count as enough).
 constexpr int64_t kMinLaneTerms = 2 * kLanes;
+/// The fewest lanes of a row shorter than kMinLaneTerms (a power of two that
+/// divides it), which needs kMinLaneTerms * kLanes terms in all.
+constexpr int64_t kMinShortRowLanes = 4;
 
 void schedule(ir::Function& fn);
 

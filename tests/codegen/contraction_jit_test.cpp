@@ -86,10 +86,11 @@ TEST(ContractionJit, Decoder) {
 }
 
 TEST(ContractionJit, PackedResultsGuardedPacksAndInits) {
-  // Constant sizes: every decision is made at compile time. y, y2, d_w, d_x
-  // and d_x3 are convolutions small enough for the convolution library
-  // (passes::kMaxLibraryConvWindow); d_x.1 (adding its init) and d_x2 (32 of
-  // w's 128 filters) are split into a GEMM into columns and a gather. (The
+  // Constant sizes: every decision is made at compile time. y, y2, d_w, d_x,
+  // d_x.1 (the library's sum, then its init added) and d_x3 are convolutions
+  // small enough for the convolution library (passes::kMaxLibraryConvWindow);
+  // d_x2 (32 of w's 128 filters) is split into a GEMM into columns and a
+  // gather. (The
   // GEMM plans of the library's convolutions are tested with symbolic
   // channels: ContractionGrad.)
   ir::Module m =
@@ -99,8 +100,9 @@ TEST(ContractionJit, PackedResultsGuardedPacksAndInits) {
   for (size_t at = conv.find("tenet::conv2d_"); at != std::string::npos;
        at = conv.find("tenet::conv2d_", at + 1))
     ++calls;
-  EXPECT_EQ(calls, 5u);
+  EXPECT_EQ(calls, 6u);
   EXPECT_NE(conv.find("t_d_x2_cols"), std::string::npos);
+  EXPECT_NE(conv.find("The sum starts from d_x"), std::string::npos);
   expect_gemm_matches_interpreter(m, "shapes", {}, 3);
 }
 
