@@ -320,7 +320,7 @@ std::string flat_offset(const TensorAccess& t, const std::vector<CExpr>& indices
   std::string text;
   for (size_t d = 0; d < indices.size(); ++d) {
     const CExpr& index = indices[d];
-    if (index.text == "0") continue;
+    if (index.text == "0" || t.strides[d] == "0") continue;  // (a row-local row's shared dims)
     // Parenthesised so each dimension's index stands out: "(2 * i + ki) * x_stride2 + (2 * j +
     // kj)".
     std::string term = t.strides[d] == "1"

@@ -95,6 +95,8 @@ void FunctionEmitter::name_block(const std::vector<ir::Stmt>& body, const ir::Lo
       add_tensor(result, names_.take(result->name));  // points into its source (emit_view)
     } else if (tensors_.count(result.get())) {
       // An output, written in place.
+    } else if (auto row = memory_.row_local.find(result.get()); row != memory_.row_local.end()) {
+      add_row_local(result, names_.take(result->name), row->second);
     } else if (enclosing && memory_.in_place.count(result.get())) {
       std::string pointer = names_.take(result->name);
       const std::string buffers = names_.take_derived(pointer + "_buffers");
@@ -203,6 +205,24 @@ void FunctionEmitter::add_tensor(const ir::ValuePtr& v, const std::string& point
   // Declared in order, so a chained stride comes after the one it multiplies.
   if (chained) std::reverse(strides.begin(), strides.end());
   if (!strides.empty()) strides_.push_back(std::move(strides));
+  tensors_[v.get()] = std::move(t);
+}
+
+void FunctionEmitter::add_row_local(const ir::ValuePtr& v, const std::string& pointer,
+                                    const lower::RowLocal& row) {
+  // Declared inside the shared loops (declare_rows): the dimensions they run
+  // along have stride 0, the others are a row-major row of constant extents.
+  TensorAccess t;
+  t.pointer = pointer;
+  t.strides.assign(v->shape.size(), "0");
+  for (int d = 0; d < v->rank(); ++d) t.dims.push_back(dim_text(*v, d));
+  int64_t stride = 1;
+  for (size_t d = v->shape.size(); d-- > 0;) {
+    if (std::find(row.shared_dims.begin(), row.shared_dims.end(), d) != row.shared_dims.end())
+      continue;
+    t.strides[d] = std::to_string(stride);
+    stride *= *v->shape[d].constant();
+  }
   tensors_[v.get()] = std::move(t);
 }
 

@@ -15,6 +15,7 @@
 #include "ir/mutator.h"
 #include "ir/printer.h"
 #include "ir/scatter_form.h"
+#include "lower/nests.h"
 #include "passes/schedule.h"
 #include "support/error.h"
 
@@ -68,26 +69,18 @@ std::string FunctionEmitter::comment_text(const ir::Stmt& s) {
 
 void FunctionEmitter::emit_block(Code& code, const std::vector<ir::Stmt>& body,
                                  const Scope& scope) {
-  // Live statements in order; consecutive Computes that share loops (the
-  // `fuse` attribute) form one nest. A dead statement between two members
-  // (codegen's liveness can be finer than dce's) keeps them in one nest only
-  // as far as every statement from the first to the second shares loops.
+  // Live statements in order, in nests of consecutive Computes that share
+  // loops (lower/nests.h).
   std::vector<std::vector<Scheduled>> nests;
-  size_t shared = 0;      // loops every statement since the last live one shares
-  bool nestable = false;  // the last live statement can be followed in its nest
-  for (const ir::Stmt& s : body) {
-    const bool compute = s.kind == ir::StmtKind::Compute;
-    const bool in_nest = compute && !gemms_.count(&s) && !s.annotations.conv &&
-                         !lowered_.scatters.count(&s) && !is_view(s);
-    shared = std::min(shared, in_nest ? lower::shared_loops(s) : size_t(0));
-    const bool live = compute ? liveness_.live(s.compute) : liveness_.live(*s.loop);
-    if (!live) continue;
-    Scheduled m = in_nest ? scheduled(s, scope) : Scheduled{&s, {}, {}, {}, {}};
-    m.schedule.shared = nestable && in_nest ? shared : 0;
-    if (m.schedule.shared == 0) nests.emplace_back();
-    nests.back().push_back(m);
-    nestable = in_nest;
-    shared = std::numeric_limits<size_t>::max();
+  for (const std::vector<lower::NestMember>& members : lower::nests_of(body, lowered_)) {
+    nests.emplace_back();
+    for (const lower::NestMember& member : members) {
+      const ir::Stmt& s = *member.stmt;
+      Scheduled m =
+          lower::runs_as_loops(s, lowered_) ? scheduled(s, scope) : Scheduled{&s, {}, {}, {}, {}};
+      m.schedule.shared = member.shared;
+      nests.back().push_back(m);
+    }
   }
   for (size_t i = 0; i < nests.size(); ++i) {
     if (i > 0) code.line("");
@@ -349,11 +342,33 @@ void FunctionEmitter::emit_shared(Code& code, const std::vector<Scheduled>& nest
     const TensorAccess& result = access(c.result);
     code.open(for_header(var, "0", CExpr{result.dims[out_at], kPrecPrimary}));
     loop_vars.push_back(var);
+    declare_rows(code, nest, i, j, loop_vars.size());
     emit_shared(code, nest, i, j, loop_vars, inside);
     loop_vars.pop_back();
     code.close();
     i = j;
   }
+}
+
+void FunctionEmitter::declare_rows(Code& code, const std::vector<Scheduled>& nest, size_t first,
+                                   size_t end, size_t depth) {
+  std::vector<std::string> names, lines;
+  for (size_t k = first; k < end; ++k) {
+    const ir::ValuePtr& result = nest[k].stmt->compute.result;
+    auto row = memory_.row_local.find(result.get());
+    if (row == memory_.row_local.end() || row->second.depth != depth) continue;
+    names.push_back(result->name);
+    lines.push_back("alignas(64) " + c_type(result->type) + " " + access(result).pointer + "[" +
+                    std::to_string(row->second.elements) + "];");
+  }
+  if (names.empty()) return;
+  std::string list;
+  for (size_t k = 0; k < names.size(); ++k)
+    list += (k == 0 ? "" : k + 1 == names.size() ? " and " : ", ") + names[k];
+  code.note(list +
+            ", a row at a time: computed and read only at this iteration of the loops "
+            "around (lower/row_local.h).");
+  for (const std::string& line : lines) code.line(line);
 }
 
 void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,

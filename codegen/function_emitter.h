@@ -55,6 +55,8 @@ class FunctionEmitter {
   void name_block(const std::vector<ir::Stmt>& body, const ir::Loop* enclosing);
   void name_loop(const ir::Loop& loop);
   void add_tensor(const ir::ValuePtr& v, const std::string& pointer);
+  /// A row-local temporary (lower/row_local.h): an array emit_shared declares.
+  void add_row_local(const ir::ValuePtr& v, const std::string& pointer, const lower::RowLocal& row);
   /// `storage`: the shape the strides are computed from (a chunk buffer's capacity).
   void add_tensor(const ir::ValuePtr& v, const std::string& pointer,
                   const std::vector<ir::SizeExpr>& storage);
@@ -203,6 +205,10 @@ class FunctionEmitter {
   /// A convolution with a plan (ir/conv_plan.h): one call of
   /// runtime/tenet_conv.h, printed by cpp_conv.cpp.
   void emit_conv(Code& code, const ir::Stmt& s, const Scope& scope);
+  /// Inside the shared loop at `depth` of members [first, end) of `nest`: the
+  /// arrays of their row-local results that live there (lower/row_local.h).
+  void declare_rows(Code& code, const std::vector<Scheduled>& nest, size_t first, size_t end,
+                    size_t depth);
   /// A planned convolution's start (Compute::init), added after the call.
   void emit_conv_start(Code& code, const ir::Compute& c, const Scope& scope);
 

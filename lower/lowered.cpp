@@ -104,6 +104,17 @@ std::string print(const LoweredFunction& lowered) {
     os << "  %" << slot.value->name << ": " << (slot.copies > 1 ? "2 x " : "")
        << type_name(slot.type) << shape_text(slot.shape) << ", live " << slot.live.first << ".."
        << slot.live.last << (slot.exclusive ? ", exclusive" : "") << "\n";
+  std::vector<std::string> rows;  // by name: the map's order is the values' addresses
+  for (const auto& [v, row] : memory.row_local) {
+    std::string along;
+    for (size_t d : row.shared_dims) along += (along.empty() ? "" : ", ") + std::to_string(d);
+    rows.push_back("row-local %" + v->name + ": " + std::to_string(row.elements) + " " +
+                   std::string(type_name(v->type)) + " inside " + std::to_string(row.depth) +
+                   " shared loop" + (row.depth == 1 ? "" : "s") + " (dimension" +
+                   (row.shared_dims.size() == 1 ? " " : "s ") + along + ")");
+  }
+  std::sort(rows.begin(), rows.end());
+  for (const std::string& row : rows) os << row << "\n";
   static const char* const kCarryKinds[] = {"unchanged", "alias", "in place", "copy"};
   std::vector<std::pair<std::string, std::string>> carried;
   for (const auto& [c, kind] : memory.carry_kind)

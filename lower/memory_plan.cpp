@@ -7,6 +7,7 @@
 
 #include "ir/mutator.h"
 #include "lower/lowered.h"
+#include "lower/row_local.h"
 #include "lower/schedule.h"
 #include "support/error.h"
 
@@ -75,6 +76,10 @@ class Planner {
   void run() {
     const ir::Function& fn = *lowered_.function;
     outputs(fn);
+    for (const ir::Stmt& s : fn.body)  // first: they end nests (nests.h)
+      if (s.kind == ir::StmtKind::Compute && lowered_.liveness.live(s.compute) && is_view(s))
+        plan_.views.insert(s.compute.result.get());
+    plan_.row_local = find_row_locals(lowered_, in_callers_buffer_);
     storage_block(fn.body, nullptr);
     if (plan_.slots.empty()) return;
     record_block(fn.body);
@@ -136,8 +141,8 @@ class Planner {
         plan_.views.insert(result.get());
         continue;
       }
-      if (in_callers_buffer_.count(result.get())) {
-        // An output, written in place.
+      if (in_callers_buffer_.count(result.get()) || plan_.row_local.count(result.get())) {
+        // An output, written in place; a row at a time, outside the workspace.
       } else if (enclosing && plan_.in_place.count(result.get())) {
         plan_.slot_of[result.get()] = add_slot(*result, result->shape, 2);
       } else {

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <vector>
@@ -90,6 +91,16 @@ struct WorkspaceSlot {
   bool exclusive = false;
 };
 
+/// A temporary that lives in one row at a time (row_local.h): computed and
+/// read only inside the shared loops of one nest, at their current
+/// iteration, so a backend keeps a row of it local to those loops (C++: an
+/// array declared inside them) instead of the whole tensor in the workspace.
+struct RowLocal {
+  size_t depth = 0;                 // the nest's loops it lives inside (at least 1)
+  std::vector<size_t> shared_dims;  // its dimensions those loops run along, outermost first
+  int64_t elements = 0;             // one row: the product of its other extents
+};
+
 struct MemoryPlan {
   /// Per output: written in place by the statement that computes it (a
   /// top-level result, the first time it is listed), or copied at the end.
@@ -105,6 +116,8 @@ struct MemoryPlan {
   /// row-major source into a row-major result. They have no storage: they
   /// point at their source's, which stays live as long as they are read.
   std::set<const ir::Value*> views;
+  /// Temporaries kept a row at a time (RowLocal): no workspace slot.
+  std::map<const ir::Value*, RowLocal> row_local;
 };
 
 struct LoweredFunction;  // lowered.h
