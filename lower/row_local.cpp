@@ -81,8 +81,9 @@ class Finder {
     }
     size_t depth = std::numeric_limits<size_t>::max();
     for (size_t k = a + 1; k <= last; ++k) depth = std::min(depth, nest[k].shared);
-    for (size_t k = a; k <= last; ++k)
-      if (loop_schedule(*nest[k].stmt).jam > 0) return;
+    // A jammed member's run opens its loop by tiles, where no row is declared.
+    for (const NestMember& m : nest)
+      if (loop_schedule(*m.stmt).jam > 0) return;
     if (depth == 0) return;
     const LoopSchedule own = loop_schedule(def);
     const std::vector<size_t> shared_dims(own.outer.begin(), own.outer.begin() + long(depth));

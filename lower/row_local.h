@@ -13,10 +13,9 @@
 /// reader and each member in between, is at least 1; (4) every read indexes
 /// the dimensions those d loops run along with the reader's own indices of
 /// those loops, plainly (no guard, no computed index, no offset), so it
-/// reads what the current iteration computed; (5) neither it nor a member
-/// from the computing one to the last reader is jammed (a jam steps its last
-/// loop by tiles); (6) its other extents are constants whose product is at
-/// most kMaxRowLocalBytes.
+/// reads what the current iteration computed; (5) no member of the nest is
+/// jammed (a jam steps its loop by tiles); (6) its other extents are
+/// constants whose product is at most kMaxRowLocalBytes.
 ///
 /// Expects: find_liveness, lower_gemms and lower_scatters have run, and the
 /// plan's views and outputs written in place are known. Guarantees: what
