@@ -2,7 +2,6 @@
 #include "lower/row_local.h"
 
 #include <algorithm>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -57,15 +56,49 @@ class Finder {
  private:
   void block(const std::vector<ir::Stmt>& body) {
     for (const std::vector<NestMember>& nest : nests_of(body, lowered_)) {
-      for (size_t a = 0; a + 1 < nest.size(); ++a) consider(nest, a);
+      // A jammed member's run opens its loop by tiles, where no row is declared.
+      const bool jammed =
+          nest.size() > 1 && std::any_of(nest.begin(), nest.end(), [](const NestMember& m) {
+            return loop_schedule(*m.stmt).jam > 0;
+          });
+      if (nest.size() > 1 && !jammed) {
+        const Positions at(nest);
+        for (size_t a = 0; a + 1 < nest.size(); ++a) consider(nest, at, a);
+      }
       for (const NestMember& m : nest)
         if (m.stmt->kind == ir::StmtKind::Loop) block(m.stmt->loop->body);
     }
   }
 
-  void consider(const std::vector<NestMember>& nest, size_t a) {
+  /// Each member's position, and the fewest loops the members of a range
+  /// share (a sparse table: linear in the nest's size to build, log to
+  /// build per level, constant to ask; a nest can hold thousands).
+  struct Positions {
+    std::map<const ir::Stmt*, size_t> of;
+    std::vector<std::vector<size_t>> min_shared;  // [level][k]: members k..k+2^level-1
+
+    explicit Positions(const std::vector<NestMember>& nest) {
+      for (size_t k = 0; k < nest.size(); ++k) of[nest[k].stmt] = k;
+      min_shared.emplace_back();
+      for (const NestMember& m : nest) min_shared[0].push_back(m.shared);
+      for (size_t width = 2; width <= nest.size(); width *= 2) {
+        const std::vector<size_t>& half = min_shared.back();
+        std::vector<size_t> level;
+        for (size_t k = 0; k + width <= nest.size(); ++k)
+          level.push_back(std::min(half[k], half[k + width / 2]));
+        min_shared.push_back(std::move(level));
+      }
+    }
+    /// The fewest loops shared by members first..last (first <= last).
+    size_t shared(size_t first, size_t last) const {
+      size_t level = 0;
+      while ((size_t(2) << level) <= last - first + 1) ++level;
+      return std::min(min_shared[level][first], min_shared[level][last + 1 - (size_t(1) << level)]);
+    }
+  };
+
+  void consider(const std::vector<NestMember>& nest, const Positions& positions, size_t a) {
     const ir::Stmt& def = *nest[a].stmt;
-    if (!runs_as_loops(def, lowered_)) return;
     const ir::ValuePtr& t = def.compute.result;
     if (in_callers_buffer_.count(t.get()) || uses_.pinned.count(t.get()) || !t->layout.empty())
       return;
@@ -74,16 +107,11 @@ class Finder {
     // Every reader a later member of this nest.
     size_t last = a;
     for (const ir::Stmt* r : readers->second) {
-      size_t at = a + 1;
-      while (at < nest.size() && nest[at].stmt != r) ++at;
-      if (at == nest.size()) return;
-      last = std::max(last, at);
+      auto at = positions.of.find(r);
+      if (at == positions.of.end() || at->second <= a) return;
+      last = std::max(last, at->second);
     }
-    size_t depth = std::numeric_limits<size_t>::max();
-    for (size_t k = a + 1; k <= last; ++k) depth = std::min(depth, nest[k].shared);
-    // A jammed member's run opens its loop by tiles, where no row is declared.
-    for (const NestMember& m : nest)
-      if (loop_schedule(*m.stmt).jam > 0) return;
+    const size_t depth = positions.shared(a + 1, last);
     if (depth == 0) return;
     const LoopSchedule own = loop_schedule(def);
     const std::vector<size_t> shared_dims(own.outer.begin(), own.outer.begin() + long(depth));

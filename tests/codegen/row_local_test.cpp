@@ -39,8 +39,7 @@ std::string row_locals(const ir::Function& fn) {
   const lower::LoweredFunction lowered = lower::lower(fn, int64_t(32) << 20);
   std::vector<std::string> rows;
   for (const auto& [v, row] : lowered.memory.row_local)
-    rows.push_back(v->name + ": " + std::to_string(row.elements) + "@" +
-                   std::to_string(row.depth));
+    rows.push_back(v->name + ": " + std::to_string(row.elements) + "@" + std::to_string(row.depth));
   std::sort(rows.begin(), rows.end());
   std::string out;
   for (const std::string& row : rows) out += (out.empty() ? "" : ", ") + row;
@@ -76,7 +75,8 @@ def sm(float(B, 6, 40) x) -> (p) {
   s(b, j) +=! e(b, j, k)
   p(b, j, k) = e(b, j, k) / s(b, j)
 }
-)", "sm");
+)",
+                                    "sm");
   driver::optimise(g);
   EXPECT_NE(row_locals(g.functions[0]).find("e: 40@"), std::string::npos)
       << row_locals(g.functions[0]);
