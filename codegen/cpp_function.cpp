@@ -208,24 +208,6 @@ void FunctionEmitter::add_tensor(const ir::ValuePtr& v, const std::string& point
   tensors_[v.get()] = std::move(t);
 }
 
-void FunctionEmitter::add_row_local(const ir::ValuePtr& v, const std::string& pointer,
-                                    const lower::RowLocal& row) {
-  // Declared inside the shared loops (declare_rows): the dimensions they run
-  // along have stride 0, the others are a row-major row of constant extents.
-  TensorAccess t;
-  t.pointer = pointer;
-  t.strides.assign(v->shape.size(), "0");
-  for (int d = 0; d < v->rank(); ++d) t.dims.push_back(dim_text(*v, d));
-  int64_t stride = 1;
-  for (size_t d = v->shape.size(); d-- > 0;) {
-    if (std::find(row.shared_dims.begin(), row.shared_dims.end(), d) != row.shared_dims.end())
-      continue;
-    t.strides[d] = std::to_string(stride);
-    stride *= *v->shape[d].constant();
-  }
-  tensors_[v.get()] = std::move(t);
-}
-
 std::string FunctionEmitter::dim_text(const ir::Value& v, int d) {
   return extent_text(v.shape[size_t(d)], v.name, d);
 }

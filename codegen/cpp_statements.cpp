@@ -350,27 +350,6 @@ void FunctionEmitter::emit_shared(Code& code, const std::vector<Scheduled>& nest
   }
 }
 
-void FunctionEmitter::declare_rows(Code& code, const std::vector<Scheduled>& nest, size_t first,
-                                   size_t end, size_t depth) {
-  std::vector<std::string> names, lines;
-  for (size_t k = first; k < end; ++k) {
-    const ir::ValuePtr& result = nest[k].stmt->compute.result;
-    auto row = memory_.row_local.find(result.get());
-    if (row == memory_.row_local.end() || row->second.depth != depth) continue;
-    names.push_back(result->name);
-    lines.push_back("alignas(64) " + c_type(result->type) + " " + access(result).pointer + "[" +
-                    std::to_string(row->second.elements) + "];");
-  }
-  if (names.empty()) return;
-  std::string list;
-  for (size_t k = 0; k < names.size(); ++k)
-    list += (k == 0 ? "" : k + 1 == names.size() ? " and " : ", ") + names[k];
-  code.note(list +
-            ", a row at a time: computed and read only at this iteration of the loops "
-            "around (lower/row_local.h).");
-  for (const std::string& line : lines) code.line(line);
-}
-
 void FunctionEmitter::emit_scheduled(Code& code, const Scheduled& m,
                                      const std::vector<std::string>& loop_vars, const Scope& scope,
                                      bool in_nest, JamGroup* group) {

@@ -114,6 +114,7 @@ class Finder {
     const size_t depth = positions.shared(a + 1, last);
     if (depth == 0) return;
     const LoopSchedule own = loop_schedule(def);
+    if (depth > own.outer.size()) return;  // (the schedule shares only its own outer loops)
     const std::vector<size_t> shared_dims(own.outer.begin(), own.outer.begin() + long(depth));
     // Each read at the current iteration of those loops: the reader's own
     // indices of them, plainly.
