@@ -36,8 +36,7 @@ void FunctionEmitter::declare_rows(Code& code, const std::vector<Scheduled>& nes
     if (row == memory_.row_local.end() || row->second.depth != depth) continue;
     names.push_back(result->name);
     lines.push_back("alignas(64) " + std::string(c_type_name(result->type)) + " " +
-                    access(result).pointer + "[" +
-                    std::to_string(row->second.elements) + "];");
+                    access(result).pointer + "[" + std::to_string(row->second.elements) + "];");
   }
   if (names.empty()) return;
   std::string list;
