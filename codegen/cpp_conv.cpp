@@ -51,18 +51,15 @@ void FunctionEmitter::emit_conv_start(Code& code, const ir::Compute& c, const Sc
   Namer local = statement_namer(c, scope);
   const TensorAccess& result = access(c.result);
   const TensorAccess& start = access(c.init);
-  std::vector<std::string> vars;
-  for (const ir::Dim& d : c.out) vars.push_back(local.take(d.index));
+  std::vector<CExpr> vars;
+  for (const ir::Dim& d : c.out) vars.push_back(CExpr{local.take(d.index), kPrecPrimary});
   auto element = [&](const TensorAccess& t) {
-    std::string offset;
-    for (size_t d = 0; d < vars.size(); ++d)
-      offset += (d ? " + " : "") + vars[d] + (d + 1 < vars.size() ? " * " + t.strides[d] : "");
-    return t.pointer + "[" + offset + "]";
+    return t.pointer + "[" + flat_offset(t, vars) + "]";
   };
   if (options_.openmp) code.line("#pragma omp parallel for collapse(2)");
   for (size_t d = 0; d < vars.size(); ++d)
-    code.open("for (int64_t " + vars[d] + " = 0; " + vars[d] + " < " +
-              size_to_c(c.result->shape[d], size_names_).text + "; ++" + vars[d] + ")");
+    code.open("for (int64_t " + vars[d].text + " = 0; " + vars[d].text + " < " + result.dims[d] +
+              "; ++" + vars[d].text + ")");
   code.line(element(result) + " += " + element(start) + ";");
   for (size_t d = 0; d < vars.size(); ++d) code.close();
 }

@@ -137,10 +137,7 @@ class Planner {
       }
       const ir::ValuePtr& result = s.compute.result;
       if (!lowered_.liveness.live(s.compute)) continue;
-      if (!enclosing && is_view(s)) {
-        plan_.views.insert(result.get());
-        continue;
-      }
+      if (plan_.views.count(result.get())) continue;  // (found first, in run)
       if (in_callers_buffer_.count(result.get()) || plan_.row_local.count(result.get())) {
         // An output, written in place; a row at a time, outside the workspace.
       } else if (enclosing && plan_.in_place.count(result.get())) {

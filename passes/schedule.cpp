@@ -159,13 +159,14 @@ int64_t lane_count(const Compute& c) {
     // A short row (batch norm's over 16x16 or 8x8 images): the lanes run on
     // across the rows of the outer reduce loops, so they pay when those make
     // the terms many. As many lanes as divide the row, so none is left over.
-    int64_t rows = 1;
-    for (size_t d = 0; d + 1 < c.reduce.size(); ++d)
-      rows *= c.reduce[d].extent().constant().value_or(kMinLaneTerms);
+    const int64_t enough = kMinLaneTerms * kLanes;
+    int64_t terms = *extent;  // counted up to enough, each factor capped: no overflow
+    for (size_t d = 0; d + 1 < c.reduce.size() && terms < enough; ++d)
+      terms *= std::min(c.reduce[d].extent().constant().value_or(enough), enough);
     lanes = 0;
     for (int64_t n = kLanes; n >= kMinShortRowLanes && lanes == 0; n /= 2)
       if (*extent % n == 0) lanes = n;
-    if (lanes == 0 || rows * *extent < kMinLaneTerms * kLanes) return 0;
+    if (lanes == 0 || terms < enough) return 0;
   }
   for (const Expr& r : reads_of(c.body)) {
     if (dims_mentioning(r->indices, last).empty() && !computed_varies_with(*r, last)) continue;
