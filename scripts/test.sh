@@ -12,6 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 jobs=$(nproc)
+echo "disk: $(df -h --output=avail . | tail -1 | tr -d ' ') free here (a clean run needs about 16G at its peak)"
 
 echo "== [1/5] build and test (g++)"
 bash scripts/build.sh
@@ -45,8 +46,17 @@ if ! asan_ctest 2>&1 | tee "$asan_log"; then
   fi
 fi
 
+# On CI (a clean clone, CI set) each finished build is removed once its stage has
+# passed: the sanitizer build, the fuzz builds and PyTorch's install together need
+# more disk than one stage at a time.
+free_stage_build() {
+  if [ -n "${CI:-}" ]; then rm -rf "$1"; fi
+}
+free_stage_build build-asan
+
 echo "== [3/5] fuzz the readers of untrusted input (clang, libFuzzer)"
 bash scripts/fuzz.sh "${TENET_FUZZ_SECONDS:-60}"
+free_stage_build build-fuzz
 
 echo "== [4/5] clang-format"
 bash scripts/format.sh --check
