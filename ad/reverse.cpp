@@ -2,10 +2,12 @@
 
 #include <cctype>
 #include <map>
+#include <set>
 
 #include "ad/body_adjoint.h"
 #include "ad/expr_util.h"
 #include "ad/gather.h"
+#include "ir/mutator.h"
 #include "ir/printer.h"
 #include "ir/reshape.h"
 #include "support/error.h"
@@ -51,6 +53,43 @@ ir::SizeExpr domain_size(const std::vector<Dim>& reduce) {
   ir::SizeExpr n = 1;
   for (const Dim& d : reduce) n = n * d.extent();
   return n;
+}
+
+// The point of the reduce domain at row-major position `at` (linear_position's
+// inverse): each index its value, lo + at / (the extents after it) % extent.
+// Every value is in its index's range, also at = domain_size (no term won).
+std::map<std::string, Expr> reduce_point(const std::vector<Dim>& reduce, const Expr& at) {
+  std::map<std::string, Expr> point;
+  ir::SizeExpr stride = 1;
+  for (size_t k = reduce.size(); k-- > 0;) {
+    const Dim& d = reduce[k];
+    Expr v = stride == ir::SizeExpr(1) ? at : ir::make_binary(BinOp::Div, at, i64(stride));
+    v = ir::make_binary(BinOp::Rem, v, i64(d.extent()));
+    if (!(d.lo == ir::SizeExpr(0))) v = ir::make_binary(BinOp::Add, v, i64(d.lo));
+    point[d.index] = v;
+    stride = stride * d.extent();
+  }
+  return point;
+}
+
+// `e` with each index of `values` replaced by its value (an int64
+// expression); a read whose indices mention one reads there through
+// computed indices.
+Expr at_values(const Expr& e, const std::map<std::string, Expr>& values) {
+  std::set<std::string> names;
+  for (const auto& [name, value] : values) names.insert(name);
+  return ir::transform(e, [&](const Expr& x) -> Expr {
+    if (x->kind == ir::ExprKind::Index) {
+      auto it = values.find(x->index);
+      return it == values.end() ? nullptr : it->second;
+    }
+    if (x->kind != ir::ExprKind::Read || !ir::mentions_index(x, names)) return nullptr;
+    std::vector<Expr> at;
+    for (size_t d = 0; d < x->indices.size(); ++d)
+      at.push_back(
+          at_values(x->is_computed(d) ? x->computed[d] : ir::affine_value(x->indices[d]), values));
+    return ir::make_read_at(x->tensor, std::move(at), x->guarded);
+  });
 }
 
 // Index dims over a value's shape, named after its size symbols (H -> h).
@@ -167,11 +206,9 @@ class Reverse {
         init_seed = select(init_wins, d_result, zero);
       }
       if (!differentiable_reads(c.body, wants()).empty()) {
-        ValuePtr arg = emit_argmax(s);
-        Expr chosen =
-            ir::make_binary(BinOp::Eq, linear_position(c.reduce), ir::make_read(arg, at_out));
-        if (init_wins) chosen = both(ir::make_unary(ir::UnOp::Not, init_wins), chosen);
-        body_seed = select(chosen, d_result, zero);
+        TENET_ASSERT(!s.reshape, "a reshape is no reduction");
+        const Expr at = ir::make_read(emit_argmax(s), at_out);
+        return contribute_winner(s, at, init_wins, d_result, init_seed);
       }
     }
     if (c.op == ReduceOp::Prod) {
@@ -187,6 +224,41 @@ class Reverse {
     for (const ReadAdjoint& ra : read_adjoints(c.body, root_value, body_seed, wants()))
       contribute(ra.read, ra.adjoint, domain, s);
     if (init_contributes(c)) contribute(ir::make_read(c.init, at_out), init_seed, c.out, s);
+  }
+
+  // The contributions of a max or min reduction, whose winning term alone has
+  // a derivative. A read whose gradient would sum over the reduce points that
+  // reach an element (a pooling window's pixel, covered by several windows,
+  // each testing its argmax) reads at the winning point instead, through
+  // computed indices (`at` decoded, reduce_point): its adjoint is a scatter,
+  // one term per window. The others keep the masked gather (d_z(n, k) =
+  // select(k == argmax(n), d_m(n), 0): one term per element already).
+  void contribute_winner(const ForwardStmt& s, const Expr& at, const Expr& init_wins,
+                         const Expr& d_result, const Expr& init_seed) {
+    const ir::Compute& c = s.compute;
+    const Expr zero = constant(0, d_result->type);
+    Expr chosen = ir::make_binary(BinOp::Eq, linear_position(c.reduce), at);
+    if (init_wins) chosen = both(ir::make_unary(ir::UnOp::Not, init_wins), chosen);
+    std::vector<Dim> domain = c.out;
+    domain.insert(domain.end(), c.reduce.begin(), c.reduce.end());
+    const Expr winner = at_values(c.body, reduce_point(c.reduce, at));
+    Expr won = ir::make_binary(BinOp::Lt, at, i64(domain_size(c.reduce)));
+    if (init_wins) won = both(ir::make_unary(ir::UnOp::Not, init_wins), won);
+    const std::vector<ReadAdjoint> each =
+        read_adjoints(c.body, c.body, select(chosen, d_result, zero), wants());
+    const std::vector<ReadAdjoint> at_winner =
+        read_adjoints(winner, winner, select(won, d_result, zero), wants());
+    TENET_ASSERT(each.size() == at_winner.size(),
+                 "reads of a reduction and of its winning term differ");
+    for (size_t k = 0; k < each.size(); ++k) {
+      const Gather g = invert_read(domain, each[k].read, each[k].adjoint, taken_);
+      if (g.reduce.empty())
+        emit_contribution(each[k].read, g, s);
+      else
+        contribute(at_winner[k].read, at_winner[k].adjoint, c.out, s);
+    }
+    if (init_contributes(c))
+      contribute(ir::make_read(c.init, ir::plain_indices(c.out)), init_seed, c.out, s);
   }
 
   // The factors of a product reduction R = init * prod_r x(r), exact where

@@ -2,7 +2,9 @@
 // then every contribution adds into the element its computed index selects.
 // Threads split the first free out index into blocks of columns; each thread
 // walks every contribution, in the reduce indices' order, for its own
-// columns, so every element sums its terms in the loop nest's order.
+// columns, so every element sums its terms in the loop nest's order. Out
+// indices a target mentions (outer) loop outside the contributions, and
+// threads split the first of them instead: each slice has its own elements.
 #include <map>
 #include <optional>
 
@@ -31,6 +33,7 @@ void FunctionEmitter::emit_scatter(Code& code, const ir::Stmt& s,
   // (a ragged range: k in start(b):end(b)), as for any reduction.
   std::vector<std::string> loop_order;
   std::map<std::string, IndexInfo> ranges = scope.indices;
+  for (size_t d : lowered.outer) loop_order.push_back(c.out[d].index);
   for (const ir::Dim& d : c.reduce) loop_order.push_back(d.index);
   for (size_t d : lowered.free) loop_order.push_back(c.out[d].index);
   for (const auto* dims : {&c.out, &c.reduce})
@@ -78,14 +81,21 @@ void FunctionEmitter::emit_scatter(Code& code, const ir::Stmt& s,
   for (const ir::Dim& d : c.reduce)
     work += (work.empty() ? "" : " * ") +
             wrap(size_to_c(d.hi - d.lo, size_names_), kPrecMultiplicative + 1);
+  for (size_t d : form.outer) work += " * " + result.dims[d];
   for (size_t d : form.free) work += " * " + result.dims[d];
-  const bool blocked = !form.free.empty();
+  const std::string parallel = "#pragma omp parallel for if (" + work +
+                               " >= " + std::to_string(options_.parallel_min_work) + ")";
+  for (size_t k = 0; k < form.outer.size(); ++k) {
+    const size_t d = form.outer[k];
+    if (k == 0) code.line(parallel);
+    code.open(for_loop(out_vars[d], "0", result.dims[d]));
+  }
+  const bool blocked = form.outer.empty() && !form.free.empty();
   std::string block, block_end;
   if (blocked) {
     const size_t first = form.free[0];
     block = local.take(c.out[first].index + "_block");
-    code.line("#pragma omp parallel for if (" + work +
-              " >= " + std::to_string(options_.parallel_min_work) + ")");
+    code.line(parallel);
     code.open("for (int64_t " + block + " = 0; " + block + " < " + result.dims[first] + "; " +
               block + " += " + std::to_string(kScatterBlock) + ")");
     block_end = local.take(c.out[first].index + "_end");
@@ -118,7 +128,7 @@ void FunctionEmitter::emit_scatter(Code& code, const ir::Stmt& s,
     // dependence between its iterations (the outlined parallel region would
     // otherwise hide that the result and the operands do not overlap).
     if (k + 1 == form.free.size() && options_.openmp) code.line("#pragma omp simd");
-    if (k == 0)
+    if (k == 0 && blocked)
       code.open(for_loop(out_vars[d], block, block_end));
     else
       code.open(for_loop(out_vars[d], "0", result.dims[d]));
@@ -130,7 +140,7 @@ void FunctionEmitter::emit_scatter(Code& code, const ir::Stmt& s,
   } else {
     code.line(step);
   }
-  for (size_t k = 0; k < form.free.size() + c.reduce.size(); ++k) code.close();
+  for (size_t k = 0; k < form.outer.size() + c.reduce.size() + form.free.size(); ++k) code.close();
   if (blocked) code.close();
 }
 

@@ -44,21 +44,22 @@ std::optional<IndexScatter> index_scatter(const Compute& c) {
   }
   IndexScatter out;
   std::set<std::string> scattered;
-  for (size_t d = 0; d < c.out.size(); ++d) {
-    if (index_of[d])
-      scattered.insert(c.out[d].index);
-    else
-      out.free.push_back(d);
-  }
+  for (size_t d = 0; d < c.out.size(); ++d)
+    if (index_of[d]) scattered.insert(c.out[d].index);
   if (scattered.empty()) return std::nullopt;
-  // A target is computed once per term, outside the loops over the free out
-  // indices: one that reads a free (or scattered) index stays a reduction.
-  std::set<std::string> own;
-  for (const Dim& d : c.out) own.insert(d.index);
+  // A target that reads a scattered index is no target; the other out
+  // indices a target mentions loop outside the contributions (outer).
   for (size_t d = 0; d < c.out.size(); ++d) {
     if (!index_of[d]) continue;
-    if (mentions_index(index_of[d], own)) return std::nullopt;
+    if (mentions_index(index_of[d], scattered)) return std::nullopt;
     out.targets.push_back({d, index_of[d]});
+  }
+  for (size_t d = 0; d < c.out.size(); ++d) {
+    if (index_of[d]) continue;
+    bool mentioned = false;
+    for (const ScatterTarget& t : out.targets)
+      mentioned = mentioned || mentions_index(t.index, {c.out[d].index});
+    (mentioned ? out.outer : out.free).push_back(d);
   }
   for (size_t t = 0; t < terms.size(); ++t)
     if (!used[t])

@@ -11,7 +11,10 @@
 ///
 /// Recognised: a Sum with reduce indices whose body is select(cond, value, 0)
 /// where a conjunct of cond is `y == E` for an out index y and an int64 E
-/// that reads a tensor and mentions no out index.
+/// that reads a tensor and mentions no scattered out index. The out indices
+/// a target mentions (d_x(i, j, y) with y == 2*k + arg(i, j, k)) are `outer`:
+/// they loop outside the contributions, which then scatter into their own
+/// slice of the result.
 #pragma once
 
 #include <optional>
@@ -30,15 +33,14 @@ struct ScatterTarget {
 /// The scatter form of a statement.
 struct IndexScatter {
   std::vector<ScatterTarget> targets;  // in the result's dimension order
+  std::vector<size_t> outer;           // out dimensions a target mentions, in order
   std::vector<size_t> free;            // the other out dimensions, in order
   Expr condition;                      // the rest of the mask; null when none
   Expr value;                          // one contribution (may read the scattered indices)
 };
 
 /// The scatter form of `c`, or nullopt when it has none (also when a target
-/// reads an out index: targets are computed once per contribution, outside
-/// the loops over the free out indices, so `v == I(b)` with b an out index
-/// stays an ordinary masked sum).
+/// mentions a scattered out index: `v == I(v)` is no target).
 std::optional<IndexScatter> index_scatter(const Compute& c);
 
 /// Whether a float32 sum accumulates in float64 (rounded once, when the

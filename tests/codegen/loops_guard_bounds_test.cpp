@@ -14,7 +14,9 @@
 #include "codegen/cpp.h"
 #include "codegen/jit.h"
 #include "driver/driver.h"
+#include "ir/bind.h"
 #include "ir/builder.h"
+#include "ir/interp.h"
 #include "lang/check.h"
 #include "runtime/tenet_runtime.h"
 #include "support/diagnostics.h"
@@ -162,13 +164,17 @@ TEST_F(GuardBounds, TheGuardBecomesLoopBounds) {
       << nested;
 }
 
-ir::Module gradient_of(const std::string& path, const std::string& fn) {
-  ir::Module m = lang::compile_source(SourceFile::read(tenet::testing::source_path(path)));
+ir::Module gradient_of_module(const ir::Module& m, const std::string& fn) {
   ad::GradRequest req;
   req.vjp = true;
   ir::Module out;
   out.functions.push_back(ad::differentiate(m, fn, req));
   return out;
+}
+
+ir::Module gradient_of(const std::string& path, const std::string& fn) {
+  return gradient_of_module(
+      lang::compile_source(SourceFile::read(tenet::testing::source_path(path))), fn);
 }
 
 /// The gradient of a zoo model compiled as loops (no GEMM lowering), against
@@ -190,16 +196,20 @@ TEST(GuardBoundsGradients, PoolingGradientsSumOnlyTheirWindows) {
                                                {{"B", 1}, {"C", 1}, {"H", 1}, {"W", 5}}};
   // Only terms that are exactly 0 are skipped, and the rest are summed in the
   // interpreter's order: the results are the interpreter's, bit for bit.
+  // The average pool's gradient sums only the windows that cover a pixel; the
+  // max pool's adds each window's one term where its argmax points (a scatter).
   for (const char* model : {"maxpool2x2", "avgpool2x2"}) {
     const std::string source = expect_gradient_matches(model, sizes, 0);
     EXPECT_EQ(source.find("t_h - 2 * t_y >= 0"), std::string::npos) << source;
-    EXPECT_NE(source.find("only where the guard holds"), std::string::npos) << source;
+    const bool max = std::string(model) == "maxpool2x2";
+    EXPECT_EQ(source.find("only where the guard holds") != std::string::npos, !max) << source;
+    EXPECT_EQ(source.find("As a scatter") != std::string::npos, max) << source;
   }
 }
 
 TEST(GuardBoundsGradients, MaxPoolGradientGolden) {
-  // The gradient program as AD writes it (no pass pipeline): the pooling
-  // gather with its loops over y and x narrowed to one window.
+  // The gradient program as AD writes it (no pass pipeline): each window's
+  // gradient added where its argmax points.
   const std::string source =
       driver::emit_cpp(gradient_of("models/zoo/maxpool2x2.tn", "maxpool2x2")).source;
   const size_t begin = source.find("extern \"C\" void tenet_maxpool2x2_grad__with_workspace(");
@@ -208,6 +218,62 @@ TEST(GuardBoundsGradients, MaxPoolGradientGolden) {
   ASSERT_NE(end, std::string::npos);
   tenet::testing::expect_golden("codegen/maxpool2x2_grad_loops.cpp.expected",
                                 source.substr(begin, end + 3 - begin));
+}
+
+TEST(GuardBoundsGradients, OverlappingMaxPoolGradientScattersLikeTheInterpreter) {
+  // ResNet's max pool: 3x3 windows of stride 2, padded by 1. A pixel on a
+  // window's border belongs to two or four windows; the scatter adds their
+  // terms in window order, as the interpreter sums them: the same bits, also
+  // where threads split the images (B * C * 4 * 4 terms >= 32768) and when
+  // run twice. Inputs rounded to quarters make ties (the first position wins).
+  const ir::Module m = compile_tn(R"(
+def pool3(float(B, C, H, W) x) -> (y) {
+  y(b, c, k, l) max=! select(2*k + r - 1 >= 0 && 2*k + r - 1 < H && 2*l + s - 1 >= 0 && 2*l + s - 1 < W,
+      x?(b, c, 2*k + r - 1, 2*l + s - 1), -3.4e38)
+      where r in 0:3, s in 0:3, k in 0:(H + 1) / 2, l in 0:(W + 1) / 2, b in 0:B, c in 0:C
+}
+)");
+  const ir::Module g = gradient_of_module(m, "pool3");
+  CompiledFunction f = driver::jit_compile(g, "pool3_grad", test_jit_options());
+  const ir::Function& fn = f.function();
+  for (const ir::SizeBindings& sizes : std::vector<ir::SizeBindings>{
+           {{"B", 2}, {"C", 3}, {"H", 7}, {"W", 8}}, {{"B", 64}, {"C", 32}, {"H", 8}, {"W", 8}}}) {
+    std::vector<Tensor> inputs = ir::random_inputs(fn, sizes, 21);
+    ASSERT_EQ(fn.inputs[0]->name, "x");
+    Tensor& x = inputs[0];
+    int64_t ties = 0;
+    for (int64_t k = 0; k < x.numel(); ++k) x.set(k, std::floor(x.get(k) * 4) / 4);
+    const std::vector<Tensor> expected = ir::interpret(fn, inputs, sizes);
+    const std::vector<Tensor> first = f.run(inputs, sizes), second = f.run(inputs, sizes);
+    ASSERT_EQ(first.size(), 2u);
+    for (size_t i = 0; i < first.size(); ++i) {
+      expect_close(first[i], expected[i], 0, fn.outputs[i]->name);
+      expect_close(second[i], first[i], 0, "rerun");
+    }
+    // By hand: each window's gradient added, in window order, to its first
+    // largest pixel.
+    const int64_t B = sizes.at("B"), C = sizes.at("C"), H = sizes.at("H"), W = sizes.at("W");
+    const int64_t K = (H + 1) / 2, L = (W + 1) / 2;
+    std::vector<float> dx(size_t(x.numel()), 0.0f);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t k = 0; k < K; ++k)
+          for (int64_t l = 0; l < L; ++l) {
+            int64_t best = -1;
+            for (int64_t r = 0; r < 3; ++r)
+              for (int64_t t = 0; t < 3; ++t) {
+                const int64_t h = 2 * k + r - 1, w = 2 * l + t - 1;
+                if (h < 0 || h >= H || w < 0 || w >= W) continue;
+                const int64_t at = ((b * C + c) * H + h) * W + w;
+                if (best < 0 || x.get(at) > x.get(best)) best = at;
+                ties += best != at && x.get(at) == x.get(best);
+              }
+            dx[size_t(best)] += float(inputs[1].get(((b * C + c) * K + k) * L + l));
+          }
+    for (int64_t k = 0; k < x.numel(); ++k) ASSERT_EQ(first[1].get(k), double(dx[size_t(k)])) << k;
+    EXPECT_GT(ties, 0);
+  }
+  EXPECT_NE(driver::emit_cpp(g).source.find("As a scatter"), std::string::npos);
 }
 
 TEST(GuardBoundsGradients, StridedPaddedAndTransposedConvolutionGradients) {
