@@ -17,7 +17,10 @@
 /// so the result is the loop nest's bit for bit, whatever the number of
 /// threads: threads split the first free out index only (blocks of columns,
 /// each thread walking all contributions for its own columns); a scatter
-/// with no free out index runs on one thread.
+/// with no free out index runs on one thread. Out indices a target mentions
+/// (outer: a max pool's gradient, `h == 2*k + arg(b, c, k, l) / 3 % 3 - 1`)
+/// loop outside the contributions instead, and threads split the first of
+/// them: each slice scatters into its own elements.
 ///
 /// Recognised: a Sum with reduce indices whose body is select(cond, value, 0)
 /// where a conjunct of cond is `y == E` for an out index y and an int64 E
