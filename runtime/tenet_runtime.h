@@ -297,10 +297,8 @@ namespace lanes_detail {
 // GCC's vector extension (also Clang's): halves of 16 lanes of float and double.
 typedef float F8 __attribute__((vector_size(32)));
 typedef float F4 __attribute__((vector_size(16)));
-typedef float F2 __attribute__((vector_size(8)));
 typedef double D8 __attribute__((vector_size(64)));
 typedef double D4 __attribute__((vector_size(32)));
-typedef double D2 __attribute__((vector_size(16)));
 
 /// math::max (Max) or math::min of the lanes of two vectors, into `out`: the
 /// same rule, with comparison masks (all bits set or clear) instead of bools.
@@ -323,16 +321,29 @@ inline void fold_half(const V& v, Half& out) {
   pick<Max>(lo, hi, out);
 }
 
-/// 16 lanes folded to the two of `pair`: halves of 8, of 4, of 2.
-template <bool Max, typename Eight, typename Four, typename T, typename Two>
-inline void fold_sixteen(const T* lanes, Two& pair) {
+/// Four lanes folded to one, in one register: picked against themselves
+/// swapped (2 3 0 1), then again (1 0 3 2). (A vector of two lanes, the
+/// halving one step further, went through the stack, once per row of a
+/// softmax.)
+template <bool Max, typename Four>
+inline auto fold_four(const Four& four) {
+  Four swapped = __builtin_shufflevector(four, four, 2, 3, 0, 1), two, one;
+  pick<Max>(four, swapped, two);
+  swapped = __builtin_shufflevector(two, two, 1, 0, 3, 2);
+  pick<Max>(two, swapped, one);
+  return one[0];
+}
+
+/// 16 lanes folded to one: halves of 8, of 4, then fold_four.
+template <bool Max, typename Eight, typename Four, typename T>
+inline T fold_sixteen(const T* lanes) {
   Eight lo, hi, eight;
   Four four;
   std::memcpy(&lo, lanes, sizeof lo);
   std::memcpy(&hi, lanes + 8, sizeof hi);
   pick<Max>(lo, hi, eight);
   fold_half<Max>(eight, four);
-  fold_half<Max>(four, pair);
+  return fold_four<Max>(four);
 }
 
 }  // namespace lanes_detail
@@ -352,13 +363,9 @@ inline T fold_lanes(const T* lanes) {
       return Max ? std::max(a, b) : std::min(a, b);
   };
   if constexpr (N == 16 && std::is_same_v<T, float>) {
-    F2 pair;
-    fold_sixteen<Max, F8, F4>(lanes, pair);
-    return two(pair[0], pair[1]);
+    return fold_sixteen<Max, F8, F4>(lanes);
   } else if constexpr (N == 16 && std::is_same_v<T, double>) {
-    D2 pair;
-    fold_sixteen<Max, D8, D4>(lanes, pair);
-    return two(pair[0], pair[1]);
+    return fold_sixteen<Max, D8, D4>(lanes);
   } else {
     T acc = lanes[0];
     for (int l = 1; l < N; ++l) acc = two(acc, lanes[l]);
@@ -377,14 +384,47 @@ inline double sum_lanes_in_place(double* lanes, int64_t n) {
   return lanes[0];
 }
 
-/// sum_lanes_in_place on a copy, with the count known to the compiler, which
-/// turns each step into vector halves (8, 4, 2 lanes) in the same order.
+namespace lanes_detail {
+
+/// sum_lanes_in_place's last two steps on four lanes, in one register:
+/// (l0 + l2) + (l1 + l3).
+inline double sum_four(const D4& four) {
+  const D4 two = four + __builtin_shufflevector(four, four, 2, 3, 0, 1);
+  const D4 one = two + __builtin_shufflevector(two, two, 1, 0, 3, 2);
+  return one[0];
+}
+
+}  // namespace lanes_detail
+
+/// sum_lanes_in_place, the same additions in the same order, as vector
+/// halves (16 to 8 to 4 lanes) and shuffles of the last four.
 template <int N>
 inline double sum_lanes(const double* lanes) {
+  using namespace lanes_detail;
   static_assert(N >= 2 && (N & (N - 1)) == 0, "a power of two of lanes");
-  double copy[N];
-  for (int k = 0; k < N; ++k) copy[k] = lanes[k];
-  return sum_lanes_in_place(copy, N);
+  if constexpr (N == 16) {
+    D8 lo, hi;
+    std::memcpy(&lo, lanes, sizeof lo);
+    std::memcpy(&hi, lanes + 8, sizeof hi);
+    const D8 eight = lo + hi;
+    D4 a, b;
+    std::memcpy(&a, &eight, sizeof a);
+    std::memcpy(&b, reinterpret_cast<const char*>(&eight) + sizeof a, sizeof b);
+    return sum_four(a + b);
+  } else if constexpr (N == 8) {
+    D4 lo, hi;
+    std::memcpy(&lo, lanes, sizeof lo);
+    std::memcpy(&hi, lanes + 4, sizeof hi);
+    return sum_four(lo + hi);
+  } else if constexpr (N == 4) {
+    D4 four;
+    std::memcpy(&four, lanes, sizeof four);
+    return sum_four(four);
+  } else {
+    double copy[N];
+    for (int k = 0; k < N; ++k) copy[k] = lanes[k];
+    return sum_lanes_in_place(copy, N);
+  }
 }
 
 // ---- Workspace --------------------------------------------------------------
