@@ -312,12 +312,19 @@ inline void pick(const V& a, const V& b, V& out) {
   out = (V)(Max ? chosen & (ab | ~tie) : chosen | (ab & tie));  // as order_detail::max_number
 }
 
+/// The low and the high half of `v`.
+template <typename Half, typename V>
+inline void halves(const V& v, Half& lo, Half& hi) {
+  static_assert(2 * sizeof(Half) == sizeof(V), "halves of the vector");
+  std::memcpy(&lo, &v, sizeof lo);
+  std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
+}
+
 /// The two halves of `v` picked lane by lane, into `out`.
 template <bool Max, typename Half, typename V>
 inline void fold_half(const V& v, Half& out) {
   Half lo, hi;
-  std::memcpy(&lo, &v, sizeof lo);
-  std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
+  halves(v, lo, hi);
   pick<Max>(lo, hi, out);
 }
 
@@ -406,10 +413,8 @@ inline double sum_lanes(const double* lanes) {
     D8 lo, hi;
     std::memcpy(&lo, lanes, sizeof lo);
     std::memcpy(&hi, lanes + 8, sizeof hi);
-    const D8 eight = lo + hi;
     D4 a, b;
-    std::memcpy(&a, &eight, sizeof a);
-    std::memcpy(&b, reinterpret_cast<const char*>(&eight) + sizeof a, sizeof b);
+    halves(D8(lo + hi), a, b);
     return sum_four(a + b);
   } else if constexpr (N == 8) {
     D4 lo, hi;
