@@ -1,6 +1,7 @@
 #include "codegen/cpp_expr.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <utility>
 
@@ -178,14 +179,14 @@ bool computed_in_range(const ir::Expr& index, const ir::SizeExpr& extent, const 
   return provably_in_extent(index, extent, scope.indices);
 }
 
-/// A computed index as C++: checked at run time unless that is off or proven needless.
-CExpr computed_index(const ir::ExprNode& e, size_t d, const TensorAccess& t, const Scope& scope) {
-  if (auto it = scope.hoisted.find({&e, d}); it != scope.hoisted.end())
-    return CExpr{it->second, kPrecPrimary};
-  CExpr value = emit_expr(e.computed[d], scope);
-  if (!scope.check_indices || e.guarded ||
-      computed_in_range(e.computed[d], e.tensor->shape[d], scope))
-    return value;
+/// Whether computed index `d` of `e` is checked at run time.
+bool checks_computed(const ir::ExprNode& e, size_t d, const Scope& scope) {
+  return scope.check_indices && !computed_in_range(e.computed[d], e.tensor->shape[d], scope);
+}
+
+/// The arguments naming computed index `d` of `e` in a run-time message:
+/// ", tenet::IndexSite{...}" and the values of the indices in scope.
+std::string index_site(const ir::ExprNode& e, size_t d, const Scope& scope) {
   std::vector<std::pair<int, std::string>> in_scope;  // (order, IR name)
   for (const auto& [name, info] : scope.indices) in_scope.push_back({info.order, name});
   std::sort(in_scope.begin(), in_scope.end());
@@ -196,13 +197,89 @@ CExpr computed_index(const ir::ExprNode& e, size_t d, const TensorAccess& t, con
     auto first = scope.not_open.find(name);
     values += ", " + (first != scope.not_open.end() ? first->second : scope.indices.at(name).name);
   }
-  const std::string site = "tenet::IndexSite{" + c_string_literal(ir::index_text(e.computed[d])) +
-                           ", " + c_string_literal(ir::read_text(e)) + ", " +
-                           c_string_literal(e.tensor->name) + ", " + std::to_string(d) + ", " +
-                           c_string_literal(scope.statement) + ", " + c_string_literal(names) + "}";
-  return CExpr{"tenet::checked_index(" + value.text + ", " + t.dims[d] + ", " + kIndexFault + ", " +
-                   site + values + ")",
+  return ", tenet::IndexSite{" + c_string_literal(ir::index_text(e.computed[d])) + ", " +
+         c_string_literal(ir::read_text(e)) + ", " + c_string_literal(e.tensor->name) + ", " +
+         std::to_string(d) + ", " + c_string_literal(scope.statement) + ", " +
+         c_string_literal(names) + "}" + values;
+}
+
+/// Computed index `d` of `e`'s value as C++: where it is checked, its int64
+/// arithmetic is exact or a recorded fault (Scope::index_site).
+CExpr computed_value(const ir::ExprNode& e, size_t d, const Scope& scope) {
+  if (!checks_computed(e, d, scope)) return emit_expr(e.computed[d], scope);
+  Scope inner = scope;
+  inner.index_site = index_site(e, d, scope);
+  return emit_expr(e.computed[d], inner);
+}
+
+/// A computed index as C++: checked at run time unless that is off or proven needless.
+CExpr computed_index(const ir::ExprNode& e, size_t d, const TensorAccess& t, const Scope& scope) {
+  if (auto it = scope.hoisted.find({&e, d}); it != scope.hoisted.end())
+    return CExpr{it->second, kPrecPrimary};
+  CExpr value = computed_value(e, d, scope);
+  if (e.guarded || !checks_computed(e, d, scope)) return value;
+  return CExpr{"tenet::checked_index(" + value.text + ", " + t.dims[d] + ", " + kIndexFault +
+                   index_site(e, d, scope) + ")",
                kPrecPrimary};
+}
+
+/// One step of a checked computed index's int64 arithmetic (Scope::index_site).
+CExpr index_step(char op, const CExpr& a, const CExpr& b, const Scope& scope) {
+  return CExpr{"tenet::index_step<'" + std::string(1, op) + "'>(" + a.text + ", " + b.text + ", " +
+                   kIndexFault + scope.index_site + ")",
+               kPrecPrimary};
+}
+
+/// A bound on |e|: a constant, an integer of at most 32 bits widened, an
+/// index whose loop starts at a constant of at most 32 bits (counting from
+/// there past 2^62 would take a century), and sums and products of those;
+/// nullopt otherwise.
+std::optional<double> magnitude_bound(const ir::Expr& e, const Scope& scope) {
+  if (e->kind == ir::ExprKind::Const) return std::fabs(e->value);
+  if (e->kind == ir::ExprKind::Index) {
+    auto it = scope.indices.find(e->index);
+    const std::optional<int64_t> lo =
+        it == scope.indices.end() ? std::nullopt : it->second.lo.constant();
+    if (lo && *lo >= -(int64_t(1) << 31) && *lo <= (int64_t(1) << 31)) return 4.6116860e18;
+    return std::nullopt;
+  }
+  if (e->kind == ir::ExprKind::Cast &&
+      (e->args[0]->type == ElemType::Bool ||
+       (is_int(e->args[0]->type) && byte_size(e->args[0]->type) <= 4)))
+    return 4294967296.0;
+  if (e->kind != ir::ExprKind::Binary || e->args[0]->type != ElemType::I64) return std::nullopt;
+  const auto a = magnitude_bound(e->args[0], scope), b = magnitude_bound(e->args[1], scope);
+  if (!a || !b) return std::nullopt;
+  if (e->binop == ir::BinOp::Add || e->binop == ir::BinOp::Sub) return *a + *b;
+  if (e->binop == ir::BinOp::Mul) return *a * *b;
+  return std::nullopt;
+}
+
+/// The operator index_step checks for an int64 operation, or 0 where it
+/// cannot fail (a division by a constant other than 0 and -1; a sum or
+/// product bounded well inside int64 by magnitude_bound).
+char checked_step(const ir::Expr& e, const Scope& scope) {
+  if (e->args.empty() || e->args[0]->type != ElemType::I64) return 0;
+  if (e->kind == ir::ExprKind::Unary) return e->unop == ir::UnOp::Neg ? '~' : 0;
+  const ir::Expr& divisor = e->args[1];
+  const bool safe_divisor =
+      divisor->kind == ir::ExprKind::Const && divisor->value != 0 && divisor->value != -1;
+  const auto bound = magnitude_bound(e, scope);
+  const bool bounded = bound && *bound < 9.0e18;
+  switch (e->binop) {
+    case ir::BinOp::Add:
+      return bounded ? 0 : '+';
+    case ir::BinOp::Sub:
+      return bounded ? 0 : '-';
+    case ir::BinOp::Mul:
+      return bounded ? 0 : '*';
+    case ir::BinOp::Div:
+      return safe_divisor ? 0 : '/';
+    case ir::BinOp::Rem:
+      return safe_divisor ? 0 : '%';
+    default:
+      return 0;
+  }
 }
 
 /// Whether `select` is printed as tenet::select (runtime/tenet_runtime.h),
@@ -217,6 +294,7 @@ CExpr computed_index(const ir::ExprNode& e, size_t d, const TensorAccess& t, con
 bool blends(const ir::ExprNode& select, const Scope& scope) {
   const ElemType t = select.type;
   if (t == ElemType::Bool || t == ElemType::F16) return false;
+  if (!scope.index_site.empty()) return false;  // a branch not taken must not record a fault
   auto unsafe = [&](const ir::Expr& x) {
     if (x->kind != ir::ExprKind::Read) return false;
     if (x->has_computed_index()) return true;
@@ -259,7 +337,7 @@ CExpr read(const ir::ExprNode& e, const Scope& scope) {
       continue;
     if (!condition.empty()) condition += " && ";
     const CExpr index =
-        e.is_computed(d) ? emit_expr(e.computed[d], scope) : affine_to_c(e.indices[d], scope);
+        e.is_computed(d) ? computed_value(e, d, scope) : affine_to_c(e.indices[d], scope);
     condition += "tenet::in_bounds(" + index.text + ", " + t.dims[d] + ")";
   }
   if (condition.empty()) return element;
@@ -347,8 +425,13 @@ CExpr emit_expr(const ir::Expr& e, const Scope& scope) {
     case ir::ExprKind::Read:
       return read(*e, scope);
     case ir::ExprKind::Unary:
+      if (!scope.index_site.empty() && checked_step(e, scope))
+        return index_step('~', emit_expr(e->args[0], scope), CExpr{"0", kPrecPrimary}, scope);
       return unary(*e, emit_expr(e->args[0], scope));
     case ir::ExprKind::Binary:
+      if (!scope.index_site.empty() && checked_step(e, scope))
+        return index_step(checked_step(e, scope), emit_expr(e->args[0], scope),
+                          emit_expr(e->args[1], scope), scope);
       return binary(*e, emit_expr(e->args[0], scope), emit_expr(e->args[1], scope));
     case ir::ExprKind::Select: {
       CExpr c = emit_expr(e->args[0], scope);

@@ -39,6 +39,10 @@ struct Scope {
   /// function's `index_fault`; the statement's result names the read's statement.
   bool check_indices = false;
   std::string statement;
+  /// Inside a computed index that is checked: the arguments naming its site
+  /// for tenet::index_step (", tenet::IndexSite{...}, i, k"); its int64
+  /// + - * / % and negation are then exact or a recorded fault, never wrapped.
+  std::string index_site;
   int next_order = 0;
   /// Computed indices already evaluated (and checked) in a local variable,
   /// outside loops they do not depend on: the read's node and dimension.

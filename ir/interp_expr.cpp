@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "runtime/tenet_index.h"
 #include "support/error.h"
 
 namespace tenet::ir::interp {
@@ -437,7 +438,77 @@ L<S> const_value(double v) {
 
 }  // namespace
 
+namespace {
+
+/// One step of a computed index's int64 arithmetic (CompileContext::index_read):
+/// exact, or an error at the first used lane whose value int64 cannot hold.
+class IndexStepNode final : public LaneNode<int64_t> {
+ public:
+  IndexStepNode(char op, std::unique_ptr<Node> a, std::unique_ptr<Node> b,
+                const CompileContext& ctx)
+      : LaneNode<int64_t>(ctx.domain.lanes),
+        op_(op),
+        a_(std::move(a)),
+        b_(std::move(b)),
+        x_(lanes_of<int64_t>(a_)),
+        y_(b_ ? lanes_of<int64_t>(b_) : nullptr),
+        read_(*ctx.index_read),
+        dim_(ctx.index_dim),
+        dom_(ctx.domain) {}
+
+  void eval(int n, const uint8_t* mask) override {
+    a_->eval(n, mask);
+    if (b_) b_->eval(n, mask);
+    const int64_t* x = x_->values();
+    const int64_t* y = y_ ? y_->values() : nullptr;
+    int64_t* out = values();
+    for (int l = 0; l < n; ++l) {
+      const int64_t b = y ? y[l] : 0;
+      if (exact_index_step(op_, x[l], b, out[l])) continue;
+      out[l] = 0;
+      if (!mask || mask[l]) throw_index_error(read_, dim_, dom_, l, op_, x[l], b);
+    }
+  }
+
+ private:
+  char op_;
+  std::unique_ptr<Node> a_, b_;
+  LaneNode<int64_t>* x_;
+  LaneNode<int64_t>* y_;
+  const ExprNode& read_;
+  size_t dim_;
+  const Domain& dom_;
+};
+
+/// The operator IndexStepNode checks for `e` inside a computed index, or 0.
+char index_step_op(const Expr& e, const CompileContext& ctx) {
+  if (!ctx.index_read || e->args.empty() || e->args[0]->type != ElemType::I64) return 0;
+  if (e->kind == ExprKind::Unary) return e->unop == UnOp::Neg ? '~' : 0;
+  if (e->kind != ExprKind::Binary) return 0;
+  switch (e->binop) {
+    case BinOp::Add:
+      return '+';
+    case BinOp::Sub:
+      return '-';
+    case BinOp::Mul:
+      return '*';
+    case BinOp::Div:
+      return '/';
+    case BinOp::Rem:
+      return '%';
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<Node> compile_expr(const Expr& e, const CompileContext& ctx) {
+  if (const char op = index_step_op(e, ctx)) {
+    std::unique_ptr<Node> a = compile_expr(e->args[0], ctx);
+    std::unique_ptr<Node> b = op == '~' ? nullptr : compile_expr(e->args[1], ctx);
+    return std::make_unique<IndexStepNode>(op, std::move(a), std::move(b), ctx);
+  }
   using NodePtr = std::unique_ptr<Node>;
   const int lanes = ctx.domain.lanes;
   const ElemType type = effective_type(e->type, ctx.float_type);

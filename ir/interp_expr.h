@@ -156,7 +156,18 @@ struct CompileContext {
   const SizeBindings& sizes;
   const Domain& domain;
   std::optional<ElemType> float_type;
+  /// Inside computed index `index_dim` of the read `index_read`: its int64
+  /// + - * / % and negation are exact or an error (runtime/tenet_index.h's
+  /// index_step), never wrapped into the tensor.
+  const ExprNode* index_read = nullptr;
+  size_t index_dim = 0;
 };
+
+/// Throws the error of computed index `d` of `read` at a lane: out of range
+/// (op 0, `a` its value, `b` the extent) or an arithmetic step that int64
+/// cannot hold (op + - * / % or '~' for negation, on `a` and `b`).
+[[noreturn]] void throw_index_error(const ExprNode& read, size_t d, const Domain& domain, int lane,
+                                    char op, int64_t a, int64_t b);
 
 /// A read of `src` (the tensor the expression reads, in its effective type);
 /// the node is also a DirectRead of the tensor's storage type.

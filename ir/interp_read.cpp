@@ -209,7 +209,10 @@ class ComputedReadNode final : public LaneNode<lane_of<S>> {
       stride *= extents_[d];
     }
     for (size_t d = 0; d < e.indices.size(); ++d) {
-      index_nodes_.push_back(compile_expr(index_value(e, d), ctx));
+      CompileContext index_ctx = ctx;
+      index_ctx.index_read = &e;
+      index_ctx.index_dim = d;
+      index_nodes_.push_back(compile_expr(index_value(e, d), index_ctx));
       indices_.push_back(static_cast<LaneNode<int64_t>*>(index_nodes_.back().get()));
     }
   }
@@ -225,7 +228,7 @@ class ComputedReadNode final : public LaneNode<lane_of<S>> {
       for (size_t d = 0; d < indices_.size() && inside; ++d) {
         const int64_t v = indices_[d]->values()[l];
         inside = v >= 0 && v < extents_[d];
-        if (!inside && !expr_.guarded) out_of_range(d, v, l);
+        if (!inside && !expr_.guarded) throw_index_error(expr_, d, dom_, l, 0, v, extents_[d]);
         flat += v * strides_[d];
       }
       if (inside) out[l] = lane_of<S>(data_[flat]);
@@ -233,24 +236,6 @@ class ComputedReadNode final : public LaneNode<lane_of<S>> {
   }
 
  private:
-  [[noreturn]] void out_of_range(size_t d, int64_t v, int lane) const {
-    std::string names;
-    std::vector<int64_t> at;
-    for (const auto& [var, value] : dom_.loop_vars) {
-      names += (names.empty() ? "" : ", ") + var;
-      at.push_back(value);
-    }
-    for (size_t k = 0; k < dom_.indices.size(); ++k) {
-      const Domain::Index& ix = dom_.indices[k];
-      names += (names.empty() ? "" : ", ") + ix.name;
-      at.push_back(ix.lo + dom_.outer_pos[k] + (ix.in_box ? ix.lane_pos[size_t(lane)] : 0));
-    }
-    const std::string index = index_text(index_value(expr_, d)), read = read_text(expr_);
-    const IndexSite site{index.c_str(), read.c_str(),           expr_.tensor->name.c_str(),
-                         int(d),        dom_.statement.c_str(), names.c_str()};
-    throw BindError(index_error_message(site, v, extents_[d], at.data()));
-  }
-
   const ExprNode& expr_;
   const Domain& dom_;
   const S* data_;
@@ -260,6 +245,26 @@ class ComputedReadNode final : public LaneNode<lane_of<S>> {
 };
 
 }  // namespace
+
+void throw_index_error(const ExprNode& read, size_t d, const Domain& dom, int lane, char op,
+                       int64_t a, int64_t b) {
+  std::string names;
+  std::vector<int64_t> at;
+  for (const auto& [var, value] : dom.loop_vars) {
+    names += (names.empty() ? "" : ", ") + var;
+    at.push_back(value);
+  }
+  for (size_t k = 0; k < dom.indices.size(); ++k) {
+    const Domain::Index& ix = dom.indices[k];
+    names += (names.empty() ? "" : ", ") + ix.name;
+    at.push_back(ix.lo + dom.outer_pos[k] + (ix.in_box ? ix.lane_pos[size_t(lane)] : 0));
+  }
+  const std::string index = index_text(index_value(read, d)), text = read_text(read);
+  const IndexSite site{index.c_str(), text.c_str(),          read.tensor->name.c_str(),
+                       int(d),        dom.statement.c_str(), names.c_str()};
+  throw BindError(op ? index_overflow_message(site, op, a, b, at.data())
+                     : index_error_message(site, a, b, at.data()));
+}
 
 std::unique_ptr<Node> make_computed_read_node(const ExprNode& e, const Tensor& src,
                                               const CompileContext& ctx) {

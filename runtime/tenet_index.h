@@ -86,6 +86,28 @@ inline std::string index_error_message(const IndexSite& site, int64_t value, int
          (where.empty() ? "" : " at " + where);
 }
 
+/// "the index I(2, 0) * 4611686018427387904 of LUT dimension 0 overflows
+/// 64-bit integers (2 * 4611686018427387904), in the read LUT(I(i, k) *
+/// 4611686018427387904, j) of the statement defining 'O' at i = 2, k = 0":
+/// a step of a computed index's int64 arithmetic whose exact value int64
+/// cannot hold (or a division by zero). Wrapped, it could land inside the
+/// tensor and read the wrong element.
+inline std::string index_overflow_message(const IndexSite& site, char op, int64_t a, int64_t b,
+                                          const int64_t* at) {
+  const std::vector<std::string> names = index_names(site);
+  std::string where;
+  for (size_t k = 0; k < names.size(); ++k)
+    where += (k ? ", " : "") + names[k] + " = " + std::to_string(at[k]);
+  const bool by_zero = (op == '/' || op == '%') && b == 0;
+  const std::string step = op == '~' ? "-(" + std::to_string(a) + ")"
+                                     : std::to_string(a) + " " + op + " " + std::to_string(b);
+  return "the index " + index_with_values(site.index, site, at) + " of " + site.tensor +
+         " dimension " + std::to_string(site.dimension) +
+         (by_zero ? " divides by zero (" : " overflows 64-bit integers (") + step +
+         "), in the read " + site.read + " of the statement defining '" + site.statement + "'" +
+         (where.empty() ? "" : " at " + where);
+}
+
 /// A computed index out of range (what generated code throws after the statement).
 class IndexError : public std::runtime_error {
  public:
@@ -98,6 +120,10 @@ class IndexFault {
   void record(const IndexSite& site, int64_t value, int64_t extent, const int64_t* at) {
     if (claimed_.exchange(true, std::memory_order_acq_rel)) return;
     message_ = index_error_message(site, value, extent, at);
+  }
+  void record_overflow(const IndexSite& site, char op, int64_t a, int64_t b, const int64_t* at) {
+    if (claimed_.exchange(true, std::memory_order_acq_rel)) return;
+    message_ = index_overflow_message(site, op, a, b, at);
   }
   /// Call outside parallel regions (their end orders record before it).
   void raise_if_failed() const {
@@ -119,6 +145,43 @@ inline int64_t checked_index(int64_t value, int64_t extent, IndexFault& fault,
     return value;
   const int64_t values[] = {int64_t(at)..., 0};
   fault.record(site, value, extent, values);
+  return 0;
+}
+
+/// The exact result of one step of a computed index's int64 arithmetic
+/// (`op`: + - * / % or '~' for negation; / and % truncate, as int_div and
+/// int_rem), or false when int64 cannot hold it or the divisor is zero.
+inline bool exact_index_step(char op, int64_t a, int64_t b, int64_t& out) {
+  switch (op) {
+    case '+':
+      return !__builtin_add_overflow(a, b, &out);
+    case '-':
+      return !__builtin_sub_overflow(a, b, &out);
+    case '*':
+      return !__builtin_mul_overflow(a, b, &out);
+    case '~':
+      return !__builtin_sub_overflow(int64_t(0), a, &out);
+    case '/':
+      if (b == 0 || (a == INT64_MIN && b == -1)) return false;
+      out = a / b;
+      return true;
+    case '%':
+      if (b == 0) return false;
+      out = b == -1 ? 0 : a % b;
+      return true;
+  }
+  return false;
+}
+
+/// One step of a computed index's arithmetic, checked like checked_index:
+/// a value int64 cannot hold records the fault and gives 0.
+template <char Op, typename... At>
+inline int64_t index_step(int64_t a, int64_t b, IndexFault& fault, const IndexSite& site,
+                          At... at) {
+  int64_t out;
+  if (__builtin_expect(exact_index_step(Op, a, b, out), 1)) return out;
+  const int64_t values[] = {int64_t(at)..., 0};
+  fault.record_overflow(site, Op, a, b, values);
   return 0;
 }
 

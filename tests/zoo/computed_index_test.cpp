@@ -116,6 +116,60 @@ def f(float(4) x, float(M) y, float(V) A, float(N) P, int32(N) off, float(R) X)
   }
 }
 
+Tensor longs(std::vector<int64_t> shape, const std::vector<int64_t>& values) {
+  Tensor t(ElemType::I64, std::move(shape));
+  for (size_t k = 0; k < values.size(); ++k) t.set(int64_t(k), double(values[k]));
+  return t;
+}
+
+// 4 * 2^62 wraps to 0 in int64: the read W(1) would be inside W, silently the
+// wrong element. A computed index's arithmetic is exact or an error.
+TEST(ComputedIndex, IndexArithmeticBeyondInt64FailsWithTheSameMessageInBothBackends) {
+  ir::Module m = compile(R"(
+def f(float(V) W, int64(B) I, int64(B) J, int64(1) K) -> (big, div, taken) {
+  big(b) = W(I(b) * K(0) + 1)
+  div(b) = W(I(b) / J(b))
+  taken(b) = W(select(I(b) > 1, 1, I(b) * K(0)))
+}
+)");
+  const std::string overflow =
+      "the index I(1)*K(0) + 1 of W dimension 0 overflows 64-bit integers "
+      "(4 * 4611686018427387904), in the read W(I(b)*K(0) + 1) of the statement defining "
+      "'big' at b = 1";
+  const std::string by_zero =
+      "the index I(1) / J(1) of W dimension 0 divides by zero (4 / 0), in the read "
+      "W(I(b) / J(b)) of the statement defining 'div' at b = 1";
+  const ir::Function& f = *m.find("f");
+  std::vector<Tensor> in{ramp({6}), longs({2}, {0, 4}), longs({2}, {1, 0}),
+                         longs({1}, {int64_t(1) << 62})};
+  EXPECT_EQ(error_of([&] { ir::interpret(f, in); }), overflow);
+  ir::Module optimised = m;
+  driver::optimise(optimised);
+  auto compiled = driver::jit_compile(optimised, "f");
+  EXPECT_EQ(error_of([&] { compiled.run(in); }), overflow);
+  // Only the division fails once the product fits: I(1) = 4 is multiplied by 1.
+  ir::Module divides = compile(R"(
+def g(float(V) W, int64(B) I, int64(B) J, int64(1) K) -> (div, taken) {
+  div(b) = W(I(b) / J(b))
+  taken(b) = W(select(I(b) > 1, 1, I(b) * K(0)))
+}
+)");
+  EXPECT_EQ(error_of([&] { ir::interpret(*divides.find("g"), in); }), by_zero);
+  driver::optimise(divides);
+  auto g = driver::jit_compile(divides, "g");
+  EXPECT_EQ(error_of([&] { g.run(in); }), by_zero);
+  // The branch a select does not take is not evaluated: no overflow there.
+  in[2] = longs({2}, {1, 2});
+  std::vector<Tensor> interpreted = ir::interpret(*divides.find("g"), in);
+  std::vector<Tensor> run = g.run(in);
+  for (const auto* out : {&interpreted, &run}) {
+    EXPECT_EQ((*out)[0].get(0), 0);  // W(0 / 1)
+    EXPECT_EQ((*out)[0].get(1), 2);  // W(4 / 2)
+    EXPECT_EQ((*out)[1].get(0), 0);  // W(0 * 2^62)
+    EXPECT_EQ((*out)[1].get(1), 1);  // W(1), the product not computed
+  }
+}
+
 TEST(ComputedIndex, ScatterGradientEqualsTheInterpretersMaskedSumBitForBit) {
   ir::Module m = compile(kEmbedding);
   ad::GradRequest req;
