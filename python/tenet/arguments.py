@@ -130,7 +130,24 @@ def check(fn_name, inputs, args, kwargs, allow_meta=False):
     ``allow_meta``: also accept meta tensors (a fake kernel's shape inference)."""
     values = order(fn_name, inputs, args, kwargs)
     values = [_array_like(d, v, allow_meta) for d, v in zip(inputs, values)]
+    if allow_meta:
+        _check_one_device(inputs, values)
     return values, _float64_variant(inputs, values, [dtype_name(v) for v in values])
+
+
+def _check_one_device(inputs, values):
+    """Meta tensors (shape inference) mixed with CPU ones are an error, as in PyTorch:
+    the results would otherwise be made on one device and never computed."""
+    first = None
+    for decl, value in zip(inputs, values):
+        if not is_torch_tensor(value):
+            continue
+        if first is None:
+            first = (decl, value.device)
+        elif value.device != first[1]:
+            raise TypeError(f"argument '{decl.name}': expected a tensor on {first[1]} like "
+                            f"argument '{first[0].name}', got device {value.device} (all "
+                            f"tensor arguments must be on one device)")
 
 
 def to_numpy(value):

@@ -34,6 +34,10 @@ updates an input in place (``y(i) += x(i)`` onto a declared output ``y``), ``upd
 that input's position, else None."""
 Signature = collections.namedtuple("Signature", "name size_params inputs outputs")
 
+# The JIT options that change what a compiled function does (not where it is cached or
+# how much it prints): part of Function.key.
+_BEHAVIOUR_OPTIONS = ("index_checks", "openmp", "cxx")
+
 
 def _signature(info):
     """The compiler's FunctionInfo as plain tuples (read once, not per call)."""
@@ -96,10 +100,15 @@ class Function:
 
     @property
     def key(self):
-        """A short hash of what defines this function (source, entry, gradient, sizes)."""
+        """A short hash of what defines this function: source, entry, gradient, sizes and
+        every compile option that changes what the code does (index checks, OpenMP, the
+        compiler), so that no cache (operators by name, imported programs) hands out a
+        function made with other options."""
         grad = self._grad
+        behaviour = {k: v for k, v in self._jit.items() if k in _BEHAVIOUR_OPTIONS}
         text = "\0".join([self._source, self._entry, repr(sorted(self._sizes.items())),
-                          "" if grad is None else f"{grad.wrt}|{grad.output}|{grad.vjp}"])
+                          "" if grad is None else f"{grad.wrt}|{grad.output}|{grad.vjp}",
+                          repr(sorted(behaviour.items()))])
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
     def __repr__(self):

@@ -75,3 +75,35 @@ def test_index_checks_off_computes_the_same_in_range():
     W = rng.standard_normal((30, 8)).astype(np.float32)
     tokens = rng.integers(0, 30, (5, 4)).astype(np.int32)
     np.testing.assert_array_equal(checked(W, tokens), unchecked(W, tokens))
+
+
+def test_an_operator_made_without_index_checks_is_not_handed_out_with_them():
+    # The operator cache is keyed by the options that change behaviour: the checked
+    # operator made after an unchecked one for the same source still checks.
+    unchecked = tenet.torch_op(EMBEDDING_BAG, "embedding_bag", index_checks=False)
+    checked = tenet.torch_op(EMBEDDING_BAG, "embedding_bag")
+    assert checked is not unchecked and checked.name != unchecked.name
+    assert tenet.torch_op(EMBEDDING_BAG, "embedding_bag") is checked
+    W = torch.zeros(20, 3)
+    tokens = torch.tensor([[1, 2], [57, 19]], dtype=torch.int32)
+    with pytest.raises(tenet.BindError, match=r"index tokens\(1, 0\) = 57 is outside"):
+        checked(W, tokens)
+    # a name chosen by the caller cannot be reused with other options either
+    tenet.torch_op(EMBEDDING_BAG, "embedding_bag", name="bag_checked_once")
+    with pytest.raises(ValueError, match="a different Tenet operator is already registered"):
+        tenet.torch_op(EMBEDDING_BAG, "embedding_bag", name="bag_checked_once",
+                       index_checks=False)
+
+
+def test_index_arithmetic_beyond_int64_is_an_error_not_a_wrapped_read():
+    f = tenet.compile("""
+def scaled(float(V) W, int64(B) I, int64(1) K) -> (O) {
+  O(b) = W(I(b) * K(0) + 1)
+}
+""")
+    W = np.arange(6, dtype=np.float32)
+    with pytest.raises(tenet.BindError, match=r"the index I\(1\)\*K\(0\) \+ 1 of W dimension 0 "
+                                              r"overflows 64-bit integers \(4 \* 4611686018427387904\)"):
+        f(W, np.array([0, 4], np.int64), np.array([1 << 62], np.int64))
+    np.testing.assert_array_equal(f(W, np.array([0, 4], np.int64), np.array([1], np.int64)),
+                                  [1, 5])

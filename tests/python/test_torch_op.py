@@ -110,6 +110,15 @@ def test_fake_kernel_infers_shapes_from_symbolic_sizes():
         conv(img, torch.empty(4, 3, 3, 2, device="meta"), torch.empty(5, device="meta"))
 
 
+def test_meta_and_cpu_tensors_mixed_are_an_error():
+    # The fake kernel made its result on the first argument's device: a CPU tensor of
+    # uninitialised memory for a call that computed nothing.
+    conv = tenet.torch_op(CONV_STRIDE2, "conv2d_stride2")
+    with pytest.raises(TypeError, match=r"argument 'w': expected a tensor on cpu like argument "
+                                        r"'img', got device meta"):
+        conv(torch.empty(2, 3, 9, 8), torch.empty(4, 3, 3, 2, device="meta"), torch.empty(4))
+
+
 def test_torch_compile_fullgraph_forward_and_backward(squash_op):
     def loss_fn(s, scale):
         return (squash_op(s * scale) ** 2).sum()
