@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "codegen/bounds_check.h"
@@ -80,6 +81,29 @@ std::string runtime_dir() {
   return env && *env ? env : TENET_RUNTIME_DIR_DEFAULT;
 }
 
+/// Each runtime header the unit includes must be in the runtime folder: a
+/// folder named by mistake is the user's setting to fix, not a compiler error
+/// in generated code.
+void check_runtime_headers(const CppUnit& unit, const std::string& runtime) {
+  const char* env = std::getenv("TENET_RUNTIME_DIR");
+  const std::string setting = env && *env ? "TENET_RUNTIME_DIR" : "the folder Tenet was built with";
+  for (const std::string* text : {&unit.source, &unit.header}) {
+    for (size_t at = text->find("#include \""); at != std::string::npos;
+         at = text->find("#include \"", at + 1)) {
+      const size_t start = at + 10, end = text->find('"', start);
+      const std::string name = text->substr(start, end - start);
+      std::error_code ec;
+      if (end == std::string::npos || name == unit.header_name ||
+          !detail::is_runtime_header(name) || fs::is_regular_file(runtime + "/" + name, ec))
+        continue;
+      throw BindError("the runtime headers folder '" + runtime + "' (" + setting + ") has no " +
+                      name + ", which generated code includes; set TENET_RUNTIME_DIR to the " +
+                      "runtime/ folder of this Tenet (its Python package sets it to its own " +
+                      "copy), or unset it");
+    }
+  }
+}
+
 std::string default_jit_compiler() {
   const char* env = std::getenv("TENET_CXX");
   return env && *env ? env : TENET_CXX_COMPILER_DEFAULT;
@@ -141,6 +165,11 @@ void prepare_cache_entry(const std::string& cache_dir, const std::string& dir) {
                     "); set TENET_CACHE_DIR to a writable folder");
   if (std::string why = detail::untrusted_entry_reason(dir); !why.empty())
     throw untrusted_cache("the JIT cache entry", why);
+}
+
+/// "TENET_BLAS_LIBRARY=/usr/lib/.../libopenblas.so.0, TENET_DNNL_LIBRARY=none".
+std::string gemm_settings() {
+  return "TENET_BLAS_LIBRARY=" + blas_library() + ", TENET_DNNL_LIBRARY=" + dnnl_library();
 }
 
 /// Why the compiler cannot build a trivial C++17 shared library with the
@@ -225,10 +254,17 @@ bool build_library(const std::string& dir, const CppUnit& unit, const std::strin
       throw BindError(compiler + " was killed by signal " + std::to_string(r.killed_by) + " (" +
                       strsignal(r.killed_by) + ") while compiling " + source_path +
                       " (out of memory?)\ncommand: " + command + "\n" + output);
-    if (std::string why = probe_compiler(dir, compile); !why.empty())
+    if (std::string why = probe_compiler(dir, compile); !why.empty()) {
+      if (!compile.link_flags.empty() &&
+          probe_compiler(dir, CompileCommand{compile.prefix, {}, compile.origin}).empty())
+        throw BindError("the GEMM libraries generated code links (" + gemm_settings() +
+                        ") cannot be linked into a shared library by " + compiler +
+                        "; set TENET_BLAS_LIBRARY and TENET_DNNL_LIBRARY to working shared " +
+                        "libraries, or to none\n" + why);
       throw BindError(compiler + " cannot build even a one-line C++17 shared library with " +
                       "the flags Tenet uses; set TENET_CXX to a C++17 compiler such as g++ " +
                       "(and check JitOptions::flags)\n" + why);
+    }
     throw InternalError("the C++ compiler failed (exit status " + std::to_string(r.exit_code) +
                         ") on generated code " + source_path + "\ncommand: " + command + "\n" +
                         output);
@@ -263,6 +299,14 @@ void check_library(const std::string& what, const std::string& library, const st
     throw BindError("refusing to link the " + what + " '" + library + "' (" + variable +
                     "): " + why + ", so another user could have changed the code it holds. Use a " +
                     "library only you or root can change");
+  char magic[4] = {};
+  std::ifstream in(library, std::ios::binary);
+  if (!in.read(magic, 4) || std::memcmp(magic,
+                                        "\x7f"
+                                        "ELF",
+                                        4) != 0)
+    throw BindError("the " + what + " '" + library + "' (" + variable +
+                    ") is not a shared library (no ELF header). " + missing_advice);
 }
 
 GemmBuild gemm_build(const CppUnit& unit) {
@@ -351,6 +395,7 @@ std::vector<CompiledFunction> jit_compile_unit(const CppUnit& unit, const ir::Mo
   const std::vector<std::string> workarounds = compiler_workaround_flags(cxx);
   flags.insert(flags.end(), workarounds.begin(), workarounds.end());
   const std::string runtime = runtime_dir();
+  check_runtime_headers(unit, runtime);
 
   detail::Fnv1a key;
   key.add(unit.source);
@@ -392,6 +437,14 @@ std::vector<CompiledFunction> jit_compile_unit(const CppUnit& unit, const ir::Mo
       library->handle = handle;
       break;
     }
+    if (!library->cache_hit && !gemm.link_flags.empty() &&
+        (problem.find("undefined symbol: cblas_") != std::string::npos ||
+         problem.find("undefined symbol: dnnl_") != std::string::npos))
+      throw BindError("the library generated code was built into does not load: " + problem +
+                      "; a GEMM library it links (" + gemm_settings() +
+                      ") lacks the functions it calls. Set TENET_BLAS_LIBRARY to a CBLAS " +
+                      "shared library such as OpenBLAS and TENET_DNNL_LIBRARY to oneDNN's, or " +
+                      "either to none");
     if (!library->cache_hit)
       throw InternalError("cannot load " + library->library_path + ", just built: " + problem);
     std::cerr << "warning: the cached library " << library->library_path << " is damaged ("

@@ -120,6 +120,11 @@ std::string read_text_file(const std::string& path) {
   return ss.str();
 }
 
+bool is_runtime_header(const std::string& name) {
+  return name.size() > 8 && name.compare(0, 6, "tenet_") == 0 &&
+         name.compare(name.size() - 2, 2, ".h") == 0;
+}
+
 std::string folder_contents(const std::string& dir, const std::string& variable) {
   auto require_trusted = [&](const std::string& path) {
     if (std::string why = untrusted_reason(path, Owners::MeOrRoot); !why.empty())
@@ -130,8 +135,10 @@ std::string folder_contents(const std::string& dir, const std::string& variable)
   require_trusted(dir);
   std::map<std::string, std::string> files;
   std::error_code ec;
+  // Only the runtime's own headers: a folder such as /tmp named by mistake
+  // holds other files of any size.
   for (const auto& entry : fs::directory_iterator(dir, ec))
-    if (entry.is_regular_file()) {
+    if (entry.is_regular_file() && is_runtime_header(entry.path().filename().string())) {
       require_trusted(entry.path().string());
       files[entry.path().filename().string()] = read_text_file(entry.path().string());
     }

@@ -41,9 +41,12 @@ std::string compiler_version(const std::string& cxx, const std::string& origin =
 /// The CPU model and feature flags (from /proc/cpuinfo), for -march=native keys.
 std::string host_cpu_identity();
 
-/// Every regular file of a folder, as "name\ncontents" in name order. The
-/// folder and its files must be trustworthy (trust.h; a BindError naming
-/// `variable`, which sets the folder, otherwise).
+/// Whether a file name is a runtime header's: tenet_<name>.h.
+bool is_runtime_header(const std::string& name);
+
+/// Every runtime header (is_runtime_header) of a folder, as "name\ncontents"
+/// in name order. The folder and those files must be trustworthy (trust.h; a
+/// BindError naming `variable`, which sets the folder, otherwise).
 std::string folder_contents(const std::string& dir, const std::string& variable);
 
 std::string read_text_file(const std::string& path);

@@ -127,6 +127,35 @@ TEST_F(Cli, BadCompilerIsAUserErrorNamingTenetCxx) {
   EXPECT_EQ(r.err.find("bug in Tenet"), std::string::npos) << r.err;
 }
 
+// Each JIT setting named wrongly is the user's to fix: the message names the
+// setting and says what to set, never "a bug in Tenet".
+TEST_F(Cli, WrongJitSettingsAreUserErrorsNamingTheSetting) {
+  const std::string fake = write("libfake.so", "not a library");
+  ::chmod(fake.c_str(), 0644);
+  const std::string empty_dir = (dir_ / "empty").string();
+  fs::create_directories(empty_dir);
+  const std::string zlib = "/usr/lib/x86_64-linux-gnu/libz.so.1";
+  const std::string run = "run models/matmul.tn --backend cpp --sizes M=64,K=64,N=64";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"TENET_RUNTIME_DIR=" + empty_dir,
+       "error: the runtime headers folder '" + empty_dir + "' (TENET_RUNTIME_DIR) has no "},
+      {"TENET_BLAS_LIBRARY=" + fake,
+       "error: the BLAS library '" + fake + "' (TENET_BLAS_LIBRARY) is not a shared library"},
+      {"TENET_DNNL_LIBRARY=" + fake,
+       "error: the oneDNN library '" + fake + "' (TENET_DNNL_LIBRARY) is not a shared library"},
+      {"TENET_DNNL_LIBRARY=none TENET_BLAS_LIBRARY=" + zlib,
+       "lacks the functions it calls. Set TENET_BLAS_LIBRARY to a CBLAS shared library"},
+  };
+  for (const auto& [settings, want] : cases) {
+    if (settings.find(zlib) != std::string::npos && !fs::exists(zlib)) continue;
+    CommandResult r =
+        run_in_source(run, settings + " TENET_CACHE_DIR=" + (dir_ / "cache").string());
+    EXPECT_EQ(r.exit_code, 1) << settings << "\n" << r.err;
+    EXPECT_NE(r.err.find(want), std::string::npos) << settings << "\n" << r.err;
+    EXPECT_EQ(r.err.find("bug in Tenet"), std::string::npos) << settings << "\n" << r.err;
+  }
+}
+
 TEST_F(Cli, UnwritableJitCacheIsAUserError) {
   write("scale.tn", "def scale(float(N) x) -> (y) {\n  y(i) = 2 * x(i)\n}\n");
   CommandResult r =
