@@ -251,7 +251,10 @@ std::string emit_standalone_project(const std::string& model_path, const std::st
 
   driver::Request request = training_request(model_path, spec);
   request.emit_cpp = true;
-  request.cpp.unit_name = name;
+  // <name>_kernels, not <name>: the project's folder is on the include path,
+  // so a model named time or pthread would write a time.h that <ctime> or
+  // <pthread.h> then found instead of the system's.
+  request.cpp.unit_name = name + "_kernels";
   request.cpp.origin = model_path;
   request.cpp.openmp = options.openmp;
   request.cpp.index_checks = options.index_checks;

@@ -391,7 +391,7 @@ def test_a_loaded_program_emits_the_same_project(trained_cnn, tmp_path):
     program.save(tmp_path / "saved")
     first = program.emit(tmp_path / "a")
     second = tenet.load(tmp_path / "saved").emit(tmp_path / "b")
-    for name in ("small_cnn.tn", "small_cnn.cpp", "small_cnn_model.cpp", "weights.safetensors"):
+    for name in ("small_cnn.tn", "small_cnn_kernels.cpp", "small_cnn_model.cpp", "weights.safetensors"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
     assert first.name == second.name
 
