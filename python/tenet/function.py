@@ -17,7 +17,9 @@ function's PyTorch operator (``tenet.torch_op``), so autograd sees the call.
 """
 
 import collections
+import collections.abc
 import hashlib
+import numbers
 import os
 import sys
 import warnings
@@ -288,7 +290,37 @@ def compile(source, entry=None, target="cpu", *, sizes=None, filename="<string>"
     program = load(source, filename)
     jit = {"cache_dir": cache_dir or "", "cxx": cxx or "", "openmp": openmp,
            "verbose": verbose, "index_checks": index_checks}
-    return Function(program, source, pick_entry(program, entry), sizes=sizes, jit=jit)
+    function = Function(program, source, pick_entry(program, entry), sizes=checked_sizes(sizes),
+                        jit=jit)
+    unknown = [name for name in function.sizes if name not in function.size_params]
+    if unknown:
+        params = ", ".join(function.size_params) or "none"
+        raise ValueError(f"sizes: '{function.name}' has no size parameter '{unknown[0]}' (its "
+                         f"size parameters: {params})")
+    return function
+
+
+_INT64_MAX = (1 << 63) - 1
+
+
+def checked_sizes(sizes):
+    """``sizes=`` as a dict of name -> int, or a TypeError/ValueError naming the entry."""
+    if sizes is None:
+        return {}
+    if not isinstance(sizes, collections.abc.Mapping):
+        raise TypeError(f"sizes: expected a dict of size parameter names to integers, e.g. "
+                        f"{{'M': 3}}, got {type(sizes).__name__}")
+    checked = {}
+    for name, value in sizes.items():
+        if not isinstance(name, str):
+            raise TypeError(f"sizes: a size parameter's name must be a string, got {name!r}")
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"sizes: '{name}' must be an integer, got {value!r} "
+                            f"({type(value).__name__})")
+        if not 0 <= int(value) <= _INT64_MAX:
+            raise ValueError(f"sizes: '{name}' = {int(value)} is outside [0, 2^63)")
+        checked[name] = int(value)
+    return checked
 
 
 def compile_file(path, entry=None, **options):

@@ -245,3 +245,28 @@ def test_generated_code_reads_the_packaged_runtime_headers():
     runtime = tenet._tenet.runtime_dir()
     assert os.path.isfile(os.path.join(runtime, "tenet_runtime.h"))
     assert os.path.isfile(os.path.join(runtime, "tenet_gemm.h"))
+
+
+@pytest.mark.parametrize("sizes, error, message", [
+    ({"M": 2.5}, TypeError, r"sizes: 'M' must be an integer, got 2\.5 \(float\)"),
+    ({"M": "3"}, TypeError, r"sizes: 'M' must be an integer, got '3' \(str\)"),
+    ({"M": True}, TypeError, r"sizes: 'M' must be an integer, got True \(bool\)"),
+    ({3: 2}, TypeError, r"sizes: a size parameter's name must be a string, got 3"),
+    ([("M", 2)], TypeError, r"sizes: expected a dict of size parameter names to integers"),
+    ({"M": 2**70}, ValueError, r"sizes: 'M' = 1180591620717411303424 is outside \[0, 2\^63\)"),
+    ({"M": -1}, ValueError, r"sizes: 'M' = -1 is outside \[0, 2\^63\)"),
+    ({"Q": 3}, ValueError, r"sizes: 'ramp' has no size parameter 'Q' \(its size parameters: M\)"),
+])
+def test_bad_sizes_are_errors_naming_the_entry(sizes, error, message):
+    # They reached the extension, where pybind11 listed its argument types instead.
+    src = "def ramp(float s) -> (y) { y(i) = s * float32(i) where i in 0:M }"
+    with pytest.raises(error, match=message):
+        tenet.compile(src, sizes=sizes)
+    np.testing.assert_array_equal(tenet.compile(src, sizes={"M": np.int64(2)})(np.float32(1)),
+                                  [0, 1])
+
+
+def test_gradcheck_checks_sizes_too():
+    src = "def ramp(float s) -> (y) { y(i) = s * float32(i) where i in 0:M }"
+    with pytest.raises(TypeError, match=r"sizes: 'M' must be an integer, got 2\.5 \(float\)"):
+        tenet.gradcheck(src, sizes={"M": 2.5})
