@@ -123,14 +123,13 @@ class Function:
         """The gradient of a scalar output: a Function returning the outputs, then one
         gradient ``d_<input>`` per input in ``wrt`` (default: every float input).
         ``output`` defaults to the only output, or the only float scalar among several."""
-        return self._derived(_tenet.GradRequest(wrt=list(wrt or []), output=output or ""))
+        return self._derived(grad_request(wrt, output))
 
     def vjp(self, wrt=None, output=None):
         """Vector-Jacobian products: a Function taking the inputs, then one cotangent
         ``d_<output>`` per float output (or only for ``output``), returning the outputs,
         then ``d_<input>`` per input in ``wrt`` (default: every float input)."""
-        return self._derived(_tenet.GradRequest(wrt=list(wrt or []), output=output or "",
-                                                vjp=True))
+        return self._derived(grad_request(wrt, output, vjp=True))
 
     @property
     def backward(self):
@@ -254,10 +253,39 @@ def _caller_stacklevel():
     return level
 
 
+def _text(value, what, optional=False):
+    """A str argument (a path-like one as its str), or a TypeError naming it."""
+    if value is None and optional:
+        return ""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a string, got {type(value).__name__} {value!r:.60}")
+    return value
+
+
+def grad_request(wrt, output, vjp=False):
+    """A _tenet.GradRequest: ``wrt`` one input's name or a list of them (None: every float
+    input), ``output`` a name or None."""
+    if isinstance(wrt, (str, os.PathLike)):
+        wrt = [wrt]
+    names = [_text(name, "wrt (input names)") for name in (wrt or [])]
+    return _tenet.GradRequest(wrt=names, output=_text(output, "output", optional=True), vjp=vjp)
+
+
+def _flag(value, what):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{what} must be True or False, got {type(value).__name__} {value!r:.60}")
+    return bool(value)
+
+
 def load(source, filename="<string>"):
     """Parses and checks a program; raises tenet.CompileError with the diagnostics,
     and issues each warning or note as a tenet.CompileWarning at the user's call."""
-    program = _tenet.CheckedProgram(source, filename)
+    if isinstance(source, bytes):
+        source = source.decode("utf-8")
+    program = _tenet.CheckedProgram(_text(source, "source (the program's text)"),
+                                    _text(filename, "filename"))
     for text in program.warnings:
         warnings.warn(CompileWarning(text), stacklevel=_caller_stacklevel())
     return program
@@ -266,7 +294,7 @@ def load(source, filename="<string>"):
 def pick_entry(program, entry):
     names = program.function_names()
     if entry is not None:
-        return entry  # an unknown name is a CompileError listing the functions
+        return _text(entry, "entry (a function's name)")  # unknown: a CompileError
     if len(names) == 1:
         return names[0]
     if not names:
@@ -288,8 +316,9 @@ def compile(source, entry=None, target="cpu", *, sizes=None, filename="<string>"
     if target != "cpu":
         raise ValueError(f"unknown target {target!r} (supported: 'cpu')")
     program = load(source, filename)
-    jit = {"cache_dir": cache_dir or "", "cxx": cxx or "", "openmp": openmp,
-           "verbose": verbose, "index_checks": index_checks}
+    jit = {"cache_dir": _text(cache_dir, "cache_dir", optional=True),
+           "cxx": _text(cxx, "cxx", optional=True), "openmp": _flag(openmp, "openmp"),
+           "verbose": _flag(verbose, "verbose"), "index_checks": _flag(index_checks, "index_checks")}
     function = Function(program, source, pick_entry(program, entry), sizes=checked_sizes(sizes),
                         jit=jit)
     unknown = [name for name in function.sizes if name not in function.size_params]
@@ -334,6 +363,6 @@ def print_grad(source, entry=None, wrt=None, output=None, vjp=False, filename="<
     `tenet print --grad` of the CLI): a scalar ``output``'s gradient, or with
     ``vjp`` the vector-Jacobian products of every float output."""
     program = load(source, filename)
-    request = _tenet.GradRequest(wrt=list(wrt or []), output=output or "", vjp=vjp)
+    request = grad_request(wrt, output, vjp=vjp)
     variant = _tenet.Variant(pick_entry(program, entry), grad=request)
     return program.unparse(variant)

@@ -16,7 +16,7 @@ import numpy as np
 from . import _tenet
 from . import sizes as symbolic
 from .arguments import is_torch_tensor, to_numpy
-from .function import checked_sizes, load, pick_entry
+from .function import checked_sizes, grad_request, load, pick_entry
 
 # max |compiled - interpreted| / max |interpreted|: float32 sums in another
 # order (GEMM, OpenMP-free reductions) stay far below this.
@@ -105,7 +105,7 @@ def gradcheck(source, entry=None, *, sizes=None, inputs=None, wrt=None, output=N
     program = load(source, filename)
     entry = pick_entry(program, entry)
     sizes = checked_sizes(sizes)
-    request = _tenet.GradRequest(wrt=list(wrt or []), output=output or "", vjp=vjp)
+    request = grad_request(wrt, output, vjp)
     arrays = [to_numpy(a if is_torch_tensor(a) else np.asarray(a)) for a in (inputs or [])]
     declared = program.info(_tenet.Variant(entry)).inputs
     if arrays:

@@ -25,6 +25,8 @@ The backward operator has no autograd formula of its own: a double backward
 is an error.
 """
 
+import re
+
 try:
     import torch
 except ModuleNotFoundError as missing:
@@ -35,6 +37,7 @@ from . import arguments
 from . import sizes as symbolic
 
 _NAMESPACE = "tenet"
+_OPERATOR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _REGISTERED = {}  # operator name -> TorchOp
 
 
@@ -242,6 +245,9 @@ def registered(function, name=None):
     (the dispatcher takes each name once). ``name`` defaults to
     ``<function name>_<hash of its source, entry and sizes>``."""
     _check_torch_dtypes(function)
+    if name is not None and not (isinstance(name, str) and _OPERATOR_NAME.fullmatch(name)):
+        raise ValueError(f"name: an operator's name must be an identifier (letters, digits, "
+                         f"'_'; not starting with a digit), got {name!r:.60}")
     name = name or f"{function.name}_{function.key}"
     existing = _REGISTERED.get(name)
     if existing is None:

@@ -270,3 +270,29 @@ def test_gradcheck_checks_sizes_too():
     src = "def ramp(float s) -> (y) { y(i) = s * float32(i) where i in 0:M }"
     with pytest.raises(TypeError, match=r"sizes: 'M' must be an integer, got 2\.5 \(float\)"):
         tenet.gradcheck(src, sizes={"M": 2.5})
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: tenet.compile(123), TypeError,
+     r"source \(the program's text\) must be a string, got int 123"),
+    (lambda: tenet.compile(SOFTMAX, 5), TypeError,
+     r"entry \(a function's name\) must be a string, got int 5"),
+    (lambda: tenet.compile(SOFTMAX, filename=3), TypeError, r"filename must be a string, got int"),
+    (lambda: tenet.compile(SOFTMAX, cache_dir=5), TypeError, r"cache_dir must be a string"),
+    (lambda: tenet.compile(SOFTMAX, cxx=["g++"]), TypeError, r"cxx must be a string, got list"),
+    (lambda: tenet.compile(SOFTMAX, index_checks="no"), TypeError,
+     r"index_checks must be True or False, got str 'no'"),
+    (lambda: tenet.compile(SOFTMAX).grad(wrt=[3]), TypeError,
+     r"wrt \(input names\) must be a string, got int 3"),
+])
+def test_misused_arguments_are_errors_naming_the_argument(call, error, message):
+    # pybind11's list of argument types, or a silently wrong option, before.
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_wrt_may_name_one_input():
+    # a string was taken as a list of one-letter names
+    f = tenet.compile("def dot(float(N) ab, float(N) b) -> (s) { s +=! ab(i) * b(i) }")
+    g = f.grad(wrt="ab")
+    assert g.output_names == ["s", "d_ab"]

@@ -110,6 +110,13 @@ def test_fake_kernel_infers_shapes_from_symbolic_sizes():
         conv(img, torch.empty(4, 3, 3, 2, device="meta"), torch.empty(5, device="meta"))
 
 
+@pytest.mark.parametrize("name", ["bad name!", "a::b", "", 5, "9lives"])
+def test_an_operator_name_must_be_an_identifier(name):
+    # PyTorch's schema parser failed on it with its own message (or took "").
+    with pytest.raises(ValueError, match=r"name: an operator's name must be an identifier"):
+        tenet.torch_op(SQUASH, "squash", name=name)
+
+
 def test_meta_and_cpu_tensors_mixed_are_an_error():
     # The fake kernel made its result on the first argument's device: a CPU tensor of
     # uninitialised memory for a call that computed nothing.
