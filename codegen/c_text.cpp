@@ -96,6 +96,28 @@ std::string c_string_literal(const std::string& text) {
   return out + "\"";
 }
 
+std::string comment_text(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20 || c == 0x7f) {
+      static const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else if (c == '*' && i + 1 < text.size() && text[i + 1] == '/') {
+      out += "*\\";  // "*/" would end a /* */ comment
+    } else {
+      out += char(c);
+    }
+  }
+  return out;
+}
+
 // ---- Identifiers --------------------------------------------------------------
 
 std::string output_name(const ir::Function& fn, size_t i) {

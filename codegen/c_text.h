@@ -51,6 +51,12 @@ CExpr literal(double value, ElemType type);
 /// A C string literal with the text escaped ("a\"b").
 std::string c_string_literal(const std::string& text);
 
+/// User text (a file name) made safe inside a comment of generated code: a
+/// C++ `//` or `/* */` comment, a CMake or shell `#` comment, a line of a
+/// README. Control characters (a newline would end the comment and make the
+/// rest code) become C escapes (\n, \x01), a backslash \\, and "*/" "*\/".
+std::string comment_text(const std::string& text);
+
 /// Renames size parameters whose names are not usable C++ identifiers.
 using NameMap = std::map<std::string, std::string>;
 

@@ -267,7 +267,8 @@ std::string emit_standalone_project(const std::string& model_path, const std::st
   std::string upper;
   for (char c : name) upper += char(std::toupper(static_cast<unsigned char>(c)));
   values["MODEL_UPPER"] = upper;
-  values["ORIGIN"] = std::filesystem::path(model_path).filename().string();
+  values["ORIGIN"] =
+      codegen::detail::comment_text(std::filesystem::path(model_path).filename().string());
   const std::string table = model_table(name, spec, fns.at(0), fns.at(1), code);
   const int64_t classes = ProgramTable::classes_of(fns.at(1), spec.eval.scores);
   values["CLASSES"] = std::to_string(classes);

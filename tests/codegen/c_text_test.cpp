@@ -62,6 +62,13 @@ TEST(CText, FloatLiteralsReadBackExactly) {
   }
 }
 
+TEST(CText, CommentTextCannotEndItsComment) {
+  EXPECT_EQ(comment_text("models/mnist.tn"), "models/mnist.tn");
+  EXPECT_EQ(comment_text("a\nint x;\r\x01"), "a\\nint x;\\x0d\\x01");
+  EXPECT_EQ(comment_text("dir*/x.tn"), "dir*\\/x.tn");
+  EXPECT_EQ(comment_text("C:\\x\\"), "C:\\\\x\\\\");  // no line splice at the end
+}
+
 TEST(CText, SizesUseFloorDivision) {
   SizeExpr H = SizeExpr::sym("H"), W = SizeExpr::sym("W"), N = SizeExpr::sym("N");
   EXPECT_EQ(size_to_c(H, {}).text, "H");
