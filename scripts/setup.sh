@@ -10,6 +10,7 @@ packages=(
   libopenblas0-openmp                # the GEMM library generated code links (runtime/tenet_gemm.h)
   libdnnl-dev                        # oneDNN: float32 GEMMs of generated code (runtime/tenet_gemm.h)
   zlib1g-dev                         # train/: gzipped MNIST IDX files
+  nlohmann-json3-dev                 # train/json.cpp: safetensors headers (emitted projects ship the header)
   clang-format                       # format check
   python3 python3-venv python3-dev # .venv (scripts/venv.sh): PyTorch, the Python package
 )

@@ -1,14 +1,17 @@
 /// \file
-/// A small, strict JSON reader and string quoting, for headers of files that
-/// may come from anyone (safetensors). It is part of the runtime that emitted
-/// standalone projects copy (codegen/standalone.h), so it needs nothing but
-/// the standard library.
+/// A strict JSON reader and string quoting, for headers of files that may
+/// come from anyone (safetensors). The grammar is nlohmann-json's SAX parser
+/// (nlohmann/json.hpp, MIT; emitted standalone projects ship a copy), which
+/// reads without recursion; this file adds what a reader of untrusted text
+/// needs and nlohmann does not do: no duplicate keys, bounded nesting and
+/// size, numbers kept as written, and errors in plain words with the byte.
 ///
-/// Strict: RFC 8259 only (no comments, trailing commas, NaN, or lone
-/// surrogates), strings valid UTF-8, no duplicate key in an object, nesting
-/// at most 64 deep, numbers within the range of a double. Numbers keep the
-/// text they were written with, so integers beyond 2^53 are exact and error
-/// messages show what the file says.
+/// Strict: RFC 8259 only (no comments, trailing commas, NaN, byte order mark
+/// or lone surrogates), strings valid UTF-8, no duplicate key in an object,
+/// nesting at most 64 deep, at most 4 million values, numbers within the
+/// range of a double. Numbers keep the text they were written with, so
+/// integers beyond 2^53 are exact and error messages show what the file says.
+/// Time and memory are linear in the text.
 #pragma once
 
 #include <cstddef>
@@ -55,7 +58,7 @@ struct Member {
 /// an array).
 class Error : public std::runtime_error {
  public:
-  enum class Category { Syntax, Depth, Duplicate, Range };
+  enum class Category { Syntax, Depth, Duplicate, Range, Size };
   Error(Category category, std::string what, std::optional<size_t> offset)
       : std::runtime_error(what), category(category), offset(offset) {}
   Category category;
@@ -65,10 +68,20 @@ class Error : public std::runtime_error {
 };
 
 inline constexpr int kMaxDepth = 64;
+inline constexpr size_t kMaxValues = 4'000'000;
+
+/// What a text may hold: nesting depth and the number of values (every
+/// scalar, array and object counts one; keys do not).
+struct Limits {
+  int max_depth = kMaxDepth;
+  size_t max_values = kMaxValues;
+};
 
 /// Parses one JSON value filling the whole text (white space around it is
-/// allowed). Throws Error.
-Value parse(std::string_view text);
+/// allowed). Throws Error: "nested deeper than N levels" (Depth), "holds
+/// more than N values" (Size), a duplicate key (Duplicate), a number beyond
+/// a double (Range), anything else (Syntax, with the byte).
+Value parse(std::string_view text, const Limits& limits = {});
 
 /// Whether `s` is valid UTF-8 (no overlong forms, surrogates or values
 /// beyond U+10FFFF).

@@ -145,14 +145,21 @@ class HeaderReader {
           fail(duplicate(e));
         case json::Error::Category::Depth:
           fail("the header is " + std::string(e.what()));
+        case json::Error::Category::Size:
+          fail("the header " + std::string(e.what()));
         default:
           fail("invalid JSON in the header" +
                (e.offset ? " at byte " + std::to_string(8 + *e.offset) : std::string()) + ": " +
                e.what());
       }
     }
+    const size_t tensors = root.members.size() - (root.find("__metadata__") ? 1 : 0);
+    if (tensors > kMaxSafetensorsTensors)
+      fail("the header describes " + std::to_string(tensors) + " tensors, more than the " +
+           std::to_string(kMaxSafetensorsTensors) + " a file may hold");
     SafetensorsFile file;
     std::vector<Entry> entries;
+    entries.reserve(tensors);
     for (const auto& [key, value] : root.members) {
       if (key == "__metadata__")
         file.metadata = metadata(value);

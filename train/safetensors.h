@@ -18,7 +18,10 @@
 /// what is wrong: header length vs file size, JSON syntax, the header's
 /// structure (known keys, types, duplicate names), dtypes, shapes, offsets in
 /// range, byte counts matching dtype x shape, tensors covering the buffer
-/// without overlaps or holes. Tensors come back in the order of their data.
+/// without overlaps or holes, and sizes: a header of at most 100 MB (as the
+/// reference reader), 4 million JSON values (train/json.h) and
+/// kMaxSafetensorsTensors tensors. Time is O(n log n) in the header's size.
+/// Tensors come back in the order of their data.
 #pragma once
 
 #include <map>
@@ -30,6 +33,10 @@
 namespace tenet::train {
 
 using Metadata = std::map<std::string, std::string>;
+
+/// The most tensors a file read may describe (real checkpoints hold
+/// thousands at most); more is refused before anything is copied.
+inline constexpr size_t kMaxSafetensorsTensors = 250'000;
 
 struct SafetensorsFile {
   NamedTensors tensors;

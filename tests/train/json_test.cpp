@@ -19,6 +19,16 @@ Error error_of(const std::string& text) {
   return Error(Error::Category::Syntax, "", std::nullopt);
 }
 
+Error error_of_limited(const std::string& text, const Limits& limits) {
+  try {
+    parse(text, limits);
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "parsed: " << text;
+  return Error(Error::Category::Syntax, "", std::nullopt);
+}
+
 TEST(Json, ReadsEveryKindInDocumentOrder) {
   const Value v = parse(R"( {"b": [1, -2.5e3, true, null], "a": "x\u00e9\ud83d\ude00\n"} )");
   ASSERT_TRUE(v.is_object());
@@ -68,6 +78,49 @@ TEST(Json, SyntaxErrorsSayWhereAndWhat) {
   EXPECT_STREQ(error_of("1.").what(), "invalid number: expected a digit after '.'");
   EXPECT_EQ(error_of("1e999").category, Error::Category::Range);
   EXPECT_NO_THROW(parse("1e-999"));  // underflow to 0 is a number
+}
+
+TEST(Json, MoreSyntaxErrorsInOurWords) {
+  EXPECT_STREQ(error_of("{\"a\":x}").what(), "unexpected 'x'; expected a value");
+  EXPECT_EQ(error_of("{\"a\":x}").offset, 5u);
+  EXPECT_STREQ(error_of("[1,]").what(), "unexpected ']'; expected a value");
+  EXPECT_STREQ(error_of("{x}").what(), "unexpected 'x'; expected a member name in quotes");
+  EXPECT_STREQ(error_of("[1 x]").what(), "unexpected 'x'; expected ',' or ']'");
+  EXPECT_STREQ(error_of("{\"a\":1 2}").what(), "unexpected '2'; expected ',' or '}'");
+  EXPECT_STREQ(error_of("[true true]").what(), "unexpected 't'; expected ',' or ']'");
+  EXPECT_EQ(error_of("[true true]").offset, 6u);
+  EXPECT_STREQ(error_of("nux").what(), "invalid literal");
+  EXPECT_STREQ(error_of("1e").what(), "invalid number: expected a digit in the exponent");
+  EXPECT_STREQ(error_of("\"ab").what(), "invalid string: missing closing quote");
+  EXPECT_STREQ(error_of("\xef\xbb\xbf{}").what(), "unexpected byte; expected a value");
+  EXPECT_STREQ(error_of("{} [").what(), "unexpected text after the JSON value");
+  EXPECT_EQ(error_of("{}  [").offset, 4u);
+  // A sign is kept: -0 is no unsigned integer.
+  EXPECT_EQ(parse("-0").text, "-0");
+  EXPECT_FALSE(parse("-0").as_uint64());
+  EXPECT_EQ(parse("-9223372036854775808").text, "-9223372036854775808");
+}
+
+TEST(Json, ValuesAreCounted) {
+  const Limits three{kMaxDepth, 3};
+  EXPECT_NO_THROW(parse("[1, 2]", three));
+  const Error e = error_of_limited("[1, [2]]", three);
+  EXPECT_EQ(e.category, Error::Category::Size);
+  EXPECT_STREQ(e.what(), "holds more than 3 values");
+}
+
+// A duplicate check per key that scans the object's keys made 200,000 keys
+// take minutes (safetensors_test.cpp reads as many); 50,000 take tens of
+// milliseconds (quadratic, seconds).
+TEST(Json, ManyKeysReadInLinearTime) {
+  std::string text = "{";
+  for (int i = 0; i < 50000; ++i) text += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":[1,2]";
+  text += "}";
+  const Value v = parse(text);
+  ASSERT_EQ(v.members.size(), 50000u);
+  EXPECT_EQ(v.members[49999].key, "k49999");
+  EXPECT_EQ(error_of(text.substr(0, text.size() - 1) + ",\"k7\":1}").path,
+            std::vector<std::string>{});
 }
 
 TEST(Json, QuotesWhatItReadsBack) {

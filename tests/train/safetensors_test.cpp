@@ -218,6 +218,32 @@ TEST(Safetensors, EveryValidationErrorNamesTheFileAndTheProblem) {
   }
 }
 
+// Found by the second hostile-input round: a duplicate check that scanned
+// every earlier key made a 13 MB header take minutes. 200,000 tensors now
+// read in a fraction of a second (the quadratic reader would time out).
+TEST(Safetensors, ManyTensorsReadInLinearTime) {
+  std::string header = "{";
+  const int n = 200000;
+  for (int i = 0; i < n; ++i)
+    header += (i ? "," : "") + tensor_json("t" + std::to_string(i), "\"F32\"", "[0]", "[0,0]");
+  header += "}";
+  const SafetensorsFile f = parse_safetensors(file_of(header, ""), "many.safetensors");
+  ASSERT_EQ(f.tensors.size(), size_t(n));
+  EXPECT_EQ(f.tensors[0].name, "t0");
+}
+
+TEST(Safetensors, HeadersAreCappedInTensors) {
+  // One key more than the cap; the count is checked before any tensor is.
+  std::string header = "{";
+  for (size_t i = 0; i <= kMaxSafetensorsTensors; ++i)
+    header += (i ? ",\"" : "\"") + std::to_string(i) + "\":0";
+  header += "}";
+  expect_error([&] { parse_safetensors(file_of(header, ""), "big.safetensors"); },
+               {"big.safetensors: invalid safetensors file: the header describes 250001 tensors, "
+                "more than the 250000 a file may hold"});
+  // (More JSON values than train/json.h reads: tests/train/json_test.cpp.)
+}
+
 TEST(Safetensors, FileErrors) {
   TempDir tmp;
   expect_error([&] { read_safetensors(tmp.path("missing.safetensors")); },
