@@ -321,6 +321,28 @@ std::string read_whole_file(const std::string& path) {
   return os.str();
 }
 
+/// What lstat says `path` is, in words, when it is neither absent nor a
+/// regular file.
+std::string special_kind(mode_t mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+/// A save replaces a regular file or makes a new one, and nothing else: a
+/// rename over a symbolic link, FIFO or device node (/dev/null, as root)
+/// would replace it with our file.
+void check_replaceable(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return;
+  throw BindError(path + ": will not write over " + special_kind(st.st_mode) +
+                  " (a save replaces only a regular file or makes a new one)");
+}
+
 }  // namespace
 
 std::string to_safetensors(const NamedTensors& tensors, const Metadata& metadata) {
@@ -350,6 +372,7 @@ SafetensorsFile read_safetensors(const std::string& path) {
 }
 
 void write_file_atomically(const std::string& path, std::string_view bytes) {
+  check_replaceable(path);
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "."
                           : slash == 0               ? "/"
@@ -379,6 +402,12 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
     const std::string reason = errno_text();
     ::unlink(tmp.c_str());
     throw BindError(path + ": close failed: " + reason);
+  }
+  try {  // again: it may have been made while we wrote
+    check_replaceable(path);
+  } catch (const BindError&) {
+    ::unlink(tmp.c_str());
+    throw;
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string reason = errno_text();

@@ -55,6 +55,8 @@ SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& nam
 
 /// Writes bytes to path atomically (temporary file in the same directory,
 /// fsync, rename). BindError naming the path on failure; no temporary is left.
+/// Only a regular file is replaced: a path that names a symbolic link, FIFO,
+/// device, socket or directory is refused (BindError "will not write over").
 /// Temporaries of `path` that processes killed mid-write left behind are
 /// removed first (support/temp_files.h).
 void write_file_atomically(const std::string& path, std::string_view bytes);

@@ -3,6 +3,8 @@
 // and the atomic write.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cstring>
 #include <filesystem>
 
@@ -244,6 +246,37 @@ TEST(Safetensors, HeadersAreCappedInTensors) {
   // (More JSON values than train/json.h reads: tests/train/json_test.cpp.)
 }
 
+// Found by the second hostile-input round: run as root, a save renamed its
+// file over a device node. Only regular files are replaced; the rest are
+// refused, named, and left as they were.
+TEST(Safetensors, WritesOverNothingButRegularFiles) {
+  TempDir tmp;
+  const NamedTensors tensors = {{"x", f32({1}, {1})}};
+  testing::write_bytes(tmp.path("target"), "keep");
+  std::filesystem::create_symlink(tmp.path("target"), tmp.path("link.safetensors"));
+  ASSERT_EQ(::mkfifo(tmp.path("fifo.safetensors").c_str(), 0644), 0);
+  const std::pair<std::string, std::string> cases[] = {
+      {tmp.path("link.safetensors"), "a symbolic link"},
+      {tmp.path("fifo.safetensors"), "a FIFO"},
+      {"/dev/null", "a character device"},
+  };
+  for (const auto& [path, kind] : cases) {
+    SCOPED_TRACE(path);
+    expect_error([&] { write_safetensors(path, tensors); },
+                 {path + ": will not write over " + kind +
+                  " (a save replaces only a regular file or makes a new one)"});
+  }
+  EXPECT_TRUE(std::filesystem::is_symlink(tmp.path("link.safetensors")));
+  EXPECT_TRUE(std::filesystem::is_fifo(tmp.path("fifo.safetensors")));
+  EXPECT_TRUE(std::filesystem::is_character_file("/dev/null"));
+  EXPECT_EQ(testing::read_bytes(tmp.path("target")), "keep");
+  // A regular file is replaced, a new one made.
+  write_safetensors(tmp.path("target"), tensors);
+  write_safetensors(tmp.path("new.safetensors"), tensors);
+  EXPECT_EQ(read_safetensors(tmp.path("target")).tensors.size(), 1u);
+  EXPECT_EQ(read_safetensors(tmp.path("new.safetensors")).tensors.size(), 1u);
+}
+
 TEST(Safetensors, FileErrors) {
   TempDir tmp;
   expect_error([&] { read_safetensors(tmp.path("missing.safetensors")); },
@@ -278,10 +311,10 @@ TEST(Safetensors, WritesAtomicallyAndLeavesNoTemporaries) {
   const SafetensorsFile back = read_safetensors(path);
   ASSERT_EQ(back.tensors.size(), 1u);
   EXPECT_EQ(back.tensors[0].name, "y");
-  // A failed write (the destination is a directory) removes its temporary file.
+  // A directory is not written over (nor is a temporary file left).
   std::filesystem::create_directory(tmp.path("dir.safetensors"));
   expect_error([&] { write_safetensors(tmp.path("dir.safetensors"), {}); },
-               {"cannot rename the temporary file into place"});
+               {tmp.path("dir.safetensors") + ": will not write over a directory"});
   std::vector<std::string> names;
   for (const auto& entry : std::filesystem::directory_iterator(tmp.dir()))
     names.push_back(entry.path().filename().string());
