@@ -2,13 +2,17 @@
 // checkpoints, with exact resumption.
 #include "train/loop.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -175,6 +179,41 @@ class CurveLog {
   std::ofstream out_;
 };
 
+/// An exclusive flock on RUNDIR/.lock for as long as a run writes there, so
+/// that a second run given the same folder fails at once instead of both
+/// interleaving log.csv and checkpoints. The kernel drops it when the
+/// process dies; the descriptor is close-on-exec, so the compilers a run
+/// starts do not hold it.
+class RunDirLock {
+ public:
+  RunDirLock() = default;
+  RunDirLock(const RunDirLock&) = delete;
+  RunDirLock& operator=(const RunDirLock&) = delete;
+  ~RunDirLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  void take(const std::string& dir, const std::string& out_option) {
+    const std::string path = dir + "/.lock";
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd_ < 0)
+      throw BindError("cannot create the lock file " + path + ": " + std::strerror(errno) +
+                      "; choose another " + out_option);
+    if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
+    const bool busy = errno == EWOULDBLOCK;
+    const std::string reason = std::strerror(errno);
+    ::close(fd_);
+    fd_ = -1;
+    if (busy)
+      throw BindError("another run is writing to the run directory " + dir + " (it holds " + path +
+                      "); wait for it to end or choose another " + out_option);
+    throw BindError("cannot lock " + path + ": " + reason + "; choose another " + out_option);
+  }
+
+ private:
+  int fd_ = -1;
+};
+
 class Trainer {
  public:
   Trainer(TrainableModel& model, const HyperParams& hyper, const RunOptions& options,
@@ -230,7 +269,7 @@ class Trainer {
 
   /// The run directory, created if need be, without checkpoint temporaries
   /// that killed runs left in it.
-  void create_run_dir() const {
+  void create_run_dir() {
     std::error_code ec;
     fs::create_directories(options_.run_dir, ec);
     if (ec || !fs::is_directory(options_.run_dir))
@@ -240,6 +279,7 @@ class Trainer {
     if (::access(options_.run_dir.c_str(), W_OK) != 0)
       throw BindError("cannot write in the run directory " + options_.run_dir +
                       "; choose another " + options_.spell("out"));
+    lock_.take(options_.run_dir, options_.spell("out"));
     remove_stale_temporaries(checkpoint_path());
   }
 
@@ -403,6 +443,7 @@ class Trainer {
   std::unique_ptr<Optimizer> optimizer_;
   ExponentialDecay schedule_;
   std::unique_ptr<CurveLog> log_;
+  RunDirLock lock_;
   std::chrono::steady_clock::time_point start_;
   TrainingReporter& reporter_;
   TrainingResult result_;

@@ -1,9 +1,12 @@
 // What `tenet train` does to its run directory: it overwrites no file of the
 // user's without --overwrite, says so when it cannot write there, removes
-// the checkpoint temporaries of killed runs, and a fatal signal during the
-// model's compile ends the compiler too.
+// the checkpoint temporaries of killed runs, refuses a folder another run
+// is using, and a fatal signal during the model's compile ends the compiler
+// too.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,6 +72,25 @@ TEST_F(Training, UnwritableOutIsAUserError) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("error: cannot create the run directory " + path("file")), std::string::npos)
       << r.err;
+}
+
+// Found by the second hostile-input round: two runs started together with
+// the same --out both ran and interleaved log.csv. A run holds an flock on
+// RUNDIR/.lock; here the test holds it, as a running run would, and the
+// second run fails at once, writing nothing. Once it is free, runs go on.
+TEST_F(Training, ARunDirectoryInUseByAnotherRunIsRefused) {
+  fs::create_directories(path("run"));
+  const int fd = ::open(path("run/.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  CommandResult r = tenet(std::string(kQuickRun) + "--out " + path("run"));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.err, "error: another run is writing to the run directory " + path("run") +
+                       " (it holds " + path("run/.lock") +
+                       "); wait for it to end or choose another --out\n");
+  EXPECT_FALSE(fs::exists(path("run/log.csv")));
+  EXPECT_FALSE(fs::exists(path("run/model.tn")));
+  ::close(fd);
 }
 
 TEST_F(Training, CheckpointTemporariesOfKilledRunsAreRemoved) {
