@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "support/error.h"
+#include "support/read_file.h"
 
 namespace tenet {
 
@@ -23,16 +24,11 @@ SourceFile::SourceFile(std::string path, std::string text)
 }
 
 SourceFile SourceFile::read(const std::string& path) {
-  // An ifstream opens a directory and reads it as empty: refuse it by name.
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw CompileError("error: cannot open '" + path + "': it is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CompileError("error: cannot open '" + path + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw CompileError("error: cannot read '" + path + "'");
-  return SourceFile(path, ss.str());
+  // Only a regular file: /dev/zero or a FIFO would be read without end.
+  std::string why;
+  std::optional<std::string> text = read_regular_file(path, why);
+  if (!text) throw CompileError("error: cannot open '" + path + "': " + why);
+  return SourceFile(path, std::move(*text));
 }
 
 std::string_view SourceFile::slice(Span s) const {

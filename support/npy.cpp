@@ -12,6 +12,7 @@
 
 #include "support/checked.h"
 #include "support/error.h"
+#include "support/read_file.h"
 
 namespace tenet {
 
@@ -272,15 +273,10 @@ std::string to_npy(const Tensor& t) {
 }
 
 Tensor read_npy(const std::string& path) {
-  std::error_code ec;  // an ifstream reads a directory as an empty file
-  if (std::filesystem::is_directory(path, ec))
-    throw BindError("cannot read '" + path + "': it is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw BindError("cannot read '" + path + "': " + std::strerror(errno));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) throw BindError("cannot read '" + path + "': read error");
-  return parse_npy(bytes.str(), path);
+  std::string why;  // only a regular file: /dev/zero would be read without end
+  std::optional<std::string> bytes = read_regular_file(path, why);
+  if (!bytes) throw BindError("cannot read '" + path + "': " + why);
+  return parse_npy(*bytes, path);
 }
 
 void write_npy(const std::string& path, const Tensor& t) {

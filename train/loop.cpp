@@ -138,7 +138,11 @@ class CurveLog {
  public:
   CurveLog(const std::string& path, int64_t resume_step, int64_t completed_epochs) : path_(path) {
     std::vector<std::string> kept;
-    if (resume_step > 0 && fs::exists(path)) {
+    std::error_code ec;  // not through a link, nor from /dev/zero (read without end)
+    const fs::file_status status = fs::symlink_status(path, ec);
+    if (fs::exists(status) && !fs::is_regular_file(status))
+      throw BindError(path + " is not a regular file; remove it or choose another run directory");
+    if (resume_step > 0 && fs::exists(status)) {
       std::ifstream in(path);
       std::string line;
       std::getline(in, line);  // header

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "support/error.h"
+#include "support/read_file.h"
 #include "train/rng.h"
 
 namespace tenet::train {
@@ -26,14 +27,10 @@ constexpr size_t kMaxDecompressedBytes = size_t(1) << 30;
 }
 
 std::string read_bytes(const std::string& path) {
-  std::error_code ec;  // an ifstream reads a directory as an empty file
-  if (std::filesystem::is_directory(path, ec)) fail(path, "cannot open: it is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, std::string("cannot open: ") + std::strerror(errno));
-  std::ostringstream os;
-  os << in.rdbuf();
-  if (in.bad()) fail(path, "read error");
-  return os.str();
+  std::string why;  // only a regular file: /dev/zero would be read without end
+  std::optional<std::string> bytes = read_regular_file(path, why);
+  if (!bytes) fail(path, "cannot open: " + why);
+  return std::move(*bytes);
 }
 
 bool is_gzip(std::string_view bytes) {

@@ -15,6 +15,7 @@
 
 #include "support/checked.h"
 #include "support/error.h"
+#include "support/read_file.h"
 #include "support/temp_files.h"
 #include "train/json.h"
 
@@ -310,15 +311,10 @@ class HeaderReader {
 };
 
 std::string read_whole_file(const std::string& path) {
-  std::error_code ec;  // an ifstream reads a directory as an empty file
-  if (std::filesystem::is_directory(path, ec))
-    throw BindError(path + ": cannot open: it is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw BindError(path + ": cannot open: " + errno_text());
-  std::ostringstream os;
-  os << in.rdbuf();
-  if (in.bad()) throw BindError(path + ": read error");
-  return os.str();
+  std::string why;  // only a regular file: /dev/zero would be read without end
+  std::optional<std::string> bytes = read_regular_file(path, why);
+  if (!bytes) throw BindError(path + ": cannot open: " + why);
+  return std::move(*bytes);
 }
 
 /// What lstat says `path` is, in words, when it is neither absent nor a

@@ -2,6 +2,7 @@
 // "error: ..." or "file:line:col: error: ...", stdout empty) or works: never
 // "this is a bug in Tenet" (exit 2) or a crash. Each case was one of those.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <string>
@@ -63,6 +64,26 @@ TEST_F(UserErrors, EmptyFileOrDirectoryAsTheSource) {
   CommandResult r = run_in_dir("check empty.tn");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "empty.tn: ok\n");
+}
+
+// Found by the second hostile-input round: /dev/zero as a source or an
+// input was read until memory ran out ("internal error", exit 2), and a
+// FIFO would block. Only regular files are read; the rest are named.
+TEST_F(UserErrors, SpecialFilesAreRefusedNotReadWithoutEnd) {
+  write("f.tn", kProduct);
+  fs::create_symlink("/dev/zero", dir_ / "zero.tn");
+  ASSERT_EQ(::mkfifo((dir_ / "fifo.tn").c_str(), 0644), 0);
+  fs::create_directories(dir_ / "in");
+  fs::create_symlink("/dev/zero", dir_ / "in/x.npy");
+  const std::string device = "it is a character device, not a regular file";
+  const ErrorCase cases[] = {
+      {"check /dev/zero", "error: cannot open '/dev/zero': " + device},
+      {"run /dev/zero", "error: cannot open '/dev/zero': " + device},
+      {"check zero.tn", "error: cannot open 'zero.tn': " + device},
+      {"check fifo.tn", "error: cannot open 'fifo.tn': it is a FIFO, not a regular file"},
+      {"run f.tn --sizes N=3 --inputs in", "error: cannot read 'in/x.npy': " + device},
+  };
+  for (const ErrorCase& c : cases) expect_user_error(c);
 }
 
 // --save DIR is created before anything runs: a path that cannot be a

@@ -279,6 +279,12 @@ TEST(Safetensors, WritesOverNothingButRegularFiles) {
 
 TEST(Safetensors, FileErrors) {
   TempDir tmp;
+  // Not read without end (memory ran out), nor blocking on a FIFO.
+  expect_error([&] { read_safetensors("/dev/zero"); },
+               {"/dev/zero: cannot open: it is a character device, not a regular file"});
+  ASSERT_EQ(::mkfifo(tmp.path("fifo.safetensors").c_str(), 0644), 0);
+  expect_error([&] { read_safetensors(tmp.path("fifo.safetensors")); },
+               {tmp.path("fifo.safetensors") + ": cannot open: it is a FIFO, not a regular file"});
   expect_error([&] { read_safetensors(tmp.path("missing.safetensors")); },
                {tmp.path("missing.safetensors") + ": cannot open"});
   testing::write_bytes(tmp.path("short.safetensors"), "abc");
