@@ -93,7 +93,8 @@ class CheckpointReader {
       if (starts_with(t.name, kOptimizerPrefix) || t.name == "train/step" ||
           t.name == "train/epoch" || t.name == "train/rng")
         continue;
-      if (!params.contains(t.name)) fail("tensor '" + t.name + "' is not a parameter of the model");
+      if (!params.contains(t.name))
+        fail("tensor '" + printable(t.name) + "' is not a parameter of the model");
     }
     for (const Parameter& p : params) {
       const Tensor& t = require(p.name);
@@ -145,7 +146,7 @@ void save_checkpoint(const std::string& path, const ParameterStore& params,
   Metadata metadata = state.metadata;
   for (const auto& [key, value] : metadata)
     if (starts_with(key, "tenet."))
-      throw BindError(path + ": checkpoint metadata key '" + key +
+      throw BindError(path + ": checkpoint metadata key '" + printable(key) +
                       "' is reserved (keys starting with 'tenet.')");
   metadata["tenet.format"] = kFormat;
   NamedTensors tensors;
@@ -186,7 +187,7 @@ void load_weights(const SafetensorsFile& file, const std::string& path, Paramete
                   const std::string& model) {
   for (const NamedTensor& t : file.tensors)
     if (!params.contains(t.name))
-      throw BindError(path + ": tensor '" + t.name + "' is not a parameter of " + model);
+      throw BindError(path + ": tensor '" + printable(t.name) + "' is not a parameter of " + model);
   for (const Parameter& p : params) {
     const Tensor* t = find_tensor(file.tensors, p.name);
     if (!t) throw BindError(path + ": no tensor '" + p.name + "' (a parameter of " + model + ")");

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -76,7 +77,7 @@ void check_names(const NamedTensors& tensors) {
     if (t.name == "__metadata__")
       throw BindError("safetensors: '__metadata__' is reserved and cannot name a tensor");
     if (!seen.insert(t.name).second)
-      throw BindError("safetensors: tensor name '" + t.name + "' appears twice");
+      throw BindError("safetensors: tensor name '" + printable(t.name) + "' appears twice");
     TENET_ASSERT(dtype_name(t.tensor.type()),
                  "no safetensors dtype for " << type_name(t.tensor.type()));
   }
@@ -111,11 +112,13 @@ std::string header_json(const NamedTensors& tensors, const Metadata& metadata) {
 
 /// A duplicate key of the header, in the words of the safetensors format.
 std::string duplicate(const json::Error& e) {
-  if (e.path.empty()) return "'" + e.key + "' appears twice in the header";
+  const std::string key = printable(e.key);
+  if (e.path.empty()) return "'" + key + "' appears twice in the header";
   if (e.path.size() == 1 && e.path[0] == "__metadata__")
-    return "metadata '" + e.key + "' appears twice";
-  if (e.path.size() == 1) return "tensor '" + e.path[0] + "' has field '" + e.key + "' twice";
-  return "'" + e.key + "' appears twice in an object of the header";
+    return "metadata '" + key + "' appears twice";
+  if (e.path.size() == 1)
+    return "tensor '" + printable(e.path[0]) + "' has field '" + key + "' twice";
+  return "'" + key + "' appears twice in an object of the header";
 }
 
 class HeaderReader {
@@ -190,18 +193,18 @@ class HeaderReader {
     Metadata m;
     for (const auto& [key, value] : v.members) {
       if (!value.is_string())
-        fail("metadata '" + key + "' must be a string, not " + value.kind_name());
+        fail("metadata '" + printable(key) + "' must be a string, not " + value.kind_name());
       m.emplace(key, value.text);  // keys are unique (json::parse)
     }
     return m;
   }
 
   Entry entry(const std::string& name, const json::Value& v) const {
-    const std::string what = "tensor '" + name + "'";
+    const std::string what = "tensor '" + printable(name) + "'";
     if (!v.is_object()) fail(what + " must be described by an object, not " + v.kind_name());
     for (const auto& [key, value] : v.members)
       if (key != "dtype" && key != "shape" && key != "data_offsets")
-        fail(what + " has an unknown field '" + key + "'");
+        fail(what + " has an unknown field '" + printable(key) + "'");
     for (const char* field : {"dtype", "shape", "data_offsets"})
       if (!v.find(field)) fail(what + " lacks '" + field + "'");
     const json::Value& dtype = *v.find("dtype");
@@ -244,7 +247,7 @@ class HeaderReader {
     for (const char* u : kUnsupportedDtypes)
       if (name == u)
         fail(what + ": dtype " + name + " is not supported (supported: " + supported_list() + ")");
-    fail(what + ": unknown dtype '" + name + "'");
+    fail(what + ": unknown dtype '" + printable(name) + "'");
   }
 
   std::vector<uint64_t> integers(const std::string& what, const char* field,
@@ -280,12 +283,13 @@ class HeaderReader {
     const Entry* previous = nullptr;
     for (const Entry& e : entries) {
       if (e.begin < at)
-        fail("tensor '" + e.name + "' (bytes " + std::to_string(e.begin) + ".." +
-             std::to_string(e.end) + ") overlaps tensor '" + previous->name + "' (bytes " +
-             std::to_string(previous->begin) + ".." + std::to_string(previous->end) + ")");
+        fail("tensor '" + printable(e.name) + "' (bytes " + std::to_string(e.begin) + ".." +
+             std::to_string(e.end) + ") overlaps tensor '" + printable(previous->name) +
+             "' (bytes " + std::to_string(previous->begin) + ".." + std::to_string(previous->end) +
+             ")");
       if (e.begin > at)
         fail("bytes " + std::to_string(at) + ".." + std::to_string(e.begin) +
-             " of the data buffer belong to no tensor (before tensor '" + e.name + "')");
+             " of the data buffer belong to no tensor (before tensor '" + printable(e.name) + "')");
       at = e.end;
       previous = &e;
     }
@@ -301,7 +305,7 @@ class HeaderReader {
     if (e.type == ElemType::Bool) {
       const auto* b = reinterpret_cast<const unsigned char*>(data_.data() + e.begin);
       for (uint64_t i = 0; i < e.end - e.begin; ++i)
-        if (b[i] > 1) fail("tensor '" + e.name + "': BOOL value other than 0 or 1");
+        if (b[i] > 1) fail("tensor '" + printable(e.name) + "': BOOL value other than 0 or 1");
     }
     return t;
   }
@@ -340,6 +344,22 @@ void check_replaceable(const std::string& path) {
 }
 
 }  // namespace
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte != 0x7F) {
+      out += c;
+      continue;
+    }
+    char code[8];
+    std::snprintf(code, sizeof code, "\\x%02X", unsigned(byte));
+    out += code;
+  }
+  return out;
+}
 
 std::string to_safetensors(const NamedTensors& tensors, const Metadata& metadata) {
   check_names(tensors);

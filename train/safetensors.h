@@ -43,6 +43,11 @@ struct SafetensorsFile {
   Metadata metadata;
 };
 
+/// A name from a file as error messages show it: control characters, NUL
+/// and DEL as \xNN (a NUL cut the message short; a newline or a terminal
+/// escape would forge output), the rest as is.
+std::string printable(std::string_view text);
+
 /// Throws BindError for duplicate or empty names (or "__metadata__") and for
 /// I/O failures (naming the path). Every ElemType has a safetensors dtype.
 void write_safetensors(const std::string& path, const NamedTensors& tensors,

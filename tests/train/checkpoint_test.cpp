@@ -180,6 +180,34 @@ TEST(Checkpoint, MismatchesAreClearErrorsAndChangeNothing) {
                {"metadata key 'tenet.format' is reserved"});
 }
 
+// Found by the second hostile-input round: a NUL in a tensor's name cut the
+// message short (what() is a C string), and a newline in one could forge a
+// line of output. Names from files are shown with control bytes escaped.
+TEST(Checkpoint, ControlCharactersInNamesAreEscapedInMessages) {
+  TempDir tmp;
+  ParameterStore params;
+  make_model(params);
+  const std::string name("a\0b\nc\x1b[31m", 10);
+  const std::string path = tmp.path("w.safetensors");
+  write_safetensors(path, {{name, Tensor(ElemType::F32, {1})}});
+  try {
+    load_weights(read_safetensors(path), path, params, "m.tn");
+    ADD_FAILURE() << "loaded";
+  } catch (const BindError& e) {
+    EXPECT_STREQ(e.what(),
+                 (path + ": tensor 'a\\x00b\\x0Ac\\x1B[31m' is not a parameter of m.tn").c_str());
+  }
+  // And in the reader's own messages (here: a BOOL value that is not 0 or 1).
+  const std::string header =
+      "{\"x\\u0000y\":{\"dtype\":\"BOOL\",\"shape\":[1],\"data_offsets\":[0,1]}}";
+  std::string bytes(8, '\0');
+  bytes[0] = char(header.size());
+  expect_error(
+      [&] { parse_safetensors(bytes + header + "\x02", "b.safetensors"); },
+      {"b.safetensors: invalid safetensors file: tensor 'x\\x00y': BOOL value other than 0 "
+       "or 1"});
+}
+
 // A copy of the checkpoint at `from` with one value of tensor `name` changed.
 std::string tampered(const TempDir& tmp, const std::string& from, const std::string& name,
                      int64_t flat, double value) {
