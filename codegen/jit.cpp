@@ -172,6 +172,29 @@ std::string gemm_settings() {
   return "TENET_BLAS_LIBRARY=" + blas_library() + ", TENET_DNNL_LIBRARY=" + dnnl_library();
 }
 
+/// The compiler's TMPDIR while it builds an entry: a folder of this process
+/// in the entry's folder, removed afterwards, so that a compile killed with
+/// Tenet leaves its temporaries there (removed by the entry's next build,
+/// support/temp_files.h) and nothing in the user's $TMPDIR.
+class CompilerTempDir {
+ public:
+  explicit CompilerTempDir(const std::string& dir)
+      : path_(detail::temporary_name(dir + "/cc-tmp")) {
+    std::error_code ec;
+    if (!fs::create_directory(path_, ec)) path_.clear();  // then the compiler's own choice
+  }
+  CompilerTempDir(const CompilerTempDir&) = delete;
+  CompilerTempDir& operator=(const CompilerTempDir&) = delete;
+  ~CompilerTempDir() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 /// Why the compiler cannot build a trivial C++17 shared library with the
 /// command Tenet uses ("" when it can): then a failure on generated code is
 /// the compiler's or its flags', not Tenet's.
@@ -182,7 +205,8 @@ std::string probe_compiler(const std::string& dir, const CompileCommand& command
   std::vector<std::string> argv = command.prefix;
   argv.insert(argv.end(), {"-o", library, "-x", "c++", source, "-x", "none"});
   argv.insert(argv.end(), command.link_flags.begin(), command.link_flags.end());
-  detail::ProcessResult r = run_process(argv);
+  const CompilerTempDir tmp(dir);
+  detail::ProcessResult r = run_process(argv, tmp.path());
   std::error_code ec;
   const bool built = r.exit_code == 0 && fs::exists(library, ec);
   fs::remove(source, ec);
@@ -224,7 +248,7 @@ bool build_library(const std::string& dir, const CppUnit& unit, const std::strin
   for (const std::string& name :
        {unit.header_name, unit.source_name, fs::path(library_path).filename().string(),
         fs::path(library_path).filename().string() + ".fnv1a", std::string("build.log"),
-        std::string("probe.cpp"), std::string("libprobe.so")})
+        std::string("probe.cpp"), std::string("libprobe.so"), std::string("cc-tmp")})
     remove_stale_temporaries(dir + "/" + name);
   try {
     detail::write_file_atomically(dir + "/" + unit.header_name, unit.header);
@@ -238,7 +262,10 @@ bool build_library(const std::string& dir, const CppUnit& unit, const std::strin
   argv.insert(argv.end(), {"-o", temporary, source_path});
   argv.insert(argv.end(), compile.link_flags.begin(), compile.link_flags.end());
   const auto start = std::chrono::steady_clock::now();
-  detail::ProcessResult r = run_process(argv);
+  detail::ProcessResult r = [&] {
+    const CompilerTempDir tmp(dir);
+    return run_process(argv, tmp.path());
+  }();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::string command = detail::command_line(argv);

@@ -170,8 +170,16 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   }
 }
 
-ProcessResult run_process(const std::vector<std::string>& argv) {
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& tmpdir) {
   ProcessResult result;
+  // The environment, with TMPDIR replaced when one is given.
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e)
+    if (tmpdir.empty() || std::strncmp(*e, "TMPDIR=", 7) != 0) env_strings.push_back(*e);
+  if (!tmpdir.empty()) env_strings.push_back("TMPDIR=" + tmpdir);
+  std::vector<char*> env;
+  for (std::string& e : env_strings) env.push_back(e.data());
+  env.push_back(nullptr);
   int fds[2];
   if (::pipe(fds) != 0) return result;
   posix_spawn_file_actions_t actions;
@@ -196,7 +204,7 @@ ProcessResult run_process(const std::vector<std::string>& argv) {
   posix_spawnattr_setpgroup(&attributes, 0);
   posix_spawnattr_setsigmask(&attributes, &old_mask);
   pid_t pid = -1;
-  int spawned = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
+  int spawned = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), env.data());
   if (spawned == 0) register_child_group(pid);
   ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
   posix_spawnattr_destroy(&attributes);

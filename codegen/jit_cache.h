@@ -64,8 +64,9 @@ struct ProcessResult {
 };
 /// Runs a program (no shell) and collects its output. The program leads a
 /// process group of its own, registered while it runs so that a fatal signal
-/// ends it and its children with Tenet (support/child_processes.h).
-ProcessResult run_process(const std::vector<std::string>& argv);
+/// ends it and its children with Tenet (support/child_processes.h). A
+/// non-empty `tmpdir` is its TMPDIR (where a compiler puts its temporaries).
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& tmpdir = "");
 
 /// argv as a shell would need it typed (for messages and logs).
 std::string command_line(const std::vector<std::string>& argv);

@@ -59,7 +59,10 @@ int remove_stale_temporaries(const std::string& path) {
     const long pid = std::strtol(rest.c_str(), &after, 10);
     if (after == rest.c_str() || *after != '.' || process_is_running(pid)) continue;
     std::error_code remove_ec;
-    if (fs::is_regular_file(it->symlink_status()) && fs::remove(it->path(), remove_ec)) ++removed;
+    const fs::file_status status = it->symlink_status();
+    if (fs::is_regular_file(status) && fs::remove(it->path(), remove_ec)) ++removed;
+    // A folder of temporaries (a compiler's TMPDIR); remove_all follows no link.
+    if (fs::is_directory(status) && fs::remove_all(it->path(), remove_ec) > 0) ++removed;
   }
   return removed;
 }

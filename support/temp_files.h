@@ -16,7 +16,8 @@ namespace tenet {
 /// `path`; append something unique per call (mkstemp's XXXXXX, a counter).
 std::string temporary_prefix(const std::string& path);
 
-/// Removes the temporaries of `path` (named as above) whose process is gone.
+/// Removes the temporaries of `path` (named as above: files, or folders with
+/// what is in them) whose process is gone.
 /// Returns how many were removed; errors (an unreadable folder) remove nothing.
 int remove_stale_temporaries(const std::string& path);
 

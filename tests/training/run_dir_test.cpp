@@ -150,5 +150,57 @@ TEST_F(Training, SigtermDuringTheModelsCompileEndsTheCompiler) {
   ::kill(pid_t(child), SIGKILL);
 }
 
+// Found by the second hostile-input round: a compile killed with Tenet left
+// the compiler's temporary files in the user's $TMPDIR. The compiler runs
+// with TMPDIR set to a folder in the cache entry; a killed compile leaves
+// nothing in the user's, and the entry's next build removes the folder.
+TEST_F(Training, AKilledCompileLeavesNothingInTheUsersTmpdir) {
+  const std::string cxx = write("tmp-c++",
+                                "#!/bin/sh\n"
+                                "if [ \"$1\" = \"--version\" ]; then echo slow; exit 0; fi\n"
+                                ": > \"$TMPDIR/ccTenetTest.s\"\n"
+                                "echo \"$TMPDIR\" > \"$TENET_TEST_DIR/tmpdir\"\n"
+                                "echo $$ > \"$TENET_TEST_DIR/compiler.pid\"\n"
+                                "exec sleep 300\n");
+  ::chmod(cxx.c_str(), 0755);
+  fs::create_directories(path("usertmp"));
+  const pid_t trainer = ::fork();
+  if (trainer == 0) {
+    ::setenv("TENET_CXX", cxx.c_str(), 1);
+    ::setenv("TENET_CACHE_DIR", path("cache").c_str(), 1);
+    ::setenv("TENET_TEST_DIR", dir_.c_str(), 1);
+    ::setenv("TMPDIR", path("usertmp").c_str(), 1);
+    ::signal(SIGTERM, SIG_DFL);
+    if (!std::freopen("/dev/null", "w", stdout) || ::chdir(source_path("").c_str()) != 0)
+      ::_exit(127);
+    const std::string binary = tenet_binary(), out = path("run");
+    ::execl(binary.c_str(), binary.c_str(), "train", "models/mlp.tn", "--limit-train", "20",
+            "--limit-test", "10", "--out", out.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ASSERT_TRUE(wait_for([&] { return pid_in(path("compiler.pid")) > 0; }, 60))
+      << "no compile started";
+  const long compiler = pid_in(path("compiler.pid"));
+  ::kill(trainer, SIGTERM);
+  ::waitpid(trainer, nullptr, 0);
+  EXPECT_TRUE(wait_for([&] { return !process_is_running(compiler); }, 60));
+  ::kill(pid_t(compiler), SIGKILL);  // in case the test failed
+  std::string tmpdir = read_file(path("tmpdir"));
+  tmpdir.pop_back();  // the newline
+  EXPECT_EQ(tmpdir.rfind(path("cache") + "/", 0), 0u) << tmpdir;
+  EXPECT_TRUE(fs::is_empty(path("usertmp")));
+  EXPECT_TRUE(fs::exists(tmpdir + "/ccTenetTest.s"));
+  // The next build of the entry (any compiler: this one fails at once)
+  // removes the killed process's folder.
+  write("tmp-c++",
+        "#!/bin/sh\nif [ \"$1\" = \"--version\" ]; then echo slow; exit 0; fi\nexit 1\n");
+  CommandResult r = run_command("cd " + source_path("") + " && TENET_CXX=" + cxx +
+                                " TENET_CACHE_DIR=" + path("cache") + " " + tenet_binary() +
+                                " train models/mlp.tn --limit-train 20 --limit-test 10 --out " +
+                                path("run2") + " 2>&1");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_FALSE(fs::exists(tmpdir)) << r.out;
+}
+
 }  // namespace
 }  // namespace tenet::testing
