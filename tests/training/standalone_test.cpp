@@ -131,6 +131,18 @@ TEST_F(Training, StandaloneProjectTrainsLikeTenetTrain) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "predict: error: " + path("missing.safetensors") +
                        ": cannot open: No such file or directory\n");
+  // A save replaces only a regular file (it renamed over device nodes).
+  r = run_command(train + "--steps 1 --save /dev/null");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("/dev/null: will not write over a character device"), std::string::npos)
+      << r.err;
+  EXPECT_TRUE(std::filesystem::is_character_file("/dev/null"));
+  // The JSON parser it builds with travels with it, its MIT licence on top.
+  std::ifstream json_hpp(project + "/nlohmann/json.hpp");
+  std::stringstream shipped;
+  shipped << json_hpp.rdbuf();
+  EXPECT_NE(shipped.str().find("Permission is hereby granted"), std::string::npos);
+  EXPECT_NE(shipped.str().find("INCLUDE_NLOHMANN_JSON_HPP_"), std::string::npos);
   r = run_command(train + "--optimizer adadelta --steps 1");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "train: error: unknown optimizer 'adadelta' (sgd or adam)\n");
