@@ -126,6 +126,11 @@ double Model::train_step(const float* images, const int32_t* labels, int64_t bat
   if (!std::isfinite(loss))
     throw BindError("the loss is " + std::to_string(loss) + " at step " +
                     std::to_string(steps() + 1) + ": the parameters were not updated");
+  if (const std::string bad = params_.first_non_finite_gradient(); !bad.empty())
+    throw BindError("the gradient of " + bad + " at step " + std::to_string(steps() + 1) +
+                    " (the loss, " + std::to_string(loss) +
+                    ", does not show it: fmax and comparisons drop NaN): the parameters were "
+                    "not updated");
   optimizer_->step();
   return loss;
 }

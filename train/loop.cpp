@@ -358,9 +358,11 @@ class Trainer {
       optimizer_->set_lr(lr);
       BatchResult r = model_.train_step(*batch.images, *batch.labels,
                                         dropout_key(hyper_.seed, epoch_, batch.index));
-      if (!std::isfinite(r.loss)) {
+      const std::string bad_gradient =
+          std::isfinite(r.loss) ? model_.params().first_non_finite_gradient() : "";
+      if (!std::isfinite(r.loss) || !bad_gradient.empty()) {
         reporter_.epoch_ends();
-        throw_non_finite(r.loss, batch.index);
+        throw_non_finite(r.loss, bad_gradient, batch.index);
       }
       optimizer_->step();
       ++step_;
@@ -383,11 +385,19 @@ class Trainer {
 
   /// The step is not taken: the parameters stay finite, and so does the
   /// last checkpoint.
-  [[noreturn]] void throw_non_finite(double loss, int64_t batch_index) const {
+  [[noreturn]] void throw_non_finite(double loss, const std::string& bad_gradient,
+                                     int64_t batch_index) const {
+    const std::string what =
+        bad_gradient.empty()
+            ? format("the loss is %g", loss)
+            : format(
+                  "the loss is %g but the gradient of %s (a NaN or infinity the loss does "
+                  "not show: fmax and comparisons drop NaN)",
+                  loss, bad_gradient.c_str());
     throw BindError(
-        format("the loss is %g at step %lld (epoch %lld, batch %lld); try a lower "
-               "learning rate (%s)",
-               loss, static_cast<long long>(step_ + 1), static_cast<long long>(epoch_ + 1),
+        format("%s at step %lld (epoch %lld, batch %lld), so the parameters were not "
+               "updated; try a lower learning rate (%s)",
+               what.c_str(), static_cast<long long>(step_ + 1), static_cast<long long>(epoch_ + 1),
                static_cast<long long>(batch_index + 1), options_.spell("lr").c_str()));
   }
 

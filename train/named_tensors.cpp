@@ -9,7 +9,8 @@ namespace {
 // "-0.5 at [1, 2]"
 std::string value_at(const Tensor& t, int64_t flat) {
   char value[32];
-  std::snprintf(value, sizeof value, "%g", t.get(flat));
+  const double v = t.get(flat);
+  std::snprintf(value, sizeof value, "%g", std::isnan(v) ? std::fabs(v) : v);  // not "-nan"
   std::string index;
   for (int d = t.rank() - 1; d >= 0; --d) {
     const int64_t extent = t.shape()[size_t(d)];

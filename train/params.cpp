@@ -1,10 +1,13 @@
 #include "train/params.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <sstream>
 
 #include "support/checked.h"
 #include "support/error.h"
+#include "train/named_tensors.h"
 
 namespace tenet::train {
 namespace {
@@ -70,6 +73,31 @@ void ParameterStore::initialize(uint64_t seed) {
 
 void ParameterStore::zero_grad() {
   for (Parameter& p : params_) std::fill_n(p.grad.data<float>(), p.grad.numel(), 0.0f);
+}
+
+namespace {
+
+/// Whether any float of `p` is NaN or infinite: its exponent bits all set.
+/// An integer reduction, so it vectorises (and splits over threads) where a
+/// loop on std::isfinite that stops early does not.
+bool any_non_finite(const float* p, int64_t n) {
+  uint32_t bad = 0;
+#pragma omp parallel for simd reduction(| : bad) schedule(static) if (n >= (int64_t(1) << 16))
+  for (int64_t k = 0; k < n; ++k) {
+    uint32_t bits;
+    std::memcpy(&bits, p + k, sizeof bits);
+    bad |= uint32_t((bits & 0x7f800000u) == 0x7f800000u);
+  }
+  return bad != 0;
+}
+
+}  // namespace
+
+std::string ParameterStore::first_non_finite_gradient() const {
+  for (const Parameter& p : params_)
+    if (any_non_finite(p.grad.data<float>(), p.grad.numel()))
+      return p.name + " is " + first_non_finite(p.grad);
+  return "";
 }
 
 int64_t ParameterStore::numel() const {

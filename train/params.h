@@ -57,6 +57,11 @@ class ParameterStore {
   void initialize(uint64_t seed);
   /// Sets every gradient to zero.
   void zero_grad();
+  /// "conv1.weight is nan at [3, 0, 1, 2]": the first gradient element that is
+  /// not finite, or "" when every one is. Checked before each optimiser step:
+  /// a NaN gradient with a finite loss (an operation that drops NaN, such as
+  /// fmax, downstream of it) would otherwise make the parameters NaN.
+  std::string first_non_finite_gradient() const;
   /// Total number of scalar parameters.
   int64_t numel() const;
   /// One describe_init() line per parameter, then a "total: N parameters" line.

@@ -293,5 +293,22 @@ TEST_F(Training, DivergenceStopsBeforeACheckpointIsWritten) {
   EXPECT_FALSE(std::filesystem::exists(path("run/last.safetensors")));
 }
 
+// sqrt(bias(0) * bias(1)) is 0 at the zero initialisation, its gradient
+// 0.5 / 0 * 0 = NaN: the loss is finite, and an optimiser step would make the
+// biases NaN, so the run stops before it.
+TEST_F(Training, ANonFiniteGradientStopsTheRunBeforeTheStep) {
+  std::string model =
+      write("nan_grad.tn", replaced(replaced(kLinear, "  loss +=! sq(b) / float32(B)",
+                                             "  total +=! sq(b) / float32(B)\n"
+                                             "  loss = total + sqrt(bias(0) * bias(1))"),
+                                    "# @param bias zeros", "# @param bias zeros"));
+  CommandResult r =
+      tenet("train " + model + " --limit-train 20 --limit-test 10 --out " + path("run"));
+  expect_error(r,
+               "but the gradient of bias is nan at [0] (a NaN or infinity the loss does not "
+               "show: fmax and comparisons drop NaN) at step 1 (epoch 1, batch 1), so the "
+               "parameters were not updated");
+}
+
 }  // namespace
 }  // namespace tenet::testing
