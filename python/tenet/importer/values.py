@@ -121,9 +121,6 @@ def _paren(text):
     return text if re.fullmatch(r"[A-Za-z0-9_]+", text) else f"({text})"
 
 
-LARGEST = 3.4028234663852886e+38
-
-
 def literal(value, dtype=None):
     """A Python number as a Tenet literal: floats keep a '.' or an exponent, negatives
     are parenthesised."""
@@ -133,12 +130,12 @@ def literal(value, dtype=None):
         text = str(value)
     else:
         value = float(value)
-        if value != value:
-            raise ValueError("the constant NaN has no Tenet literal")
-        if value in (float("inf"), float("-inf")):
-            # float32's largest magnitude: what an infinity does in masks (-inf before a
-            # softmax or a max) it does too, and the language has no infinite literal
-            value = LARGEST if value > 0 else -LARGEST
+        if value != value or value in (float("inf"), float("-inf")):
+            # the language has no literal for these: a division that the compiler folds
+            # (an infinity must stay one: x * inf, clamp(x, max=inf) and a -inf mask
+            # before a softmax give what they give in PyTorch)
+            return {"nan": "(0.0 / 0.0)", "inf": "(1.0 / 0.0)"}.get(
+                repr(value), "(-1.0 / 0.0)")
         text = repr(value)
         if "e" not in text and "." not in text:
             text += ".0"

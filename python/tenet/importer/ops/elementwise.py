@@ -15,10 +15,11 @@ def _unary(name, formula):
 
 
 for _name, _formula in {
-        # PyTorch's relu passes no gradient at 0 (threshold_backward: x > 0); fmax's
-        # derivative gives a tie to its first operand, and float32 convolutions
-        # with batch norm do produce exact zeros: a ResNet's gradients were 1e-2 off.
-        "relu": lambda x: f"select({x} > 0, {x}, 0)",
+        # PyTorch's relu passes no gradient at 0 and passes NaN and its gradient
+        # (threshold_backward: x <= 0 ? 0 : grad); fmax's derivative gives a tie to
+        # its first operand, and float32 convolutions with batch norm do produce exact
+        # zeros: a ResNet's gradients were 1e-2 off.
+        "relu": lambda x: f"select({x} <= 0, 0, {x})",
         "neg": lambda x: f"-{x}",
         "exp": lambda x: f"exp({x})",
         "log": lambda x: f"log({x})",
@@ -33,7 +34,7 @@ for _name, _formula in {
         "sin": lambda x: f"sin({x})",
         "cos": lambda x: f"cos({x})",
         "reciprocal": lambda x: f"1 / {x}",
-        "sign": lambda x: f"sign({x})",
+        "sign": lambda x: f"select({x} != {x}, 0, sign({x}))",  # torch.sign(NaN) is 0
         "logical_not": lambda x: f"!{x}",
 }.items():
     _unary(_name, _formula)
@@ -102,6 +103,17 @@ for _name, _symbol in {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">",
     _comparison(_name, _symbol)
 
 
+@op("aten.bitwise_and.Tensor", "aten.bitwise_or.Tensor", "aten.bitwise_not.default")
+def bitwise(t, a, b=None):
+    """On bools only (``&``, ``|`` and ``~`` of masks): the logical ops."""
+    if any(isinstance(v, Tensor) and v.dtype != "bool" for v in (a, b)):
+        t.fail("bitwise ops on integers are not supported (on bool tensors they are)")
+    if b is None:
+        return t.elementwise(lambda x: f"!{_atom(x)}", [a])
+    symbol = "&&" if "and" in str(t.node.target) else "||"
+    return t.elementwise(lambda x, y: f"{_atom(x)} {symbol} {_atom(y)}", [a, b])
+
+
 @op("aten.logical_and.default")
 def logical_and(t, a, b):
     return t.elementwise(lambda x, y: f"{x} && {y}", [a, b])
@@ -119,39 +131,65 @@ def where(t, condition, a, b):
 
 @op("aten.maximum.default")
 def maximum(t, a, b):
-    return t.elementwise(lambda x, y: f"fmax({x}, {y})", [a, b])
+    return t.elementwise(lambda x, y: _extremum(x, y, "<"), [a, b])
 
 
 @op("aten.minimum.default")
 def minimum(t, a, b):
-    return t.elementwise(lambda x, y: f"fmin({x}, {y})", [a, b])
+    return t.elementwise(lambda x, y: _extremum(x, y, ">"), [a, b])
+
+
+def _extremum(x, y, below):
+    """PyTorch's maximum (``below`` '<') or minimum ('>'): NaN if either is, with the
+    gradient going to both; a tie's gradient split in halves (fmax would give it all
+    to its first operand and drop NaN)."""
+    above = ">" if below == "<" else "<"
+    return (f"select({x} {below} {y}, {y}, select({x} {above} {y}, {x}, "
+            f"select({x} == {y}, 0.5 * {_atom(x)} + 0.5 * {_atom(y)}, {x} + {_atom(y)})))")
+
+
+def _clamp(v, low, high):
+    """PyTorch's clamp: NaN stays NaN; x's gradient passes strictly inside the bounds
+    only (none at a bound, none at NaN), a tensor bound's where it is the result;
+    low > high gives high."""
+    inside = " && ".join([f"{v} > {low}"] * (low is not None)
+                         + [f"{v} < {high}"] * (high is not None))
+    bounded = f"stop_gradient({v})"
+    if low is not None:
+        bounded = f"fmax({low}, {bounded})"
+    if high is not None:
+        bounded = f"fmin({high}, {bounded})"
+    return f"select({inside}, {v}, select({v} != {v}, stop_gradient({v}), {bounded}))"
 
 
 @op("aten.clamp_min.default")
 def clamp_min(t, x, low):
-    return t.elementwise(lambda v, lo: f"fmax({v}, {lo})", [x, low])
+    return t.elementwise(lambda v, lo: _clamp(v, lo, None), [x, low])
 
 
 @op("aten.clamp_max.default")
 def clamp_max(t, x, high):
-    return t.elementwise(lambda v, hi: f"fmin({v}, {hi})", [x, high])
+    return t.elementwise(lambda v, hi: _clamp(v, None, hi), [x, high])
 
 
 @op("aten.clamp.default")
 def clamp(t, x, low=None, high=None):
-    def formula(v):
-        if low is not None:
-            v = f"fmax({v}, {_number(low)})"
-        if high is not None:
-            v = f"fmin({v}, {_number(high)})"
-        return v
-    return t.elementwise(formula, [x])
+    operands = [x] + [b for b in (low, high) if b is not None]
+
+    def formula(v, *bounds):
+        bounds = list(bounds)
+        lo = bounds.pop(0) if low is not None else None
+        hi = bounds.pop(0) if high is not None else None
+        return _clamp(v, lo, hi)
+    return t.elementwise(formula, operands)
 
 
 @op("aten.pow.Tensor_Scalar")
 def pow_scalar(t, x, exponent):
     if exponent == 2:
         return t.elementwise(lambda v: f"{_atom(v)} * {_atom(v)}", [x])
+    if exponent in (0.5, -0.5):  # as PyTorch computes them: sqrt(-inf) is NaN, pow's inf
+        return t.elementwise(lambda v: f"{'sqrt' if exponent > 0 else 'rsqrt'}({v})", [x])
     return t.elementwise(lambda v: f"pow({v}, {_number(exponent)})", [x])
 
 
@@ -196,11 +234,15 @@ def like(t, x, *args, **kwargs):
 
 @op("aten.elu.default")
 def elu(t, x, alpha=1.0, scale=1.0, input_scale=1.0):
+    """PyTorch's test is x <= 0 (NaN takes the linear branch, gradient and all); expm1
+    reads 0 where its branch is not taken, so its derivative there is 1, not exp(inf)
+    (the masked gradient 0 times inf would be NaN)."""
     def formula(v):
-        negative = _scaled(f"expm1({_scaled(v, input_scale)})", alpha)
+        negative = _scaled(f"expm1({_scaled(f'select({v} <= 0, {v}, 0)', input_scale)})",
+                           alpha)
         if scale != 1:
-            return f"select({v} > 0, {_number(scale)} * {v}, {_number(scale)} * {negative})"
-        return f"select({v} > 0, {v}, {negative})"
+            return f"select({v} <= 0, {_number(scale)} * {negative}, {_number(scale)} * {v})"
+        return f"select({v} <= 0, {negative}, {v})"
     return t.elementwise(formula, [x])
 
 
@@ -225,7 +267,7 @@ def silu(t, x):
 
 @op("aten.hardtanh.default")
 def hardtanh(t, x, low=-1.0, high=1.0):
-    return t.elementwise(lambda v: f"fmin(fmax({v}, {_number(low)}), {_number(high)})", [x])
+    return t.elementwise(lambda v: _clamp(v, _number(low), _number(high)), [x])
 
 
 def _any_float(*operands):
