@@ -45,6 +45,7 @@ def conform(model, args, *, training=True, grad=True, dynamic_batch=False, skip_
     """``model(*args)`` through tenet.from_torch(...).module() against PyTorch: every
     output (NaN positions included) and the gradient of every float argument."""
     torch.manual_seed(0)
+    model = model.to(torch.float64)
     reference = copy.deepcopy(model).train(training)
     program = tenet.from_torch(copy.deepcopy(model).train(training), args,
                                dynamic_batch=dynamic_batch)
@@ -155,3 +156,39 @@ def test_binary_elementwise_ops():
 def test_a_clamp_between_tensors_is_refused_not_computed_otherwise():
     with pytest.raises(tenet.TorchImportError, match="clamp"):
         tenet.from_torch(PerOp([lambda x, y: x.clamp(y[0], y[1])]), (X[None], Y[None]))
+
+
+class Lookups(nn.Module):
+    """The ops that read at computed indices, and the losses export writes with gather."""
+
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Embedding(5, 3)
+
+    def forward(self, x, label, rows):
+        return (F.cross_entropy(x, label), F.nll_loss(F.log_softmax(x, 1), label,
+                                                        reduction="none"),
+                F.cross_entropy(x, label, reduction="sum"), x.gather(1, rows[:, None]),
+                self.table(rows), torch.index_select(x, 1, rows), x[:, rows])
+
+
+# Labels with ignore_index (-100) and rows with a negative index (x[:, -1] is the last)
+LABELS = torch.tensor([0, -100, 2])
+ROWS = torch.tensor([1, 0, 3])
+
+
+def test_lookups_and_losses_on_hostile_values():
+    conform(Lookups(), (X, LABELS, ROWS))
+    conform(Lookups(), (X, LABELS, torch.tensor([1, 0, 2])))
+
+
+@pytest.mark.parametrize("label,rows", [([0, 4, 2], [1, 0, 3]), ([0, -1, 2], [1, 0, 3]),
+                                        ([0, 1, 2], [1, 5, 3]), ([0, 1, 2], [1, -5, 3])])
+def test_an_index_or_label_out_of_range_is_an_error_as_in_pytorch(label, rows):
+    args = (X, torch.tensor(label), torch.tensor(rows))
+    model = Lookups().double()
+    with pytest.raises((IndexError, RuntimeError)):
+        model(*args)
+    module = tenet.from_torch(model, (X, LABELS, ROWS), dynamic_batch=False).module()
+    with pytest.raises(tenet.BindError, match="outside"):
+        module(*args)

@@ -148,28 +148,30 @@ def _extremum(x, y, below):
             f"select({x} == {y}, 0.5 * {_atom(x)} + 0.5 * {_atom(y)}, {x} + {_atom(y)})))")
 
 
-def _clamp(v, low, high):
+def _clamp(v, low, high, dtype="float"):
     """PyTorch's clamp: NaN stays NaN; x's gradient passes strictly inside the bounds
     only (none at a bound, none at NaN), a tensor bound's where it is the result;
     low > high gives high."""
     inside = " && ".join([f"{v} > {low}"] * (low is not None)
                          + [f"{v} < {high}"] * (high is not None))
-    bounded = f"stop_gradient({v})"
+    bounded = f"stop_gradient({v})" if dtype == "float" else v
     if low is not None:
         bounded = f"fmax({low}, {bounded})"
     if high is not None:
         bounded = f"fmin({high}, {bounded})"
+    if dtype != "float":  # integers: no NaN, no gradient
+        return bounded
     return f"select({inside}, {v}, select({v} != {v}, stop_gradient({v}), {bounded}))"
 
 
 @op("aten.clamp_min.default")
 def clamp_min(t, x, low):
-    return t.elementwise(lambda v, lo: _clamp(v, lo, None), [x, low])
+    return t.elementwise(lambda v, lo: _clamp(v, lo, None, t.dtype()), [x, low])
 
 
 @op("aten.clamp_max.default")
 def clamp_max(t, x, high):
-    return t.elementwise(lambda v, hi: _clamp(v, None, hi), [x, high])
+    return t.elementwise(lambda v, hi: _clamp(v, None, hi, t.dtype()), [x, high])
 
 
 @op("aten.clamp.default")
@@ -180,7 +182,7 @@ def clamp(t, x, low=None, high=None):
         bounds = list(bounds)
         lo = bounds.pop(0) if low is not None else None
         hi = bounds.pop(0) if high is not None else None
-        return _clamp(v, lo, hi)
+        return _clamp(v, lo, hi, t.dtype())
     return t.elementwise(formula, operands)
 
 
@@ -267,7 +269,7 @@ def silu(t, x):
 
 @op("aten.hardtanh.default")
 def hardtanh(t, x, low=-1.0, high=1.0):
-    return t.elementwise(lambda v: _clamp(v, _number(low), _number(high)), [x])
+    return t.elementwise(lambda v: _clamp(v, _number(low), _number(high), t.dtype()), [x])
 
 
 def _any_float(*operands):

@@ -23,14 +23,21 @@ def embedding(t, weight, indices, padding_idx=-1, scale_grad_by_freq=False, spar
 def gather(t, x, dim, index, sparse_grad=False):
     """A masked sum over the gathered dimension, ``out(i, j) +=! select(r == index(i, j),
     x(i, r), 0)``: exact (the other terms add 0), and its gradient is a select (the
-    dimension is a class count in nll_loss and cross_entropy, where export puts it)."""
+    dimension is a class count in nll_loss and cross_entropy, where export puts it).
+    The index is compared through ``positions(index(i, j))``, positions(c) = c: a read
+    at a computed index, checked at run time, so an index out of range (a label >= the
+    class count) is an error naming the gather, as in PyTorch, not a sum of zeros."""
     dim = dim % x.rank
     out = t.new()
     idx = names.own_indices(out.rank)
     (r,) = names.reduced_indices(1)
     at = list(idx)
     at[dim] = r
-    t.statement(out, idx, "+=!", f"select({r} == {index.read(idx)}, {x.read(at)}, 0)",
+    positions = t.new(f"{out.name}_positions", shape=(x.shape[dim],), dtype=index.dtype)
+    (c,) = names.own_indices(1)
+    t.statement(positions, [c], "=", f"{index.dtype}({c})", [], {c: x.shape[dim]})
+    checked = positions.read([index.read(idx)])
+    t.statement(out, idx, "+=!", f"select({r} == {checked}, {x.read(at)}, 0)",
                 [(index, idx), (x, at)], {**dict(zip(idx, out.shape)), r: x.shape[dim]})
     return out
 
@@ -132,6 +139,8 @@ def index_tensor(t, x, indices):
     out = t.new()
     idx = names.own_indices(out.rank)
     own = idx[dim:dim + index.rank]
-    at = idx[:dim] + [index.read(own)] + idx[dim + index.rank:]
+    row = index.read(own)  # a negative index counts from the end, as in PyTorch
+    row = f"select({row} < 0, {row} + {x.shape[dim]}, {row})"
+    at = idx[:dim] + [row] + idx[dim + index.rank:]
     t.statement(out, idx, "=", x.read(at), [(x, at), (index, own)], dict(zip(idx, out.shape)))
     return out
