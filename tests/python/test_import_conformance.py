@@ -192,3 +192,39 @@ def test_an_index_or_label_out_of_range_is_an_error_as_in_pytorch(label, rows):
     module = tenet.from_torch(model, (X, LABELS, ROWS), dynamic_batch=False).module()
     with pytest.raises(tenet.BindError, match="outside"):
         module(*args)
+
+
+class Norms(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(4)
+        self.bn2 = nn.BatchNorm2d(2)
+        self.ln = nn.LayerNorm(4)
+        self.gn = nn.GroupNorm(2, 4)
+        self.drop = nn.Dropout(1.0)
+
+    def forward(self, x, image):
+        return (self.bn(x), self.bn2(image), self.ln(x), self.gn(x[:, :, None]),
+                self.drop(x), F.softmax(x, 1), F.log_softmax(x, 0))
+
+
+IMAGE = torch.tensor(HOSTILE[:8] + [0.25] * 16, dtype=torch.float64).reshape(3, 2, 2, 2)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_norms_softmax_and_dropout_on_hostile_values(training):
+    conform(Norms(), (X, IMAGE), training=training)
+
+
+def test_batch_norm_on_one_value_per_channel_is_refused_as_in_pytorch():
+    bn = nn.BatchNorm1d(4).double()
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        bn(X[:1])
+    with pytest.raises(tenet.TorchImportError, match="more than 1 value per channel"):
+        tenet.from_torch(bn, (X[:1],), dynamic_batch=False)
+    module = tenet.from_torch(bn, (X[1:],)).module()  # a batch of B
+    before = bn.running_var.clone()
+    with pytest.raises(tenet.BindError, match="needs_more_than_1_value_per_channel"):
+        module(X[:1])
+    assert torch.equal(bn.running_var, before)  # no NaN written into the module
+    assert module(X[1:]).shape == (2, 4)

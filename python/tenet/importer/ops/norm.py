@@ -104,6 +104,7 @@ def batch_norm(t, x, weight, bias, running_mean, running_var, training, momentum
     dims = [0] + list(range(2, x.rank))
     base = t.default_name()
     x, mean, var, kept, idx, count = _moments(t, x, dims, base)
+    _check_values_per_channel(t, var, kept, count, base)
     out = _normalise(t, x, mean, var, kept, idx, eps, weight, bias, [1])
     new_mean = new_var = None
     if running_mean is not None:
@@ -116,6 +117,25 @@ def batch_norm(t, x, weight, bias, running_mean, running_var, training, momentum
         t.statement(new_var, [c], "=", f"{momentum!r} * {unbiased} + "
                                        f"{1 - momentum!r} * {running_var.read([c])}")
     return (out, None, None, new_mean, new_var)
+
+
+def _check_values_per_channel(t, var, kept, count, base):
+    """PyTorch refuses to train a batch norm on one value per channel (the batch times
+    the spatial size), whose variance is 0 and running variance NaN: at import when
+    that count is fixed, else at run time, where ``var`` reads a one-element tensor at
+    index ``count <= 1``, an index out of range that names this check."""
+    sizes = count.strip("()").split(" * ")
+    if all(s.isdigit() for s in sizes):
+        if eval(count) <= 1:  # noqa: S307 (digits and '*')
+            t.fail("batch norm in training mode needs more than 1 value per channel (the "
+                   "batch size times the spatial size is 1), as in PyTorch: train on a "
+                   "larger batch, or import in evaluation mode")
+        return
+    check = t.new(f"{base}_needs_more_than_1_value_per_channel", shape=("1",), dtype="int64")
+    (z,) = names.own_indices(1)
+    t.statement(check, [z], "=", f"int64({z})", [], {z: "1"})
+    guard = check.read([f"select({count} > 1, 0, 1)"])
+    t.statement(var, kept, "=", f"select({guard} == 0, {var.read(kept)}, {var.read(kept)})")
 
 
 @op("aten._native_batch_norm_legit_no_training.default")

@@ -9,6 +9,8 @@ from . import op
 def native_dropout(t, x, p, train):
     if not train or p == 0:
         return (x, None)
+    if p == 1:  # PyTorch multiplies by 0 (the mask's 1 / (1 - p) would be NaN)
+        return (t.elementwise(lambda v: f"{v} * 0", [x]), None)
     mask = t.add_input(f"{t.default_name()}_mask", x.shape, "float", "dropout", extra=p)
     out = t.elementwise(lambda v, m: f"{v} * {m}", [x, mask])
     return (out, None)
