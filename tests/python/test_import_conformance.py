@@ -228,3 +228,24 @@ def test_batch_norm_on_one_value_per_channel_is_refused_as_in_pytorch():
         module(X[:1])
     assert torch.equal(bn.running_var, before)  # no NaN written into the module
     assert module(X[1:]).shape == (2, 4)
+
+
+class Pools(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 2, 2, padding=1)
+
+    def forward(self, image):
+        return (F.max_pool2d(image, 2), F.max_pool2d(image, 3, 1, 1), F.avg_pool2d(image, 2),
+                F.adaptive_avg_pool2d(image, 1), self.conv(image), image.amax((2, 3)),
+                image.amin(1), image.sum((1, 2)), image.mean(3), image.var(1))
+
+
+# NaN alone in a window, NaN with inf, a window of -inf, ties, signed zeros
+POOLED = torch.tensor([[NAN, 1.0, INF, NAN], [2.0, 2.0, -INF, -INF], [-INF, -INF, 0.0, -0.0],
+                       [-INF, -INF, 3.0, 3.0]], dtype=torch.float64)
+POOL_INPUT = torch.stack([POOLED, POOLED.flip(1)])[None].expand(2, 2, 4, 4).clone()
+
+
+def test_pooling_convolution_and_reductions_on_hostile_values():
+    conform(Pools(), (POOL_INPUT,))

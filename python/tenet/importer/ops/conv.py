@@ -151,7 +151,7 @@ def avg_pool2d(t, x, kernel, stride=(), padding=0, ceil_mode=False, count_includ
     return out
 
 
-_LOWEST = literal(float("-inf"))
+_NAN = literal(float("nan"))
 
 
 def _pool(t, x, kernel, stride, padding, dilation, ceil_mode, reduction, what):
@@ -172,11 +172,25 @@ def _pool(t, x, kernel, stride, padding, dilation, ceil_mode, reduction, what):
     where = [f"{window[0]} in 0:{kernel[0]}", f"{window[1]} in 0:{kernel[1]}"]
     value = x.read(x_at, guarded=padded)
     if padded and reduction == "max=!":
-        # padding is -infinity to a max: the lowest float32, which no window is all of
+        # padding is NaN, which max=! ignores: a window of -inf stays -inf, and the
+        # gradient goes to a pixel, never to the padding
         inside = " && ".join(f"{e} >= 0 && {e} < {size}"
                              for e, size, p in zip(at, x.shape[-2:], padding) if p)
-        value = f"select({inside}, {value}, {_LOWEST})"
-    t.statement(out, idx, reduction, value, [] if padded else [(x, x_at)], ranges, where)
+        value = f"select({inside}, {value}, {_NAN})"
+    reads = [] if padded else [(x, x_at)]
+    if reduction != "max=!":
+        t.statement(out, idx, reduction, value, reads, ranges, where)
+        return out
+    # max=! ignores NaN, PyTorch's max pooling propagates it: the window's NaNs are
+    # summed too (0 without), and the result is that sum where it is NaN, so the
+    # gradient goes to the NaN pixel, as PyTorch's
+    largest = t.new(f"{out.name}_max", shape=out.shape, dtype=out.dtype)
+    t.statement(largest, idx, reduction, value, reads, ranges, where)
+    nan = t.new(f"{out.name}_nan", shape=out.shape, dtype=out.dtype)
+    read = x.read(x_at, guarded=padded)
+    t.statement(nan, idx, "+=!", f"select({read} != {read}, {read}, 0)", reads, ranges, where)
+    t.statement(out, idx, "=", f"select({nan.read(idx)} != {nan.read(idx)}, {nan.read(idx)}, "
+                               f"{largest.read(idx)})")
     return out
 
 

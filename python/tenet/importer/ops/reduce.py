@@ -57,12 +57,37 @@ def mean_all(t, x, dtype=None):
 
 @op("aten.amax.default")
 def amax(t, x, dims=(), keepdim=False):
-    return _reduce(t, x, dims, keepdim, "max=!")
+    return _extreme(t, x, dims, keepdim, "max=!")
 
 
 @op("aten.amin.default")
 def amin(t, x, dims=(), keepdim=False):
-    return _reduce(t, x, dims, keepdim, "min=!")
+    return _extreme(t, x, dims, keepdim, "min=!")
+
+
+def _extreme(t, x, dims, keepdim, reduction):
+    """PyTorch's amax/amin: NaN where a NaN is reduced (``max=!`` ignores NaN: the NaNs
+    are summed too); the gradient split evenly between ties (``max=!``'s goes to the
+    first), and NaN for every element reduced with a NaN (PyTorch's 0 / 0). The value
+    is the sum of x / count over the ties: exact for one or two."""
+    if x.dtype != "float":
+        return _reduce(t, x, dims, keepdim, reduction)
+    base = t.default_name()
+    dims = list(range(x.rank)) if dims is None or len(dims) == 0 else dims
+    kept = dict(shape=x.shape, dtype=x.dtype)
+    found = _reduce(t, x, dims, True, reduction, wanted=f"{base}_found")
+    nans = t.elementwise(lambda v: f"select({v} != {v}, {v}, 0)", [x], wanted=f"{base}_nans",
+                         **kept)
+    nan = _reduce(t, nans, dims, True, "+=!", wanted=f"{base}_nan")
+    best = t.elementwise(lambda m, n: f"stop_gradient({m} + {n})", [found, nan],
+                         wanted=f"{base}_best", shape=found.shape, dtype=x.dtype)
+    ties = t.elementwise(lambda v, m: f"select({v} == {m}, 1, 0)", [x, best],
+                         wanted=f"{base}_ties", shape=x.shape, dtype="int32")
+    count = _reduce(t, ties, dims, True, "+=!", dtype="int32", wanted=f"{base}_count")
+    terms = t.elementwise(
+        lambda v, m, c: f"select({v} == {m}, {v} / {c}, select({m} != {m}, {v} * {m}, 0))",
+        [x, best, count], wanted=f"{base}_terms", **kept)
+    return _reduce(t, terms, dims, keepdim, "+=!")
 
 
 @op("aten.any.dim", "aten.any.dims", "aten.any.default")
