@@ -78,6 +78,7 @@ void FunctionEmitter::emit_jam_run(Code& code, const std::vector<Scheduled>& nes
   }
   Namer names;
   for (const Scheduled& m : run) reserve_names(names, m.stmt->compute, scope);
+  for (const std::string& outer : loop_vars) names.reserve(outer);  // the enclosing loops
   const std::string& index = head.out.back().index;
   JamGroup group{names.take(index + "_tile"), names.take(index + "_lane"), {}, {}};
   for (const ir::Dim& d : head.reduce) group.reduce_vars.push_back(names.take(d.index));

@@ -333,6 +333,9 @@ void FunctionEmitter::emit_shared(Code& code, const std::vector<Scheduled>& nest
                                  << " share a loop of different extents");
     Namer names;
     for (size_t k = i; k < j; ++k) reserve_names(names, nest[k].stmt->compute, scope);
+    // nor an enclosing shared loop's (a statement's own `j` inside the shared loop
+    // named after another's `j` read the inner one: wrong rows)
+    for (const std::string& outer : loop_vars) names.reserve(outer);
     const std::string var = names.take(c.out[out_at].index);
     const Scope inside = hoist_above_shared_loop(code, nest, i, j, loop_vars, scope, names);
     if (depth == 0) {

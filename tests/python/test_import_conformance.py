@@ -249,3 +249,35 @@ POOL_INPUT = torch.stack([POOLED, POOLED.flip(1)])[None].expand(2, 2, 4, 4).clon
 
 def test_pooling_convolution_and_reductions_on_hostile_values():
     conform(Pools(), (POOL_INPUT,))
+
+
+class Shapes(nn.Module):
+    """Views, copies and products on hostile values and size-1 dimensions."""
+
+    def forward(self, x, column):
+        return (torch.cat([x, column, x], 1), x.flip(1), F.pad(x, (1, 2), value=-INF),
+                x.repeat(2, 1), x.t() @ column, x.reshape(4, 3)[1:], x[:, :1].squeeze(1),
+                column.expand(3, 4) * x, torch.stack([x, -x]).sum(0), x.roll(1, 1),
+                torch.where(column > 0, x, column), x.sum(1, keepdim=True) * column,
+                x.mean(0, keepdim=True), F.softmax(column, 1), column.amax(1))
+
+
+def test_shape_ops_and_size_1_dimensions_on_hostile_values():
+    column = torch.tensor([[NAN], [-0.0], [INF]], dtype=torch.float64)
+    conform(Shapes(), (X, column))
+
+
+def test_a_statement_in_a_shared_loop_reads_its_own_rows():
+    """The Shapes group found it: sum_2(i, j) +=! x(i, r) where j in 0:1 shared the loop of
+    a statement indexed (j, k), named j; its own j loop, inside, was named j too and
+    shadowed it, so every row read row 0 (compiled code only; the interpreter was right)."""
+    import numpy as np
+    program = tenet.compile("""
+def f(float(2, 3, 4) v, float(3, 4) x, float(3, 1) c) -> (s, m) {
+  s(j, k) +=! v(r, j, k)
+  t(i, j) +=! x(i, r) where j in 0:1
+  m(i, j) = t(i, j) * c(i, j)
+}""")
+    args = (np.ones((2, 3, 4), np.float32), np.arange(12, dtype=np.float32).reshape(3, 4),
+            np.ones((3, 1), np.float32))
+    assert program(*args)[1].ravel().tolist() == [6, 22, 38]
