@@ -14,7 +14,7 @@ from .export import export
 from .initialisers import module_classes
 from .program import Program, load
 from .standalone import StandaloneProject
-from .names import Namer
+from .names import Namer, comment_text
 from .translate import Translator
 from .values import tenet_type
 
@@ -30,8 +30,17 @@ def from_torch(module, example_args, *, dynamic_batch=True):
         raise TypeError(f"from_torch takes a torch.nn.Module, got {type(module).__name__}")
     if isinstance(example_args, torch.Tensor):
         example_args = (example_args,)
+    if not isinstance(example_args, (tuple, list)):
+        raise TypeError(f"from_torch: example_args must be a tuple of the forward's "
+                        f"arguments (tensors), such as (torch.randn(2, 1, 28, 28),), not "
+                        f"{type(example_args).__name__}")
+    if not isinstance(dynamic_batch, bool):
+        raise TypeError(f"from_torch: dynamic_batch must be True or False, not "
+                        f"{dynamic_batch!r}")
     example_args = tuple(example_args)
+    _check_names(module)
     _check_dtypes(module, example_args)
+    _check_sizes(example_args)
     base = _function_name(module)
     train, evaluate = (_translate(module, example_args, training, dynamic_batch, f"{base}_{mode}")
                        for mode, training in (("train", True), ("eval", False)))
@@ -48,7 +57,8 @@ def from_torch(module, example_args, *, dynamic_batch=True):
     weights = {key: value.detach().clone() for key, value in _state(module).items()}
     weights.update(_constants(functions))
     state_keys = list(module.state_dict())
-    non_persistent = [key for key, _ in module.named_buffers() if key not in state_keys]
+    non_persistent = [key for key, _ in module.named_buffers(remove_duplicate=False)
+                      if key not in state_keys]
     manifest = {
         "entries": entries,
         "functions": {name: _signature(t) for name, t in functions.items()},
@@ -56,6 +66,7 @@ def from_torch(module, example_args, *, dynamic_batch=True):
         "non_persistent": non_persistent,
         "state": state_keys + non_persistent,  # the module's order
         "modules": module_classes(module),  # for Program.emit's default initialisers
+        "tied": _tied(module),
     }
     return Program(source, manifest, weights, original=module)
 
@@ -86,6 +97,47 @@ def _state(module):
     return found
 
 
+def _tied(module):
+    """{second key: first key} of each parameter or buffer the module holds under several
+    state_dict keys (``self.b.weight = self.a.weight``): one tensor, which the weights
+    keep once, and whose gradient sums its uses, as in PyTorch."""
+    first, tied = {}, {}
+    for key, value in list(module.named_parameters(remove_duplicate=False)) + \
+            list(module.named_buffers(remove_duplicate=False)):
+        if id(value) in first:
+            tied[key] = first[id(value)]
+        else:
+            first[id(value)] = key
+    return tied
+
+
+def _check_names(module):
+    """torch.export writes state_dict keys into Python code: one with a line break would
+    fail there, with a message about a string literal. Refused first, naming the key."""
+    keys = [key for key, _ in module.named_modules(remove_duplicate=False)]
+    keys += [key for key, _ in module.named_parameters(remove_duplicate=False)]
+    keys += [key for key, _ in module.named_buffers(remove_duplicate=False)]
+    for key in keys:
+        if "\n" in key or "\r" in key:
+            raise TorchImportError(
+                f"the name {key!r} holds a line break, which torch.export cannot "
+                f"capture: rename the submodule, parameter or buffer")
+
+
+def _check_sizes(args):
+    """An empty dimension in the example would make export specialise the program to it
+    (a program for no data): refused with what to pass instead."""
+    for k, value in enumerate(args):
+        if isinstance(value, torch.Tensor) and value.numel() == 0:
+            shape = list(value.shape)
+            raise TorchImportError(
+                f"example argument {k} has the shape {shape}, with an empty dimension: "
+                f"tenet.from_torch traces the forward on the example, so give one of the "
+                f"sizes the module is meant for (a batch of at least 2, and no dimension "
+                f"of size 0); with dynamic_batch (the default) the program then takes any "
+                f"batch size, 0 included")
+
+
 def _signature(translator):
     return {
         "results": pytree.treespec_dumps(translator.exported.call_spec.out_spec),
@@ -107,7 +159,8 @@ def _function_name(module):
 
 def _header(module, entries):
     kind = type(module)
-    lines = [f"# {kind.__module__}.{kind.__qualname__}, imported from PyTorch by tenet.from_torch",
+    origin = comment_text(f"{kind.__module__}.{kind.__qualname__}")  # user text: escaped
+    lines = [f"# {origin}, imported from PyTorch by tenet.from_torch",
              "# (torch.export, Core ATen). Parameters and buffers are inputs named after their",
              "# state_dict keys ('.' -> '_'); B is the batch size."]
     if entries["train"] != entries["eval"]:

@@ -60,7 +60,8 @@ def _last_frame(stack_trace):
     """The last frame of an FX node's recorded stack trace: ('file.py:12', 'code')."""
     if not stack_trace:
         return None, None
-    lines = stack_trace.strip().splitlines()
+    # split at "\n" only: a file name or code line may hold other line separators
+    lines = stack_trace.strip().split("\n")
     torch_dir = _package_dir("torch")
     for k in range(len(lines) - 1, -1, -1):
         line = lines[k].strip()

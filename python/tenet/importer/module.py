@@ -44,8 +44,10 @@ class TenetModule(torch.nn.Module):
     def forward(self, *args):
         signature = self._signatures[self.training]
         op = self._ops[self.training]
-        state = dict(self.named_parameters())
-        state.update(self.named_buffers())
+        _check_arguments(signature, args)
+        # every key, tied ones too (b.weight, the same Parameter as a.weight)
+        state = dict(self.named_parameters(remove_duplicate=False))
+        state.update(self.named_buffers(remove_duplicate=False))
         float_dtype = _float_dtype(state, args)
         masks = self._mask_shapes[self.training]
         updated = {spec["key"] for spec in signature["outputs"] if spec["kind"] == "buffer"}
@@ -76,6 +78,24 @@ class TenetModule(torch.nn.Module):
             else:
                 user.append(value)
         return pytree.tree_unflatten(user, self._results[self.training])
+
+
+def _check_arguments(signature, args):
+    """The forward's arguments: as many tensors as the imported forward took (export
+    fixed everything else), else a TypeError naming what it expects."""
+    users = sorted((spec for spec in signature["inputs"] if spec["kind"] == "user"),
+                   key=lambda spec: spec["key"])
+    expected = ", ".join(f"{spec['name']}: [{', '.join(spec['shape'])}]" for spec in users)
+    if len(args) != len(users):
+        raise TypeError(f"the imported module's forward takes {len(users)} tensor "
+                        f"argument{'s' if len(users) != 1 else ''} ({expected}), as the "
+                        f"example given to tenet.from_torch, but was given {len(args)}")
+    for spec in users:
+        value = args[spec["key"]]
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"the imported module's forward: argument {spec['key']} "
+                            f"({spec['name']}) must be a tensor, not {type(value).__name__} "
+                            f"(it takes {expected})")
 
 
 def _mask_shapes(signature):
@@ -120,15 +140,19 @@ def _adopt_weights(module, weights, manifest):
     Constants of the forward ('function:name') stay the program's."""
     parameter_keys = set(manifest["parameters"])
     non_persistent = set(manifest["non_persistent"])
+    tied = manifest.get("tied", {})  # a second key of a parameter -> its first key
+    made = {key: torch.nn.Parameter(weights[key]) if key in parameter_keys else weights[key]
+            for key in manifest["state"] if key not in tied}
     for key in manifest["state"]:
-        value = weights[key]
         *path, leaf = key.split(".")
         owner = module
         for part in path:
             if part not in owner._modules:
                 owner.add_module(part, torch.nn.Module())
             owner = owner._modules[part]
-        if key in parameter_keys:
-            owner.register_parameter(leaf, torch.nn.Parameter(value))
+        # a tied key: the same Parameter (or buffer) under a second name, as PyTorch ties
+        value = made[tied.get(key, key)]
+        if isinstance(value, torch.nn.Parameter):
+            owner.register_parameter(leaf, value)
         else:
             owner.register_buffer(leaf, value, persistent=key not in non_persistent)

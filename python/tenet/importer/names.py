@@ -1,4 +1,6 @@
-"""Legal, unique Tenet names for tensors, and the index names statements use."""
+"""Legal, unique Tenet names for tensors, the index names statements use, and user text
+made safe for a comment (module paths, class names, source lines: any of them may hold a
+newline that would otherwise end the comment and start a statement)."""
 
 import re
 
@@ -50,3 +52,21 @@ class Namer:
             k += 1
         self._taken.add(name)
         return name
+
+
+def comment_text(text):
+    """``text`` (user-controlled: a module path, a class name, a Python source line, a
+    file name) made safe inside a ``#`` comment of a program or a ``//`` one of C++:
+    every character that is not printable (newline, carriage return, other controls,
+    line and paragraph separators, format characters) is written as its Python escape
+    (``\\n``, ``\\x1b``, ``\\u2028``), so that the text stays on the comment's line; a
+    trailing backslash (which would splice the next line into a C++ comment) is
+    escaped too."""
+    text = str(text)
+    out = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+    return out[:-1] + "\\x5c" if out.endswith("\\") else out
+
+
+def is_identifier(name):
+    """A C identifier (letters, digits and '_' in ASCII, not starting with a digit)."""
+    return isinstance(name, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) is not None

@@ -1,12 +1,7 @@
 """The imported program: its Tenet source, the weights it was imported with, and what
 each input and output of its functions means to PyTorch (the manifest)."""
 
-import json
-import os
-
 from .. import function as tenet_function
-
-MANIFEST_KEY = "tenet.import"
 
 
 class Program:
@@ -62,15 +57,13 @@ class Program:
 
     def save(self, directory):
         """Writes ``model.tn`` and ``weights.safetensors`` (the parameters and buffers,
-        with the manifest in its metadata) into ``directory``."""
-        from safetensors.numpy import save_file
-        os.makedirs(directory, exist_ok=True)
-        with open(os.path.join(directory, "model.tn"), "w") as out:
-            out.write(self.source)
-        state = self._current_weights()
-        arrays = {key: value.detach().cpu().contiguous().numpy() for key, value in state.items()}
-        save_file(arrays, os.path.join(directory, "weights.safetensors"),
-                  metadata={MANIFEST_KEY: json.dumps(self.manifest)})
+        with the manifest and the program's text in its metadata) into ``directory``, as
+        a pair: whenever a save fails or the process dies, ``tenet.load(directory)``
+        reads the previous save or the new one (saved.py; docs/security.md). A
+        ``model.tn`` or ``weights.safetensors`` there that is not a regular file (a
+        link, a FIFO, a device) is refused."""
+        from .saved import save
+        save(self, directory)
 
     def emit(self, directory, *, name=None, loss="cross_entropy", options=None,
              initialisers=None, overwrite=False):
@@ -103,24 +96,14 @@ class Program:
     def _current_weights(self):
         """The weights, with the module's current parameters and buffers."""
         weights = dict(self.weights)
-        if self._original is not None:
-            weights.update(self._original.named_parameters())
-            weights.update(self._original.named_buffers())
+        if self._original is not None:  # every key, tied ones too
+            weights.update(self._original.named_parameters(remove_duplicate=False))
+            weights.update(self._original.named_buffers(remove_duplicate=False))
         return weights
 
 
 def load(directory):
-    """The Program that ``Program.save(directory)`` wrote."""
-    import torch
-    from safetensors import safe_open
-    path = os.path.join(directory, "weights.safetensors")
-    with open(os.path.join(directory, "model.tn")) as source_file:
-        source = source_file.read()
-    with safe_open(path, framework="numpy") as weights_file:
-        metadata = weights_file.metadata() or {}
-        if MANIFEST_KEY not in metadata:
-            raise ValueError(f"{path}: no '{MANIFEST_KEY}' metadata: not written by "
-                             f"tenet Program.save")
-        weights = {key: torch.from_numpy(weights_file.get_tensor(key).copy())
-                   for key in weights_file.keys()}
-    return Program(source, json.loads(metadata[MANIFEST_KEY]), weights)
+    """The Program that ``Program.save(directory)`` wrote, its manifest validated and its
+    declarations matched to the weights by name, dtype and shape (saved.py)."""
+    from .saved import load as load_saved
+    return load_saved(directory)

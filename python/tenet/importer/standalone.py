@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from .. import _tenet
 from .errors import TorchImportError
 from .initialisers import default_initialisers
-from .names import Namer
+from .names import Namer, comment_text
 
 LOSSES = ("cross_entropy", "nll")
 # The project's train program needs an optimiser, a learning rate, a batch size and a
@@ -162,6 +162,11 @@ def _refuse(what, module_path="", module_type=""):
 
 def _layouts(program):
     train, evaluate = _Layout(program, True), _Layout(program, False)
+    tied = program.manifest.get("tied", {})
+    if tied:
+        key, first = next(iter(tied.items()))
+        _refuse(f"'{key}' is the same tensor as '{first}' (tied parameters); the project's "
+                f"trainer holds each parameter input apart, so it would train them as two")
     extra = {p[0] for p in evaluate.parameters} - {p[0] for p in train.parameters}
     if extra:
         _refuse(f"the evaluation forward reads parameters the training one does not "
@@ -222,6 +227,12 @@ def _header(program, name, train_fn, eval_fn, loss, names, train, parameters, op
 
 
 def _param_lines(program, parameters, chosen):
+    if not isinstance(chosen, dict):
+        raise TypeError(f"initialisers must be a dict {{parameter: initialiser text}}, not "
+                        f"{type(chosen).__name__}")
+    for key, text in chosen.items():
+        _check_directive_text(f"initialisers[{key!r}]", text, "an initialiser such as "
+                              "'zeros' or 'normal(0, 0.01)' (docs/training.md)")
     known = {key for key, _, _ in parameters} | {tenet for _, tenet, _ in parameters}
     unknown = sorted(set(chosen) - known)
     if unknown:
@@ -243,13 +254,16 @@ def _param_lines(program, parameters, chosen):
     for key, tenet, _ in parameters:
         text = chosen.get(key, chosen.get(tenet, rules[key]))
         origin = classes.get(key.rpartition(".")[0])
-        note = f"{key} ({origin})" if origin else key
-        lines.append(f"# @param {tenet} {text}  # {note}")
+        note = f"{key} ({origin})" if origin else key  # user text: escaped below
+        lines.append(f"# @param {tenet} {text}  # {comment_text(note)}")
     return lines
 
 
 def _options(options):
     from ..training import _as_text, training_options
+    if options is not None and not isinstance(options, dict):
+        raise TypeError(f"options must be a dict {{option: value}} (such as {{'lr': 0.01}}), "
+                        f"not {type(options).__name__}")
     merged = dict(DEFAULT_OPTIONS)
     merged.update(options or {})
     known = [o.name for o in training_options()]
@@ -257,7 +271,23 @@ def _options(options):
         if key not in known:
             raise ValueError(f"options: unknown training option {key!r} (the options: "
                              f"{', '.join(known)})")
-    return {key: _as_text(key, value) for key, value in merged.items()}
+    texts = {key: _as_text(key, value) for key, value in merged.items()}
+    for key, text in texts.items():
+        # one word of the @defaults line: a space or '=' would start another option
+        if not re.fullmatch(r"[A-Za-z0-9_.+\-]+", text):
+            raise ValueError(f"options[{key!r}]: {text!r} is not a value the @defaults line "
+                             f"can hold (letters, digits, '_', '.', '+', '-')")
+    return texts
+
+
+def _check_directive_text(what, text, expected):
+    """User text for a directive line (``# @param NAME TEXT``): one line of printable
+    ASCII without '#', else refused (it would end the directive or start another)."""
+    if not isinstance(text, str):
+        raise TypeError(f"{what} must be a str ({expected}), not {type(text).__name__}")
+    if not re.fullmatch(r"[ -\"$-~]+", text) or not text.strip():
+        raise ValueError(f"{what} is {text!r}: expected {expected}, on one line of printable "
+                         f"ASCII without '#'")
 
 
 def _wrapper(function, layout, names, parameters, loss, training):

@@ -250,7 +250,9 @@ class Translator:
         return name.replace("_with_indices", "").rstrip("_0123456789") or name
 
     def comment(self):
-        path, kind, location, code = self._origin
+        # user text (module path, class, file and line): escaped, so it stays a comment
+        path, kind, location, code = (None if part is None else names.comment_text(part)
+                                      for part in self._origin)
         parts = []
         if path:
             parts.append(f"{path} ({kind})" if kind else path)
