@@ -349,6 +349,19 @@ def test_save_replaces_only_regular_files(small, tmp_path):
     assert os.path.islink(tmp_path / "weights.safetensors")
 
 
+def test_load_reads_only_regular_files(small, tmp_path):
+    small.save(tmp_path)
+    os.unlink(tmp_path / "model.tn")
+    os.mkfifo(tmp_path / "model.tn")  # would be read without end
+    with pytest.raises(ValueError, match=r"model.tn is not a regular file \(a FIFO\)"):
+        tenet.load(tmp_path)
+    os.unlink(tmp_path / "model.tn")  # as after a first save that died before its rename
+    assert tenet.load(tmp_path).source == small.source  # the weights carry the program
+    os.unlink(tmp_path / "weights.safetensors")
+    with pytest.raises(FileNotFoundError, match=r"weights.safetensors: no such file"):
+        tenet.load(tmp_path)
+
+
 # -- Program.emit: names, initialisers, options --------------------------------------------
 
 Holder = type("Holder\n# @train evil loss=x scores=y", (nn.Module,), {})

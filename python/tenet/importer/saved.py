@@ -111,6 +111,8 @@ def _source(model, metadata, weights_path):
 def _read_weights(path):
     import torch
     from safetensors import safe_open
+    if not _is_regular(path):
+        raise FileNotFoundError(f"{path}: no such file (the weights of a Program.save)")
     try:
         with safe_open(path, framework="numpy") as weights_file:
             metadata = weights_file.metadata() or {}
@@ -123,7 +125,22 @@ def _read_weights(path):
     return metadata, weights
 
 
+def _is_regular(path):
+    """A regular file (a link to one followed); raises for anything else there (a FIFO
+    or device would be read without end)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"{path} is not a regular file ({_kind(mode)}): tenet.load reads "
+                         f"only regular files")
+    return True
+
+
 def _read_text(path):
+    if not _is_regular(path):
+        return None
     try:
         with open(path, encoding="utf-8") as f:
             return f.read()
@@ -144,10 +161,14 @@ def _refuse_special(path):
     except FileNotFoundError:
         return
     if not stat.S_ISREG(mode):
-        kind = ("a symbolic link" if stat.S_ISLNK(mode) else "a folder" if stat.S_ISDIR(mode)
-                else "a FIFO" if stat.S_ISFIFO(mode) else "a device or special file")
-        raise FileExistsError(f"{path} is {kind}, not a regular file: Program.save replaces "
-                              f"only regular files (remove it, or save to another folder)")
+        raise FileExistsError(f"{path} is {_kind(mode)}, not a regular file: Program.save "
+                              f"replaces only regular files (remove it, or save to another "
+                              f"folder)")
+
+
+def _kind(mode):
+    return ("a symbolic link" if stat.S_ISLNK(mode) else "a folder" if stat.S_ISDIR(mode)
+            else "a FIFO" if stat.S_ISFIFO(mode) else "a device or special file")
 
 
 def _temporary(directory, name, made):
