@@ -351,7 +351,7 @@ def test_existing_files_are_refused_and_unchanged_ones_kept(tmp_path):
                                               r".* and \d+ more files, which emit would "
                                               r"overwrite: .* overwrite=True"):
         program.emit(out)
-    code = out / "linear10.cpp"
+    code = out / "linear10_kernels.cpp"
     before = code.stat().st_mtime_ns
     os.utime(code, ns=(before - 10**9, before - 10**9))  # as if built a second ago
     with torch.no_grad():

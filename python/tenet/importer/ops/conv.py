@@ -182,15 +182,17 @@ def _pool(t, x, kernel, stride, padding, dilation, ceil_mode, reduction, what):
         t.statement(out, idx, reduction, value, reads, ranges, where)
         return out
     # max=! ignores NaN, PyTorch's max pooling propagates it: the window's NaNs are
-    # summed too (0 without), and the result is that sum where it is NaN, so the
-    # gradient goes to the NaN pixel, as PyTorch's
+    # summed too (0 without), and the result is that sum where it is NaN. That path
+    # passes no gradient (stop_gradient): PyTorch gives a NaN window's gradient to its
+    # NaN pixel, but the gather that would route it cost ResNet-18's training step 4.6%
+    # (docs/import.md); every other window's gradient goes to its maximum as PyTorch's
     largest = t.new(f"{out.name}_max", shape=out.shape, dtype=out.dtype)
     t.statement(largest, idx, reduction, value, reads, ranges, where)
     nan = t.new(f"{out.name}_nan", shape=out.shape, dtype=out.dtype)
     read = x.read(x_at, guarded=padded)
     t.statement(nan, idx, "+=!", f"select({read} != {read}, {read}, 0)", reads, ranges, where)
-    t.statement(out, idx, "=", f"select({nan.read(idx)} != {nan.read(idx)}, {nan.read(idx)}, "
-                               f"{largest.read(idx)})")
+    t.statement(out, idx, "=", f"select({nan.read(idx)} != {nan.read(idx)}, "
+                               f"stop_gradient({nan.read(idx)}), {largest.read(idx)})")
     return out
 
 
