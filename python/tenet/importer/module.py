@@ -11,10 +11,34 @@ buffers after each call, as PyTorch updates them. Dropout masks are drawn before
 call, in the order and with the random calls PyTorch's CPU dropout makes.
 """
 
+import re
+
 import torch
 from torch.utils import _pytree as pytree
 
+from .._tenet import BindError
 from .. import sizes as symbolic
+
+
+def source_of(source, entry, message):
+    """What the comment above the statement a run-time error names says ("net.fc
+    (Linear)  model.py:12: x = self.fc(x)": the op, its module and the Python line), or
+    None: messages name the statement ("the statement defining 'gather'")."""
+    found = re.search(r"statement defining '(\w+)'", message)
+    lines = source.split("\n")
+    start = next((k for k, line in enumerate(lines) if line.startswith(f"def {entry}(")), None)
+    if not found or start is None:
+        return None
+    defines = re.compile(r"\s+%s\b" % re.escape(found.group(1)))
+    comment = None
+    for line in lines[start + 1:]:
+        if line.startswith("def "):
+            break
+        if line.lstrip().startswith("#"):
+            comment = line.lstrip()[1:].strip()
+        elif defines.match(line):
+            return comment
+    return None
 
 
 class TenetModule(torch.nn.Module):
@@ -67,7 +91,13 @@ class TenetModule(torch.nn.Module):
                 shape = [d if isinstance(d, int) else d(args) for d in masks[spec["name"]]]
                 keep = 1 - spec["p"]
                 inputs.append(torch.empty(shape, dtype=float_dtype).bernoulli_(keep).div_(keep))
-        results = op(*inputs)
+        try:
+            results = op(*inputs)
+        except BindError as error:
+            where = source_of(self.program.source, self.program.entry(self.training), str(error))
+            if where is None:
+                raise
+            raise BindError(f"{where}: {error}") from None
         if not isinstance(results, tuple):
             results = (results,)
         user = []
