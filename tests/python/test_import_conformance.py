@@ -303,3 +303,17 @@ def f(float(2, 3, 4) v, float(3, 4) x, float(3, 1) c) -> (s, m) {
     args = (np.ones((2, 3, 4), np.float32), np.arange(12, dtype=np.float32).reshape(3, 4),
             np.ones((3, 1), np.float32))
     assert program(*args)[1].ravel().tolist() == [6, 22, 38]
+
+
+@pytest.mark.parametrize("offsets", [[0, 7], [3, 1], [-1, 2], [0, 3, 2]])
+def test_embedding_bag_offsets_that_pytorch_refuses_are_an_error(offsets):
+    # the ragged range clipped them: bags summed over whatever the offsets left in range
+    bag = nn.EmbeddingBag(10, 3, mode="sum")
+    tokens = torch.tensor([1, 2, 3, 4])
+    with pytest.raises(RuntimeError):
+        bag(tokens, torch.tensor(offsets))
+    module = tenet.from_torch(bag, (tokens, torch.tensor([0, 2]))).module()
+    with pytest.raises(tenet.BindError, match="offsets_must_start_at_0_rise_and_end_within_indices"):
+        module(tokens, torch.tensor(offsets))
+    torch.testing.assert_close(module(tokens, torch.tensor([0, 4])),
+                               bag(tokens, torch.tensor([0, 4])))

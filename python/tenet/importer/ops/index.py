@@ -101,8 +101,18 @@ def embedding_bag(t, weight, indices, offsets, scale_grad_by_freq=False, mode=0,
     count = indices.shape[0]
     ends = t.new(f"{t.default_name()}_end", shape=(bags,), dtype=offsets.dtype)
     following = offsets.read([f"{b} + 1"], guarded=True)
-    t.statement(ends, [b], "=", f"select({b} + 1 < {offsets.shape[0]}, {following}, "
-                                f"{offsets.dtype}({count}))", [], {b: bags})
+    end = f"select({b} + 1 < {offsets.shape[0]}, {following}, {offsets.dtype}({count}))"
+    # PyTorch refuses offsets that do not start at 0, fall, or pass the indices' end;
+    # the ragged range would clip them silently: a read of this 1-element tensor at 1
+    # fails at run time with its name
+    check = t.new(f"{t.default_name()}_offsets_must_start_at_0_rise_and_end_within_indices",
+                  shape=("1",), dtype="int64")
+    (z,) = names.own_indices(1)
+    t.statement(check, [z], "=", f"int64({z})", [], {z: "1"})
+    start = offsets.read([b])
+    ok = f"({b} > 0 || {start} == 0) && {start} <= {end} && {end} <= {count}"
+    guard = check.read([f"select({ok}, 0, 1)"])
+    t.statement(ends, [b], "=", f"select({guard} == 0, {end}, {end})", [], {b: bags})
     term = weight.read([indices.read([k]), d])
     if per_sample_weights is not None:
         term += f" * {per_sample_weights.read([k])}"
