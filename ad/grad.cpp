@@ -2,6 +2,7 @@
 // the backward statements (reverse.h), and the outputs; verifies before and after.
 #include "ad/grad.h"
 
+#include <algorithm>
 #include <set>
 
 #include "ad/expr_util.h"
@@ -72,6 +73,49 @@ std::vector<ValuePtr> wrt_values(const ir::Function& fn, const GradRequest& req,
   return out;
 }
 
+void check_float_output(const ir::Function& fn, size_t i, const SourceFile* file) {
+  const ir::Value& o = *fn.outputs[i];
+  if (!is_float(o.type))
+    report(file, o.span,
+           "cannot differentiate " + std::string(o.type == ElemType::Bool ? "bool" : "integer") +
+               " output '" + fn.output_names[i] + "' (" + describe(o) + ")");
+}
+
+// Positions in fn.outputs of the outputs a request names (`output`, or with
+// `vjp` the list `outputs`), in the function's order: each must exist, be
+// float, and be named once.
+std::vector<size_t> named_output_positions(const ir::Function& fn, const GradRequest& req,
+                                           const std::string& listed, const SourceFile* file) {
+  if (!req.output.empty() && !req.outputs.empty())
+    report(file, fn.span,
+           "the gradient request of '" + fn.name + "' names both an output ('" + req.output +
+               "') and a list of outputs: give one of them");
+  if (!req.vjp && req.outputs.size() > 1)
+    report(file, fn.span,
+           "a gradient of '" + fn.name + "' differentiates one scalar output, but " +
+               std::to_string(req.outputs.size()) +
+               " are named: ask for vector-Jacobian products to differentiate several");
+  std::vector<std::string> wanted = req.outputs;
+  if (wanted.empty()) wanted.push_back(req.output);
+  std::set<std::string> seen;
+  std::vector<size_t> out;
+  for (const std::string& name : wanted) {
+    size_t i = 0;
+    while (i < fn.outputs.size() && fn.output_names[i] != name) ++i;
+    if (i == fn.outputs.size())
+      report(file, fn.span,
+             "function '" + fn.name + "' has no output named '" + name + "' (outputs: " + listed +
+                 ")");
+    if (!seen.insert(name).second)
+      report(file, fn.outputs[i]->span,
+             "output '" + name + "' is named twice in the gradient request");
+    check_float_output(fn, i, file);
+    out.push_back(i);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 // Positions in fn.outputs of the differentiated outputs, looked up by their
 // user-facing names (fn.output_names: "v", where the value may be "v.1").
 std::vector<size_t> output_positions(const ir::Function& fn, const GradRequest& req,
@@ -79,13 +123,8 @@ std::vector<size_t> output_positions(const ir::Function& fn, const GradRequest& 
   std::string listed;
   for (const std::string& n : fn.output_names) listed += (listed.empty() ? "" : ", ") + n;
   std::vector<size_t> out;
-  if (!req.output.empty()) {
-    for (size_t i = 0; i < fn.outputs.size(); ++i)
-      if (fn.output_names[i] == req.output) out.push_back(i);
-    if (out.empty())
-      report(file, fn.span,
-             "function '" + fn.name + "' has no output named '" + req.output +
-                 "' (outputs: " + listed + ")");
+  if (!req.output.empty() || !req.outputs.empty()) {
+    out = named_output_positions(fn, req, listed, file);
   } else if (req.vjp) {
     for (size_t i = 0; i < fn.outputs.size(); ++i)
       if (is_float(fn.outputs[i]->type)) out.push_back(i);
@@ -106,15 +145,12 @@ std::vector<size_t> output_positions(const ir::Function& fn, const GradRequest& 
                  "): name the one to differentiate, or ask for vector-Jacobian "
                  "products");
   }
+  check_float_output(fn, out[0], file);
   const ir::Value& o = *fn.outputs[out[0]];
-  const std::string& name = fn.output_names[out[0]];
-  if (!is_float(o.type))
-    report(file, o.span,
-           "cannot differentiate " + std::string(o.type == ElemType::Bool ? "bool" : "integer") +
-               " output '" + name + "' (" + describe(o) + ")");
   if (!req.vjp && o.rank() != 0)
     report(file, o.span,
-           "cannot differentiate non-scalar output '" + name + "' (" + describe(o) +
+           "cannot differentiate non-scalar output '" + fn.output_names[out[0]] + "' (" +
+               describe(o) +
                ") without cotangents: reduce it to a scalar, or ask for "
                "vector-Jacobian products");
   return out;

@@ -17,7 +17,8 @@
 /// over out indices is race-free and the sums are deterministic.
 ///
 /// Errors in the request (unknown function, output or input; an integer
-/// input; a non-scalar output without cotangents) are CompileErrors: with a
+/// input or output; a name given twice; a non-scalar output without
+/// cotangents) are CompileErrors: with a
 /// SourceFile, `file:line:col: error: ...` at the function's or value's span,
 /// with the source line and a caret; without one, `error: ...`.
 #pragma once
@@ -42,6 +43,12 @@ struct GradRequest {
   /// Vector-Jacobian products: take a cotangent input `d_<output>` for each
   /// differentiated output instead of requiring a scalar.
   bool vjp = false;
+  /// With `vjp`, the outputs to differentiate (each a float output, named
+  /// once), taken in the function's order whatever the order here; empty
+  /// means `output` decides. Without `vjp`, at most one (as `output`). Not
+  /// both this and `output`. (PyTorch's autograd differentiates only the
+  /// outputs that received a gradient.)
+  std::vector<std::string> outputs = {};
 };
 
 /// The inputs a request differentiates, in order (validated as differentiate does).

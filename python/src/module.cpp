@@ -115,14 +115,16 @@ void bind_descriptions(py::module_& m) {
       .def_readonly("inputs", &FunctionInfo::inputs)
       .def_readonly("outputs", &FunctionInfo::outputs);
   py::class_<ad::GradRequest>(m, "GradRequest")
-      .def(py::init([](std::vector<std::string> wrt, std::string output, bool vjp) {
-             return ad::GradRequest{std::move(wrt), std::move(output), vjp};
+      .def(py::init([](std::vector<std::string> wrt, std::string output, bool vjp,
+                       std::vector<std::string> outputs) {
+             return ad::GradRequest{std::move(wrt), std::move(output), vjp, std::move(outputs)};
            }),
            py::arg("wrt") = std::vector<std::string>{}, py::arg("output") = "",
-           py::arg("vjp") = false)
+           py::arg("vjp") = false, py::arg("outputs") = std::vector<std::string>{})
       .def_readonly("wrt", &ad::GradRequest::wrt)
       .def_readonly("output", &ad::GradRequest::output)
-      .def_readonly("vjp", &ad::GradRequest::vjp);
+      .def_readonly("vjp", &ad::GradRequest::vjp)
+      .def_readonly("outputs", &ad::GradRequest::outputs);
   py::class_<Variant>(m, "Variant")
       .def(py::init([](std::string entry, bool float64, std::optional<ad::GradRequest> grad) {
              return Variant{std::move(entry), float64, std::move(grad)};

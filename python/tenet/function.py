@@ -109,7 +109,7 @@ class Function:
         grad = self._grad
         behaviour = {k: v for k, v in self._jit.items() if k in _BEHAVIOUR_OPTIONS}
         text = "\0".join([self._source, self._entry, repr(sorted(self._sizes.items())),
-                          "" if grad is None else f"{grad.wrt}|{grad.output}|{grad.vjp}",
+                          "" if grad is None else _request_key(grad),
                           repr(sorted(behaviour.items()))])
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
@@ -127,8 +127,10 @@ class Function:
 
     def vjp(self, wrt=None, output=None):
         """Vector-Jacobian products: a Function taking the inputs, then one cotangent
-        ``d_<output>`` per float output (or only for ``output``), returning the outputs,
-        then ``d_<input>`` per input in ``wrt`` (default: every float input)."""
+        ``d_<output>`` per float output (or only for ``output``: one output's name or a
+        list of them, whose cotangents come in the function's output order), returning
+        the outputs, then ``d_<input>`` per input in ``wrt`` (default: every float
+        input)."""
         return self._derived(grad_request(wrt, output, vjp=True))
 
     @property
@@ -266,11 +268,29 @@ def _text(value, what, optional=False):
 
 def grad_request(wrt, output, vjp=False):
     """A _tenet.GradRequest: ``wrt`` one input's name or a list of them (None: every float
-    input), ``output`` a name or None."""
+    input), ``output`` a name, a list of names (vector-Jacobian products of several
+    outputs), or None."""
     if isinstance(wrt, (str, os.PathLike)):
         wrt = [wrt]
     names = [_text(name, "wrt (input names)") for name in (wrt or [])]
-    return _tenet.GradRequest(wrt=names, output=_text(output, "output", optional=True), vjp=vjp)
+    if output is None or isinstance(output, (str, os.PathLike)):
+        return _tenet.GradRequest(wrt=names, output=_text(output, "output", optional=True),
+                                  vjp=vjp)
+    if not isinstance(output, collections.abc.Iterable):
+        raise TypeError(f"output must be an output's name or a list of them, got "
+                        f"{type(output).__name__} {output!r:.60}")
+    outputs = [_text(name, "output (output names)") for name in output]
+    if not outputs:
+        raise ValueError("output: an empty list names no output to differentiate (None "
+                         "means every float output)")
+    return _tenet.GradRequest(wrt=names, outputs=outputs, vjp=vjp)
+
+
+def _request_key(grad):
+    """A GradRequest as text for Function.key (the list of outputs only when given, so
+    that the keys of other requests stay as they were)."""
+    key = f"{grad.wrt}|{grad.output}|{grad.vjp}"
+    return key + f"|{grad.outputs}" if grad.outputs else key
 
 
 def _flag(value, what):

@@ -10,7 +10,14 @@ PyTorch dispatcher, in the ``tenet`` namespace:
   formula saves the inputs and calls
 - ``tenet::<name>_backward(Tensor x, ..., Tensor d_<output>, ...)``: the
   vector-Jacobian program Tenet derives (every float output, every float
-  input), also with a CPU and a fake kernel.
+  input), also with a CPU and a fake kernel. Autograd passes no gradient
+  through an output the loss does not use (as PyTorch's own operators): when
+  only some float outputs have gradients, it runs instead
+- ``tenet::<name>_backward_partial(Tensor x, ..., Tensor? d_<output>, ...)``:
+  the product of the outputs whose cotangent is not None alone (one derived
+  program per such set, made on first use), so that an unused output whose
+  derivative is infinite (``log`` at 0) does not make a gradient NaN
+  (0 * inf). Registered only for functions with several float outputs.
 
 ``<name>`` is the entry's name plus a hash of the source, so the same program
 always gets the same operator (and ``torch.ops.tenet.<name>`` reaches it,
@@ -26,6 +33,7 @@ is an error.
 """
 
 import re
+import threading
 
 try:
     import torch
@@ -71,7 +79,8 @@ class TorchOp:
 
     Call it like the function (tensors by position or name); ``.op`` is the forward
     operator, ``.backward_op`` the backward one (None when nothing is
-    differentiable), ``.qualname`` the dispatcher name ``tenet::<name>``.
+    differentiable), ``.partial_backward_op`` the backward of some outputs (None with
+    fewer than two float outputs), ``.qualname`` the dispatcher name ``tenet::<name>``.
     """
 
     def __init__(self, function, name):
@@ -137,7 +146,9 @@ class TorchOp:
             self.qualname, self._forward, mutates_args=(),
             schema=_schema(function.input_names, len(self._outputs), self._packed))
         self.op.register_fake(self._forward_fake)
-        self.backward_op = None
+        self.backward_op = self.partial_backward_op = None
+        self._partial_vjps = {}  # float output positions -> Function.vjp(output=[...])
+        self._partial_lock = threading.Lock()
         if self._float_inputs and self._float_outputs:
             self._vjp = function.backward
             cotangents = [f"d_{self._outputs[k].name}" for k in self._float_outputs]
@@ -146,8 +157,26 @@ class TorchOp:
                 schema=_schema(function.input_names + cotangents, len(self._float_inputs),
                                self._packed))
             self.backward_op.register_fake(self._backward_fake)
+            if len(self._float_outputs) > 1:
+                self._register_partial_backward(cotangents)
             self.op.register_autograd(self._autograd_backward,
                                       setup_context=self._setup_context)
+
+    def _register_partial_backward(self, cotangents):
+        """``tenet::<name>_backward_partial``: the backward with optional cotangents, for
+        when only some outputs have gradients. Registered with the others (not on first
+        use), so that a compiled graph calling it runs in a process that never traced it
+        (torch.compile's caches)."""
+        if self._packed:
+            schema = "(Tensor[] inputs, Tensor?[] cotangents) -> Tensor[]"
+        else:
+            schema = ("(" + ", ".join([f"Tensor {p}" for p in self.function.input_names] +
+                                      [f"Tensor? {c}" for c in cotangents]) +
+                      ") -> " + _returns(len(self._float_inputs)))
+        self.partial_backward_op = torch.library.custom_op(
+            f"{self.qualname}_backward_partial", self._partial_backward, mutates_args=(),
+            schema=schema)
+        self.partial_backward_op.register_fake(self._partial_backward_fake)
 
     # -- forward ---------------------------------------------------------------------------
 
@@ -180,45 +209,84 @@ class TorchOp:
 
     # -- backward --------------------------------------------------------------------------
 
-    def _backward(self, *args):
+    def _backward(self, *args, vjp=None, name=None):
+        vjp, name = vjp or self._vjp, name or f"{self.name}_backward"
         args = args[0] if self._packed else args
-        values, float64 = arguments.check(f"{self.name}_backward", self._vjp.inputs, args, {})
-        outputs = self._vjp.run(values, float64)
+        values, float64 = arguments.check(name, vjp.inputs, args, {})
+        outputs = vjp.run(values, float64)
         return self._results(torch.from_numpy(g) for g in outputs[len(self._outputs):])
 
-    def _backward_fake(self, *args):
+    def _backward_fake(self, *args, vjp=None, name=None):
+        vjp, name = vjp or self._vjp, name or f"{self.name}_backward"
         args = args[0] if self._packed else args
-        values, _ = arguments.check(f"{self.name}_backward", self._vjp.inputs, args, {},
-                                    allow_meta=True)
+        values, _ = arguments.check(name, vjp.inputs, args, {}, allow_meta=True)
         # the CPU kernel returns dense tensors with the inputs' shapes and dtypes
         return self._results(torch.empty(values[i].shape, dtype=values[i].dtype,
                                          device=values[i].device) for i in self._float_inputs)
 
+    def partial_vjp(self, outputs):
+        """The vector-Jacobian program of some float outputs only (positions in the
+        function's outputs): ``Function.vjp(output=[...])``, made once per set."""
+        outputs = tuple(sorted(outputs))
+        if outputs == tuple(self._float_outputs):
+            return self._vjp
+        with self._partial_lock:
+            vjp = self._partial_vjps.get(outputs)
+            if vjp is None:
+                names = [self._outputs[k].name for k in outputs]
+                vjp = self._partial_vjps[outputs] = self.function.vjp(output=names)
+        return vjp
+
+    def _partial_arguments(self, args):
+        """A partial backward call's arguments as (arguments of the vjp of the outputs
+        whose cotangents are not None, that vjp)."""
+        if self._packed:
+            inputs, cotangents = args
+        else:
+            inputs, cotangents = args[:len(self._inputs)], args[len(self._inputs):]
+        given = [k for k, c in zip(self._float_outputs, cotangents) if c is not None]
+        if not given:
+            raise ValueError(f"{self.name}_backward_partial: every cotangent is None, so "
+                             f"there is nothing to differentiate")
+        values = list(inputs) + [c for c in cotangents if c is not None]
+        return ((values,) if self._packed else values), self.partial_vjp(given)
+
+    def _partial_backward(self, *args):
+        values, vjp = self._partial_arguments(args)
+        return self._backward(*values, vjp=vjp, name=f"{self.name}_backward_partial")
+
+    def _partial_backward_fake(self, *args):
+        values, vjp = self._partial_arguments(args)
+        return self._backward_fake(*values, vjp=vjp, name=f"{self.name}_backward_partial")
+
     def _setup_context(self, ctx, inputs, output):
+        # An output the loss does not use arrives with gradient None rather than zeros,
+        # and is left out of the backward: 0 * (d out / d x) is NaN where that
+        # derivative is infinite, and PyTorch passes no gradient through it.
+        ctx.set_materialize_grads(False)
         if self._packed:
             inputs = inputs[0]
             ctx.needs = [t.requires_grad for t in inputs]
-            outputs = output
-            # results nothing depends on get no gradient: zeros of their shape instead
-            ctx.output_meta = [(o.shape, o.dtype) for o in outputs]
         ctx.save_for_backward(*inputs)
 
     def _autograd_backward(self, ctx, *grads):
         inputs = ctx.saved_tensors
         needs = ctx.needs if self._packed else ctx.needs_input_grad
         result = [None] * len(inputs)
-        if not any(needs[i] for i in self._float_inputs):
-            return result if self._packed else tuple(result)
         if self._packed:
-            grads = [g if g is not None else torch.zeros(shape, dtype=dtype)
-                     for g, (shape, dtype) in zip(grads[0], ctx.output_meta)]
+            grads = grads[0] if grads[0] is not None else [None] * len(self._outputs)
         cotangents = [grads[k] for k in self._float_outputs]
-        if self._packed:
-            gradients = self.backward_op(list(inputs) + cotangents)
-        else:
-            gradients = self.backward_op(*inputs, *cotangents)
-            if len(self._float_inputs) == 1:
-                gradients = (gradients,)
+        given = [c for c in cotangents if c is not None]
+        if not given or not any(needs[i] for i in self._float_inputs):
+            return result if self._packed else tuple(result)
+        if len(given) == len(cotangents):
+            args = [list(inputs) + cotangents] if self._packed else [*inputs, *cotangents]
+            gradients = self.backward_op(*args)
+        else:  # the product of the outputs with gradients alone
+            args = [list(inputs), cotangents] if self._packed else [*inputs, *cotangents]
+            gradients = self.partial_backward_op(*args)
+        if not self._packed and len(self._float_inputs) == 1:
+            gradients = (gradients,)
         for i, g in zip(self._float_inputs, gradients):
             result[i] = g if needs[i] else None
         return result if self._packed else tuple(result)

@@ -3,6 +3,8 @@
 // constants and scalars.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "ir/interp.h"
 #include "tests/ad/ad_test_util.h"
 
@@ -118,6 +120,52 @@ def f(float(N) x, int32(N) k, float(N) unused) -> (out) {
   GradcheckReport rep = expect_gradcheck(src, "f", opt);
   ASSERT_EQ(rep.inputs.size(), 2u);  // x and unused; never k
   EXPECT_EQ(rep.inputs[1].input, "unused");
+}
+
+// A vector-Jacobian product of some outputs (GradRequest::outputs, what
+// PyTorch's autograd asks for when the loss uses only some): cotangents for
+// those only, in the function's order. Where an output left out has an
+// infinite derivative (log at 0), the full product with a zero cotangent is
+// NaN (0 * inf), the partial one is not.
+TEST(VjpOfSomeOutputs, TakesCotangentsOnlyForThose) {
+  const char* src = R"(
+def f(float(N) x) -> (y, z, w) {
+  y(i) = x(i) * x(i)
+  z(i) = log(x(i))
+  w(i) = 3 * x(i)
+}
+)";
+  ir::Function fn = compile_fn(src, "f");
+  GradRequest req;
+  req.vjp = true;
+  req.outputs = {"y"};
+  ir::Function g = differentiate(fn, req);
+  auto input_names = [](const ir::Function& f) {
+    std::vector<std::string> names;
+    for (const ir::ValuePtr& v : f.inputs) names.push_back(v->name);
+    return names;
+  };
+  EXPECT_EQ(input_names(g), (std::vector<std::string>{"x", "d_y"}));
+  EXPECT_EQ(g.output_names, (std::vector<std::string>{"y", "z", "w", "d_x"}));
+  Tensor x = tensor({3}, {0, 1, 2}), d_y = tensor({3}, {1, 1, 1});
+  std::vector<Tensor> r = ir::interpret(g, {x, d_y});
+  EXPECT_EQ(values(r[3]), (std::vector<double>{0, 2, 4}));  // 2 x d_y
+
+  Tensor zeros = tensor({3}, {0, 0, 0});
+  std::vector<Tensor> full =
+      ir::interpret(differentiate(fn, {{}, "", true}), {x, d_y, zeros, zeros});
+  EXPECT_TRUE(std::isnan(full[3].get(0)));  // 0 * (1 / 0)
+
+  req.outputs = {"w", "y"};  // the function's order, whatever the request's
+  g = differentiate(fn, req);
+  EXPECT_EQ(input_names(g), (std::vector<std::string>{"x", "d_y", "d_w"}));
+  r = ir::interpret(g, {x, d_y, tensor({3}, {1, 0, 2})});
+  EXPECT_EQ(values(r[3]), (std::vector<double>{3, 2, 10}));  // 2 x d_y + 3 d_w
+
+  GradcheckOptions opt;
+  opt.request = req;
+  opt.sizes = {{"N", 4}};
+  expect_gradcheck(src, "f", opt);
 }
 
 // A value that reaches the outputs only through `* 0` has a zero adjoint, and

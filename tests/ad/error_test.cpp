@@ -79,6 +79,35 @@ TEST(AdErrors, InputNamedTwice) {
             "error: input 'w' is named twice in the gradient request");
 }
 
+// GradRequest::outputs: each named output must exist, be float, and be named
+// once; several only with vjp; not together with `output`.
+TEST(AdErrors, OutputList) {
+  GradRequest req{{}, "", true, {"y", "loss"}};
+  EXPECT_EQ(error_of("f", req, false),
+            "error: function 'f' has no output named 'loss' (outputs: y, total)");
+  req.outputs = {"total", "y", "total"};
+  EXPECT_EQ(error_of("f", req),
+            "model.tn:3:3: error: output 'total' is named twice in the gradient request\n"
+            "    total +=! y(n, k)\n"
+            "    ^~~~~~~~~~~~~~~~~");
+  EXPECT_EQ(error_of("g", {{}, "", true, {"z"}}, false),
+            "error: function 'g' has no float inputs to differentiate");
+  req.outputs = {"y"};
+  req.output = "y";
+  EXPECT_EQ(error_of("f", req, false),
+            "error: the gradient request of 'f' names both an output ('y') and a list of "
+            "outputs: give one of them");
+  EXPECT_EQ(error_of("h", {{}, "", false, {"sum", "squares"}}, false),
+            "error: a gradient of 'h' differentiates one scalar output, but 2 are named: ask "
+            "for vector-Jacobian products to differentiate several");
+  SourceFile file("model.tn", kSource);
+  ir::Module m = lang::compile_source(file);
+  EXPECT_EQ(resolve_outputs(*m.find("h"), {{}, "", true, {"squares", "sum"}}),
+            (std::vector<std::string>{"sum", "squares"}));
+  EXPECT_EQ(resolve_outputs(*m.find("h"), {{}, "", false, {"squares"}}),
+            std::vector<std::string>{"squares"});
+}
+
 TEST(AdErrors, NothingToDifferentiate) {
   EXPECT_EQ(error_of("g", {}, false), "error: function 'g' has no float inputs to differentiate");
   EXPECT_EQ(error_of("g", {{}, "", true}, false),

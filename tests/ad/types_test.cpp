@@ -53,6 +53,10 @@ TEST(AdTypes, BoolOutputHasNoGradient) {
             "types.tn:3:3: error: cannot differentiate bool output 'mask' (bool[N])\n"
             "    mask(i) = m(i) && x(i) > 0\n"
             "    ^~~~~~~~~~~~~~~~~~~~~~~~~~");
+  EXPECT_EQ(error_of({{"x"}, "", true, {"loss", "mask"}}),
+            "types.tn:3:3: error: cannot differentiate bool output 'mask' (bool[N])\n"
+            "    mask(i) = m(i) && x(i) > 0\n"
+            "    ^~~~~~~~~~~~~~~~~~~~~~~~~~");
 }
 
 }  // namespace

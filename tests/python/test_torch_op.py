@@ -4,6 +4,7 @@ through the dispatcher."""
 
 import os
 import pathlib
+import types
 
 import numpy as np
 import pytest
@@ -228,3 +229,165 @@ def test_results_are_independent_tensors(squash_op):
     first.add_(1)
     torch.testing.assert_close(second, squash_reference(s), rtol=1e-5, atol=1e-6)
     assert isinstance(first.numpy(), np.ndarray)
+
+
+# Issue 27: autograd passes no gradient through an output the loss does not use. With a
+# zero cotangent for it, the backward computed 0 * (d z / d x) = 0 * (1 / 0) = NaN at x = 0.
+TWO_OUTPUTS = """
+def two(float(N) x, float(N) w) -> (y, z) {
+  y(i) = x(i) * x(i) * w(i)
+  z(i) = log(x(i))
+}
+"""
+
+
+def two_reference(x, w):
+    return x * x * w, torch.log(x)
+
+
+def _leaves(*tensors):
+    return [t.detach().clone().requires_grad_() for t in tensors]
+
+
+def test_an_unused_output_passes_no_gradient():
+    op = tenet.torch_op(TWO_OUTPUTS, "two")
+    x0, w0 = torch.tensor([0.0, 1.0, 2.0, 0.0]), torch.tensor([1.0, -2.0, 0.5, 3.0])
+    for dtype in (torch.float32, torch.float64):
+        x, w = _leaves(x0.to(dtype), w0.to(dtype))
+        rx, rw = _leaves(x0.to(dtype), w0.to(dtype))
+        y, z = op(x, w)
+        assert z[0] == -float("inf")
+        y.sum().backward()
+        ry, _ = two_reference(rx, rw)
+        ry.sum().backward()
+        assert not x.grad.isnan().any() and not w.grad.isnan().any()
+        torch.testing.assert_close(x.grad, rx.grad)
+        torch.testing.assert_close(w.grad, rw.grad)
+    # the product of y alone ran: the partial backward, with the vjp of y made once
+    partial = getattr(torch.ops.tenet, op.name + "_backward_partial")
+    assert str(partial.default._schema) == (f"{op.qualname}_backward_partial(Tensor x, "
+                                            f"Tensor w, Tensor? d_y, Tensor? d_z) -> "
+                                            f"(Tensor, Tensor)")
+    assert op.partial_vjp([0]) is op.partial_vjp((0,))
+    assert op.partial_vjp([0]).input_names == ["x", "w", "d_y"]
+    assert op.partial_vjp([1, 0]) is op.function.backward or op.partial_vjp([0, 1]).key == \
+        op.function.backward.key
+
+
+def test_unused_outputs_through_autograd_grad():
+    op = tenet.torch_op(TWO_OUTPUTS, "two")
+    x, w = _leaves(torch.tensor([0.5, 1.0, 2.0]), torch.tensor([1.0, -2.0, 0.5]))
+    y, z = op(x, w)
+    d_z = torch.tensor([1.0, 2.0, 3.0])
+    # z alone: d_x = d_z / x, d_w = 0
+    g_x, g_w = torch.autograd.grad(z, [x, w], d_z, retain_graph=True)
+    torch.testing.assert_close(g_x, d_z / x.detach())
+    torch.testing.assert_close(g_w, torch.zeros(3))
+    # both: the full backward
+    g_x, = torch.autograd.grad([y, z], [x], [torch.ones(3), d_z], retain_graph=True)
+    torch.testing.assert_close(g_x, 2 * x.detach() * w.detach() + d_z / x.detach())
+    # no output with a gradient (autograd does not call it so; the formula alone): none
+    ctx = types.SimpleNamespace(saved_tensors=(x, w), needs_input_grad=(True, True))
+    assert op._autograd_backward(ctx, None, None) == (None, None)
+
+
+def test_function_vjp_of_a_list_of_outputs():
+    f = tenet.compile(TWO_OUTPUTS, "two")
+    vjp = f.vjp(output=["y"])
+    assert vjp.input_names == ["x", "w", "d_y"]
+    assert vjp.output_names == ["y", "z", "d_x", "d_w"]
+    # cotangents in the function's order, whatever the list's
+    assert f.vjp(output=["z", "y"]).input_names == ["x", "w", "d_y", "d_z"]
+    x, w = np.array([0.0, 1.0], np.float32), np.array([2.0, 3.0], np.float32)
+    _, _, d_x, d_w = vjp(x, w, np.ones(2, np.float32))
+    np.testing.assert_allclose(d_x, [0.0, 6.0])
+    np.testing.assert_allclose(d_w, [0.0, 1.0])
+    assert f.vjp(output=["y"]).key != f.vjp().key
+    with pytest.raises(tenet.CompileError, match=r"function 'two' has no output named 'q' "
+                                                 r"\(outputs: y, z\)"):
+        f.vjp(output=["y", "q"]).input_names
+    with pytest.raises(tenet.CompileError, match=r"output 'y' is named twice"):
+        f.vjp(output=["y", "y"]).input_names
+    with pytest.raises(ValueError, match=r"output: an empty list names no output"):
+        f.vjp(output=[])
+    with pytest.raises(TypeError, match=r"output must be an output's name or a list of them"):
+        f.vjp(output=3)
+
+
+def test_unused_outputs_under_torch_compile_and_opcheck():
+    op = tenet.torch_op(TWO_OUTPUTS, "two")
+
+    def loss_fn(x, w):
+        y, _ = op(x, w)
+        return y.sum()
+
+    compiled = torch.compile(loss_fn, fullgraph=True)
+    for x0 in ([0.5, 1.0, 2.0], [0.0, 1.0, 2.0]):
+        x, w = _leaves(torch.tensor(x0), torch.tensor([1.0, -2.0, 0.5]))
+        rx, rw = _leaves(x, w)
+        compiled(x, w).backward()
+        loss_fn(rx, rw).backward()
+        # AOTAutograd traces the backward with no cotangent for z: the partial one runs
+        assert not x.grad.isnan().any()
+        torch.testing.assert_close(x.grad, rx.grad)
+        torch.testing.assert_close(w.grad, rw.grad)
+    x, w = torch.tensor([0.5, 1.0, 2.0]), torch.tensor([1.0, -2.0, 0.5])
+    torch.library.opcheck(op.op, (x.requires_grad_(), w.requires_grad_()))
+    torch.library.opcheck(op.partial_backward_op, (x.detach(), w.detach(), torch.ones(3), None))
+
+
+def _many_outputs_source(count):
+    """count + 1 inputs and count + 1 outputs: over 64 arguments, so the operators take
+    and return lists of tensors. y_k = x_k * x_{k+1}, z = log(x_0)."""
+    params = ", ".join(f"float(N) x{k}" for k in range(count + 1))
+    outs = ", ".join([f"y{k}" for k in range(count)] + ["z"])
+    body = "\n".join(f"  y{k}(i) = x{k}(i) * x{k + 1}(i)" for k in range(count))
+    return f"def many({params}) -> ({outs}) {{\n{body}\n  z(i) = log(x0(i))\n}}\n"
+
+
+def test_an_unused_output_of_a_packed_operator_passes_no_gradient():
+    op = tenet.torch_op(_many_outputs_source(32), "many")
+    assert op._packed
+    xs = _leaves(*[torch.rand(3) + 0.5 for _ in range(33)])
+    with torch.no_grad():
+        xs[0][1] = 0.0
+    refs = _leaves(*xs)
+    results = op(*xs)
+    # the loss uses y0 and y5 only
+    (results[0].sum() + 2 * results[5].sum()).backward()
+    (refs[0] * refs[1]).sum().add(2 * (refs[5] * refs[6]).sum()).backward()
+    for k, (x, r) in enumerate(zip(xs, refs)):
+        want = r.grad if r.grad is not None else torch.zeros(3)
+        assert not x.grad.isnan().any(), k
+        torch.testing.assert_close(x.grad, want)
+    # every float output: the full (packed) backward
+    xs = _leaves(*refs)
+    results = op(*xs)
+    torch.autograd.backward(results, [torch.ones(3)] * len(results))
+    torch.testing.assert_close(xs[0].grad, xs[1].detach() + 1 / xs[0].detach())
+
+
+def test_an_imported_module_passes_no_gradient_through_an_unused_output():
+    """The importer's operators (Program.torch_op) too: a second output, and batch norm's
+    running statistics (outputs that update buffers), reach no loss."""
+    nn = torch.nn
+
+    class TwoHeads(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.BatchNorm1d(3)
+
+        def forward(self, x):
+            return self.norm(x * x), torch.log(x)
+
+    model = TwoHeads().double()
+    x0 = torch.tensor([[0.0, 1.0, 2.0], [0.5, 0.0, 3.0]], dtype=torch.float64)
+    module = tenet.from_torch(TwoHeads().double(), (x0,), dynamic_batch=False).module()
+    ours, theirs = _leaves(x0, x0)
+    y, z = module(ours)
+    assert z[0, 0] == -float("inf")
+    weights = torch.tensor([[1.0, -2.0, 0.5], [3.0, 1.0, -1.0]], dtype=torch.float64)
+    (y * weights).sum().backward()
+    (model(theirs)[0] * weights).sum().backward()
+    assert not ours.grad.isnan().any()
+    torch.testing.assert_close(ours.grad, theirs.grad)
