@@ -260,7 +260,9 @@ TEST(Safetensors, WritesOverNothingButRegularFiles) {
       {tmp.path("fifo.safetensors"), "a FIFO"},
       {"/dev/null", "a character device"},
   };
-  for (const auto& [path, kind] : cases) {
+  for (const auto& c : cases) {
+    const std::string& path = c.first;  // (a lambda may not capture a structured binding)
+    const std::string& kind = c.second;
     SCOPED_TRACE(path);
     expect_error([&] { write_safetensors(path, tensors); },
                  {path + ": will not write over " + kind +
