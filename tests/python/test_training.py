@@ -153,7 +153,7 @@ def test_emit_standalone_writes_the_project_of_tenet_emit_train(model, tmp_path)
     # The build and the training run are tested in C++ (tests/training/standalone_test.cpp).
     out = tmp_path / "project"
     assert tenet.emit_standalone(model, out) == "linear"
-    for name in ["CMakeLists.txt", "README.md", "linear.cpp", "linear_model.cpp", "linear_train.h",
+    for name in ["CMakeLists.txt", "README.md", "linear_kernels.cpp", "linear_model.cpp", "linear_train.h",
                  "train_main.cpp", "predict_main.cpp", "train/json.cpp", "standalone/model.cpp",
                  "runtime/tenet_runtime.h"]:
         assert (out / name).is_file(), name
@@ -161,7 +161,8 @@ def test_emit_standalone_writes_the_project_of_tenet_emit_train(model, tmp_path)
     assert "int linear_train_step(linear_model* model, const float* images," in header
     assert '{"w", {10, 28, 28}, "uniform(-0.01, 0.01)"}' in (out / "linear_model.cpp").read_text()
     written = sum(1 for p in out.rglob("*") if p.is_file())  # 8 are named, the others counted
-    with pytest.raises(tenet.BindError, match=r"already holds linear.h, linear.cpp, linear_model.cpp, "
+    with pytest.raises(tenet.BindError, match=r"already holds linear_kernels.h, linear_kernels.cpp, "
+                       r"linear_model.cpp, "
                        rf"runtime/.* and {written - 8} more files, which emit would overwrite"):
         tenet.emit_standalone(model, out)
     assert tenet.emit_standalone(model, out, overwrite=True) == "linear"
