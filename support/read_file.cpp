@@ -9,18 +9,15 @@
 
 namespace tenet {
 
-namespace {
-
-std::string kind_of(mode_t mode) {
-  if (S_ISDIR(mode)) return "it is a directory";
-  if (S_ISCHR(mode)) return "it is a character device, not a regular file";
-  if (S_ISBLK(mode)) return "it is a block device, not a regular file";
-  if (S_ISFIFO(mode)) return "it is a FIFO, not a regular file";
-  if (S_ISSOCK(mode)) return "it is a socket, not a regular file";
-  return "it is not a regular file";
+std::string file_kind(mode_t mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
 }
-
-}  // namespace
 
 std::optional<std::string> read_regular_file(const std::string& path, std::string& why) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
@@ -30,8 +27,13 @@ std::optional<std::string> read_regular_file(const std::string& path, std::strin
     return std::nullopt;
   }
   struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    why = ::fstat(fd, &st) != 0 ? std::strerror(errno) : kind_of(st.st_mode);
+  const bool stated = ::fstat(fd, &st) == 0;
+  if (!stated || !S_ISREG(st.st_mode)) {
+    const std::string kind = stated ? file_kind(st.st_mode) : "";
+    why = !stated                        ? std::strerror(errno)
+          : S_ISDIR(st.st_mode)          ? "it is " + kind
+          : kind == "not a regular file" ? "it is " + kind
+                                         : "it is " + kind + ", not a regular file";
     ::close(fd);
     return std::nullopt;
   }

@@ -8,10 +8,16 @@
 /// the runtime standalone projects copy: standard library and POSIX only.
 #pragma once
 
+#include <sys/types.h>
+
 #include <optional>
 #include <string>
 
 namespace tenet {
+
+/// What a file that is not regular is, from its stat mode: "a directory", "a
+/// FIFO", "a symbolic link" (from lstat), "a character device", ...
+std::string file_kind(mode_t mode);
 
 /// The bytes of the regular file at `path` (symbolic links followed), or
 /// nullopt with `why` set: "No such file or directory" (strerror's words),

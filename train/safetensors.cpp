@@ -321,25 +321,13 @@ std::string read_whole_file(const std::string& path) {
   return std::move(*bytes);
 }
 
-/// What lstat says `path` is, in words, when it is neither absent nor a
-/// regular file.
-std::string special_kind(mode_t mode) {
-  if (S_ISLNK(mode)) return "a symbolic link";
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
-
 /// A save replaces a regular file or makes a new one, and nothing else: a
 /// rename over a symbolic link, FIFO or device node (/dev/null, as root)
 /// would replace it with our file.
 void check_replaceable(const std::string& path) {
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return;
-  throw BindError(path + ": will not write over " + special_kind(st.st_mode) +
+  throw BindError(path + ": will not write over " + file_kind(st.st_mode) +
                   " (a save replaces only a regular file or makes a new one)");
 }
 
