@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "codegen/index_range.h"
+#include "ir/affine.h"
 #include "ir/mutator.h"
 #include "ir/printer.h"
 #include "support/error.h"
@@ -259,27 +260,16 @@ std::optional<double> magnitude_bound(const ir::Expr& e, const Scope& scope) {
 /// cannot fail (a division by a constant other than 0 and -1; a sum or
 /// product bounded well inside int64 by magnitude_bound).
 char checked_step(const ir::Expr& e, const Scope& scope) {
-  if (e->args.empty() || e->args[0]->type != ElemType::I64) return 0;
-  if (e->kind == ir::ExprKind::Unary) return e->unop == ir::UnOp::Neg ? '~' : 0;
-  const ir::Expr& divisor = e->args[1];
-  const bool safe_divisor =
-      divisor->kind == ir::ExprKind::Const && divisor->value != 0 && divisor->value != -1;
-  const auto bound = magnitude_bound(e, scope);
-  const bool bounded = bound && *bound < 9.0e18;
-  switch (e->binop) {
-    case ir::BinOp::Add:
-      return bounded ? 0 : '+';
-    case ir::BinOp::Sub:
-      return bounded ? 0 : '-';
-    case ir::BinOp::Mul:
-      return bounded ? 0 : '*';
-    case ir::BinOp::Div:
-      return safe_divisor ? 0 : '/';
-    case ir::BinOp::Rem:
-      return safe_divisor ? 0 : '%';
-    default:
-      return 0;
+  const char op = ir::index_step_op(*e);
+  if (op == '/' || op == '%') {
+    const ir::Expr& divisor = e->args[1];
+    const bool safe =
+        divisor->kind == ir::ExprKind::Const && divisor->value != 0 && divisor->value != -1;
+    return safe ? 0 : op;
   }
+  if (op == '~') return op;
+  const auto bound = op ? magnitude_bound(e, scope) : std::nullopt;
+  return bound && *bound < 9.0e18 ? 0 : op;
 }
 
 /// Whether `select` is printed as tenet::select (runtime/tenet_runtime.h),
@@ -429,9 +419,8 @@ CExpr emit_expr(const ir::Expr& e, const Scope& scope) {
         return index_step('~', emit_expr(e->args[0], scope), CExpr{"0", kPrecPrimary}, scope);
       return unary(*e, emit_expr(e->args[0], scope));
     case ir::ExprKind::Binary:
-      if (!scope.index_site.empty() && checked_step(e, scope))
-        return index_step(checked_step(e, scope), emit_expr(e->args[0], scope),
-                          emit_expr(e->args[1], scope), scope);
+      if (const char op = scope.index_site.empty() ? 0 : checked_step(e, scope))
+        return index_step(op, emit_expr(e->args[0], scope), emit_expr(e->args[1], scope), scope);
       return binary(*e, emit_expr(e->args[0], scope), emit_expr(e->args[1], scope));
     case ir::ExprKind::Select: {
       CExpr c = emit_expr(e->args[0], scope);

@@ -210,6 +210,26 @@ Expr affine_value(const Affine& a) {
   return make_binary(BinOp::Add, sum, make_size(a.offset));
 }
 
+char index_step_op(const ExprNode& e) {
+  if (e.args.empty() || e.args[0]->type != ElemType::I64) return 0;
+  if (e.kind == ExprKind::Unary) return e.unop == UnOp::Neg ? '~' : 0;
+  if (e.kind != ExprKind::Binary) return 0;
+  switch (e.binop) {
+    case BinOp::Add:
+      return '+';
+    case BinOp::Sub:
+      return '-';
+    case BinOp::Mul:
+      return '*';
+    case BinOp::Div:
+      return '/';
+    case BinOp::Rem:
+      return '%';
+    default:
+      return 0;
+  }
+}
+
 Expr index_value(const ExprNode& read, size_t d) {
   return read.is_computed(d) ? read.computed[d] : affine_value(read.indices[d]);
 }

@@ -78,6 +78,10 @@ Expr affine_value(const Affine& a);
 /// The int64 value of dimension d's index of a read: its computed index, or
 /// affine_value of its affine one.
 Expr index_value(const ExprNode& read, size_t d);
+/// For an int64 + - * / % or negation inside a computed index, the operator
+/// runtime/tenet_index.h's exact_index_step computes ('~' for negation), which
+/// both backends check instead of wrapping; 0 for any other node.
+char index_step_op(const ExprNode& e);
 /// Every index of a read as an int64 value (index_value of each dimension).
 std::vector<Expr> index_values(const ExprNode& read);
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/affine.h"
 #include "runtime/tenet_index.h"
 #include "support/error.h"
 
@@ -480,31 +481,10 @@ class IndexStepNode final : public LaneNode<int64_t> {
   const Domain& dom_;
 };
 
-/// The operator IndexStepNode checks for `e` inside a computed index, or 0.
-char index_step_op(const Expr& e, const CompileContext& ctx) {
-  if (!ctx.index_read || e->args.empty() || e->args[0]->type != ElemType::I64) return 0;
-  if (e->kind == ExprKind::Unary) return e->unop == UnOp::Neg ? '~' : 0;
-  if (e->kind != ExprKind::Binary) return 0;
-  switch (e->binop) {
-    case BinOp::Add:
-      return '+';
-    case BinOp::Sub:
-      return '-';
-    case BinOp::Mul:
-      return '*';
-    case BinOp::Div:
-      return '/';
-    case BinOp::Rem:
-      return '%';
-    default:
-      return 0;
-  }
-}
-
 }  // namespace
 
 std::unique_ptr<Node> compile_expr(const Expr& e, const CompileContext& ctx) {
-  if (const char op = index_step_op(e, ctx)) {
+  if (const char op = ctx.index_read ? index_step_op(*e) : 0) {
     std::unique_ptr<Node> a = compile_expr(e->args[0], ctx);
     std::unique_ptr<Node> b = op == '~' ? nullptr : compile_expr(e->args[1], ctx);
     return std::make_unique<IndexStepNode>(op, std::move(a), std::move(b), ctx);
