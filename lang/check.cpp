@@ -135,58 +135,68 @@ const ModuleChecker::Entry* ModuleChecker::checked(const std::string& name, cons
   return e.state == Entry::State::Ok ? &e : nullptr;
 }
 
-void ModuleChecker::check_function(const ast::Function& fn) {
-  Entry& entry = entries_.at(fn.name.name);
-  entry.state = Entry::State::Checking;
-  stack_.push_back(fn.name.name);
+namespace {
 
-  ir::FunctionBuilder fb(fn.name.name, fn.span);
-  FunctionEnv env;
-  env.fn = &fn;
-  env.fb = &fb;
-  env.diags = &diags_;
-  env.may_add_sizes = true;
-  bool ok = true;
-  auto fail = [&](Span span, const std::string& message) -> Diagnostic& {
+/// Checks a function's signature and binds it for lowering: its size
+/// parameters, its parameters and the outputs its caller supplies.
+struct Signature {
+  const ModuleChecker& module;
+  const ast::Function& fn;
+  FunctionEnv& env;
+  ir::FunctionBuilder& fb;
+  Diagnostics& diags;
+  bool ok = true;  // no error reported
+
+  Diagnostic& fail(Span span, const std::string& message) {
     ok = false;
-    return diags_.error(span, message);
-  };
+    return diags.error(span, message);
+  }
 
-  // Size parameters: the named dimensions of parameters and declared outputs.
-  auto declare_dims = [&](const std::vector<ast::Dim>& dims) {
+  /// Adds a size parameter named at `span`.
+  void add_size(const std::string& name, Span span) {
+    env.sizes[name] = ir::SizeExpr::sym(name);
+    env.size_decl[name] = span;
+    fb.size_param(name);
+  }
+
+  /// The named dimensions of `dims` become size parameters; constant ones are checked.
+  void declare_dims(const std::vector<ast::Dim>& dims) {
     for (const ast::Dim& d : dims) {
       if (d.name.empty()) {
         if (d.value < 1 || d.value > kMaxConstant)
           fail(d.span, "a dimension must be between 1 and " + std::to_string(kMaxConstant) +
                            ", not " + std::to_string(d.value));
       } else if (!env.sizes.count(d.name)) {
-        env.sizes[d.name] = ir::SizeExpr::sym(d.name);
-        env.size_decl[d.name] = d.span;
-        fb.size_param(d.name);
+        add_size(d.name, d.span);
       }
     }
-  };
-  for (const ast::Param& p : fn.params) declare_dims(p.dims);
-  for (const ast::Output& o : fn.outputs) declare_dims(o.dims);
-  // Names that appear only in where bounds: sizes given at run time. Found up
-  // front so that every statement sees them as sizes, not just later ones.
-  std::set<std::string> not_sizes;
-  for (const ast::Param& p : fn.params) not_sizes.insert(p.name.name);
-  std::vector<std::string> assigned;
-  collect_assigned(fn.body, assigned);
-  not_sizes.insert(assigned.begin(), assigned.end());
-  collect_loop_vars(fn.body, not_sizes);
-  for (const auto& [name, value] : env.sizes) not_sizes.insert(name);
-  std::vector<ast::Ident> where_sizes;
-  collect_where_sizes(fn.body, not_sizes, where_sizes);
-  for (const ast::Ident& id : where_sizes) {
-    if (find(id.name)) continue;  // a function's name (looked up, not copied per function)
-    env.sizes[id.name] = ir::SizeExpr::sym(id.name);
-    env.size_decl[id.name] = id.span;
-    fb.size_param(id.name);
   }
 
-  auto tensor_name_ok = [&](const ast::Ident& name, Span previous, const char* what) {
+  /// Size parameters: the named dimensions of parameters and declared outputs,
+  /// then the names that appear only in where bounds (sizes given at run time).
+  void declare_sizes() {
+    for (const ast::Param& p : fn.params) declare_dims(p.dims);
+    for (const ast::Output& o : fn.outputs) declare_dims(o.dims);
+    // Where sizes are found up front so that every statement sees them as
+    // sizes, not just later ones.
+    std::set<std::string> not_sizes;
+    for (const ast::Param& p : fn.params) not_sizes.insert(p.name.name);
+    std::vector<std::string> assigned;
+    collect_assigned(fn.body, assigned);
+    not_sizes.insert(assigned.begin(), assigned.end());
+    collect_loop_vars(fn.body, not_sizes);
+    for (const auto& [name, value] : env.sizes) not_sizes.insert(name);
+    std::vector<ast::Ident> where_sizes;
+    collect_where_sizes(fn.body, not_sizes, where_sizes);
+    for (const ast::Ident& id : where_sizes) {
+      if (module.find(id.name)) continue;  // a function's name (looked up, not copied per function)
+      add_size(id.name, id.span);
+    }
+  }
+
+  /// Whether a tensor may be named `name`: not defined before (at `previous`),
+  /// not a size parameter, a function or a builtin.
+  bool tensor_name_ok(const ast::Ident& name, Span previous, const char* what) {
     if (previous.valid) {
       Diagnostic& d =
           fail(name.span, std::string("redefinition of ") + what + " " + quote(name.name));
@@ -199,7 +209,7 @@ void ModuleChecker::check_function(const ast::Function& fn) {
       clash = "a size parameter";
       note = env.size_decl[name.name];
       note_text = quote(name.name) + " is a size parameter here";
-    } else if (const ast::Function* f = find(name.name)) {
+    } else if (const ast::Function* f = module.find(name.name)) {
       clash = "a function";
       note = f->name.span;
       note_text = "the function is defined here";
@@ -211,58 +221,91 @@ void ModuleChecker::check_function(const ast::Function& fn) {
                                         " cannot have the name of " + clash);
     if (note.valid) d.notes.push_back({note, note_text});
     return false;
-  };
+  }
 
+  /// Binds each parameter to an input of the IR; returns where each is declared.
+  std::map<std::string, Span> bind_params(Lowerer& lowerer) {
+    std::map<std::string, Span> seen;
+    for (const ast::Param& p : fn.params) {
+      Span span = Span::join(p.type_span, p.name.span);
+      if (!tensor_name_ok(p.name, seen.count(p.name.name) ? seen[p.name.name] : Span{},
+                          "a parameter"))
+        continue;
+      seen[p.name.name] = p.name.span;
+      if (p.dims.size() > size_t(kMaxIndices)) {
+        fail(p.name.span, "parameter " + quote(p.name.name) + " has rank " +
+                              std::to_string(p.dims.size()) + ", the limit is " +
+                              std::to_string(kMaxIndices));
+        lowerer.bind_input(p.name.name, nullptr, span);
+        continue;
+      }
+      lowerer.bind_input(p.name.name, fb.input(p.name.name, p.type, shape_of(p.dims), span), span);
+    }
+    return seen;
+  }
+
+  /// Declared outputs: each named once, each of a rank within the limit.
+  void check_outputs() {
+    std::map<std::string, Span> outputs_seen;
+    for (const ast::Output& o : fn.outputs) {
+      if (auto prev = outputs_seen.find(o.name.name); prev != outputs_seen.end()) {
+        Diagnostic& d = fail(o.name.span, "redefinition of output " + quote(o.name.name));
+        d.notes.push_back({prev->second, "previous definition is here"});
+      }
+      outputs_seen.emplace(o.name.name, o.name.span);
+      if (o.dims.size() > size_t(kMaxIndices))
+        fail(o.name.span, "output " + quote(o.name.name) + " has rank " +
+                              std::to_string(o.dims.size()) + ", the limit is " +
+                              std::to_string(kMaxIndices));
+    }
+  }
+
+  /// Outputs the caller supplies with their initial value (`y(i) += x(i)` with
+  /// y declared but not yet defined) are inputs of the IR too, after the
+  /// parameters; the output of the same name updates them (ir::Function).
+  void bind_caller_outputs(Lowerer& lowerer, std::map<std::string, Span>& seen) {
+    for (const ast::Output& o : fn.outputs) {
+      if (seen.count(o.name.name) || !updates_caller_output(fn, o) ||
+          o.dims.size() > size_t(kMaxIndices))
+        continue;
+      seen[o.name.name] = o.name.span;
+      lowerer.bind_initial(o.name.name,
+                           fb.input(o.name.name, o.type, shape_of(o.dims), o.name.span),
+                           o.name.span);
+    }
+  }
+
+  /// The IR shape of declared dimensions.
+  static std::vector<ir::SizeExpr> shape_of(const std::vector<ast::Dim>& dims) {
+    std::vector<ir::SizeExpr> shape;
+    for (const ast::Dim& d : dims)
+      shape.push_back(d.name.empty() ? ir::SizeExpr(d.value) : ir::SizeExpr::sym(d.name));
+    return shape;
+  }
+};
+
+}  // namespace
+
+void ModuleChecker::check_function(const ast::Function& fn) {
+  Entry& entry = entries_.at(fn.name.name);
+  entry.state = Entry::State::Checking;
+  stack_.push_back(fn.name.name);
+
+  ir::FunctionBuilder fb(fn.name.name, fn.span);
+  FunctionEnv env;
+  env.fn = &fn;
+  env.fb = &fb;
+  env.diags = &diags_;
+  env.may_add_sizes = true;
+  Signature signature{*this, fn, env, fb, diags_};
+  signature.declare_sizes();
   Lowerer lowerer(*this, env);
-  std::map<std::string, Span> seen;
-  for (const ast::Param& p : fn.params) {
-    Span span = Span::join(p.type_span, p.name.span);
-    if (!tensor_name_ok(p.name, seen.count(p.name.name) ? seen[p.name.name] : Span{},
-                        "a parameter"))
-      continue;
-    seen[p.name.name] = p.name.span;
-    if (p.dims.size() > size_t(kMaxIndices)) {
-      fail(p.name.span, "parameter " + quote(p.name.name) + " has rank " +
-                            std::to_string(p.dims.size()) + ", the limit is " +
-                            std::to_string(kMaxIndices));
-      lowerer.bind_input(p.name.name, nullptr, span);
-      continue;
-    }
-    std::vector<ir::SizeExpr> shape;
-    for (const ast::Dim& d : p.dims)
-      shape.push_back(d.name.empty() ? ir::SizeExpr(d.value) : ir::SizeExpr::sym(d.name));
-    lowerer.bind_input(p.name.name, fb.input(p.name.name, p.type, std::move(shape), span), span);
-  }
-  std::map<std::string, Span> outputs_seen;
-  for (const ast::Output& o : fn.outputs) {
-    if (auto prev = outputs_seen.find(o.name.name); prev != outputs_seen.end()) {
-      Diagnostic& d = fail(o.name.span, "redefinition of output " + quote(o.name.name));
-      d.notes.push_back({prev->second, "previous definition is here"});
-    }
-    outputs_seen.emplace(o.name.name, o.name.span);
-    if (o.dims.size() > size_t(kMaxIndices))
-      fail(o.name.span, "output " + quote(o.name.name) + " has rank " +
-                            std::to_string(o.dims.size()) + ", the limit is " +
-                            std::to_string(kMaxIndices));
-  }
-
-  // Outputs the caller supplies with their initial value (`y(i) += x(i)` with
-  // y declared but not yet defined) are inputs of the IR too, after the
-  // parameters; the output of the same name updates them (ir::Function).
-  for (const ast::Output& o : fn.outputs) {
-    if (seen.count(o.name.name) || !updates_caller_output(fn, o) ||
-        o.dims.size() > size_t(kMaxIndices))
-      continue;
-    seen[o.name.name] = o.name.span;
-    std::vector<ir::SizeExpr> shape;
-    for (const ast::Dim& d : o.dims)
-      shape.push_back(d.name.empty() ? ir::SizeExpr(d.value) : ir::SizeExpr::sym(d.name));
-    lowerer.bind_initial(o.name.name, fb.input(o.name.name, o.type, std::move(shape), o.name.span),
-                         o.name.span);
-  }
+  std::map<std::string, Span> seen = signature.bind_params(lowerer);
+  signature.check_outputs();
+  signature.bind_caller_outputs(lowerer, seen);
 
   std::vector<ir::ValuePtr> outputs = lowerer.run();
-  ok = ok && !lowerer.failed();
+  const bool ok = signature.ok && !lowerer.failed();
   if (ok) {
     for (size_t i = 0; i < outputs.size(); ++i)
       fb.output(outputs[i], i < fn.outputs.size() ? fn.outputs[i].name.name : "");

@@ -199,6 +199,10 @@ class Lowerer {
   void statement(const ast::Stmt& s, const LaterNames& later);
   void assign(const ast::Stmt& s);
   void for_loop(const ast::Stmt& s, const LaterNames& later);
+  /// A loop's first value and trip count (1 after an error in its bounds).
+  std::pair<int64_t, int64_t> loop_range(const ast::Stmt& s);
+  /// Reports a loop variable named like a tensor, a size parameter, a function or a builtin.
+  void check_loop_var(const ast::Ident& var);
   bool collect_indices(StmtInfo& st);
   bool where_clauses(StmtInfo& st);
   /// A where clause whose bounds read tensors (StmtInfo::data_bounds).
@@ -225,6 +229,31 @@ class Lowerer {
 
   // inline.cpp
   void call(const ast::Stmt& s);
+  /// The call's results, as targets; `ok` turns false at a bad one.
+  std::vector<Target> call_targets(const ast::Stmt& s, bool& ok);
+  /// The tensors passed (null where an argument is none); `ok` turns false at a bad one.
+  std::vector<ir::ValuePtr> call_args(const ast::Stmt& s, const ast::Function& callee, bool& ok);
+  /// Whether the call passes and takes as many tensors as `callee` has; reports it when not.
+  bool call_arity_ok(const ast::Stmt& s, const ast::Function& callee);
+  /// Whether inlining a callee (of `statements` statements and `call_height`
+  /// levels of calls) stays within the limits; reports it when not.
+  bool call_within_limits(const ast::Stmt& s, const ast::Function& callee, int64_t statements,
+                          int call_height);
+  /// The environment the callee's body is lowered in, its `size_params` bound
+  /// by the arguments; nullopt after reporting a mismatch.
+  std::optional<FunctionEnv> callee_env(const ast::Stmt& s, const ast::Function& callee,
+                                        const std::vector<ir::ValuePtr>& args,
+                                        const std::vector<std::string>& size_params);
+  /// Binds the outputs the callee updates to the caller's tensors; false after an error.
+  bool bind_updated_outputs(const ast::Stmt& s, const ast::Function& callee,
+                            const std::vector<Target>& targets, Lowerer& inner);
+  /// Reports each error of the inlined body at the call, the callee's text as notes.
+  void report_in_call(const ast::Stmt& s, const ast::Function& callee, const Diagnostics& inner);
+  /// Binds the call's results to the callee's outputs `outs`.
+  void bind_call_results(const ast::Stmt& s, const ast::Function& callee,
+                         const std::vector<Target>& targets, const std::vector<ir::ValuePtr>& outs);
+  /// After an error: marks the body failed and binds the results to nothing.
+  void give_up_call(const ast::Stmt& s, const std::vector<Target>& targets);
   // reshape.cpp
   void reshape(const ast::Stmt& s);
   bool bind_call_sizes(const ast::Stmt& s, const ast::Function& callee,
@@ -250,6 +279,8 @@ class Lowerer {
   Ty unify(const ast::Expr& whole, const ast::Expr& a, Ty ta, const ast::Expr& b, Ty tb,
            bool numeric, bool floats_only, ElemType* operand);
   ir::Expr emit(const ast::Expr& e, const StmtInfo& st, ElemType want);
+  /// A read of a tensor, its computed indices emitted as int64.
+  ir::Expr emit_access(const ast::Expr& e, const StmtInfo& st);
   /// A literal of type `type` (negated: the operand of a unary minus); an
   /// error at it when its value is outside what the type holds.
   ir::Expr emit_number(const ast::Expr& e, ElemType type, bool negated);

@@ -80,9 +80,40 @@ bool Lowerer::bind_call_sizes(const ast::Stmt& s, const ast::Function& callee,
 
 void Lowerer::call(const ast::Stmt& s) {
   const ast::Function* callee = find_function(s.callee.name);
-  // The results are targets like the left side of an assignment.
-  std::vector<Target> targets;
   bool ok = true;
+  const std::vector<Target> targets = call_targets(s, ok);
+  if (!callee) {
+    error(s.callee.span, "unknown function " + quote(s.callee.name));
+    return give_up_call(s, targets);
+  }
+  const std::vector<ir::ValuePtr> args = call_args(s, *callee, ok);
+  if (!call_arity_ok(s, *callee)) return give_up_call(s, targets);
+  const ModuleChecker::Entry* standalone =
+      module_.checked(callee->name.name, s.callee, *env_.diags);
+  if (!ok || !standalone ||
+      !call_within_limits(s, *callee, standalone->statements, standalone->call_height))
+    return give_up_call(s, targets);
+  std::optional<FunctionEnv> inner_env = callee_env(s, *callee, args, standalone->ir.size_params);
+  if (!inner_env) return give_up_call(s, targets);
+
+  Diagnostics inner_diags(file());
+  inner_env->diags = &inner_diags;
+  Lowerer inner(module_, std::move(*inner_env));
+  for (size_t i = 0; i < callee->params.size(); ++i)
+    inner.bind_input(callee->params[i].name.name, args[i],
+                     Span::join(callee->params[i].type_span, callee->params[i].name.span));
+  if (!bind_updated_outputs(s, *callee, targets, inner)) return give_up_call(s, targets);
+  std::vector<ir::ValuePtr> outs = inner.run();
+  statements_ += inner.statements();
+  call_height_ = std::max(call_height_, 1 + inner.call_height());
+  report_in_call(s, *callee, inner_diags);
+  if (inner.failed()) return give_up_call(s, targets);
+  bind_call_results(s, *callee, targets, outs);
+}
+
+// The results are targets like the left side of an assignment.
+std::vector<Lowerer::Target> Lowerer::call_targets(const ast::Stmt& s, bool& ok) {
+  std::vector<Target> targets;
   for (size_t i = 0; i < s.results.size(); ++i) {
     bool repeated = false;
     for (size_t j = 0; j < i; ++j) repeated |= s.results[j].name == s.results[i].name;
@@ -96,21 +127,17 @@ void Lowerer::call(const ast::Stmt& s) {
     targets.push_back(resolve_target(s.results[i], ast::AssignOp::Assign));
     ok &= targets.back().kind != Target::Invalid;
   }
-  auto give_up = [&]() {
-    failed_ = true;
-    for (size_t i = 0; i < s.results.size(); ++i)
-      bind_result(s.results[i], targets[i], nullptr, -1, false);
-  };
-  if (!callee) {
-    error(s.callee.span, "unknown function " + quote(s.callee.name));
-    return give_up();
-  }
+  return targets;
+}
+
+std::vector<ir::ValuePtr> Lowerer::call_args(const ast::Stmt& s, const ast::Function& callee,
+                                             bool& ok) {
   std::vector<ir::ValuePtr> args;
   for (const ast::Ident& a : s.args) {
     const Binding* b = scopes_.find(a.name);
     if (!b) {
       bool known = env_.sizes.count(a.name) || find_loop(a.name);
-      error(a.span, known ? "argument " + quote(a.name) + " of " + quote(callee->name.name) +
+      error(a.span, known ? "argument " + quote(a.name) + " of " + quote(callee.name.name) +
                                 " must be a tensor"
                           : "unknown name " + quote(a.name));
       ok = false;
@@ -119,100 +146,114 @@ void Lowerer::call(const ast::Stmt& s) {
     }
     args.push_back(b ? b->value : nullptr);
   }
-  Span def = callee->name.span;
-  if (s.args.size() != callee->params.size()) {
+  return args;
+}
+
+bool Lowerer::call_arity_ok(const ast::Stmt& s, const ast::Function& callee) {
+  const Span def = callee.name.span;
+  if (s.args.size() != callee.params.size()) {
     Diagnostic& d =
-        error(s.callee.span, quote(callee->name.name) + " takes " +
-                                 plural(callee->params.size(), "argument", "arguments") + ", " +
+        error(s.callee.span, quote(callee.name.name) + " takes " +
+                                 plural(callee.params.size(), "argument", "arguments") + ", " +
                                  std::to_string(s.args.size()) + " given");
-    d.notes.push_back({def, quote(callee->name.name) + " is defined here"});
-    return give_up();
+    d.notes.push_back({def, quote(callee.name.name) + " is defined here"});
+    return false;
   }
-  if (s.results.size() != callee->outputs.size()) {
-    Diagnostic& d = error(s.callee.span, quote(callee->name.name) + " returns " +
-                                             plural(callee->outputs.size(), "result", "results") +
+  if (s.results.size() != callee.outputs.size()) {
+    Diagnostic& d = error(s.callee.span, quote(callee.name.name) + " returns " +
+                                             plural(callee.outputs.size(), "result", "results") +
                                              ", " + std::to_string(s.results.size()) + " taken");
-    d.notes.push_back({def, quote(callee->name.name) + " is defined here"});
-    return give_up();
+    d.notes.push_back({def, quote(callee.name.name) + " is defined here"});
+    return false;
   }
-  const ModuleChecker::Entry* standalone =
-      module_.checked(callee->name.name, s.callee, *env_.diags);
-  if (!ok || !standalone) return give_up();
-  // Limits, checked before inlining so that the work stays bounded. The
-  // callee's own inlining was checked when it was checked on its own, so
-  // these never fail inside inlined code (where they would be reported once
-  // per enclosing call).
-  if (env_.call_depth + 1 + standalone->call_height > kMaxCallDepth) {
+  return true;
+}
+
+// Limits, checked before inlining so that the work stays bounded. The
+// callee's own inlining was checked when it was checked on its own, so
+// these never fail inside inlined code (where they would be reported once
+// per enclosing call).
+bool Lowerer::call_within_limits(const ast::Stmt& s, const ast::Function& callee,
+                                 int64_t statements, int call_height) {
+  if (env_.call_depth + 1 + call_height > kMaxCallDepth) {
     error(s.callee.span, "calls nest too deeply (more than " + std::to_string(kMaxCallDepth) +
                              " levels of calls inside calls)");
-    return give_up();
+    return false;
   }
-  if (env_.call_depth == 0 && !module_.spend_inline_budget(standalone->statements)) {
-    error(s.span, "inlining " + quote(callee->name.name) + " here makes the program too large (" +
+  if (env_.call_depth == 0 && !module_.spend_inline_budget(statements)) {
+    error(s.span, "inlining " + quote(callee.name.name) + " here makes the program too large (" +
                       std::to_string(kMaxInlinedStatements) +
                       " inlined statements at most, for all calls together)");
-    return give_up();
+    return false;
   }
+  return true;
+}
 
+std::optional<FunctionEnv> Lowerer::callee_env(const ast::Stmt& s, const ast::Function& callee,
+                                               const std::vector<ir::ValuePtr>& args,
+                                               const std::vector<std::string>& size_params) {
   FunctionEnv inner_env;
-  inner_env.fn = callee;
+  inner_env.fn = &callee;
   inner_env.fb = env_.fb;
   inner_env.reserved = ir_loop_vars_;
   inner_env.call_depth = env_.call_depth + 1;
-  if (!bind_call_sizes(s, *callee, args, inner_env)) return give_up();
-  for (const std::string& size : standalone->ir.size_params) {
+  if (!bind_call_sizes(s, callee, args, inner_env)) return std::nullopt;
+  bool ok = true;
+  for (const std::string& size : size_params) {
     if (inner_env.sizes.count(size)) continue;
     Diagnostic& d =
-        error(s.callee.span, "size parameter " + quote(size) + " of " + quote(callee->name.name) +
+        error(s.callee.span, "size parameter " + quote(size) + " of " + quote(callee.name.name) +
                                  " is not bound by any argument");
-    d.notes.push_back({def, quote(callee->name.name) + " is defined here"});
+    d.notes.push_back({callee.name.span, quote(callee.name.name) + " is defined here"});
     ok = false;
   }
-  if (!ok) return give_up();
+  if (!ok) return std::nullopt;
   for (size_t i = 0; i < s.results.size(); ++i) {
     bool is_param = false;
-    for (const ast::Param& p : callee->params)
-      is_param |= p.name.name == callee->outputs[i].name.name;
-    if (!is_param) inner_env.rename[callee->outputs[i].name.name] = s.results[i].name;
+    for (const ast::Param& p : callee.params)
+      is_param |= p.name.name == callee.outputs[i].name.name;
+    if (!is_param) inner_env.rename[callee.outputs[i].name.name] = s.results[i].name;
   }
-  Diagnostics inner_diags(file());
-  inner_env.diags = &inner_diags;
-  Lowerer inner(module_, std::move(inner_env));
-  for (size_t i = 0; i < callee->params.size(); ++i)
-    inner.bind_input(callee->params[i].name.name, args[i],
-                     Span::join(callee->params[i].type_span, callee->params[i].name.span));
-  // An output the callee updates (`y(i) += ...` onto its declared output)
-  // starts from the caller's tensor that receives it.
+  return inner_env;
+}
+
+// An output the callee updates (`y(i) += ...` onto its declared output)
+// starts from the caller's tensor that receives it.
+bool Lowerer::bind_updated_outputs(const ast::Stmt& s, const ast::Function& callee,
+                                   const std::vector<Target>& targets, Lowerer& inner) {
   for (size_t i = 0; i < s.results.size(); ++i) {
-    const ast::Output& o = callee->outputs[i];
-    if (!updates_caller_output(*callee, o)) continue;
+    const ast::Output& o = callee.outputs[i];
+    if (!updates_caller_output(callee, o)) continue;
     const Target& t = targets[i];
     if (t.kind != Target::Update) {
       Diagnostic& d = error(s.results[i].span,
-                            quote(callee->name.name) + " updates its output " + quote(o.name.name) +
+                            quote(callee.name.name) + " updates its output " + quote(o.name.name) +
                                 ", which starts from the caller's values, so " +
                                 quote(s.results[i].name) + " must be defined before the call");
       d.notes.push_back({o.name.span, quote(o.name.name) + " is declared here"});
-      return give_up();
+      return false;
     }
-    if (!t.existing.ok()) return give_up();
+    if (!t.existing.ok()) return false;
     inner.bind_initial(o.name.name, t.existing.value, t.existing.decl);
   }
-  std::vector<ir::ValuePtr> outs = inner.run();
-  statements_ += inner.statements();
-  call_height_ = std::max(call_height_, 1 + inner.call_height());
+  return true;
+}
 
-  if (inner_diags.has_errors()) {
-    for (const Diagnostic& d : inner_diags.all()) {
-      if (d.severity != Severity::Error) continue;  // the callee's own check reported it
-      Diagnostic& wrapped =
-          error(s.span, "in this call to " + quote(callee->name.name) + ": " + d.message);
-      wrapped.notes.push_back({d.span, "the problem is here, with the sizes of this call"});
-      wrapped.notes.insert(wrapped.notes.end(), d.notes.begin(), d.notes.end());
-    }
+void Lowerer::report_in_call(const ast::Stmt& s, const ast::Function& callee,
+                             const Diagnostics& inner) {
+  if (!inner.has_errors()) return;
+  for (const Diagnostic& d : inner.all()) {
+    if (d.severity != Severity::Error) continue;  // the callee's own check reported it
+    Diagnostic& wrapped =
+        error(s.span, "in this call to " + quote(callee.name.name) + ": " + d.message);
+    wrapped.notes.push_back({d.span, "the problem is here, with the sizes of this call"});
+    wrapped.notes.insert(wrapped.notes.end(), d.notes.begin(), d.notes.end());
   }
-  if (inner.failed()) return give_up();
+}
 
+void Lowerer::bind_call_results(const ast::Stmt& s, const ast::Function& callee,
+                                const std::vector<Target>& targets,
+                                const std::vector<ir::ValuePtr>& outs) {
   for (size_t i = 0; i < s.results.size(); ++i) {
     const Target& t = targets[i];
     ir::ValuePtr v = outs[i];
@@ -223,12 +264,18 @@ void Lowerer::call(const ast::Stmt& s) {
                                 " mismatch: " + quote(s.results[i].name) + " is " +
                                 shape_text(t.existing.value->type, t.existing.value->shape) +
                                 " but result " + std::to_string(i) + " of " +
-                                quote(callee->name.name) + " is " + shape_text(v->type, v->shape));
+                                quote(callee.name.name) + " is " + shape_text(v->type, v->shape));
       d.notes.push_back({t.existing.decl, quote(s.results[i].name) + " is defined here"});
       v = nullptr;
     }
     bind_result(s.results[i], t, v, outs[i] ? outs[i]->rank() : -1, false);
   }
+}
+
+void Lowerer::give_up_call(const ast::Stmt& s, const std::vector<Target>& targets) {
+  failed_ = true;
+  for (size_t i = 0; i < s.results.size(); ++i)
+    bind_result(s.results[i], targets[i], nullptr, -1, false);
 }
 
 }  // namespace tenet::lang::detail

@@ -384,7 +384,7 @@ ir::ValuePtr Lowerer::emit_assign(StmtInfo& st, const Binding* existing, ElemTyp
                           type, s.span, text(s.span));
 }
 
-void Lowerer::for_loop(const ast::Stmt& s, const LaterNames& later) {
+std::pair<int64_t, int64_t> Lowerer::loop_range(const ast::Stmt& s) {
   std::optional<int64_t> lo = s.lo ? loop_bound(*s.lo) : std::nullopt;
   std::optional<int64_t> hi = s.hi ? loop_bound(*s.hi) : std::nullopt;
   int64_t trip = 1;
@@ -397,13 +397,21 @@ void Lowerer::for_loop(const ast::Stmt& s, const LaterNames& later) {
       trip = *hi - *lo;
     }
   }
-  if (!name_clashes(s.var, "a loop variable")) {
-    if (const Binding* b = scopes_.find(s.var.name)) {
-      Diagnostic& d = error(s.var.span, "redefinition of " + quote(s.var.name) +
-                                            ": a loop variable cannot have the name of a tensor");
-      d.notes.push_back({b->decl, quote(s.var.name) + " is defined here"});
-    }
+  return {lo.value_or(0), trip};
+}
+
+void Lowerer::check_loop_var(const ast::Ident& var) {
+  if (name_clashes(var, "a loop variable")) return;
+  if (const Binding* b = scopes_.find(var.name)) {
+    Diagnostic& d = error(var.span, "redefinition of " + quote(var.name) +
+                                        ": a loop variable cannot have the name of a tensor");
+    d.notes.push_back({b->decl, quote(var.name) + " is defined here"});
   }
+}
+
+void Lowerer::for_loop(const ast::Stmt& s, const LaterNames& later) {
+  const auto [lo, trip] = loop_range(s);
+  check_loop_var(s.var);
   // Tensors defined before the loop and assigned in its body are carried.
   std::vector<std::string> assigned;
   collect_assigned(s.body, assigned);
@@ -435,7 +443,7 @@ void Lowerer::for_loop(const ast::Stmt& s, const LaterNames& later) {
     scopes_.bind(c.name, Binding{c.param, c.outer.rank, c.outer.decl, false}, false);
   }
   for (const auto& [name, b] : poisoned_carried) scopes_.bind(name, b, false);
-  loops_.push_back(LoopVar{s.var.name, ir_var, lo.value_or(0), trip, s.var.span});
+  loops_.push_back(LoopVar{s.var.name, ir_var, lo, trip, s.var.span});
   ir_loop_vars_.insert(ir_var);
 
   block(s.body, later);

@@ -158,6 +158,25 @@ std::string out_of_range(double v, ElemType t) {
   }
 }
 
+/// What a name resolved to (NodeInfo::name), as an expression.
+ir::Expr name_expr(const NodeInfo& info, const std::string& name) {
+  switch (info.name) {
+    case NodeInfo::Name::Index:
+      return ir::make_index(info.index);
+    case NodeInfo::Name::Loop:
+      if (info.loop_lo == 0) return ir::make_index(info.index);
+      return ir::make_binary(ir::BinOp::Add, ir::make_index(info.index),
+                             ir::make_const(double(info.loop_lo), ElemType::I64));
+    case NodeInfo::Name::Size:
+      return ir::make_size(info.size);
+    case NodeInfo::Name::Tensor:
+      return ir::make_read(info.tensor, {});
+    case NodeInfo::Name::None:
+      break;
+  }
+  TENET_UNREACHABLE("unresolved name " + name);
+}
+
 }  // namespace
 
 ir::Expr Lowerer::emit_number(const ast::Expr& e, ElemType type, bool negated) {
@@ -490,6 +509,20 @@ Ty Lowerer::unify(const ast::Expr& whole, const ast::Expr& a, Ty ta, const ast::
   return result;
 }
 
+ir::Expr Lowerer::emit_access(const ast::Expr& e, const StmtInfo& st) {
+  const NodeInfo& info = st.nodes.at(&e);
+  const RangeRead& read = st.reads.at(size_t(info.read));
+  std::vector<ir::Expr> computed;
+  for (size_t d = 0; d < read.computed.size(); ++d) {
+    computed.emplace_back();
+    if (!read.computed[d]) continue;
+    computed.back() = emit(*e.args[d], st, ElemType::I64);
+    if (computed.back()->type != ElemType::I64)
+      computed.back() = ir::make_cast(computed.back(), ElemType::I64);
+  }
+  return ir::make_read(info.tensor, read.dims, std::move(computed), read.guarded);
+}
+
 // Builds e as an expression of type `want` (pass 2; infer() succeeded on it).
 // float16 values are float32 expressions (reads of float16 tensors load as
 // float32), except the result of a cast `float16(x)` itself.
@@ -504,39 +537,11 @@ ir::Expr Lowerer::emit(const ast::Expr& e, const StmtInfo& st, ElemType want) {
       r = emit_number(e, own, false);
       break;
     case ast::ExprKind::Name:
-      switch (info.name) {
-        case NodeInfo::Name::Index:
-          r = ir::make_index(info.index);
-          break;
-        case NodeInfo::Name::Loop:
-          r = ir::make_index(info.index);
-          if (info.loop_lo != 0)
-            r = ir::make_binary(ir::BinOp::Add, r,
-                                ir::make_const(double(info.loop_lo), ElemType::I64));
-          break;
-        case NodeInfo::Name::Size:
-          r = ir::make_size(info.size);
-          break;
-        case NodeInfo::Name::Tensor:
-          r = ir::make_read(info.tensor, {});
-          break;
-        case NodeInfo::Name::None:
-          TENET_UNREACHABLE("unresolved name " + e.name);
-      }
+      r = name_expr(info, e.name);
       break;
-    case ast::ExprKind::Access: {
-      const RangeRead& read = st.reads.at(size_t(info.read));
-      std::vector<ir::Expr> computed;
-      for (size_t d = 0; d < read.computed.size(); ++d) {
-        computed.emplace_back();
-        if (!read.computed[d]) continue;
-        computed.back() = emit(*e.args[d], st, ElemType::I64);
-        if (computed.back()->type != ElemType::I64)
-          computed.back() = ir::make_cast(computed.back(), ElemType::I64);
-      }
-      r = ir::make_read(info.tensor, read.dims, std::move(computed), read.guarded);
+    case ast::ExprKind::Access:
+      r = emit_access(e, st);
       break;
-    }
     case ast::ExprKind::Ternary:
     case ast::ExprKind::Builtin:
       if (e.kind == ast::ExprKind::Ternary || e.name == "select") {
