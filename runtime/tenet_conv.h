@@ -437,14 +437,11 @@ inline bool output_done(const Operand& op, dnnl_memory_t user, dnnl_memory_t inn
   return op.same || run(op.to_user, {{DNNL_ARG_FROM, inner}, {DNNL_ARG_TO, user}});
 }
 
-/// Runs `op` in blocks of images through oneDNN; false when it could not (the
-/// caller then runs the loops, which overwrite every result element).
-inline bool library(Op op, const Conv2dProblem& problem, const float* image, Strides4 image_s,
-                    const float* filter, Strides4 filter_s, const float* map, Strides4 map_s,
-                    float* result) {
-  // A negative bottom (right) padding: the last rows (columns) of the image are
-  // in no window. oneDNN refuses it, so it gets the image without them (the
-  // same strides); their input gradient is 0.
+/// The problem oneDNN is given. A negative bottom (right) padding: the last
+/// rows (columns) of the image are in no window. oneDNN refuses it, so it gets
+/// the image without them (the same strides); their input gradient is 0, set here.
+inline Conv2dProblem without_unread_rows(Op op, const Conv2dProblem& problem, Strides4 image_s,
+                                         float* result) {
   Conv2dProblem p = problem;
   p.in_h += std::min<int64_t>(0, problem.pad_bottom());
   p.in_w += std::min<int64_t>(0, problem.pad_right());
@@ -455,6 +452,66 @@ inline bool library(Op op, const Conv2dProblem& problem, const float* image, Str
           for (int64_t w = h < p.in_h ? p.in_w : 0; w < problem.in_w; ++w)
             result[at(image_s, n, c, h, w)] = 0.0f;
   }
+  return p;
+}
+
+/// Runs `op` on one block of images, from image `first`, with the thread's
+/// memories; the filter is already in the primitive's layout (`filter_inner`),
+/// and a weight gradient goes to the block's `partial`.
+inline bool run_block(Op op, const Kernel& k, int64_t first, const float* image, Strides4 image_s,
+                      const void* filter_inner, const float* map, Strides4 map_s, float* result,
+                      void* partial) {
+  Memories& m = memories(k);
+  if (op == Op::Forward)
+    return input(k.image, m.image_user, m.image, m.image_buffer, image + first * image_s.s[0]) &&
+           bind(m.filter, k.filter.inner, filter_inner) &&
+           output(k.map, m.map_user, m.map, m.map_buffer, result + first * map_s.s[0]) &&
+           run(k, m,
+               {{{DNNL_ARG_SRC, m.image}, {DNNL_ARG_WEIGHTS, m.filter}, {DNNL_ARG_DST, m.map}}}) &&
+           output_done(k.map, m.map_user, m.map);
+  if (op == Op::BackwardData)
+    return input(k.map, m.map_user, m.map, m.map_buffer, map + first * map_s.s[0]) &&
+           bind(m.filter, k.filter.inner, filter_inner) &&
+           output(k.image, m.image_user, m.image, m.image_buffer, result + first * image_s.s[0]) &&
+           run(k, m,
+               {{{DNNL_ARG_DIFF_DST, m.map},
+                 {DNNL_ARG_WEIGHTS, m.filter},
+                 {DNNL_ARG_DIFF_SRC, m.image}}}) &&
+           output_done(k.image, m.image_user, m.image);
+  return input(k.image, m.image_user, m.image, m.image_buffer, image + first * image_s.s[0]) &&
+         input(k.map, m.map_user, m.map, m.map_buffer, map + first * map_s.s[0]) &&
+         bind(m.filter, k.filter.inner, partial) &&
+         run(k, m,
+             {{{DNNL_ARG_SRC, m.image},
+               {DNNL_ARG_DIFF_DST, m.map},
+               {DNNL_ARG_DIFF_WEIGHTS, m.filter}}});
+}
+
+/// The weight gradient: the blocks' `partials` summed in block order, in the
+/// primitive's layout (every block has the same one), then reordered into `result`.
+inline bool sum_partials(const Kernel& k, Memories& caller, void* const* partials, int64_t nb,
+                         float* result) {
+  float* sum = static_cast<float*>(partials[0]);
+  const size_t count = k.filter.inner_bytes / sizeof(float);
+  for (int64_t b = 1; b < nb; ++b) {
+    const float* part = static_cast<const float*>(partials[b]);
+    for (size_t e = 0; e < count; ++e) sum[e] += part[e];
+  }
+  if (k.filter.same) {
+    std::copy(sum, sum + count, result);
+    return true;
+  }
+  return bind(caller.filter, k.filter.inner, sum) &&
+         bind(caller.filter_user, k.filter.user, result) &&
+         output_done(k.filter, caller.filter_user, caller.filter);
+}
+
+/// Runs `op` in blocks of images through oneDNN; false when it could not (the
+/// caller then runs the loops, which overwrite every result element).
+inline bool library(Op op, const Conv2dProblem& problem, const float* image, Strides4 image_s,
+                    const float* filter, Strides4 filter_s, const float* map, Strides4 map_s,
+                    float* result) {
+  const Conv2dProblem p = without_unread_rows(op, problem, image_s, result);
   const int64_t nb = blocks(p);
   Conv2dProblem block = p;
   block.batch = p.batch / nb;
@@ -480,36 +537,8 @@ inline bool library(Op op, const Conv2dProblem& problem, const float* image, Str
 #ifdef _OPENMP
     omp_set_num_threads(1);  // one thread per library call (deterministic sums)
 #endif
-    Memories& m = memories(k);
-    const int64_t first = b * block.batch;
-    bool fine = true;
-    if (op == Op::Forward) {
-      fine =
-          input(k.image, m.image_user, m.image, m.image_buffer, image + first * image_s.s[0]) &&
-          bind(m.filter, k.filter.inner, filter_inner) &&
-          output(k.map, m.map_user, m.map, m.map_buffer, result + first * map_s.s[0]) &&
-          run(k, m,
-              {{{DNNL_ARG_SRC, m.image}, {DNNL_ARG_WEIGHTS, m.filter}, {DNNL_ARG_DST, m.map}}}) &&
-          output_done(k.map, m.map_user, m.map);
-    } else if (op == Op::BackwardData) {
-      fine =
-          input(k.map, m.map_user, m.map, m.map_buffer, map + first * map_s.s[0]) &&
-          bind(m.filter, k.filter.inner, filter_inner) &&
-          output(k.image, m.image_user, m.image, m.image_buffer, result + first * image_s.s[0]) &&
-          run(k, m,
-              {{{DNNL_ARG_DIFF_DST, m.map},
-                {DNNL_ARG_WEIGHTS, m.filter},
-                {DNNL_ARG_DIFF_SRC, m.image}}}) &&
-          output_done(k.image, m.image_user, m.image);
-    } else {
-      fine = input(k.image, m.image_user, m.image, m.image_buffer, image + first * image_s.s[0]) &&
-             input(k.map, m.map_user, m.map, m.map_buffer, map + first * map_s.s[0]) &&
-             bind(m.filter, k.filter.inner, partials[b]) &&
-             run(k, m,
-                 {{{DNNL_ARG_SRC, m.image},
-                   {DNNL_ARG_DIFF_DST, m.map},
-                   {DNNL_ARG_DIFF_WEIGHTS, m.filter}}});
-    }
+    const bool fine = run_block(op, k, b * block.batch, image, image_s, filter_inner, map, map_s,
+                                result, partials[b]);
     failures += fine ? 0 : 1;
   }
 #ifdef _OPENMP
@@ -517,21 +546,7 @@ inline bool library(Op op, const Conv2dProblem& problem, const float* image, Str
 #endif
   if (failures > 0) return false;
   if (op != Op::BackwardWeights) return true;
-  // The weight gradient: the partials summed in block order, in the primitive's
-  // layout (every block has the same one), then reordered into the result.
-  float* sum = static_cast<float*>(partials[0]);
-  const size_t count = k.filter.inner_bytes / sizeof(float);
-  for (int64_t b = 1; b < nb; ++b) {
-    const float* part = static_cast<const float*>(partials[b]);
-    for (size_t e = 0; e < count; ++e) sum[e] += part[e];
-  }
-  if (k.filter.same) {
-    std::copy(sum, sum + count, result);
-    return true;
-  }
-  return bind(caller.filter, k.filter.inner, sum) &&
-         bind(caller.filter_user, k.filter.user, result) &&
-         output_done(k.filter, caller.filter_user, caller.filter);
+  return sum_partials(k, caller, partials, nb, result);
 }
 #endif
 
