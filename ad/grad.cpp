@@ -38,6 +38,10 @@ std::string name_list(const std::vector<ValuePtr>& values) {
   return s;
 }
 
+size_t position_of(const std::vector<ValuePtr>& values, const ValuePtr& v) {
+  return size_t(std::find(values.begin(), values.end(), v) - values.begin());
+}
+
 const ValuePtr* find_named(const std::vector<ValuePtr>& values, const std::string& name) {
   for (const ValuePtr& v : values)
     if (v->name == name) return &v;
@@ -232,6 +236,7 @@ ir::Function differentiate(const ir::Function& fn, const GradRequest& req, const
   for (const auto& [o, cot] : cotangents) cotangent_names.insert(cot->name);
   output_taken.insert(cotangent_names.begin(), cotangent_names.end());
   for (size_t i = 0; i < fn.outputs.size(); ++i) {
+    // (Not marked as a gradient, even if it was one: the marks are of this derivative's.)
     fb.output(fwd.values.at(fn.outputs[i].get()), fn.output_names[i]);
     output_taken.insert(fn.output_names[i]);
   }
@@ -243,7 +248,7 @@ ir::Function differentiate(const ir::Function& fn, const GradRequest& req, const
     bool updates_cotangent = cotangent_names.count(name) && fn_updates(fn, wrt[k]->name);
     if (!updates_cotangent || !cotangent_names.erase(name))
       name = gradient_name(grads[k], wrt[k]->name, output_taken);
-    fb.output(grads[k], name);
+    fb.output(grads[k], name, int(position_of(fn.inputs, wrt[k])));
     output_taken.insert(name);
   }
   ir::Function out = fb.finish();

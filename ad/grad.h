@@ -8,7 +8,9 @@
 ///   inputs:  the original inputs, then in vector-Jacobian mode one cotangent
 ///            `d_<output>` per differentiated output (same type and shape);
 ///   outputs: the original outputs, then one gradient `d_<input>` per
-///            differentiated input (same type and shape), in request order.
+///            differentiated input (same type and shape), in request order,
+///            each marked with its input (ir::Function::gradient_of: the
+///            name is another when `d_<input>` is taken).
 /// It knows nothing of memory or code generation. Backward statements carry
 /// the forward statement's source ("backward: ...") and an `ad` attribute
 /// saying what they are ("gather for x(b, c, 2*i + ki, 2*j + kj)", "argmax",

@@ -19,7 +19,7 @@ ir::Function with_float_type(const ir::Function& fn, ElemType float_type) {
   FailAt fail = [](Span, const std::string& message) { throw CompileError("error: " + message); };
   ForwardCopy copy = copy_forward(fn, fb, inputs, fail, float_type);
   for (size_t i = 0; i < fn.outputs.size(); ++i)
-    fb.output(copy.values.at(fn.outputs[i].get()), fn.output_names[i]);
+    fb.output(copy.values.at(fn.outputs[i].get()), fn.output_names[i], fn.gradient_of(i));
   return fb.finish();
 }
 

@@ -306,11 +306,14 @@ int run_program(const Options& o) {
   std::function<void()> step = [&] { executable.run(inputs); };
   std::unique_ptr<train::Adam> adam;
   if (o.mode == "train") {
-    // The gradients are the last outputs, in --wrt order; the executable
-    // overwrites them in place at every call, so Adam can read them there.
-    const size_t first_grad = executable.outputs().size() - params.size();
+    // Each parameter's gradient is the output AD marked as its gradient
+    // (ir::Function::gradient_output); the executable overwrites them in
+    // place at every call, so Adam can read them there.
+    const ir::Function& fn = f.function();
     for (size_t i = 0; i < params.size(); ++i)
-      params[i].grad = executable.outputs()[first_grad + i];
+      for (size_t k = 0; k < fn.inputs.size(); ++k)
+        if (fn.inputs[k]->name == params[i].name)
+          params[i].grad = executable.outputs().at(size_t(fn.gradient_output(k)));
     adam = std::make_unique<train::Adam>(params, train::AdamOptions{});
     step = [&] {
       executable.run(inputs);

@@ -312,9 +312,12 @@ std::vector<ValuePtr> FunctionBuilder::end_loop(const std::vector<ValuePtr>& nex
   return results;
 }
 
-void FunctionBuilder::output(const ValuePtr& v, const std::string& name) {
+void FunctionBuilder::output(const ValuePtr& v, const std::string& name, int gradient_of) {
   fn_.outputs.push_back(v);
   fn_.output_names.push_back(name.empty() ? v->name : name);
+  if (gradient_of >= 0 && fn_.gradient_inputs.empty())
+    fn_.gradient_inputs.assign(fn_.outputs.size() - 1, -1);
+  if (!fn_.gradient_inputs.empty()) fn_.gradient_inputs.push_back(gradient_of);
 }
 
 Annotations& FunctionBuilder::annotations() {

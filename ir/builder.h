@@ -92,8 +92,9 @@ class FunctionBuilder {
   std::vector<ValuePtr> end_loop(const std::vector<ValuePtr>& next,
                                  const std::vector<ValuePtr>& live_out);
 
-  /// Declares an output; `name` is its user-facing name (default: the value's name).
-  void output(const ValuePtr& v, const std::string& name = "");
+  /// Declares an output; `name` is its user-facing name (default: the value's
+  /// name); `gradient_of`: the input it is the gradient of (Function::gradient_inputs).
+  void output(const ValuePtr& v, const std::string& name = "", int gradient_of = -1);
   /// The annotations of the last statement appended to the current block.
   Annotations& annotations();
 

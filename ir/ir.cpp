@@ -194,6 +194,16 @@ int Function::updated_input(size_t i) const {
   return -1;
 }
 
+int Function::gradient_of(size_t i) const {
+  return i < gradient_inputs.size() ? gradient_inputs[i] : -1;
+}
+
+int Function::gradient_output(size_t k) const {
+  for (size_t i = 0; i < gradient_inputs.size(); ++i)
+    if (gradient_inputs[i] == int(k)) return int(i);
+  return -1;
+}
+
 Function Function::clone() const {
   Function f = *this;
   deep_copy_loops(f.body);

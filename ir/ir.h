@@ -243,6 +243,18 @@ struct Function {
   /// value among the inputs and return the final one among the outputs.
   int updated_input(size_t i) const;
 
+  /// Per output, the input it is the gradient of, or -1; empty when no
+  /// output is a gradient. Reverse-mode AD sets it for the gradients it
+  /// derives (ad/grad.h; differentiating again marks only the new ones);
+  /// passes keep it, the printed IR carries it (`return %d_x gradient of
+  /// %x`). Callers find gradients here, never by their names: a gradient is
+  /// usually named `d_<input>`, but not when that name is taken.
+  std::vector<int> gradient_inputs;
+  /// The input whose gradient output `i` is, or -1.
+  int gradient_of(size_t i) const;
+  /// The output holding the gradient of input `k`, or -1.
+  int gradient_output(size_t k) const;
+
   /// A copy whose loops are not shared with this one (Values and Exprs are
   /// immutable and stay shared).
   Function clone() const;

@@ -68,7 +68,8 @@ Function Parser::function() {
   return f;
 }
 
-// return [%value [as NAME] {, %value [as NAME]}]: outputs and their user-facing names.
+// return [output {, output}], output = %value [as NAME] [gradient of %input]:
+// outputs, their user-facing names and the inputs they are gradients of.
 void Parser::outputs(Function& f) {
   if (peek().kind != TokKind::Value) return;
   do {
@@ -92,8 +93,21 @@ void Parser::outputs(Function& f) {
         fail(name->span, "output name " + in->name +
                              " is the name of an input of another type or shape (an output "
                              "named like an input updates it)");
+    int gradient_of = -1;
+    if (is_word("gradient")) {
+      next();
+      expect_word("of", "after 'gradient'");
+      const Token& in = next();
+      for (size_t k = 0; k < f.inputs.size() && gradient_of < 0; ++k)
+        if (in.kind == TokKind::Value && f.inputs[k]->name == in.text) gradient_of = int(k);
+      if (gradient_of < 0)
+        fail(in.span, "expected an input after 'gradient of', found " + describe(in));
+    }
     f.outputs.push_back(it->second);
     f.output_names.push_back(name->text);
+    if (gradient_of >= 0 && f.gradient_inputs.empty())
+      f.gradient_inputs.assign(f.outputs.size() - 1, -1);
+    if (!f.gradient_inputs.empty()) f.gradient_inputs.push_back(gradient_of);
   } while (accept(","));
 }
 

@@ -179,6 +179,8 @@ class FunctionPrinter {
         os_ << " as "
             << (is_identifier(fn.output_names[i]) ? fn.output_names[i]
                                                   : quoted(fn.output_names[i]));
+      if (int k = fn.gradient_of(i); k >= 0 && size_t(k) < fn.inputs.size())
+        os_ << " gradient of " << value_ref(fn.inputs[size_t(k)]);
     }
     os_ << "\n}\n";
   }

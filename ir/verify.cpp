@@ -49,6 +49,7 @@ class Verifier {
       VERIFY(v != nullptr, "null output");
       VERIFY(scopes[0].count(v.get()), "output " + v->name + " is not defined at top level");
     }
+    gradients();
   }
 
  private:
@@ -71,6 +72,28 @@ class Verifier {
       VERIFY(int(v->layout.size()) == v->rank() && int(dims.size()) == v->rank() &&
                  *dims.begin() == 0 && *dims.rbegin() == v->rank() - 1,
              "layout of " + v->name + " is not a permutation");
+    }
+  }
+
+  // Function::gradient_inputs: one per output when given; each gradient is of
+  // a distinct float input, with its type and shape.
+  void gradients() {
+    if (fn_.gradient_inputs.empty()) return;
+    VERIFY(fn_.gradient_inputs.size() == fn_.outputs.size(),
+           "gradient_inputs and outputs differ in length");
+    std::set<int> seen;
+    for (size_t i = 0; i < fn_.outputs.size(); ++i) {
+      const int k = fn_.gradient_inputs[i];
+      if (k < 0) continue;
+      VERIFY(k < int(fn_.inputs.size()), "output " + fn_.output_names[i] +
+                                             " is the gradient of input " + std::to_string(k) +
+                                             ", which does not exist");
+      const Value& in = *fn_.inputs[size_t(k)];
+      VERIFY(seen.insert(k).second, "two outputs are the gradient of " + in.name);
+      VERIFY(
+          is_float(in.type) && fn_.outputs[i]->type == in.type && fn_.outputs[i]->shape == in.shape,
+          "output " + fn_.output_names[i] + ", the gradient of " + in.name +
+              ", is not a float of its type and shape");
     }
   }
 

@@ -13,6 +13,7 @@
 #include "codegen/cpp.h"
 #include "driver/driver.h"
 #include "support/error.h"
+#include "train/buffer_roles.h"
 #include "train/model_spec.h"
 #include "train/options.h"
 #include "train/trainable_model.h"
@@ -59,8 +60,7 @@ std::string substitute(std::string text, const std::map<std::string, std::string
 /// The C++ of one program's table (standalone/model_info.h).
 class ProgramTable {
  public:
-  ProgramTable(const ModelSpec& spec, const EntrySpec& entry, bool training)
-      : spec_(spec), entry_(entry), training_(training) {}
+  ProgramTable(const ModelSpec& spec, bool training) : spec_(spec), training_(training) {}
 
   std::string text(const ir::Function& fn, const std::string& header) {
     fn_ = &fn;
@@ -72,19 +72,22 @@ class ProgramTable {
         "__packed_with_workspace,\n      " + symbol + "__packed_workspace_bytes,\n      " +
         (header.find(symbol + "__error(") != std::string::npos ? symbol + "__error" : "nullptr") +
         ",\n      {\n";
+    const ProgramRoles roles = program_roles(spec_, fn, training_);
     for (size_t k = 0; k < fn.inputs.size(); ++k) {
+      const std::string& name = fn.inputs[k]->name;
       if (codegen::detail::is_updated_input(fn, k))
-        fail("input '" + fn.inputs[k]->name + "' is updated in place");
-      out += buffer(*fn.inputs[k], fn.inputs[k]->name, input_role(fn.inputs[k]->name));
+        fail("input '" + name + "' is updated in place");
+      if (roles.inputs[k].role == Role::Other)
+        fail("input '" + name + "' is not a parameter, the image, the label or a dropout mask");
+      out += buffer(*fn.inputs[k], name, roles.inputs[k]);
     }
     out += "      },\n      {\n";
     bool has_loss = false, has_scores = false;
     for (size_t i = 0; i < fn.outputs.size(); ++i) {
-      const std::string& name = fn.output_names[i];
-      Role role = output_role(name);
-      has_loss |= role.kind == "Loss";
-      has_scores |= role.kind == "Scores";
-      out += buffer(*fn.outputs[i], name, role);
+      const BufferRole& role = roles.outputs[i];
+      has_loss |= role.role == Role::Loss;
+      has_scores |= role.role == Role::Scores;
+      out += buffer(*fn.outputs[i], fn.output_names[i], role);
     }
     if (training_ && !has_loss) fail("it has no loss output");
     if (!training_ && !has_scores) fail("it has no scores output (@eval ... scores=NAME)");
@@ -100,39 +103,11 @@ class ProgramTable {
   }
 
  private:
-  struct Role {
-    std::string kind;
-    int param = -1;
-    double p = 0;
-  };
-
   [[noreturn]] void fail(const std::string& why) const {
     throw BindError("cannot emit a standalone project for " + fn_->name + ": " + why);
   }
 
-  int param_index(const std::string& name) const {
-    for (size_t i = 0; i < spec_.params.size(); ++i)
-      if (spec_.params[i].input == name) return int(i);
-    return -1;
-  }
-
-  Role input_role(const std::string& name) const {
-    if (name == spec_.image) return {"Image"};
-    if (name == spec_.label) return {"Label"};
-    if (const DropoutSpec* d = spec_.find_dropout(name)) return {"Dropout", -1, d->p};
-    if (int i = param_index(name); i >= 0) return {"Parameter", i};
-    fail("input '" + name + "' is not a parameter, the image, the label or a dropout mask");
-  }
-
-  Role output_role(const std::string& name) const {
-    if (name == entry_.loss && training_) return {"Loss"};
-    if (name == entry_.scores && !training_) return {"Scores"};
-    if (training_ && name.rfind("d_", 0) == 0)
-      if (int i = param_index(name.substr(2)); i >= 0) return {"Gradient", i};
-    return {"Other"};
-  }
-
-  std::string buffer(const ir::Value& v, const std::string& name, const Role& role) {
+  std::string buffer(const ir::Value& v, const std::string& name, const BufferRole& role) {
     std::string shape;
     for (const ir::SizeExpr& d : v.shape) {
       std::string dim;
@@ -146,16 +121,16 @@ class ProgramTable {
       }
       shape += (shape.empty() ? "" : ", ") + dim;
     }
-    if (role.kind == "Loss" && (v.type != ElemType::F32 || !v.shape.empty()))
+    if (role.role == Role::Loss && (v.type != ElemType::F32 || !v.shape.empty()))
       fail("the loss '" + name + "' must be a float32 scalar");
-    if (role.kind == "Scores") {
+    if (role.role == Role::Scores) {
       if (v.type != ElemType::F32 || v.shape.size() != 2 || !v.shape[1].constant())
         fail("the scores '" + name + "' must be float32 [batch, classes]");
       classes_ = *v.shape[1].constant();
     }
     const std::string type = std::string("ElemType::") + type_enum_name(v.type);
-    return "        {" + quoted(name) + ", Role::" + role.kind + ", " + type + ", {" + shape +
-           "}, " + std::to_string(role.param) + ", " + number(role.p) + "},\n";
+    return "        {" + quoted(name) + ", Role::" + role_name(role.role) + ", " + type + ", {" +
+           shape + "}, " + std::to_string(role.param) + ", " + number(role.dropout_p) + "},\n";
   }
 
   static const char* type_enum_name(ElemType t) {
@@ -175,7 +150,6 @@ class ProgramTable {
   }
 
   const ModelSpec& spec_;
-  const EntrySpec& entry_;
   bool training_;
   const ir::Function* fn_ = nullptr;
   int64_t classes_ = 0;
@@ -183,7 +157,7 @@ class ProgramTable {
 
 std::string model_table(const std::string& name, const ModelSpec& spec, const ir::Function& grad,
                         const ir::Function& eval, const codegen::CppUnit& code) {
-  ProgramTable train(spec, spec.train, true), evaluation(spec, spec.eval, false);
+  ProgramTable train(spec, true), evaluation(spec, false);
   const std::string train_text = train.text(grad, code.header);
   const std::string eval_text = evaluation.text(eval, code.header);
   std::string params;

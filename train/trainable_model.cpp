@@ -91,21 +91,26 @@ TrainableModel::Bound& TrainableModel::bound(size_t program, int64_t batch) {
   const codegen::CompiledFunction& f = compiled_[program];
   const ir::Function& fn = f.function();
   ir::SizeBindings sizes = {{spec_.batch_size, batch}};
-  Bound b{codegen::Executable(f, sizes), {}, {}, Tensor(ElemType::I32, {batch})};
-  for (const auto& in : fn.inputs) {
-    if (const Parameter* p = params_.find(in->name)) {
-      b.inputs.push_back(p->value);
+  Bound b{codegen::Executable(f, sizes),
+          program_roles(spec_, fn, program == kGradient),
+          {},
+          {},
+          Tensor(ElemType::I32, {batch})};
+  for (size_t k = 0; k < fn.inputs.size(); ++k) {
+    const BufferRole& in = b.roles.inputs[k];
+    if (in.role == Role::Parameter) {
+      b.inputs.push_back(params_[size_t(in.param)].value);
       continue;
     }
     // Data (set per call) and masks: ones, refilled per step when training.
-    Tensor t = ir::allocate(*in, sizes);
-    if (spec_.find_dropout(in->name)) std::fill_n(t.data<float>(), t.numel(), 1.0f);
+    Tensor t = ir::allocate(*fn.inputs[k], sizes);
+    if (in.role == Role::Dropout) std::fill_n(t.data<float>(), t.numel(), 1.0f);
     b.inputs.push_back(t);
   }
   for (size_t i = 0; i < fn.outputs.size(); ++i) {
-    const std::string& name = fn.output_names[i];
-    const Parameter* p = name.starts_with("d_") ? params_.find(name.substr(2)) : nullptr;
-    b.outputs.push_back(program == kGradient && p ? p->grad : ir::allocate(*fn.outputs[i], sizes));
+    const BufferRole& out = b.roles.outputs[i];
+    b.outputs.push_back(out.role == Role::Gradient ? params_[size_t(out.param)].grad
+                                                   : ir::allocate(*fn.outputs[i], sizes));
   }
   return bound_.emplace(key, std::move(b)).first->second;
 }
@@ -114,15 +119,15 @@ void TrainableModel::set_batch(Bound& b, const Tensor& images, const Tensor& lab
                                uint64_t dropout_key) {
   const ir::Function& fn = b.executable.function().function();
   for (size_t i = 0; i < fn.inputs.size(); ++i) {
-    const std::string& name = fn.inputs[i]->name;
-    if (name == spec_.image) {
+    const BufferRole& in = b.roles.inputs[i];
+    if (in.role == Role::Image) {
       b.inputs[i] = images;
-    } else if (name == spec_.label) {
+    } else if (in.role == Role::Label) {
       // Without labels (prediction), zeros: only the loss reads them, and
       // prediction reports the scores.
       b.inputs[i] = labels.numel() > 0 ? labels : b.no_labels;
-    } else if (const DropoutSpec* d = spec_.find_dropout(name); d && training) {
-      fill_dropout_mask(b.inputs[i], d->p, hash_key(dropout_key, name));
+    } else if (in.role == Role::Dropout && training) {
+      fill_dropout_mask(b.inputs[i], in.dropout_p, hash_key(dropout_key, fn.inputs[i]->name));
     }
   }
 }

@@ -27,6 +27,7 @@
 #include "driver/driver.h"
 #include "support/diagnostics.h"
 #include "support/tensor.h"
+#include "train/buffer_roles.h"
 #include "train/checkpoint.h"
 #include "train/model_spec.h"
 #include "train/params.h"
@@ -95,11 +96,13 @@ class TrainableModel {
   bool eval_has_loss() const { return !spec_.eval.loss.empty(); }
 
  private:
-  /// A program bound to one batch size, with its input and output tensors:
-  /// parameters, gradients and masks alias the store's and the masks'
-  /// buffers; images and labels are set per call.
+  /// A program bound to one batch size, with its input and output tensors,
+  /// bound by their roles (as a standalone project binds them): parameters
+  /// and gradients alias the store's buffers; images and labels are set per
+  /// call, masks refilled per step.
   struct Bound {
     codegen::Executable executable;
+    ProgramRoles roles;  // what each buffer is (buffer_roles.h)
     std::vector<Tensor> inputs, outputs;
     Tensor no_labels;  // zeros, for prediction without labels
   };

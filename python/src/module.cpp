@@ -108,7 +108,8 @@ void bind_descriptions(py::module_& m) {
       .def_readonly("name", &TensorInfo::name)
       .def_readonly("type", &TensorInfo::type)
       .def_readonly("shape", &TensorInfo::shape)
-      .def_readonly("updates", &TensorInfo::updates);
+      .def_readonly("updates", &TensorInfo::updates)
+      .def_readonly("gradient_of", &TensorInfo::gradient_of);
   py::class_<FunctionInfo>(m, "FunctionInfo")
       .def_readonly("name", &FunctionInfo::name)
       .def_readonly("size_params", &FunctionInfo::size_params)

@@ -24,6 +24,7 @@ FunctionInfo describe(const ir::Function& fn) {
   for (size_t i = 0; i < fn.outputs.size(); ++i) {
     info.outputs.push_back(describe_value(*fn.outputs[i], fn.output_names[i]));
     info.outputs.back().updates = fn.updated_input(i);
+    info.outputs.back().gradient_of = fn.gradient_of(i);
   }
   return info;
 }

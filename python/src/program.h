@@ -43,6 +43,9 @@ struct TensorInfo {
   /// An output that updates an input in place (ir::Function::updated_input):
   /// that input's position; -1 otherwise.
   int updates = -1;
+  /// An output that is the gradient of an input (ir::Function::gradient_of,
+  /// set by AD): that input's position; -1 otherwise.
+  int gradient_of = -1;
 };
 
 struct FunctionInfo {

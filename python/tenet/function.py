@@ -29,11 +29,14 @@ import numpy as np
 from . import _tenet
 from . import arguments
 
-TensorDecl = collections.namedtuple("TensorDecl", "name type shape updates", defaults=(None,))
+TensorDecl = collections.namedtuple("TensorDecl", "name type shape updates gradient_of",
+                                    defaults=(None, None))
 TensorDecl.__doc__ = """A declared input or output: name, element type ('float32'), shape
 (one size expression text per dimension: 'N', '(H - 9) / 2 + 1'); for an output that
 updates an input in place (``y(i) += x(i)`` onto a declared output ``y``), ``updates`` is
-that input's position, else None."""
+that input's position, else None; for an output of a gradient that is the gradient of an
+input, ``gradient_of`` is that input's position (as AD marked it, whatever its name), else
+None."""
 Signature = collections.namedtuple("Signature", "name size_params inputs outputs")
 
 # The JIT options that change what a compiled function does (not where it is cached or
@@ -43,8 +46,12 @@ _BEHAVIOUR_OPTIONS = ("index_checks", "openmp", "cxx")
 
 def _signature(info):
     """The compiler's FunctionInfo as plain tuples (read once, not per call)."""
-    decls = [[TensorDecl(t.name, t.type, tuple(t.shape), t.updates if t.updates >= 0 else None)
-              for t in ts] for ts in (info.inputs, info.outputs)]
+    def position(k):
+        return k if k >= 0 else None
+
+    decls = [[TensorDecl(t.name, t.type, tuple(t.shape), position(t.updates),
+                         position(t.gradient_of)) for t in ts]
+             for ts in (info.inputs, info.outputs)]
     return Signature(info.name, tuple(info.size_params), tuple(decls[0]), tuple(decls[1]))
 
 

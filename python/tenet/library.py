@@ -57,6 +57,21 @@ def _returns(count):
     return "Tensor" if count == 1 else "(" + ", ".join(["Tensor"] * count) + ")"
 
 
+def _argument_names(names):
+    """Names as a schema's arguments: identifiers, each once (AD names a cotangent
+    ``d_y.1`` when an input is already named ``d_y``)."""
+    out, taken = [], set()
+    for name in names:
+        base = re.sub(r"[^A-Za-z0-9_]", "_", name)
+        unique, n = base, 1
+        while unique in taken:
+            n += 1
+            unique = f"{base}_{n}"
+        taken.add(unique)
+        out.append(unique)
+    return out
+
+
 def _schema(params, result_count, packed=False):
     if packed:
         return "(Tensor[] inputs) -> Tensor[]"
@@ -151,11 +166,12 @@ class TorchOp:
         self._partial_lock = threading.Lock()
         if self._float_inputs and self._float_outputs:
             self._vjp = function.backward
-            cotangents = [f"d_{self._outputs[k].name}" for k in self._float_outputs]
+            # the vjp's arguments: the inputs, then one cotangent per float output
+            names = _argument_names(self._vjp.input_names)
+            cotangents = names[len(self._inputs):]
             self.backward_op = torch.library.custom_op(
                 f"{self.qualname}_backward", self._backward, mutates_args=(),
-                schema=_schema(function.input_names + cotangents, len(self._float_inputs),
-                               self._packed))
+                schema=_schema(names, len(self._float_inputs), self._packed))
             self.backward_op.register_fake(self._backward_fake)
             if len(self._float_outputs) > 1:
                 self._register_partial_backward(cotangents)
@@ -214,7 +230,10 @@ class TorchOp:
         args = args[0] if self._packed else args
         values, float64 = arguments.check(name, vjp.inputs, args, {})
         outputs = vjp.run(values, float64)
-        return self._results(torch.from_numpy(g) for g in outputs[len(self._outputs):])
+        # each float input's gradient, as AD marked it (not by position or name)
+        gradient = {o.gradient_of: k for k, o in enumerate(vjp.outputs)
+                    if o.gradient_of is not None}
+        return self._results(torch.from_numpy(outputs[gradient[i]]) for i in self._float_inputs)
 
     def _backward_fake(self, *args, vjp=None, name=None):
         vjp, name = vjp or self._vjp, name or f"{self.name}_backward"

@@ -52,6 +52,8 @@ TEST(IrParserErrors, PointAtTheProblem) {
       {"  %y[i]: float32[N] = %k[i]\n  return %y\n", "2:23",
        "the body has type int64, the result is float32"},
       {"  %y[i]: float32[N] = frob(%x[i])\n  return %y\n", "2:23", "unknown operation 'frob'"},
+      {"  %y[i]: float32[N] = %x[i]\n  return %y gradient of %y\n", "3:25",
+       "expected an input after 'gradient of', found '%y'"},
       {"  %y[i]: float32[N] = add(%x[i])\n  return %y\n", "2:23", "add takes 2 arguments"},
       {"  %y[i]: int64[N] = add(%k[i], 1.5:int64)\n  return %y\n", "2:32",
        "constant 1.5 is not an integer"},

@@ -296,3 +296,18 @@ def test_wrt_may_name_one_input():
     f = tenet.compile("def dot(float(N) ab, float(N) b) -> (s) { s +=! ab(i) * b(i) }")
     g = f.grad(wrt="ab")
     assert g.output_names == ["s", "d_ab"]
+
+
+def test_gradients_are_marked_with_their_inputs():
+    """Each gradient output names its input (TensorDecl.gradient_of, set by AD), whatever
+    its name: w's gradient cannot be named d_w beside an input d_w."""
+    src = "def f(float(N) w, float(N) d_w) -> (loss) {\n  loss +=! w(i) * w(i) + 3 * d_w(i)\n}\n"
+    f = tenet.compile(src, "f")
+    assert [o.gradient_of for o in f.outputs] == [None]
+    g = f.grad()
+    assert g.output_names[1] != "d_w" and g.output_names[2] == "d_d_w"
+    assert [o.gradient_of for o in g.outputs] == [None, 0, 1]
+    w = np.array([1, 2], dtype=np.float32)
+    outputs = g(w, np.zeros(2, dtype=np.float32))
+    np.testing.assert_allclose(outputs[1], 2 * w)
+    np.testing.assert_allclose(outputs[2], [3, 3])

@@ -391,3 +391,19 @@ def test_an_imported_module_passes_no_gradient_through_an_unused_output():
     (model(theirs)[0] * weights).sum().backward()
     assert not ours.grad.isnan().any()
     torch.testing.assert_close(ours.grad, theirs.grad)
+
+
+def test_an_input_named_like_a_cotangent():
+    """The backward's arguments are the vjp's own (AD names y's cotangent d_y.1 beside an
+    input d_y), made identifiers for the schema; its results are each float input's
+    gradient as AD marked it, not by name or position."""
+    src = "def f(float(N) x, float(N) d_y) -> (y) {\n  y(i) = x(i) * d_y(i) * d_y(i)\n}\n"
+    op = tenet.torch_op(src, "f")
+    assert op.function.backward.input_names == ["x", "d_y", "d_y.1"]
+    backward = getattr(torch.ops.tenet, op.name + "_backward")
+    assert str(backward.default._schema) == (f"{op.qualname}_backward(Tensor x, Tensor d_y, "
+                                             f"Tensor d_y_1) -> (Tensor, Tensor)")
+    x, d_y = _leaves(torch.tensor([1.0, 2.0]), torch.tensor([3.0, -1.0]))
+    op(x, d_y).sum().backward()
+    torch.testing.assert_close(x.grad, d_y.detach() ** 2)
+    torch.testing.assert_close(d_y.grad, 2 * x.detach() * d_y.detach())
