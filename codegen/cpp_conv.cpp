@@ -7,7 +7,7 @@
 
 namespace tenet::codegen::detail {
 
-void FunctionEmitter::emit_conv(Code& code, const ir::Stmt& s, const Scope& scope) {
+void FunctionEmitter::emit_conv(Code& code, const ir::Stmt& s) {
   const ir::Compute& c = s.compute;
   const ir::ConvPlan& plan = *s.annotations.conv;
   code.comment(comment_text(s));
@@ -43,25 +43,6 @@ void FunctionEmitter::emit_conv(Code& code, const ir::Stmt& s, const Scope& scop
                 factor(plan.grad) + ", " + result + ");");
       break;
   }
-  if (c.init) emit_conv_start(code, c, scope);
-}
-
-void FunctionEmitter::emit_conv_start(Code& code, const ir::Compute& c, const Scope& scope) {
-  code.note("The sum starts from " + c.init->name + ": added to the library's sum.");
-  Namer local = statement_namer(c, scope);
-  const TensorAccess& result = access(c.result);
-  const TensorAccess& start = access(c.init);
-  std::vector<CExpr> vars;
-  for (const ir::Dim& d : c.out) vars.push_back(CExpr{local.take(d.index), kPrecPrimary});
-  auto element = [&](const TensorAccess& t) {
-    return t.pointer + "[" + flat_offset(t, vars) + "]";
-  };
-  if (options_.openmp) code.line("#pragma omp parallel for collapse(2)");
-  for (size_t d = 0; d < vars.size(); ++d)
-    code.open("for (int64_t " + vars[d].text + " = 0; " + vars[d].text + " < " + result.dims[d] +
-              "; ++" + vars[d].text + ")");
-  code.line(element(result) + " += " + element(start) + ";");
-  for (size_t d = 0; d < vars.size(); ++d) code.close();
 }
 
 }  // namespace tenet::codegen::detail

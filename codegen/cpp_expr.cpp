@@ -5,7 +5,7 @@
 #include <optional>
 #include <utility>
 
-#include "codegen/index_range.h"
+#include "lower/index_range.h"
 #include "ir/affine.h"
 #include "ir/mutator.h"
 #include "ir/printer.h"
@@ -177,7 +177,9 @@ bool provably_in_range(const ir::Affine& a, const ir::SizeExpr& extent, const Sc
 }
 
 bool computed_in_range(const ir::Expr& index, const ir::SizeExpr& extent, const Scope& scope) {
-  return provably_in_extent(index, extent, scope.indices);
+  lower::IndexRanges ranges;
+  for (const auto& [name, info] : scope.indices) ranges[name] = lower::IndexRange{info.lo, info.hi};
+  return lower::provably_in_extent(index, extent, ranges);
 }
 
 /// Whether computed index `d` of `e` is checked at run time.
@@ -438,12 +440,6 @@ CExpr emit_expr(const ir::Expr& e, const Scope& scope) {
       return cast(emit_expr(e->args[0], scope), e->args[0]->type, e->type);
   }
   TENET_UNREACHABLE("unknown expression kind");
-}
-
-bool has_checked_index(const ir::Expr& e, bool check) {
-  return check && ir::any_node(e, [](const ir::Expr& x) {
-           return x->kind == ir::ExprKind::Read && x->has_computed_index();
-         });
 }
 
 std::string reduce_identity(ir::ReduceOp op, ElemType t) {

@@ -71,10 +71,6 @@ inline constexpr const char* kIndexFault = "index_fault";
 /// Computed index `d` of `read` as C++, checked at run time as the Scope asks.
 CExpr computed_index_to_c(const ir::ExprNode& read, size_t d, const Scope& scope);
 
-/// Whether `e` reads through a computed index that generated code checks at
-/// run time (when `check` is on and no proof makes the check unneeded).
-bool has_checked_index(const ir::Expr& e, bool check);
-
 CExpr emit_expr(const ir::Expr& e, const Scope& scope);
 
 /// The flat element offset of a read or write: "b * s_stride0 + n * s_stride1 + d".

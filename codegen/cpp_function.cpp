@@ -428,7 +428,7 @@ void FunctionEmitter::emit_body(Code& code) {
                     ";  // the first computed index out of range");
     statements.line("");
   }
-  emit_block(statements, fn_.body, scope);
+  print_block(statements, lowered_.loops.body, scope);
   for (const auto& [param, value] : output_copies_) {
     const TensorAccess& from = access(value);
     statements.line("std::copy_n(" + from.pointer + ", " + count_text(*value) + ", " + param +

@@ -111,7 +111,8 @@ void FunctionEmitter::name_gemm(const ir::Stmt& s) {
   gemms_.emplace(&s, std::move(e));
 }
 
-void FunctionEmitter::emit_gemm(Code& code, const ir::Stmt& s, const Scope& scope) {
+void FunctionEmitter::emit_gemm(Code& code, const lower::Node& call, const Scope& scope) {
+  const ir::Stmt& s = *call.stmt;
   const EmittedGemm& e = gemms_.at(&s);
   const GemmLowering& g = *e.lowering;
   code.comment(comment_text(s));
@@ -124,7 +125,7 @@ void FunctionEmitter::emit_gemm(Code& code, const ir::Stmt& s, const Scope& scop
   }
   code.note("As a GEMM: " + ir::describe(plan, s.compute) + ".");
   if (!g.chunk) {
-    emit_gemm_calls(code, g, scope);
+    emit_gemm_calls(code, call, g, scope);
   } else {
     // One chunk of the index per iteration, over views of the tensors it reads.
     const lower::GemmChunk& chunk = *g.chunk;
@@ -139,7 +140,7 @@ void FunctionEmitter::emit_gemm(Code& code, const ir::Stmt& s, const Scope& scop
               bytes_text(options_.pack_budget_bytes) +
               "; a pointer *_chunk points at the chunk's part of a tensor.");
     for (const ir::Stmt& pack : g.before_chunks) {
-      emit_loop_nest(code, pack, scope);
+      print_block(code, call.nested.at(&pack), scope);
       code.line("");
     }
     code.open("for (int64_t " + start + " = 0; " + start + " < " + extent + "; " + start +
@@ -156,21 +157,22 @@ void FunctionEmitter::emit_gemm(Code& code, const ir::Stmt& s, const Scope& scop
                 (stride == "1" ? "" : " * " + stride) + ";");
     }
     code.line("");
-    emit_gemm_calls(code, g, scope);
+    emit_gemm_calls(code, call, g, scope);
     code.close();
   }
   if (decided_per_call) {
     code.reopen("} else {");
-    emit_loop_nest(code, s, scope);
+    print_block(code, call.nested.at(&s), scope);
     code.close();
   }
 }
 
-void FunctionEmitter::emit_gemm_calls(Code& code, const GemmLowering& g, const Scope& scope) {
+void FunctionEmitter::emit_gemm_calls(Code& code, const lower::Node& node, const GemmLowering& g,
+                                      const Scope& scope) {
   const GemmPlan& p = g.plan;
   const ir::Compute& c = g.product();
   for (const ir::Stmt& before : g.before) {
-    emit_loop_nest(code, before, scope);
+    print_block(code, node.nested.at(&before), scope);
     code.line("");
   }
 
@@ -269,7 +271,7 @@ void FunctionEmitter::emit_gemm_calls(Code& code, const GemmLowering& g, const S
     if (gather && g.scatter)
       emit_col2im(code, after, *g.scatter, scope);
     else
-      emit_loop_nest(code, after, scope);
+      print_block(code, node.nested.at(&after), scope);
   }
 }
 

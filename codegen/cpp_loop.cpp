@@ -6,7 +6,8 @@
 
 namespace tenet::codegen::detail {
 
-void FunctionEmitter::emit_loop(Code& code, const ir::Stmt& s, const Scope& scope) {
+void FunctionEmitter::emit_loop(Code& code, const lower::Node& n, const Scope& scope) {
+  const ir::Stmt& s = *n.stmt;
   const ir::Loop& l = *s.loop;
   code.comment(comment_text(s));
   const std::string& var = loop_vars_.at(&l);
@@ -43,7 +44,7 @@ void FunctionEmitter::emit_loop(Code& code, const ir::Stmt& s, const Scope& scop
               access(b.compute.result).pointer + " = " + it->second + "[" + var + " % 2];");
   }
   code.line("");
-  emit_block(code, l.body, inner);
+  print_block(code, n.body, inner);
 
   bool any = false;
   for (const auto& c : l.carried) {

@@ -1,6 +1,6 @@
 // Row-local temporaries (lower/row_local.h): a row of the tensor as an
-// array declared inside the nest's shared loops, indexed with stride 0 along
-// them.
+// array the loop tree declares inside the nest's shared loops, indexed with
+// stride 0 along them.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -25,27 +25,6 @@ void FunctionEmitter::add_row_local(const ir::ValuePtr& v, const std::string& po
     stride *= *v->shape[d].constant();
   }
   tensors_[v.get()] = std::move(t);
-}
-
-void FunctionEmitter::declare_rows(Code& code, const std::vector<Scheduled>& nest, size_t first,
-                                   size_t end, size_t depth) {
-  std::vector<std::string> names, lines;
-  for (size_t k = first; k < end; ++k) {
-    const ir::ValuePtr& result = nest[k].stmt->compute.result;
-    auto row = memory_.row_local.find(result.get());
-    if (row == memory_.row_local.end() || row->second.depth != depth) continue;
-    names.push_back(result->name);
-    lines.push_back("alignas(64) " + std::string(c_type_name(result->type)) + " " +
-                    access(result).pointer + "[" + std::to_string(row->second.elements) + "];");
-  }
-  if (names.empty()) return;
-  std::string list;
-  for (size_t k = 0; k < names.size(); ++k)
-    list += (k == 0 ? "" : k + 1 == names.size() ? " and " : ", ") + names[k];
-  code.note(list +
-            ", a row at a time: computed and read only at this iteration of the loops "
-            "around (lower/row_local.h).");
-  for (const std::string& line : lines) code.line(line);
 }
 
 }  // namespace tenet::codegen::detail

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "codegen/function_emitter.h"
+#include "lower/loop_bounds.h"
 #include "ir/affine.h"
 #include "ir/printer.h"
 
@@ -32,13 +33,14 @@ void FunctionEmitter::emit_scatter(Code& code, const ir::Stmt& s,
   // Reduce loops narrowed by the mask's other conditions where they can be
   // (a ragged range: k in start(b):end(b)), as for any reduction.
   std::vector<std::string> loop_order;
-  std::map<std::string, IndexInfo> ranges = scope.indices;
+  lower::IndexRanges ranges;
+  for (const auto& [index, info] : scope.indices) ranges[index] = lower::IndexRange{info.lo, info.hi};
   for (size_t d : lowered.outer) loop_order.push_back(c.out[d].index);
   for (const ir::Dim& d : c.reduce) loop_order.push_back(d.index);
   for (size_t d : lowered.free) loop_order.push_back(c.out[d].index);
   for (const auto* dims : {&c.out, &c.reduce})
-    for (const ir::Dim& d : *dims) ranges[d.index] = IndexInfo{d.index, d.lo, d.hi};
-  const GuardBounds guard = infer_guard_bounds(c, loop_order, ranges);
+    for (const ir::Dim& d : *dims) ranges[d.index] = lower::IndexRange{d.lo, d.hi};
+  const lower::GuardBounds guard = lower::infer_guard_bounds(c, loop_order, ranges);
   ir::Compute narrowed = c;
   narrowed.body = guard.body;
   const std::optional<lower::IndexScatter> rest = lower::index_scatter(narrowed);
@@ -107,10 +109,10 @@ void FunctionEmitter::emit_scatter(Code& code, const ir::Stmt& s,
     const ir::Dim& d = c.reduce[r];
     reduce_vars.push_back(local.take(d.index));
     inner.bind(d.index, reduce_vars.back(), d.lo, d.hi);
-    const ReduceRange& range = rest ? guard.reduce[r] : ReduceRange{};
+    const lower::ReduceRange& range = rest ? guard.reduce[r] : lower::ReduceRange{};
     if (range.narrowed())
-      code.open("for (int64_t " + reduce_vars.back() + " = " + loop_start(d, range, inner).text +
-                "; " + reduce_vars.back() + " < " + loop_end(d, range, inner).text + "; ++" +
+      code.open("for (int64_t " + reduce_vars.back() + " = " + index_text(lower::loop_start(d, range, ranges), inner).text +
+                "; " + reduce_vars.back() + " < " + index_text(lower::loop_end(d, range, ranges), inner).text + "; ++" +
                 reduce_vars.back() + ")");
     else
       code.open(for_loop(reduce_vars.back(), size_to_c(d.lo, size_names_).text,

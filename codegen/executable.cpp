@@ -10,7 +10,7 @@
 #include <malloc.h>
 #endif
 
-#include "codegen/bounds_check.h"
+#include "lower/bounds_check.h"
 #include "codegen/c_text.h"
 #include "ir/bind.h"
 #include "runtime/tenet_runtime.h"
@@ -75,7 +75,7 @@ Executable::Executable(const CompiledFunction& f, const ir::SizeBindings& sizes)
     if (std::find(fn.size_params.begin(), fn.size_params.end(), name) == fn.size_params.end())
       throw BindError("'" + fn.name + "' has no size parameter '" + name + "'");
   ir::check_sizes(fn, sizes_);
-  detail::check_reads_in_bounds(fn, sizes_);
+  lower::check_reads_in_bounds(fn, sizes_);
   for (const std::string& s : fn.size_params) {
     auto it = sizes_.find(s);
     size_values_.push_back(it == sizes_.end() ? 0 : it->second);  // 0: a parameter nothing uses

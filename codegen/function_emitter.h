@@ -22,16 +22,11 @@
 #include "codegen/cpp.h"
 #include "codegen/cpp_expr.h"
 #include "codegen/cpp_gemm.h"
-#include "codegen/loop_bounds.h"
 #include "ir/ir.h"
-#include "lower/peel.h"
-#include "lower/schedule.h"
+#include "lower/loop_tree.h"
+#include "lower/lowered.h"
 
 namespace tenet::codegen::detail {
-
-/// Whether `s`'s computed indices are checked at run time in `scope` (a
-/// reshape's are in bounds by construction: ir/reshape.h).
-bool checks_indices_of(const ir::Stmt& s, const Scope& scope);
 
 class FunctionEmitter {
  public:
@@ -80,137 +75,60 @@ class FunctionEmitter {
   void emit_wrappers(Code& code) const;
   void emit_packed_wrappers(Code& code) const;
 
-  // Statements (cpp_statements.cpp).
-  void emit_block(Code& code, const std::vector<ir::Stmt>& body, const Scope& scope);
-  void emit_compute(Code& code, const ir::Stmt& s, const Scope& scope);
+  // The loop tree (lower/loops.h), printed by cpp_loops.cpp.
+  void print_block(Code& code, const lower::Block& block, Scope scope);
+  void print_node(Code& code, const lower::Node& n, Scope& scope);
+  void print_for(Code& code, const lower::Node& n, const Scope& scope);
+  /// A statement's region: its comment, its indices named and bound (a
+  /// resumed region: as its first region left them).
+  void print_statement(Code& code, const lower::Node& n, const Scope& scope);
+  void print_name_scope(Code& code, const lower::Node& n, const Scope& scope);
+  void print_let(Code& code, const lower::Node& n, Scope& scope);
+  void print_array(Code& code, const lower::Node& n);
+  void print_assign(Code& code, const lower::Node& n, const Scope& scope);
+  void print_call(Code& code, const lower::Node& n, const Scope& scope);
+  CExpr index_text(const lower::IndexExpr& e, const Scope& scope) const;
+  std::string place_text(const lower::Place& p, const Scope& scope) const;
+  /// `compute`: the type an identity is in.
+  CExpr operand_text(const lower::Operand& o, ElemType compute, const Scope& scope) const;
+  /// The OpenMP pragma of a parallel loop: an `if` clause with the work when
+  /// it is symbolic.
+  std::string parallel_text(const lower::ParallelWork& work, const Scope& scope) const;
+  /// Names `v` in the innermost name scope, unless it has a name.
+  void declare(const lower::Var& v);
+  const std::string& var_name(const lower::Var& v) const;
+  const TensorAccess& access_of(const ir::Value* v) const;
+
+  /// Before a statement with checked computed indices: fails when one reads
+  /// an empty dimension (runtime/tenet_index.h's checks read element 0).
+  void check_nonempty_dims(Code& code, const ir::Compute& c) const;
   /// A view (lower::MemoryPlan::views): a pointer to its source's elements.
   void emit_view(Code& code, const ir::Stmt& s);
   bool is_view(const ir::Stmt& s) const {
     return s.kind == ir::StmtKind::Compute && memory_.views.count(s.compute.result.get());
   }
-  void emit_loop_nest(Code& code, const ir::Stmt& s, const Scope& scope);
-  void emit_loop(Code& code, const ir::Stmt& s, const Scope& scope);
-  Namer statement_namer(const ir::Compute& c, const Scope& scope) const;
-  /// Before a statement with checked computed indices: fails when one reads
-  /// an empty dimension (runtime/tenet_index.h's checks read element 0).
-  void check_nonempty_dims(Code& code, const ir::Compute& c) const;
-  /// Evaluates the computed indices of `body` that no index of `inner_dims`
-  /// changes into locals, before those loops open (Scope::hoisted).
-  void hoist_computed_indices(Code& code, const ir::Expr& body, const ir::Compute& c,
-                              const std::vector<size_t>& inner_dims, Namer& local,
-                              Scope& scope) const;
-
-  /// Loads the reads of `body` that mention none of `inner` (the indices of
-  /// the loops about to open) into locals (Scope::hoisted_values): the
-  /// softmax's `x(i, l) - max(i)` then vectorises over l, where a load the
-  /// compiler cannot prove loop-invariant (pointers lose __restrict__ inside
-  /// OpenMP regions) keeps the loop scalar. Only plain reads, whose every
-  /// index is proven in range wherever the enclosing indices are, and only
-  /// when the inner loops run at least once.
-  void hoist_invariant_reads(Code& code, const ir::Expr& body, const std::vector<ir::Dim>& inner,
-                             Namer& local, Scope& scope) const;
-
+  /// A Loop statement (cpp_loop.cpp): its carried tensors handed on around its body.
+  void emit_loop(Code& code, const lower::Node& n, const Scope& scope);
   static std::string comment_text(const ir::Stmt& s);
-
-  // ---- Loop schedules (cpp_statements.cpp): the `schedule` pass's loop
-  // orders and shared loop nests (lower/schedule.h). ----
-  struct Scheduled {
-    const ir::Stmt* stmt;
-    lower::LoopSchedule schedule;     // `shared`: loops shared with the previous member
-    GuardBounds guard;                // its reduce loops narrowed by its guard (loop_bounds.h)
-    std::optional<lower::Peel> peel;  // its interior without the window's tests (lower/peel.h)
-    GuardBounds interior_guard;       // `guard` of the interior's body
-  };
-  /// `s` (a Compute in a block with the indices of `scope`) with its loop
-  /// schedule and its reduce loops' bounds from its guard.
-  Scheduled scheduled(const ir::Stmt& s, const Scope& scope) const;
-  /// Before the shared loop of members [first, end) of `nest` opens, when it
-  /// is every member's last (element-wise statements only): their reads that
-  /// do not depend on it, loaded into locals (hoist_invariant_reads). Batch
-  /// norm's `(x - mean(j)) * rsqrt(var(j) + eps)` then vectorises over the
-  /// row. Returns `scope` with those locals.
-  Scope hoist_above_shared_loop(Code& code, const std::vector<Scheduled>& nest, size_t first,
-                                size_t end, const std::vector<std::string>& loop_vars,
-                                const Scope& scope, Namer& names) const;
-
-  void emit_nest(Code& code, const std::vector<Scheduled>& nest, const Scope& scope);
-  void emit_shared(Code& code, const std::vector<Scheduled>& nest, size_t first, size_t end,
-                   std::vector<std::string>& loop_vars, const Scope& scope);
-  /// Jammed statements sharing every loop (lower/schedule.h): one tile
-  /// loop, the reduce loops once, each member's lanes inside (cpp_jam.cpp).
-  struct JamMember;
-  struct JamGroup {
-    std::string tile, lane;
-    std::vector<std::string> reduce_vars;  // the first member's; empty: each its own
-    std::vector<JamMember> members;
-  };
-  /// `group`: a jammed statement adds itself to it, unemitted.
-  void emit_scheduled(Code& code, const Scheduled& m, const std::vector<std::string>& loop_vars,
-                      const Scope& scope, bool in_nest, JamGroup* group = nullptr);
-  /// Members [first, end) of `nest`, jammed statements sharing every loop,
-  /// the first `loop_vars.size()` of them open.
-  void emit_jam_run(Code& code, const std::vector<Scheduled>& nest, size_t first, size_t end,
-                    const std::vector<std::string>& loop_vars, const Scope& scope);
-  /// The text of a reduction's parts, for the loops emit_scheduled opens.
-  struct JammedText {
-    std::string target;    // the result's element
-    std::string start;     // its accumulator's start
-    std::string acc;       // the accumulator's name
-    std::string acc_type;  // double for a float32 sum
-    ElemType computed;
-    bool wide;  // accumulates in double (ir/scatter_form.h)
-  };
-  struct JamMember {
-    const Scheduled* m;
-    JammedText text;
-    Scope scope;        // with its indices bound
-    std::string index;  // the C name of its jammed index
-  };
-  /// Jammed reductions (passes/schedule.h, 3) inside their other outer loops
-  /// (cpp_jam.cpp): the tile loop, each member's accumulators and the values
-  /// its terms share, `open_reduce`'s loops (null: the first member's, not
-  /// narrowed, named group.reduce_vars) around the interleaved steps, the stores.
-  void emit_jam_group(Code& code, JamGroup& group, Namer& names,
-                      const std::function<void()>& open_reduce);
-  /// A max or min reduction's loops in vector lanes (passes/schedule.h, 4;
-  /// cpp_lanes.cpp), folding into `acc`: the reduce loops but the last
-  /// (`open_loops(n)` opens the first n), the last by blocks of lanes over
-  /// `last` = its first and end, its rest, then the lanes combined.
-  /// A peeled statement's last own loop (lower/peel.h): inside the other
-  /// peeled loops' interior, its border with the body and its interior with
-  /// the interior's body; elsewhere all of it with the body. `element` emits
-  /// one element under a guard.
-  void emit_peeled(Code& code, const Scheduled& m, const std::vector<std::string>& out_vars,
-                   const std::function<void(const GuardBounds&)>& element);
-  void emit_lanes(Code& code, const Scheduled& m, const std::string& acc,
-                  const std::vector<std::string>& reduce_vars, Namer& local, const Scope& scope,
-                  const std::pair<std::string, CExpr>& last,
-                  const std::function<void(size_t)>& open_loops);
-  /// The pragma that runs the nest's outermost loop on the OpenMP team when
-  /// the work is large enough; `column_tiles`: that loop is a column sum's
-  /// tiles (it has no outer loop of its own).
-  std::string parallel_pragma(const std::vector<Scheduled>& nest, bool column_tiles = false) const;
+  Namer statement_namer(const ir::Compute& c, const Scope& scope) const;
   /// Marks every name statement `c` uses (tensors, strides, extents, sizes, indices in scope).
   void reserve_names(Namer& names, const ir::Compute& c, const Scope& scope) const;
 
   // Statements lowered to GEMM calls (lower/gemm.h), printed by cpp_gemm.cpp.
   void name_gemm(const ir::Stmt& s);
-  void emit_gemm(Code& code, const ir::Stmt& s, const Scope& scope);
-  void emit_gemm_calls(Code& code, const lower::GemmLowering& g, const Scope& scope);
+  /// `call`: the tree's node, with the loops of the statements around the calls.
+  void emit_gemm(Code& code, const lower::Node& call, const Scope& scope);
+  void emit_gemm_calls(Code& code, const lower::Node& call, const lower::GemmLowering& g,
+                       const Scope& scope);
   /// A split's gather as a scatter of windows (gemm_col2im.cpp), in the
   /// form the lowering found (lower/col2im.h).
   void emit_col2im(Code& code, const ir::Stmt& gather, const lower::ScatterForm& scatter,
                    const Scope& scope);
 
   /// A convolution with a plan (ir/conv_plan.h): one call of
-  /// runtime/tenet_conv.h, printed by cpp_conv.cpp.
-  void emit_conv(Code& code, const ir::Stmt& s, const Scope& scope);
-  /// Inside the shared loop at `depth` of members [first, end) of `nest`: the
-  /// arrays of their row-local results that live there (lower/row_local.h).
-  void declare_rows(Code& code, const std::vector<Scheduled>& nest, size_t first, size_t end,
-                    size_t depth);
-  /// A planned convolution's start (Compute::init), added after the call.
-  void emit_conv_start(Code& code, const ir::Compute& c, const Scope& scope);
+  /// runtime/tenet_conv.h, printed by cpp_conv.cpp (its start, when it has
+  /// one, is added by loops of the tree).
+  void emit_conv(Code& code, const ir::Stmt& s);
 
   /// A sum run as a scatter (lower/scatter.h), printed by cpp_scatter.cpp.
   void emit_scatter(Code& code, const ir::Stmt& s, const lower::IndexScatter& lowered,
@@ -251,6 +169,16 @@ class FunctionEmitter {
     std::string work, chunk_start;
   };
   std::map<const ir::Stmt*, EmittedGemm> gemms_;  // statements with a GEMM plan
+  // Printing the loop tree: each variable's name (by id; empty: not yet
+  // declared), the name scopes open, and each statement's scope as its
+  // region left it (for resumed regions).
+  std::vector<std::string> var_names_;
+  struct NameScope {
+    Namer namer;
+    std::vector<lower::Var> reserved;
+  };
+  std::vector<NameScope> namers_;
+  std::map<const ir::Stmt*, Scope> statement_scopes_;
   bool uses_conv_ = false;                        // a statement has a convolution plan
 
   // Outputs not written in place: copied at the end from their value.

@@ -14,7 +14,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "codegen/bounds_check.h"
+#include "lower/bounds_check.h"
 #include "codegen/jit_cache.h"
 #include "codegen/trust.h"
 #include "ir/bind.h"
@@ -525,7 +525,7 @@ std::vector<Tensor> CompiledFunction::run(const std::vector<Tensor>& inputs,
                                           const ir::SizeBindings& given) const {
   const ir::Function& fn = *fn_;
   const ir::SizeBindings sizes = ir::bind_sizes(fn, inputs, given);
-  detail::check_reads_in_bounds(fn, sizes);
+  lower::check_reads_in_bounds(fn, sizes);
   std::vector<int64_t> size_values;
   for (const auto& s : fn.size_params) {
     auto it = sizes.find(s);

@@ -2,6 +2,8 @@
 // text to C++, in order, and the loop that runs them.
 #include "driver/driver.h"
 
+#include "lower/loops.h"
+
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -29,6 +31,7 @@ void find_liveness(Compilation& c, const Request& r);
 void lower_gemms(Compilation& c, const Request& r);
 void lower_scatters(Compilation& c, const Request& r);
 void plan_memory(Compilation& c, const Request& r);
+void lower_loops(Compilation& c, const Request& r);
 void generate_cpp(Compilation& c, const Request& r);
 
 }  // namespace
@@ -58,6 +61,9 @@ const std::vector<Stage>& stages() {
                  Form::Lowered, lower_scatters});
     t.push_back({"plan_memory", "workspace slots, lifetimes, loop carries (lower/memory_plan.h)",
                  Form::Lowered, plan_memory});
+    t.push_back({"lower_loops",
+                 "lowered IR -> the loop tree every backend prints (lower/loops.h)",
+                 Form::Loops, lower_loops});
     t.push_back({"cpp", "lowered IR -> one C++17 unit, header and source (codegen/cpp.h)",
                  Form::Cpp, generate_cpp});
     return t;
@@ -158,6 +164,14 @@ void plan_memory(Compilation& c, const Request&) {
   for (lower::LoweredFunction& f : c.lowered->functions) lower::plan_memory(f);
 }
 
+void lower_loops(Compilation& c, const Request& r) {
+  lower::LoopOptions options;
+  options.parallel = r.cpp.openmp;
+  options.parallel_min_work = r.cpp.parallel_min_work;
+  options.index_checks = r.cpp.index_checks;
+  for (lower::LoweredFunction& f : c.lowered->functions) f.loops = lower::lower_loops(f, options);
+}
+
 void generate_cpp(Compilation& c, const Request& r) {
   std::vector<const lower::LoweredFunction*> functions;
   for (const lower::LoweredFunction& f : c.lowered->functions) functions.push_back(&f);
@@ -178,6 +192,11 @@ void dump(const Compilation& c, const Stage& s, std::ostream& out) {
     case Form::Lowered:
       out << "// ----- lowered after " << s.name << " -----\n";
       for (const lower::LoweredFunction& f : c.lowered->functions) out << lower::print(f);
+      break;
+    case Form::Loops:
+      out << "// ----- loops after " << s.name << " -----\n";
+      for (const lower::LoweredFunction& f : c.lowered->functions)
+        out << lower::print(f.loops, *f.function);
       break;
     case Form::Cpp:
       out << "// ----- C++ after " << s.name << " -----\n" << print_cpp(*c.cpp);
@@ -223,7 +242,7 @@ size_t index_of(const std::string& name) {
 }
 
 bool is_code_stage(const Stage& s) {
-  return s.form == Form::Lowered || s.form == Form::Cpp;
+  return s.form == Form::Lowered || s.form == Form::Loops || s.form == Form::Cpp;
 }
 
 /// Whether the request asks for C++ or for a stage that lowers or prints.
@@ -279,7 +298,8 @@ Compilation compile(const Request& request, const Compilation& from) {
 
   // The lowered forms are shared with `from`: continuing inside the lowering
   // lowers again rather than change them.
-  if (!c.stage.empty() && find_stage(c.stage).form == Form::Lowered) {
+  if (!c.stage.empty() &&
+      (find_stage(c.stage).form == Form::Lowered || find_stage(c.stage).form == Form::Loops)) {
     c.stage = passes::pipeline().back().name;
     c.lowered.reset();
   }
@@ -290,10 +310,13 @@ Compilation compile(const Request& request, const Compilation& from) {
   for (; next < end; ++next) {
     const Stage& s = table[next];
     // Lowering and code generation run only for callers that want code.
-    if ((s.form == Form::Lowered || s.form == Form::Cpp) && !wants_code(request, dump_after)) break;
+    if ((s.form == Form::Lowered || s.form == Form::Loops || s.form == Form::Cpp) &&
+        !wants_code(request, dump_after))
+      break;
     s.run(c, request);
     c.stage = s.name;
-    if (s.form != Form::Ast && s.form != Form::Lowered && s.form != Form::Cpp)
+    if (s.form != Form::Ast && s.form != Form::Lowered && s.form != Form::Loops &&
+        s.form != Form::Cpp)
       for (const ir::Function& f : c.ir().functions)
         ir::verify(f, std::string("stage '") + s.name + "'");
     if (asks_for(dump_after, s)) dump(c, s, out);

@@ -112,7 +112,7 @@ struct Compilation {
 };
 
 /// What a stage produces (and what --dump-after prints for it).
-enum class Form { Ast, Checked, Derived, Optimised, Lowered, Cpp };
+enum class Form { Ast, Checked, Derived, Optimised, Lowered, Loops, Cpp };
 
 struct Stage {
   const char* name;

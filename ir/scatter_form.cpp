@@ -97,7 +97,7 @@ bool may_run_in_lanes(const Compute& c) {
   if (c.reduce.empty() || c.result->type == ElemType::Bool) return false;
   if (c.op == ReduceOp::Max || c.op == ReduceOp::Min) return true;
   // A sum's lanes count its last reduce index from the start of its range: no
-  // test on that index may narrow its loop (codegen/loop_bounds.h). A test of
+  // test on that index may narrow its loop (lower/loop_bounds.h). A test of
   // data read at it (a ReLU mask, `x(l) > 0`) narrows nothing.
   const std::string& last = c.reduce.back().index;
   return accumulates_in_double(c) && !tests_index(c.body, last) &&

@@ -52,7 +52,7 @@ std::optional<IndexScatter> index_scatter(const Compute& c);
 bool accumulates_in_double(const Compute& c);
 
 /// Whether `body` compares `index` itself (as a value, outside every read):
-/// a test that may narrow the index's loop (codegen/loop_bounds.h). A
+/// a test that may narrow the index's loop (lower/loop_bounds.h). A
 /// comparison of data read at the index (`x(i) > 0`) is no such test.
 bool tests_index(const Expr& body, const std::string& index);
 

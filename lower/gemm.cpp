@@ -3,7 +3,8 @@
 // (lower_in_chunks).
 #include "lower/gemm.h"
 
-#include "lower/lowered.h"
+#include "lower/lowered_function.h"
+#include "lower/updates.h"
 
 #include <algorithm>
 #include <map>

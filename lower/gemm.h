@@ -83,7 +83,7 @@ GemmLowering lower_gemm(const ir::Stmt& s, ir::GemmPlan plan);
 /// times the element size.
 ir::SizeExpr bytes_per_chunk_unit(const GemmLowering& g, const std::string& len);
 
-struct LoweredFunction;  // lowered.h
+struct LoweredFunction;  // lowered_function.h
 
 /// The lowering of every live statement of `lowered.function` with a GEMM
 /// plan (lowered.gemms), in chunks where its buffers could exceed

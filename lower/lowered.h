@@ -8,24 +8,10 @@
 #include <string>
 
 #include "ir/ir.h"
-#include "lower/gemm.h"
-#include "lower/liveness.h"
-#include "lower/memory_plan.h"
-#include "lower/scatter.h"
+#include "lower/lowered_function.h"
 #include "lower/updates.h"
 
 namespace tenet::lower {
-
-/// A function's lowered form: the function (which must outlive it), the
-/// statements that contribute to its outputs, and the lowering of each live
-/// statement (at any depth) with a GEMM plan.
-struct LoweredFunction {
-  const ir::Function* function = nullptr;
-  Liveness liveness;
-  std::map<const ir::Stmt*, GemmLowering> gemms;
-  std::map<const ir::Stmt*, IndexScatter> scatters;  // sums run as scatters (scatter.h)
-  MemoryPlan memory;
-};
 
 /// Stage 1: the lowered form of `fn` with its liveness, nothing lowered yet.
 LoweredFunction find_liveness(const ir::Function& fn);

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "ir/mutator.h"
-#include "lower/lowered.h"
+#include "lower/lowered_function.h"
 #include "lower/row_local.h"
 #include "lower/schedule.h"
 #include "support/error.h"

@@ -120,7 +120,7 @@ struct MemoryPlan {
   std::map<const ir::Value*, RowLocal> row_local;
 };
 
-struct LoweredFunction;  // lowered.h
+struct LoweredFunction;  // lowered_function.h
 
 /// The memory plan of `lowered` (LoweredFunction::memory).
 void plan_memory(LoweredFunction& lowered);

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "lower/lowered.h"
+#include "lower/lowered_function.h"
 #include "lower/schedule.h"
 
 namespace tenet::lower {

@@ -20,7 +20,7 @@
 
 namespace tenet::lower {
 
-struct LoweredFunction;  // lowered.h
+struct LoweredFunction;  // lowered_function.h
 
 struct NestMember {
   const ir::Stmt* stmt;

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "ir/mutator.h"
-#include "lower/lowered.h"
+#include "lower/lowered_function.h"
 #include "lower/nests.h"
 #include "lower/schedule.h"
 #include "support/types.h"

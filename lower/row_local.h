@@ -33,7 +33,7 @@
 
 namespace tenet::lower {
 
-struct LoweredFunction;  // lowered.h
+struct LoweredFunction;  // lowered_function.h
 
 /// The most bytes of one row-local row (a backend's stack array).
 constexpr int64_t kMaxRowLocalBytes = 16 * 1024;

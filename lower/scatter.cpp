@@ -1,7 +1,7 @@
 #include "lower/scatter.h"
 
 #include "ir/mutator.h"
-#include "lower/lowered.h"
+#include "lower/lowered_function.h"
 
 namespace tenet::lower {
 

@@ -37,7 +37,7 @@
 
 namespace tenet::lower {
 
-struct LoweredFunction;
+struct LoweredFunction;  // lowered_function.h
 
 using ir::index_scatter;
 using ir::IndexScatter;

@@ -38,7 +38,7 @@ namespace tenet {
 /// may split one into vector lanes. The interpreter calls these functions.
 /// The choice is a bitwise blend rather than `c ? a : b` or a branch: GCC
 /// vectorises a loop with a branch only through if-conversion, which the JIT
-/// turns off (codegen/jit.cpp, compiler_workaround_flags).
+/// turns off (jit/jit.cpp, compiler_workaround_flags).
 namespace math {
 
 // to_bits, from_bits and blend (c ? a : b without a branch): tenet_vmath.h.
@@ -163,7 +163,7 @@ constexpr T floordiv(T a, T b) {
 }
 
 /// Ceiling division (rounds toward positive infinity): the first value of a
-/// reduce loop narrowed by a guard `k*r >= n` (codegen/loop_bounds.h).
+/// reduce loop narrowed by a guard `k*r >= n` (lower/loop_bounds.h).
 template <typename T>
 constexpr T ceildiv(T a, T b) {
   T q = T(a / b);

@@ -14,6 +14,7 @@
 #include "lang/ast.h"
 #include "lang/check.h"
 #include "lang/unparse.h"
+#include "lower/loops.h"
 #include "support/error.h"
 #include "support/npy.h"
 #include "tools/args.h"
@@ -76,6 +77,7 @@ int cmd_print(const std::vector<std::string>& argv) {
   if (a.is_set("wrt") || a.is_set("output") || a.is_set("vjp"))
     throw UsageError("--wrt, --output and --vjp apply with --grad FN only");
   std::string path = require_file(a), stage = a.get("stage");
+  if (stage == "loops") stage = "lower_loops";  // the loop tree's short name
   driver::Request r = request(path, a.get("dump-after"));
   bool whole = stage == "ir" || stage == "source";
   r.stop_after = whole ? "" : stage;
@@ -92,6 +94,11 @@ int cmd_print(const std::vector<std::string>& argv) {
   driver::Compilation c = compile_after(front, r);
   if (c.cpp) {
     std::cout << driver::print_cpp(*c.cpp);
+    return 0;
+  }
+  if (c.lowered && stage == "lower_loops") {
+    for (const lower::LoweredFunction& f : c.lowered->functions)
+      std::cout << lower::print(f.loops, *f.function);
     return 0;
   }
   if (c.lowered) {

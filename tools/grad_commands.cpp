@@ -16,6 +16,7 @@
 #include "ir/printer.h"
 #include "lang/ast.h"
 #include "lang/unparse.h"
+#include "lower/loops.h"
 #include "support/npy.h"
 #include "tools/program.h"
 
@@ -147,6 +148,7 @@ void add_grad_request_options(Args& a) {
 
 int print_gradient(const Args& a) {
   std::string stage = a.is_set("stage") ? a.get("stage") : "source";
+  if (stage == "loops") stage = "lower_loops";  // the loop tree's short name
   bool whole = stage == "source" || stage == "ir";
   if (!whole) driver::find_stage(stage);  // an unknown stage before any work
   Gradient g = load_gradient(a, a.get("grad"), whole ? "" : stage);
@@ -158,6 +160,9 @@ int print_gradient(const Args& a) {
     std::cout << ast::print(*c.ast);
   } else if (c.cpp) {
     std::cout << driver::print_cpp(*c.cpp);
+  } else if (c.lowered && stage == "lower_loops") {
+    for (const lower::LoweredFunction& f : c.lowered->functions)
+      std::cout << lower::print(f.loops, *f.function);
   } else if (c.lowered) {
     for (const lower::LoweredFunction& f : c.lowered->functions) std::cout << lower::print(f);
   } else {

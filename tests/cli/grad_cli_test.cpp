@@ -102,7 +102,7 @@ TEST_F(GradCli, PrintGradStages) {
   EXPECT_EQ(stage.err,
             "error: unknown stage 'lower' (stages: parse, check, retype, ad, simplify, dce, hoist, "
             "index_split, contraction, fuse, schedule, liveness, lower_gemm, lower_scatter, "
-            "plan_memory, cpp)\n");
+            "plan_memory, lower_loops, cpp)\n");
   CommandResult no_grad = run_in_source("print models/softmax.tn --vjp");
   EXPECT_EQ(no_grad.exit_code, 1);
   EXPECT_EQ(no_grad.err, "error: --wrt, --output and --vjp apply with --grad FN only\n");

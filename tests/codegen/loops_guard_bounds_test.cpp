@@ -1,4 +1,4 @@
-// Reduce loops narrowed by the guards of their bodies (codegen/loop_bounds.h):
+// Reduce loops narrowed by the guards of their bodies (lower/loop_bounds.h):
 // compiled code matches the interpreter for guards of every shape (strides
 // 2 and 3, windows wider than the stride, negative offsets, bounds through
 // two reduce indices, sizes where a range is empty), for the gathers AD makes
@@ -12,11 +12,11 @@
 
 #include "ad/grad.h"
 #include "codegen/cpp.h"
-#include "codegen/jit.h"
 #include "driver/driver.h"
 #include "ir/bind.h"
 #include "ir/builder.h"
 #include "ir/interp.h"
+#include "jit/jit.h"
 #include "lang/check.h"
 #include "runtime/tenet_runtime.h"
 #include "support/diagnostics.h"
@@ -69,7 +69,7 @@ class GuardBounds : public ::testing::Test {
     std::vector<std::string> names;
     for (const auto& f : module_->functions) names.push_back(f.name);
     auto compiled = driver::jit_compile_together(*module_, names, test_jit_options());
-    functions_ = new std::map<std::string, CompiledFunction>();
+    functions_ = new std::map<std::string, jit::CompiledFunction>();
     for (size_t i = 0; i < names.size(); ++i) functions_->emplace(names[i], compiled[i]);
     source_ = new std::string(driver::emit_cpp(*module_).source);
   }
@@ -78,7 +78,7 @@ class GuardBounds : public ::testing::Test {
     delete module_;
     delete source_;
   }
-  static const CompiledFunction& fn(const std::string& name) { return functions_->at(name); }
+  static const jit::CompiledFunction& fn(const std::string& name) { return functions_->at(name); }
   /// The generated body of `name` (its __with_workspace definition).
   static std::string body(const std::string& name) {
     const size_t begin = source_->find("extern \"C\" void tenet_" + name + "__with_workspace(");
@@ -87,11 +87,11 @@ class GuardBounds : public ::testing::Test {
   }
 
   static ir::Module* module_;
-  static std::map<std::string, CompiledFunction>* functions_;
+  static std::map<std::string, jit::CompiledFunction>* functions_;
   static std::string* source_;
 };
 ir::Module* GuardBounds::module_ = nullptr;
-std::map<std::string, CompiledFunction>* GuardBounds::functions_ = nullptr;
+std::map<std::string, jit::CompiledFunction>* GuardBounds::functions_ = nullptr;
 std::string* GuardBounds::source_ = nullptr;
 
 TEST(GuardBoundsRuntime, CeilAndFloorDivisionOfNegativeValues) {
@@ -184,7 +184,7 @@ std::string expect_gradient_matches(const std::string& model,
                                     double tolerance = 0) {
   SCOPED_TRACE(model);
   ir::Module g = gradient_of("models/zoo/" + model + ".tn", model);
-  CompiledFunction f = driver::jit_compile(g, model + "_grad", test_jit_options());
+  jit::CompiledFunction f = driver::jit_compile(g, model + "_grad", test_jit_options());
   for (size_t i = 0; i < sizes.size(); ++i)
     expect_matches_interpreter(f, sizes[i], 10 + i, tolerance);
   return driver::emit_cpp(g).source;
@@ -234,7 +234,7 @@ def pool3(float(B, C, H, W) x) -> (y) {
 }
 )");
   const ir::Module g = gradient_of_module(m, "pool3");
-  CompiledFunction f = driver::jit_compile(g, "pool3_grad", test_jit_options());
+  jit::CompiledFunction f = driver::jit_compile(g, "pool3_grad", test_jit_options());
   const ir::Function& fn = f.function();
   for (const ir::SizeBindings& sizes : std::vector<ir::SizeBindings>{
            {{"B", 2}, {"C", 3}, {"H", 7}, {"W", 8}}, {{"B", 64}, {"C", 32}, {"H", 8}, {"W", 8}}}) {
@@ -310,7 +310,7 @@ TEST(GuardBoundsBuilder, MaxWithMinusInfinityAsTheElseValue) {
   fb.output(m);
   ir::Module mod;
   mod.functions.push_back(fb.finish());
-  CompiledFunction f = driver::jit_compile(mod, "window_max", test_jit_options());
+  jit::CompiledFunction f = driver::jit_compile(mod, "window_max", test_jit_options());
   for (int64_t h : {1, 6, 9}) expect_matches_interpreter(f, {{"H", h}, {"Y", 3}}, 20, 0);
   const std::string source = driver::emit_cpp(mod).source;
   EXPECT_NE(source.find("tenet::ceildiv<int64_t>(t_h - 2, 2)"), std::string::npos) << source;

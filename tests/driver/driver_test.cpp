@@ -14,6 +14,7 @@
 #include "ir/bind.h"
 #include "ir/interp.h"
 #include "ir/ir_parser.h"
+#include "lower/loops.h"
 #include "ir/printer.h"
 #include "lower/lowered.h"
 #include "support/error.h"
@@ -52,10 +53,11 @@ TEST(Driver, ListsTheStagesInOrder) {
   EXPECT_EQ(stage_list(),
             (std::vector<std::string>{"parse", "check", "retype", "ad", "simplify", "dce", "hoist",
                                       "index_split", "contraction", "fuse", "schedule", "liveness",
-                                      "lower_gemm", "lower_scatter", "plan_memory", "cpp"}));
+                                      "lower_gemm", "lower_scatter", "plan_memory", "lower_loops",
+                                      "cpp"}));
   EXPECT_EQ(stage_names(),
             "parse, check, retype, ad, simplify, dce, hoist, index_split, contraction, fuse, "
-            "schedule, liveness, lower_gemm, lower_scatter, plan_memory, cpp");
+            "schedule, liveness, lower_gemm, lower_scatter, plan_memory, lower_loops, cpp");
 }
 
 // --dump-after=all: one section per stage; the source's and the C++'s are
@@ -90,6 +92,9 @@ TEST(Driver, DumpsAfterEveryStage) {
       if (title == "lowered after plan_memory") {
         EXPECT_EQ(body, lower::print(c.lowered->functions.at(0)));
       }
+    } else if (title.starts_with("loops after ")) {
+      const lower::LoweredFunction& f = c.lowered->functions.at(0);
+      EXPECT_EQ(body, lower::print(f.loops, *f.function));
     } else {
       EXPECT_EQ(title, "C++ after cpp");
       EXPECT_EQ(body, print_cpp(*c.cpp));
@@ -105,7 +110,7 @@ TEST(Driver, DumpsAfterEveryStage) {
 TEST(Driver, UnknownStageNamesAreUsageErrors) {
   const std::string listed =
       " (stages: parse, check, retype, ad, simplify, dce, hoist, index_split, contraction, fuse, "
-      "schedule, liveness, lower_gemm, lower_scatter, plan_memory, cpp)";
+      "schedule, liveness, lower_gemm, lower_scatter, plan_memory, lower_loops, cpp)";
   Request r = request();
   r.dump_after = {"simplfy"};
   try {

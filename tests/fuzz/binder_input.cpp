@@ -11,11 +11,11 @@
 #include <sstream>
 #include <vector>
 
-#include "codegen/bounds_check.h"
 #include "codegen/cpp.h"
 #include "ir/bind.h"
 #include "ir/interp.h"
 #include "lang/check.h"
+#include "lower/bounds_check.h"
 #include "passes/pipeline.h"
 #include "support/checked.h"
 #include "support/diagnostics.h"
@@ -121,7 +121,7 @@ void bind_function(const ir::Function& fn, const Bindings& b) {
   // The sizes alone, as `tenet run --sizes` and an Executable check them.
   try {
     ir::check_sizes(fn, b.sizes);
-    codegen::detail::check_reads_in_bounds(fn, b.sizes);
+    lower::check_reads_in_bounds(fn, b.sizes);
   } catch (const BindError&) {
   }
   // Inputs of the given (or declared) shapes, if small enough to make.
@@ -159,7 +159,7 @@ void bind_function(const ir::Function& fn, const Bindings& b) {
   }
   try {
     const ir::SizeBindings sizes = ir::bind_sizes(fn, inputs, given);
-    codegen::detail::check_reads_in_bounds(fn, sizes);
+    lower::check_reads_in_bounds(fn, sizes);
     if (small(fn, sizes)) ir::interpret(fn, inputs, given);
   } catch (const BindError&) {
   }

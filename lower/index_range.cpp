@@ -1,8 +1,10 @@
-#include "codegen/index_range.h"
+#include "lower/index_range.h"
 
 #include <algorithm>
 
-namespace tenet::codegen::detail {
+#include "ir/mutator.h"
+
+namespace tenet::lower {
 
 namespace {
 
@@ -36,7 +38,7 @@ Interval product(const Interval& a, const Interval& b) {
 
 }  // namespace
 
-Interval value_range(const ir::Expr& e, const std::map<std::string, IndexInfo>& indices) {
+Interval value_range(const ir::Expr& e, const IndexRanges& indices) {
   switch (e->kind) {
     case ir::ExprKind::Const:
       return interval(int64_t(e->value), int64_t(e->value));
@@ -81,10 +83,16 @@ Interval value_range(const ir::Expr& e, const std::map<std::string, IndexInfo>& 
 }
 
 bool provably_in_extent(const ir::Expr& index, const ir::SizeExpr& extent,
-                        const std::map<std::string, IndexInfo>& indices) {
+                        const IndexRanges& indices) {
   const Interval r = value_range(index, indices);
   const std::optional<int64_t> n = extent.constant();
   return r.lo && r.hi && n && *r.lo >= 0 && *r.hi < *n;
 }
 
-}  // namespace tenet::codegen::detail
+bool has_checked_index(const ir::Expr& e, bool check) {
+  return check && ir::any_node(e, [](const ir::Expr& x) {
+           return x->kind == ir::ExprKind::Read && x->has_computed_index();
+         });
+}
+
+}  // namespace tenet::lower

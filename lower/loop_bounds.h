@@ -16,7 +16,7 @@
 /// expression of outer indices that reads tensors (`k >= start(b)`, a
 /// data-dependent where clause): the loop runs from max(lo, start(b)).
 ///
-/// Internal to codegen/. Expects: a verified Compute, the order of its loops
+/// For every backend (lower/README.md). Expects: a verified Compute, the order of its loops
 /// and the ranges of every index in scope. Guarantees: the narrowed loops
 /// visit, in ascending order, exactly those iterations of the original ranges
 /// where the dropped conditions hold, and the returned body equals the
@@ -36,10 +36,10 @@
 #include <string>
 #include <vector>
 
-#include "codegen/cpp_expr.h"
 #include "ir/ir.h"
+#include "lower/index_expr.h"
 
-namespace tenet::codegen::detail {
+namespace tenet::lower {
 
 /// r >= ceil(numerator / divisor) (a lower bound) or r <= floor(numerator /
 /// divisor) (an upper bound); divisor > 0.
@@ -69,24 +69,24 @@ struct GuardBounds {
 /// (its own and enclosing ones; names are not used). Without a reduction or a
 /// usable condition, the body is `c.body` and no range is narrowed.
 GuardBounds infer_guard_bounds(const ir::Compute& c, const std::vector<std::string>& loop_order,
-                               const std::map<std::string, IndexInfo>& ranges);
+                               const IndexRanges& ranges);
 
-/// C++ for the first and the end (exclusive) value of reduce dim `d`'s loop
-/// under `range`: its own bound and the narrowing ones, leaving out those
-/// the others provably imply ("std::max<int64_t>(0, tenet::ceildiv<int64_t>(h - 1, 2))").
-CExpr loop_start(const ir::Dim& d, const ReduceRange& range, const Scope& scope);
-CExpr loop_end(const ir::Dim& d, const ReduceRange& range, const Scope& scope);
+/// The first and the end (exclusive) value of reduce dim `d`'s loop under
+/// `range`: its own bound and the narrowing ones, leaving out those the
+/// others provably imply over `ranges` (max(0, ceildiv(h - 1, 2))).
+IndexExpr loop_start(const ir::Dim& d, const ReduceRange& range, const IndexRanges& ranges);
+IndexExpr loop_end(const ir::Dim& d, const ReduceRange& range, const IndexRanges& ranges);
 
 /// The most iterations `range` allows when a lower and an upper bound differ
 /// by a constant (a window: h - 1 <= 2*y <= h allows one), else nullopt.
 std::optional<int64_t> window_trip_count(const ReduceRange& range);
 
-/// C++ for the one value of reduce dim `d` when `range` always allows exactly
-/// one, inside `d`'s own range: a window as wide as its stride (the gradient
-/// of a 2x2 max pool with stride 2: h - 1 <= 2*y <= h gives y = h / 2), so the
-/// loop becomes a local. nullopt otherwise (other bounds, data-dependent ones,
-/// or a window that may hold no value or leave `d`'s range).
-std::optional<CExpr> single_iteration(const ir::Dim& d, const ReduceRange& range,
-                                      const Scope& scope);
+/// The one value of reduce dim `d` when `range` always allows exactly one,
+/// inside `d`'s own range: a window as wide as its stride (the gradient of a
+/// 2x2 max pool with stride 2: h - 1 <= 2*y <= h gives y = h / 2), so the
+/// loop becomes a local. nullopt otherwise (other bounds, data-dependent
+/// ones, or a window that may hold no value or leave `d`'s range).
+std::optional<IndexExpr> single_iteration(const ir::Dim& d, const ReduceRange& range,
+                                          const IndexRanges& ranges);
 
-}  // namespace tenet::codegen::detail
+}  // namespace tenet::lower

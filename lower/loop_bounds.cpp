@@ -1,5 +1,5 @@
 // Reduce loop bounds from the guards of their bodies (loop_bounds.h).
-#include "codegen/loop_bounds.h"
+#include "lower/loop_bounds.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include "ir/builder.h"
 #include "ir/mutator.h"
 
-namespace tenet::codegen::detail {
+namespace tenet::lower {
 
 namespace {
 
@@ -32,18 +32,16 @@ bool is_identity(const ir::Expr& e, ir::ReduceOp op) {
 }
 
 /// The smallest (or largest) value `a` takes over the index ranges, as a size expression.
-ir::SizeExpr extreme(const ir::Affine& a, const std::map<std::string, IndexInfo>& ranges,
-                     bool largest) {
+ir::SizeExpr extreme(const ir::Affine& a, const IndexRanges& ranges, bool largest) {
   ir::SizeExpr v = a.offset;
   for (const auto& [index, coef] : a.terms) {
-    const IndexInfo& r = ranges.at(index);
+    const IndexRange& r = ranges.at(index);
     v = v + ((coef > 0) == largest ? r.hi - 1 : r.lo) * coef;
   }
   return v;
 }
 
-bool provably_in_range(const ir::Affine& a, const ir::SizeExpr& extent,
-                       const std::map<std::string, IndexInfo>& ranges) {
+bool provably_in_range(const ir::Affine& a, const ir::SizeExpr& extent, const IndexRanges& ranges) {
   for (const auto& term : a.terms)
     if (!ranges.count(term.first)) return false;
   return ir::provably_le(0, extreme(a, ranges, false)) &&
@@ -54,7 +52,7 @@ bool provably_in_range(const ir::Affine& a, const ir::SizeExpr& extent,
 class Narrower {
  public:
   Narrower(const ir::Compute& c, const std::vector<std::string>& loop_order,
-           const std::map<std::string, IndexInfo>& ranges)
+           const IndexRanges& ranges)
       : c_(c), ranges_(ranges), out_{c.body, std::vector<ReduceRange>(c.reduce.size())} {
     for (size_t i = 0; i < loop_order.size(); ++i) position_[loop_order[i]] = int(i);
     for (size_t i = 0; i < c.reduce.size(); ++i) reduce_at_[c.reduce[i].index] = i;
@@ -178,67 +176,57 @@ class Narrower {
   }
 
   const ir::Compute& c_;
-  const std::map<std::string, IndexInfo>& ranges_;
+  const IndexRanges& ranges_;
   GuardBounds out_;
   std::map<std::string, int> position_;
   std::map<std::string, size_t> reduce_at_;
 };
 
-CExpr nested(const char* fn, std::vector<CExpr> terms) {
-  CExpr text = terms[0];
-  for (size_t i = 1; i < terms.size(); ++i)
-    text = CExpr{std::string(fn) + "(" + text.text + ", " + terms[i].text + ")", kPrecPrimary};
-  return text;
-}
-
 }  // namespace
 
 GuardBounds infer_guard_bounds(const ir::Compute& c, const std::vector<std::string>& loop_order,
-                               const std::map<std::string, IndexInfo>& ranges) {
+                               const IndexRanges& ranges) {
   return Narrower(c, loop_order, ranges).run();
 }
 
-CExpr loop_start(const ir::Dim& d, const ReduceRange& range, const Scope& scope) {
-  std::vector<CExpr> terms;
+IndexExpr loop_start(const ir::Dim& d, const ReduceRange& range, const IndexRanges& ranges) {
+  std::vector<IndexExpr> terms;
   // ceil(n / k) >= lo exactly when n >= (lo - 1) * k + 1.
   bool implied = false;
   for (const LoopBound& b : range.lower)
-    implied = implied || ir::provably_le((d.lo - 1) * b.divisor + 1,
-                                         extreme(b.numerator, scope.indices, false));
-  if (!implied) terms.push_back(size_to_c(d.lo, *scope.size_names));
+    implied =
+        implied || ir::provably_le((d.lo - 1) * b.divisor + 1, extreme(b.numerator, ranges, false));
+  if (!implied) terms.push_back(ix::size(d.lo));
   for (const LoopBound& b : range.lower) {
-    CExpr n = affine_to_c(b.numerator, scope);
+    IndexExpr n = ix::affine(b.numerator);
     terms.push_back(b.divisor == 1 ? n
-                                   : CExpr{"tenet::ceildiv<int64_t>(" + n.text + ", " +
-                                               std::to_string(b.divisor) + ")",
-                                           kPrecPrimary});
+                                   : ix::binary(IndexKind::CeilDiv, n, ix::constant(b.divisor)));
   }
-  for (const ir::Expr& e : range.first) terms.push_back(emit_expr(e, scope));
-  return nested("std::max<int64_t>", terms);
+  for (const ir::Expr& e : range.first) terms.push_back(ix::value(e));
+  return ix::fold(IndexKind::Max, terms);
 }
 
-CExpr loop_end(const ir::Dim& d, const ReduceRange& range, const Scope& scope) {
-  std::vector<CExpr> terms;
+IndexExpr loop_end(const ir::Dim& d, const ReduceRange& range, const IndexRanges& ranges) {
+  std::vector<IndexExpr> terms;
   // floor(n / k) + 1 <= hi exactly when n <= hi * k - 1.
   bool implied = false;
   for (const LoopBound& b : range.upper)
-    implied =
-        implied || ir::provably_le(extreme(b.numerator, scope.indices, true), d.hi * b.divisor - 1);
-  if (!implied) terms.push_back(size_to_c(d.hi, *scope.size_names));
+    implied = implied || ir::provably_le(extreme(b.numerator, ranges, true), d.hi * b.divisor - 1);
+  if (!implied) terms.push_back(ix::size(d.hi));
   for (const LoopBound& b : range.upper) {
     if (b.divisor == 1) {
       ir::Affine end = b.numerator;
       end.offset = end.offset + 1;
-      terms.push_back(affine_to_c(end, scope));
+      terms.push_back(ix::affine(end));
       continue;
     }
-    CExpr n = affine_to_c(b.numerator, scope);
-    terms.push_back(
-        CExpr{"tenet::floordiv<int64_t>(" + n.text + ", " + std::to_string(b.divisor) + ") + 1",
-              kPrecAdditive});
+    IndexExpr n = ix::affine(b.numerator);
+    terms.push_back(ix::binary(IndexKind::Add,
+                               ix::binary(IndexKind::FloorDiv, n, ix::constant(b.divisor)),
+                               ix::constant(1)));
   }
-  for (const ir::Expr& e : range.end) terms.push_back(emit_expr(e, scope));
-  return nested("std::min<int64_t>", terms);
+  for (const ir::Expr& e : range.end) terms.push_back(ix::value(e));
+  return ix::fold(IndexKind::Min, terms);
 }
 
 std::optional<int64_t> window_trip_count(const ReduceRange& range) {
@@ -255,8 +243,8 @@ std::optional<int64_t> window_trip_count(const ReduceRange& range) {
   return best;
 }
 
-std::optional<CExpr> single_iteration(const ir::Dim& d, const ReduceRange& range,
-                                      const Scope& scope) {
+std::optional<IndexExpr> single_iteration(const ir::Dim& d, const ReduceRange& range,
+                                          const IndexRanges& ranges) {
   if (range.lower.size() != 1 || range.upper.size() != 1 || !range.first.empty() ||
       !range.end.empty())
     return std::nullopt;
@@ -266,19 +254,18 @@ std::optional<CExpr> single_iteration(const ir::Dim& d, const ReduceRange& range
   auto width = ir::const_difference(hi.numerator.offset, lo.numerator.offset);
   if (!width || *width != hi.divisor - 1) return std::nullopt;
   // ... which must lie in d's own range for every value of the outer indices.
-  const ir::SizeExpr smallest = extreme(lo.numerator, scope.indices, false);
-  const ir::SizeExpr largest = extreme(hi.numerator, scope.indices, true);
+  const ir::SizeExpr smallest = extreme(lo.numerator, ranges, false);
+  const ir::SizeExpr largest = extreme(hi.numerator, ranges, true);
   if (!ir::provably_le((d.lo - 1) * lo.divisor + 1, smallest) ||
       !ir::provably_le(largest, d.hi * hi.divisor - 1))
     return std::nullopt;
-  const CExpr n = affine_to_c(hi.numerator, scope);
+  const IndexExpr n = ix::affine(hi.numerator);
   if (hi.divisor == 1) return n;
-  // A numerator never negative divides with C's '/' (a shift for powers of two).
-  if (ir::provably_le(0, extreme(hi.numerator, scope.indices, false)))
-    return CExpr{wrap(n, kPrecMultiplicative) + " / " + std::to_string(hi.divisor),
-                 kPrecMultiplicative};
-  return CExpr{"tenet::floordiv<int64_t>(" + n.text + ", " + std::to_string(hi.divisor) + ")",
-               kPrecPrimary};
+  // A numerator never negative divides with truncation (a shift for powers of two).
+  const IndexKind div = ir::provably_le(0, extreme(hi.numerator, ranges, false))
+                            ? IndexKind::Div
+                            : IndexKind::FloorDiv;
+  return ix::binary(div, n, ix::constant(hi.divisor));
 }
 
-}  // namespace tenet::codegen::detail
+}  // namespace tenet::lower

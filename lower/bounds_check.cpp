@@ -1,4 +1,4 @@
-#include "codegen/bounds_check.h"
+#include "lower/bounds_check.h"
 
 #include <map>
 #include <optional>
@@ -7,7 +7,7 @@
 #include "support/checked.h"
 #include "support/error.h"
 
-namespace tenet::codegen::detail {
+namespace tenet::lower {
 
 namespace {
 
@@ -86,4 +86,4 @@ void check_reads_in_bounds(const ir::Function& fn, const ir::SizeBindings& sizes
   check_block(fn.body, {}, sizes);
 }
 
-}  // namespace tenet::codegen::detail
+}  // namespace tenet::lower
