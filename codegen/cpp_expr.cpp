@@ -5,10 +5,10 @@
 #include <optional>
 #include <utility>
 
-#include "lower/index_range.h"
 #include "ir/affine.h"
 #include "ir/mutator.h"
 #include "ir/printer.h"
+#include "lower/index_range.h"
 #include "support/error.h"
 
 namespace tenet::codegen::detail {

@@ -12,7 +12,9 @@ namespace tenet::codegen::detail {
 
 namespace {
 
-std::string c_type(ElemType t) { return std::string(c_type_name(t)); }
+std::string c_type(ElemType t) {
+  return std::string(c_type_name(t));
+}
 
 }  // namespace
 
@@ -114,7 +116,7 @@ CExpr FunctionEmitter::operand_text(const lower::Operand& o, ElemType compute,
     case lower::Operand::Load: {
       const CExpr element{place_text(o.place, scope), kPrecPrimary};
       return o.place.tensor && o.place.tensor->type == ElemType::F16 ? half_to_float(element)
-                                                                      : element;
+                                                                     : element;
     }
     case lower::Operand::Identity:
       return CExpr{reduce_identity(o.of, compute), kPrecPrimary};
@@ -122,7 +124,8 @@ CExpr FunctionEmitter::operand_text(const lower::Operand& o, ElemType compute,
       return CExpr{"0.0", kPrecPrimary};
     case lower::Operand::Fold: {
       const std::string n = std::to_string(o.lanes), lanes = var_name(o.place.local);
-      if (o.zero_is_double) return CExpr{"tenet::sum_lanes<" + n + ">(" + lanes + ")", kPrecPrimary};
+      if (o.zero_is_double)
+        return CExpr{"tenet::sum_lanes<" + n + ">(" + lanes + ")", kPrecPrimary};
       return CExpr{std::string("tenet::fold_lanes<") +
                        (o.of == ir::ReduceOp::Max ? "true" : "false") + ", " + n + ">(" + lanes +
                        ")",
@@ -327,7 +330,8 @@ void FunctionEmitter::print_call(Code& code, const lower::Node& n, const Scope& 
       return emit_gemm(code, n, scope);
     case lower::CallKind::Conv:
       emit_conv(code, *n.stmt);
-      if (auto it = n.nested.find(n.stmt); it != n.nested.end()) print_block(code, it->second, scope);
+      if (auto it = n.nested.find(n.stmt); it != n.nested.end())
+        print_block(code, it->second, scope);
       return;
     case lower::CallKind::Scatter:
       return emit_scatter(code, *n.stmt, lowered_.scatters.at(n.stmt), scope);

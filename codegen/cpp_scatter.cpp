@@ -9,9 +9,9 @@
 #include <optional>
 
 #include "codegen/function_emitter.h"
-#include "lower/loop_bounds.h"
 #include "ir/affine.h"
 #include "ir/printer.h"
+#include "lower/loop_bounds.h"
 
 namespace tenet::codegen::detail {
 
@@ -34,7 +34,8 @@ void FunctionEmitter::emit_scatter(Code& code, const ir::Stmt& s,
   // (a ragged range: k in start(b):end(b)), as for any reduction.
   std::vector<std::string> loop_order;
   lower::IndexRanges ranges;
-  for (const auto& [index, info] : scope.indices) ranges[index] = lower::IndexRange{info.lo, info.hi};
+  for (const auto& [index, info] : scope.indices)
+    ranges[index] = lower::IndexRange{info.lo, info.hi};
   for (size_t d : lowered.outer) loop_order.push_back(c.out[d].index);
   for (const ir::Dim& d : c.reduce) loop_order.push_back(d.index);
   for (size_t d : lowered.free) loop_order.push_back(c.out[d].index);
@@ -111,8 +112,10 @@ void FunctionEmitter::emit_scatter(Code& code, const ir::Stmt& s,
     inner.bind(d.index, reduce_vars.back(), d.lo, d.hi);
     const lower::ReduceRange& range = rest ? guard.reduce[r] : lower::ReduceRange{};
     if (range.narrowed())
-      code.open("for (int64_t " + reduce_vars.back() + " = " + index_text(lower::loop_start(d, range, ranges), inner).text +
-                "; " + reduce_vars.back() + " < " + index_text(lower::loop_end(d, range, ranges), inner).text + "; ++" +
+      code.open("for (int64_t " + reduce_vars.back() + " = " +
+                index_text(lower::loop_start(d, range, ranges), inner).text + "; " +
+                reduce_vars.back() + " < " +
+                index_text(lower::loop_end(d, range, ranges), inner).text + "; ++" +
                 reduce_vars.back() + ")");
     else
       code.open(for_loop(reduce_vars.back(), size_to_c(d.lo, size_names_).text,

@@ -82,9 +82,9 @@ void FunctionEmitter::check_nonempty_dims(Code& code, const ir::Compute& c) cons
 bool FunctionEmitter::checks_indices() const {
   bool any = false;
   ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
-    any =
-        any || (s.kind == ir::StmtKind::Compute &&
-                lower::has_checked_index(s.compute.body, options_.index_checks && !s.annotations.reshape));
+    any = any || (s.kind == ir::StmtKind::Compute &&
+                  lower::has_checked_index(s.compute.body,
+                                           options_.index_checks && !s.annotations.reshape));
   });
   return any;
 }

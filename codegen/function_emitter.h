@@ -179,7 +179,7 @@ class FunctionEmitter {
   };
   std::vector<NameScope> namers_;
   std::map<const ir::Stmt*, Scope> statement_scopes_;
-  bool uses_conv_ = false;                        // a statement has a convolution plan
+  bool uses_conv_ = false;  // a statement has a convolution plan
 
   // Outputs not written in place: copied at the end from their value.
   std::vector<std::pair<std::string, ir::ValuePtr>> output_copies_;

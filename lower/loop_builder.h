@@ -106,9 +106,9 @@ class LoopBuilder {
   /// A jammed statement's parts, for the loops its group opens.
   struct JamMember {
     const Scheduled* m = nullptr;
-    Place target;     // the result's element
-    Operand start;    // its accumulator's start
-    Var acc;          // the tile's accumulators
+    Place target;       // the result's element
+    Operand start;      // its accumulator's start
+    Var acc;            // the tile's accumulators
     bool wide = false;  // accumulates in double
     ElemType computed = ElemType::F32;
     Var index;  // its jammed out index
@@ -174,9 +174,8 @@ class LoopBuilder {
                               const std::vector<size_t>& inner_dims, Context& ctx);
   /// `stmt`, `bindings`: the values are printed in that statement's names
   /// (a hoist above a shared loop, outside the statement's region).
-  void hoist_invariant_reads(Cursor& out, const ir::Expr& body,
-                             const std::vector<ir::Dim>& inner, Context& ctx,
-                             const ir::Stmt* stmt = nullptr,
+  void hoist_invariant_reads(Cursor& out, const ir::Expr& body, const std::vector<ir::Dim>& inner,
+                             Context& ctx, const ir::Stmt* stmt = nullptr,
                              const std::vector<Binding>& bindings = {});
   Context hoist_above_shared_loop(Cursor& out, const std::vector<Scheduled>& nest, size_t first,
                                   size_t end, const std::vector<Var>& loop_vars,

@@ -81,20 +81,21 @@ struct Binding {
 };
 
 enum class NodeKind {
-  For,        // for var in [first, end) by step (1 when null): body
-  Scope,      // a nested scope: body
-  If,         // if every test holds: body, else: orelse
-  Statement,  // one IR statement's code (a NameScope of its own): body
-  NameScope,  // the names declared in body avoid those of `members` and `reserved`
-  Let,        // a local: var = index, or a hoisted value, or a checked computed index
-  Alias,      // from here on, `expr` reads as the place `target` (a value computed per lane)
-  Array,      // a local array: var[count] of `type` (double when `wide`)
-  Assign,     // target (op)= source
-  Comment,    // the statement's source, above its code
-  Note,       // an explanation for the reader
-  Blank,      // a blank line between statements
-  Call,       // a statement the backend prints whole: a GEMM, a convolution, a scatter, a view
-  CheckNonEmpty,    // before a statement with checked computed indices: their dimensions are not empty
+  For,            // for var in [first, end) by step (1 when null): body
+  Scope,          // a nested scope: body
+  If,             // if every test holds: body, else: orelse
+  Statement,      // one IR statement's code (a NameScope of its own): body
+  NameScope,      // the names declared in body avoid those of `members` and `reserved`
+  Let,            // a local: var = index, or a hoisted value, or a checked computed index
+  Alias,          // from here on, `expr` reads as the place `target` (a value computed per lane)
+  Array,          // a local array: var[count] of `type` (double when `wide`)
+  Assign,         // target (op)= source
+  Comment,        // the statement's source, above its code
+  Note,           // an explanation for the reader
+  Blank,          // a blank line between statements
+  Call,           // a statement the backend prints whole: a GEMM, a convolution, a scatter, a view
+  CheckNonEmpty,  // before a statement with checked computed indices: their dimensions are not
+                  // empty
   RaiseIndexFault,  // after it: a recorded out-of-range index fails the call
   CarriedLoop,      // an ir::Loop statement: body, handing its carried tensors on
 };

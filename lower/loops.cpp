@@ -20,7 +20,9 @@ void Cursor::note(const std::string& text) {
   add(std::move(n));
 }
 
-void Cursor::blank() { add(Node{}); }
+void Cursor::blank() {
+  add(Node{});
+}
 
 Var LoopBuilder::fresh(const std::string& hint, bool generated) {
   Var v;
@@ -180,8 +182,8 @@ void LoopBuilder::nest(Cursor& out, const std::vector<Scheduled>& members, const
   if (scalar_block) out.close();
 }
 
-void LoopBuilder::shared(Cursor& out, const std::vector<Scheduled>& nest, size_t first,
-                         size_t end, std::vector<Var>& loop_vars, const Context& ctx) {
+void LoopBuilder::shared(Cursor& out, const std::vector<Scheduled>& nest, size_t first, size_t end,
+                         std::vector<Var>& loop_vars, const Context& ctx) {
   // Members [first, end) share the loops in loop_vars; group the runs of them
   // that also share the next loop.
   const size_t depth = loop_vars.size();
@@ -268,8 +270,7 @@ std::string factor_key(const ir::SizeExpr& e, const char* kind) {
 
 std::optional<ParallelWork> LoopBuilder::parallel_work(const std::vector<Scheduled>& nest,
                                                        bool column_tiles) const {
-  if (!options_.parallel || (nest[0].schedule.outer.empty() && !column_tiles))
-    return std::nullopt;
+  if (!options_.parallel || (nest[0].schedule.outer.empty() && !column_tiles)) return std::nullopt;
   // Work is out elements times reduction length, summed over the statements
   // of the nest; each out element is computed by one thread, in the serial
   // order, so the result is deterministic.

@@ -69,8 +69,8 @@ void LoopBuilder::hoist_invariant_reads(Cursor& out, const ir::Expr& body,
     }
     // Statements of one loop nest are siblings: name the local after its statement.
     let.kind = NodeKind::Let;
-    let.var = fresh(e->tensor->name +
-                    (ctx.statement_local_names ? "_for_" + ctx.statement : "_here"));
+    let.var =
+        fresh(e->tensor->name + (ctx.statement_local_names ? "_for_" + ctx.statement : "_here"));
     let.type = compute_type(e->type);
     loaded[text] = let.var;
     out.add(std::move(let));

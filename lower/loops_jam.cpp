@@ -58,8 +58,8 @@ bool mentions_outside(const ir::Expr& e, const std::string& index,
 
 }  // namespace
 
-void LoopBuilder::jam_run(Cursor& out, const std::vector<Scheduled>& nest, size_t first,
-                          size_t end, const std::vector<Var>& loop_vars, const Context& ctx) {
+void LoopBuilder::jam_run(Cursor& out, const std::vector<Scheduled>& nest, size_t first, size_t end,
+                          const std::vector<Var>& loop_vars, const Context& ctx) {
   const std::vector<Scheduled> run(nest.begin() + long(first), nest.begin() + long(end));
   const ir::Compute& head = run[0].stmt->compute;
   bool one_pass = true;

@@ -9,7 +9,7 @@ namespace tenet::lower::detail {
 void LoopBuilder::lanes(Cursor& out, StatementState& st, const GuardBounds& g) {
   const ir::Compute& c = st.c;
   const bool sum = c.op == ir::ReduceOp::Sum;  // a float32 sum: lanes of doubles
-  const size_t outer = c.reduce.size() - 1;     // reduce loops around the lanes
+  const size_t outer = c.reduce.size() - 1;    // reduce loops around the lanes
   const int64_t n = st.m.schedule.lanes;
   const std::string& index = c.reduce.back().index;
   const Var var = st.reduce_vars.back();
@@ -72,12 +72,11 @@ void LoopBuilder::lanes(Cursor& out, StatementState& st, const GuardBounds& g) {
   rest.kind = NodeKind::Let;
   rest.var = split;
   const IndexExpr length = ix::fold(
-      IndexKind::Max,
-      {ix::constant(0), ix::binary(IndexKind::Sub, ix::var(end), ix::var(first))});
-  rest.index = ix::binary(
-      IndexKind::Add, ix::var(first),
-      ix::binary(IndexKind::Mul, ix::binary(IndexKind::Div, length, ix::constant(n)),
-                 ix::constant(n)));
+      IndexKind::Max, {ix::constant(0), ix::binary(IndexKind::Sub, ix::var(end), ix::var(first))});
+  rest.index =
+      ix::binary(IndexKind::Add, ix::var(first),
+                 ix::binary(IndexKind::Mul, ix::binary(IndexKind::Div, length, ix::constant(n)),
+                            ix::constant(n)));
   out.add(std::move(rest));
   Node blocks = for_node(block, ix::var(first), ix::var(split));
   blocks.step = ix::constant(n);

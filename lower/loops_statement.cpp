@@ -80,8 +80,7 @@ void LoopBuilder::open_reduce(Cursor& out, const StatementState& st, size_t coun
     out.note("Loops of " + st.narrowed +
              " only where the guard holds: the other terms add nothing.");
   if (!st.single.empty())
-    out.note("The guard holds for one value of " + st.single +
-             " only: a local instead of a loop.");
+    out.note("The guard holds for one value of " + st.single + " only: a local instead of a loop.");
   for (size_t d = 0; d < count; ++d) {
     if (st.only[d]) {
       Node scope;  // a scope, so that it closes like a loop
@@ -214,7 +213,12 @@ void LoopBuilder::reduction(Cursor& out, StatementState& st) {
   if (!schedule.inner.empty() && st.wide) return wide_block(out, st);
   if (!schedule.inner.empty()) return in_place_block(out, st);
   if (schedule.jam > 0) {
-    JamMember member{&st.m, st.target, st.start, st.acc, st.wide, st.computed,
+    JamMember member{&st.m,
+                     st.target,
+                     st.start,
+                     st.acc,
+                     st.wide,
+                     st.computed,
                      st.out_vars[schedule.outer.back()]};
     if (st.group) {
       st.group->members.push_back(std::move(member));
@@ -295,12 +299,13 @@ void LoopBuilder::wide_block(Cursor& out, StatementState& st) {
   const LoopSchedule& schedule = st.m.schedule;
   const std::vector<size_t>& inner = schedule.inner;
   const size_t first = inner[0];
-  int64_t rest = 1;               // the other inner extents
+  int64_t rest = 1;                // the other inner extents
   std::vector<IndexExpr> offsets;  // the element's offset in the block: the sum of these
   for (size_t k = inner.size(); k-- > 1;) {
     const size_t d = inner[k];
     const std::optional<int64_t> extent = c.out[d].extent().constant();
-    TENET_ASSERT(extent, "block of double accumulators over a symbolic extent in " << c.result->name);
+    TENET_ASSERT(extent,
+                 "block of double accumulators over a symbolic extent in " << c.result->name);
     IndexExpr term = ix::var(st.out_vars[d]);
     if (rest != 1) term = ix::binary(IndexKind::Mul, term, ix::constant(rest));
     offsets.insert(offsets.begin(), term);
@@ -329,7 +334,8 @@ void LoopBuilder::wide_block(Cursor& out, StatementState& st) {
   const Place element = local_place(st.acc, offset);
   auto open_block = [&] {
     if (!tiled)
-      out.open(for_node(st.out_vars[first], ix::constant(0), ix::extent(c.result.get(), int(first))));
+      out.open(
+          for_node(st.out_vars[first], ix::constant(0), ix::extent(c.result.get(), int(first))));
     else
       out.open(for_node(st.out_vars[first], ix::var(tile_start), ix::var(tile_end)));
     open_out(out, st, inner, 1);
