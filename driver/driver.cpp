@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "ad/retype.h"
+#include "driver/front_end.h"
 #include "ir/printer.h"
 #include "ir/verify.h"
 #include "lang/check.h"
@@ -41,12 +42,13 @@ void generate_cpp(Compilation& c, const Request& r);
 const std::vector<Stage>& stages() {
   static const std::vector<Stage> table = [] {
     std::vector<Stage> t = {
-        {"parse", "source text -> AST (lang/parser.h)", Form::Ast, parse},
-        {"check", "AST -> IR: one function per def, calls inlined (lang/check.h)", Form::Checked,
-         check},
-        {"retype", "the requested functions, floats in the requested type (ad/retype.h)",
+        {stage::kParse, "source text -> AST (lang/parser.h)", Form::Ast, parse},
+        {stage::kCheck, "AST -> IR: one function per def, calls inlined (lang/check.h)",
+         Form::Checked, check},
+        {stage::kRetype, "the requested functions, floats in the requested type (ad/retype.h)",
          Form::Derived, retype},
-        {"ad", "the requested gradients, reverse mode (ad/grad.h)", Form::Derived, differentiate},
+        {stage::kAd, "the requested gradients, reverse mode (ad/grad.h)", Form::Derived,
+         differentiate},
     };
     // The optimisation passes, in passes/pipeline.h's order (passes/ owns them).
     for (const passes::Pass& p : passes::pipeline()) t.push_back(optimisation(p));

@@ -7,6 +7,7 @@
 #include "codegen/aot.h"
 #include "codegen/jit.h"
 #include "driver/driver.h"
+#include "driver/front_end.h"
 #include "ir/bind.h"
 #include "ir/interp.h"
 #include "ir/ir_parser.h"
@@ -81,7 +82,7 @@ int cmd_print(const std::vector<std::string>& argv) {
   driver::Request r = request(path, a.get("dump-after"));
   bool whole = stage == "ir" || stage == "source";
   r.stop_after = whole ? "" : stage;
-  if (stage == "parse") {
+  if (stage == driver::stage::kParse) {
     // Only the parser runs: a program that does not check prints too.
     std::cout << ast::print(*driver::compile(r).ast);
     return 0;

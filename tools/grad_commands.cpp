@@ -11,6 +11,7 @@
 #include "ad/gradcheck.h"
 #include "codegen/jit.h"
 #include "driver/driver.h"
+#include "driver/front_end.h"
 #include "ir/bind.h"
 #include "ir/interp.h"
 #include "ir/printer.h"
@@ -156,7 +157,7 @@ int print_gradient(const Args& a) {
   if (stage == "source") {
     // What AD derived, before the optimiser annotates or rewrites it.
     std::cout << lang::unparse(c.derived.functions.at(0));
-  } else if (stage == "parse") {
+  } else if (stage == driver::stage::kParse) {
     std::cout << ast::print(*c.ast);
   } else if (c.cpp) {
     std::cout << driver::print_cpp(*c.cpp);
@@ -168,7 +169,8 @@ int print_gradient(const Args& a) {
   } else {
     // check shows FN as the checker made it; later stages the one function requested.
     const ir::Module& m = c.ir();
-    std::cout << ir::print(stage == "check" ? *m.find(g.forward->name) : m.functions.at(0));
+    std::cout << ir::print(stage == driver::stage::kCheck ? *m.find(g.forward->name)
+                                                          : m.functions.at(0));
   }
   return 0;
 }

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "driver/front_end.h"
 #include "support/error.h"
 
 namespace tenet::cli {
@@ -28,9 +29,7 @@ driver::Request request(const std::string& path, const std::string& dump_after) 
 }
 
 driver::Compilation front_end(const std::string& path, const std::string& dump_after) {
-  driver::Request r = request(path, dump_after);
-  r.stop_after = "check";
-  driver::Compilation c = driver::compile(r);
+  driver::Compilation c = driver::front_end(request(path, dump_after));
   print_warnings(c);
   return c;
 }

@@ -12,6 +12,7 @@
 #include "codegen/c_text.h"
 #include "codegen/cpp.h"
 #include "driver/driver.h"
+#include "driver/front_end.h"
 #include "support/error.h"
 #include "train/buffer_roles.h"
 #include "train/model_spec.h"
@@ -218,8 +219,7 @@ std::string emit_standalone_project(const std::string& model_path, const std::st
                                     const StandaloneOptions& options) {
   driver::Request front_request;
   front_request.path = model_path;
-  front_request.stop_after = "check";
-  const driver::Compilation front = driver::compile(front_request);
+  const driver::Compilation front = driver::front_end(front_request);
   const ModelSpec spec = parse_model_spec(*front.file, *front.checked);
   const std::string name = model_name(model_path);
 

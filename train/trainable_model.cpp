@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "ad/grad.h"
-#include "driver/driver.h"
+#include "driver/front_end.h"
 #include "ir/bind.h"
 #include "support/error.h"
 #include "train/metrics.h"
@@ -37,8 +37,7 @@ TrainableModel::TrainableModel(const std::string& path, bool verbose)
     : path_(path), verbose_(verbose) {
   driver::Request request;
   request.path = path;
-  request.stop_after = "check";
-  front_ = driver::compile(request);
+  front_ = driver::front_end(request);
   file_ = front_.file;
   const ir::Module& module = *front_.checked;
   char hex[17];

@@ -1,6 +1,7 @@
 // Programs and their variants for the Python module (program.h).
 #include "python/src/program.h"
 
+#include "driver/front_end.h"
 #include "ir/bind.h"
 #include "ir/interp.h"
 #include "lang/unparse.h"
@@ -39,10 +40,15 @@ driver::Request request_for(const SourceFile& file, const std::string& stop_afte
   return r;
 }
 
+driver::Compilation front_end(const std::string& source, const std::string& filename) {
+  const SourceFile file(filename, source);
+  return driver::front_end(request_for(file, ""));
+}
+
 }  // namespace
 
 CheckedProgram::CheckedProgram(const std::string& source, const std::string& filename)
-    : front_(driver::compile(request_for(SourceFile(filename, source), "check"))) {}
+    : front_(front_end(source, filename)) {}
 
 std::vector<std::string> CheckedProgram::function_names() const {
   std::vector<std::string> names;
@@ -69,7 +75,7 @@ driver::Compilation CheckedProgram::compile_variant(const Variant& v,
 }
 
 ir::Function CheckedProgram::derive(const Variant& v) const {
-  return std::move(compile_variant(v, "ad").derived.functions.at(0));
+  return std::move(compile_variant(v, driver::stage::kAd).derived.functions.at(0));
 }
 
 FunctionInfo CheckedProgram::info(const Variant& v) const {
@@ -103,7 +109,7 @@ std::vector<Tensor> CheckedProgram::random_inputs(const Variant& v, const ir::Si
 ad::GradcheckReport CheckedProgram::gradcheck(const std::string& name,
                                               const ad::GradcheckOptions& options) const {
   // The stages up to retype check the name and the request (errors with carets).
-  compile_variant({name, false, options.request}, "retype");
+  compile_variant({name, false, options.request}, driver::stage::kRetype);
   return ad::gradcheck(*front_.checked->find(name), options);
 }
 

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "codegen/jit.h"
+#include "driver/front_end.h"
 #include "ir/bind.h"
 #include "ir/interp.h"
 #include "ir/ir_parser.h"
@@ -156,6 +157,22 @@ TEST(Driver, StopsAfterAStageAndResumesFromIt) {
   Request parse_only = request();
   parse_only.stop_after = "parse";
   EXPECT_EQ(compile(parse_only, front).stage, "check");
+}
+
+// Callers name stages through driver::stage (front_end.h): each constant is a
+// stage of the table, of the form its callers expect; front_end() stops
+// after check whatever the request asks.
+TEST(Driver, StageConstantsNameStagesOfTheTable) {
+  EXPECT_EQ(find_stage(stage::kParse).form, Form::Ast);
+  EXPECT_EQ(find_stage(stage::kCheck).form, Form::Checked);
+  EXPECT_EQ(find_stage(stage::kRetype).form, Form::Derived);
+  EXPECT_EQ(find_stage(stage::kAd).form, Form::Derived);
+  Request r = request({{"model", ad::GradRequest{}}});
+  r.stop_after = stage::kAd;
+  const Compilation front = front_end(r);
+  EXPECT_EQ(front.stage, stage::kCheck);
+  EXPECT_TRUE(front.derived.functions.empty());
+  EXPECT_EQ(compile(r, front).derived.functions.at(0).name, "model_grad");
 }
 
 TEST(Driver, UnknownFunctionIsACompileError) {
