@@ -232,15 +232,8 @@ void check_statements(const std::vector<Stmt>& body, const IndexRanges& outer,
   }
 }
 
-}  // namespace
-
-SizeBindings bind_sizes(const Function& fn, const std::vector<Tensor>& inputs,
-                        const SizeBindings& given) {
-  if (inputs.size() != fn.inputs.size()) {
-    size_t n = fn.inputs.size();
-    throw BindError("'" + fn.name + "' takes " + std::to_string(n) +
-                    (n == 1 ? " input, " : " inputs, ") + std::to_string(inputs.size()) + " given");
-  }
+/// The sizes given by name, each a size parameter of `fn` and not negative.
+SizeBindings given_sizes(const Function& fn, const SizeBindings& given) {
   const std::set<std::string> params(fn.size_params.begin(), fn.size_params.end());
   SizeBindings sizes;
   for (const auto& [name, value] : given) {
@@ -255,9 +248,14 @@ SizeBindings bind_sizes(const Function& fn, const std::vector<Tensor>& inputs,
                       std::to_string(value) + ")");
     sizes[name] = value;
   }
+  return sizes;
+}
 
-  // Plain symbols first (the first binding wins, later ones must agree), so
-  // that compound dimensions can be checked or solved afterwards.
+/// Binds the input dimensions that are plain symbols (the first binding wins,
+/// later ones must agree) and checks the constant ones; returns the compound
+/// dimensions, to check or solve once the plain symbols are known.
+std::vector<DeferredDim> bind_plain_dims(const Function& fn, const std::vector<Tensor>& inputs,
+                                         SizeBindings& sizes) {
   std::vector<DeferredDim> deferred;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value& decl = *fn.inputs[i];
@@ -280,7 +278,13 @@ SizeBindings bind_sizes(const Function& fn, const std::vector<Tensor>& inputs,
     if (!ok) shape_mismatch(decl, actual, trial);
     sizes = std::move(trial);
   }
+  return deferred;
+}
 
+/// Checks the compound dimensions, solving each for its one unknown symbol
+/// while any has one; fails on one left with several unknowns.
+void bind_compound_dims(const Function& fn, const std::vector<Tensor>& inputs,
+                        std::vector<DeferredDim> deferred, SizeBindings& sizes) {
   for (bool progress = true; progress && !deferred.empty();) {
     progress = false;
     for (auto it = deferred.begin(); it != deferred.end();) {
@@ -314,7 +318,20 @@ SizeBindings bind_sizes(const Function& fn, const std::vector<Tensor>& inputs,
       if (!sizes.count(s)) unknown.push_back(s);
     cannot_infer(*fn.inputs[d.input], d.dim, unknown);
   }
+}
 
+}  // namespace
+
+SizeBindings bind_sizes(const Function& fn, const std::vector<Tensor>& inputs,
+                        const SizeBindings& given) {
+  if (inputs.size() != fn.inputs.size()) {
+    size_t n = fn.inputs.size();
+    throw BindError("'" + fn.name + "' takes " + std::to_string(n) +
+                    (n == 1 ? " input, " : " inputs, ") + std::to_string(inputs.size()) + " given");
+  }
+  SizeBindings sizes = given_sizes(fn, given);
+  std::vector<DeferredDim> deferred = bind_plain_dims(fn, inputs, sizes);
+  bind_compound_dims(fn, inputs, std::move(deferred), sizes);
   check_sizes(fn, sizes);
   return sizes;
 }

@@ -245,9 +245,8 @@ void initialise(Tensor& result, const ComputeRun& run) {
   });
 }
 
-/// Runs one Compute statement: plans the box (see interp_expr.h), compiles
-/// the body, and walks the outer points in domain order.
-Tensor run_compute(const ComputeRun& run) {
+/// The domain of `c`: its out indices, then its reduce indices, with their ranges.
+Domain make_domain(const ComputeRun& run) {
   const Compute& c = run.stmt;
   Domain dom;
   dom.statement = c.result->name;
@@ -262,6 +261,121 @@ Tensor run_compute(const ComputeRun& run) {
       dom.indices.push_back(std::move(ix));
     }
   }
+  return dom;
+}
+
+/// The box: the longest suffix of indices that fits in kMaxLanes lanes, plus a
+/// chunk of the next index (`split`) when that one does not fit whole.
+struct Box {
+  int64_t inner = 1;    // lanes of the indices wholly in the box
+  int split = -1;       // the index the box holds a chunk of; -1: none
+  int64_t chunk = 1;    // the chunk's extent
+  int last_outer = -1;  // the innermost index walked outside the box; -1: none
+};
+
+/// Plans the box of `dom` (whose extents are all positive) and sets the lanes
+/// and the lane positions of its indices.
+Box plan_box(Domain& dom) {
+  const int n_dims = int(dom.indices.size());
+  Box box;
+  box.split = n_dims - 1;
+  while (box.split >= 0 && dom.indices[size_t(box.split)].extent <= kMaxLanes / box.inner)
+    box.inner *= dom.indices[size_t(box.split--)].extent;
+  box.chunk = box.split >= 0 ? std::max<int64_t>(1, kMaxLanes / box.inner) : 1;
+  const int first_box = std::max(box.split, 0);
+  dom.lanes = int(box.chunk * box.inner);
+  dom.tail_lanes = dom.lanes;
+  if (box.split >= 0 && dom.indices[size_t(box.split)].extent % box.chunk != 0)
+    dom.tail_lanes = int(dom.indices[size_t(box.split)].extent % box.chunk * box.inner);
+  for (int64_t i = n_dims - 1, repeat = 1; i >= first_box; --i) {
+    Domain::Index& ix = dom.indices[size_t(i)];
+    int64_t box_extent = i == box.split ? box.chunk : ix.extent;
+    ix.in_box = true;
+    ix.outer = i == box.split;
+    ix.lane_pos.resize(size_t(dom.lanes));
+    for (int64_t l = 0; l < dom.lanes; ++l) ix.lane_pos[size_t(l)] = (l / repeat) % box_extent;
+    repeat *= box_extent;
+  }
+  dom.outer_pos.assign(size_t(n_dims), 0);
+  box.last_outer = box.split >= 0 ? box.split : first_box - 1;
+  return box;
+}
+
+/// Moves `dom` to its next box, in domain order; false after the last.
+bool next_box(Domain& dom, const Box& box) {
+  for (int i = box.last_outer; i >= 0; --i) {
+    int64_t& pos = dom.outer_pos[size_t(i)];
+    pos += i == box.split ? box.chunk : 1;
+    if (pos < dom.indices[size_t(i)].extent) return true;
+    pos = 0;
+  }
+  return false;
+}
+
+/// A walk over a statement's boxes: the compiled body, and where each box's
+/// lanes go in the result.
+struct BoxWalk {
+  const Compute& c;
+  Domain& dom;
+  const Box& box;
+  const CompileContext& ctx;
+  interp::Node& root;
+  std::vector<int64_t> out_stride;  // of each out index in the result
+  // When the box holds out indices it holds every reduce index too, so each
+  // result element's whole reduction is one run of `reduce_points` lanes.
+  bool box_has_out = false;
+  int64_t reduce_points = 1;
+  LaneSums lane_sums;  // a float32 sum in vector lanes (lanes = 0: not one)
+};
+
+/// Walks every box, folding its lanes into `out`. S: the type of the terms; A:
+/// of the accumulators (S, or double).
+template <typename S, typename A>
+void walk_boxes(const BoxWalk& w, A* out) {
+  const Compute& c = w.c;
+  Domain& dom = w.dom;
+  const int n_out = int(c.out.size());
+  auto* values = dynamic_cast<LaneNode<lane_of<S>>*>(&w.root);
+  TENET_ASSERT(values != nullptr, "interpreter: body of " << c.result->name << " has the wrong type");
+  std::optional<Contraction<S>> dot;
+  if constexpr (std::is_floating_point_v<S>) dot = Contraction<S>::match(c, w.ctx);
+  do {
+    int64_t n = dom.lanes;
+    if (w.box.split >= 0)
+      n = std::min(w.box.chunk,
+                   dom.indices[size_t(w.box.split)].extent - dom.outer_pos[size_t(w.box.split)]) *
+          w.box.inner;
+    int64_t out_base = 0;
+    for (int i = 0; i < n_out; ++i)
+      if (dom.indices[size_t(i)].outer)
+        out_base += dom.outer_pos[size_t(i)] * w.out_stride[size_t(i)];
+    int64_t group_size = w.box_has_out ? w.reduce_points : n;
+    bool folded = false;
+    if constexpr (std::is_same_v<S, float> && std::is_same_v<A, double>) {
+      if (w.lane_sums.lanes > 0) {
+        w.root.eval(int(n), nullptr);
+        LaneSums at = w.lane_sums;
+        const size_t last = dom.indices.size() - 1;
+        at.last_offset = dom.indices[last].outer ? dom.outer_pos[last] : 0;
+        at.partial = w.lane_sums.partial + out_base * w.lane_sums.lanes;
+        fold_in_lanes(values->values(), n / group_size, group_size, out + out_base, at);
+        folded = true;
+      }
+    }
+    if constexpr (std::is_floating_point_v<S>)
+      folded = folded || (dot && dot->fold(int(n), n / group_size, group_size, out + out_base));
+    if (!folded) {
+      w.root.eval(int(n), nullptr);
+      fold<S, A>(c.op, values->values(), n / group_size, group_size, out + out_base);
+    }
+  } while (next_box(dom, w.box));
+}
+
+/// Runs one Compute statement: plans the box (see interp_expr.h), compiles
+/// the body, and walks the outer points in domain order.
+Tensor run_compute(const ComputeRun& run) {
+  const Compute& c = run.stmt;
+  Domain dom = make_domain(run);
   const int n_out = int(c.out.size());
   const int n_dims = int(dom.indices.size());
   std::vector<int64_t> shape;
@@ -283,41 +397,14 @@ Tensor run_compute(const ComputeRun& run) {
   // (Not a product of the extents: that may overflow, even wrap to 0.)
   for (const Domain::Index& ix : dom.indices)
     if (ix.extent == 0) return finished();
+  const Box box = plan_box(dom);
   // Used only when the box holds the whole reduction, so at most kMaxLanes.
   int64_t reduce_points = 1;
   for (int i = n_out; i < n_dims; ++i)
     reduce_points = checked_mul(reduce_points, dom.indices[size_t(i)].extent).value_or(0);
-
-  // The box: the longest suffix of indices that fits, plus a chunk of the
-  // next index (`split`) when that one does not fit whole.
-  int64_t inner = 1;
-  int split = n_dims - 1;
-  while (split >= 0 && dom.indices[size_t(split)].extent <= kMaxLanes / inner)
-    inner *= dom.indices[size_t(split--)].extent;
-  const int64_t chunk = split >= 0 ? std::max<int64_t>(1, kMaxLanes / inner) : 1;
-  const int first_box = std::max(split, 0);
-  dom.lanes = int(chunk * inner);
-  dom.tail_lanes = dom.lanes;
-  if (split >= 0 && dom.indices[size_t(split)].extent % chunk != 0)
-    dom.tail_lanes = int(dom.indices[size_t(split)].extent % chunk * inner);
-  for (int64_t i = n_dims - 1, repeat = 1; i >= first_box; --i) {
-    Domain::Index& ix = dom.indices[size_t(i)];
-    int64_t box_extent = i == split ? chunk : ix.extent;
-    ix.in_box = true;
-    ix.outer = i == split;
-    ix.lane_pos.resize(size_t(dom.lanes));
-    for (int64_t l = 0; l < dom.lanes; ++l) ix.lane_pos[size_t(l)] = (l / repeat) % box_extent;
-    repeat *= box_extent;
-  }
-  dom.outer_pos.assign(size_t(n_dims), 0);
-  const int last_outer = split >= 0 ? split : first_box - 1;
-
   std::vector<int64_t> out_stride(size_t(n_out), 1);
   for (int i = n_out - 2; i >= 0; --i)
     out_stride[size_t(i)] = out_stride[size_t(i + 1)] * dom.indices[size_t(i + 1)].extent;
-  // When the box holds out indices it holds every reduce index too, so each
-  // result element's whole reduction is one run of consecutive lanes.
-  const bool box_has_out = first_box < n_out;
 
   // A float32 sum in vector lanes: each element's partial sums, added into it
   // once its whole reduction is done.
@@ -331,64 +418,19 @@ Tensor run_compute(const ComputeRun& run) {
     check_allocation(what + "'s partial sums",
                      check_tensor_bytes(what, ElemType::F64, {result.numel(), run.lanes}));
     partial.assign(size_t(result.numel() * run.lanes), 0.0);
+    lane_sums.partial = partial.data();
   }
 
   CompileContext ctx{run.tensors, run.sizes, dom, run.float_type};
   std::unique_ptr<interp::Node> root = interp::compile_expr(c.body, ctx);
-  // S: the type of the terms; A: of the accumulators (S, or double).
-  auto walk = [&](auto s, auto a) {
-    using S = decltype(s);
-    using A = decltype(a);
-    auto* values = dynamic_cast<LaneNode<lane_of<S>>*>(root.get());
-    TENET_ASSERT(values != nullptr,
-                 "interpreter: body of " << c.result->name << " has the wrong type");
-    A* out = result.data<A>();
-    std::optional<Contraction<S>> dot;
-    if constexpr (std::is_floating_point_v<S>) dot = Contraction<S>::match(c, ctx);
-    for (;;) {
-      int64_t n = dom.lanes;
-      if (split >= 0)
-        n = std::min(chunk, dom.indices[size_t(split)].extent - dom.outer_pos[size_t(split)]) *
-            inner;
-      int64_t out_base = 0;
-      for (int i = 0; i < n_out; ++i)
-        if (dom.indices[size_t(i)].outer)
-          out_base += dom.outer_pos[size_t(i)] * out_stride[size_t(i)];
-      int64_t group_size = box_has_out ? reduce_points : n;
-      bool folded = false;
-      if constexpr (std::is_same_v<S, float> && std::is_same_v<A, double>) {
-        if (lane_sums.lanes > 0) {
-          root->eval(int(n), nullptr);
-          LaneSums at = lane_sums;
-          const int last = n_dims - 1;
-          at.last_offset = dom.indices[size_t(last)].outer ? dom.outer_pos[size_t(last)] : 0;
-          at.partial = partial.data() + out_base * lane_sums.lanes;
-          fold_in_lanes(values->values(), n / group_size, group_size, out + out_base, at);
-          folded = true;
-        }
-      }
-      if constexpr (std::is_floating_point_v<S>)
-        folded = folded || (dot && dot->fold(int(n), n / group_size, group_size, out + out_base));
-      if (!folded) {
-        root->eval(int(n), nullptr);
-        fold<S, A>(c.op, values->values(), n / group_size, group_size, out + out_base);
-      }
-
-      int i = last_outer;
-      for (; i >= 0; --i) {
-        int64_t& pos = dom.outer_pos[size_t(i)];
-        pos += i == split ? chunk : 1;
-        if (pos < dom.indices[size_t(i)].extent) break;
-        pos = 0;
-      }
-      if (i < 0) break;
-    }
-  };
+  const bool box_has_out = std::max(box.split, 0) < n_out;
+  const BoxWalk w{c, dom, box, ctx, *root, std::move(out_stride), box_has_out, reduce_points,
+                  lane_sums};
   interp::with_storage_type(type, [&](auto s) {
     using S = decltype(s);
     if constexpr (std::is_same_v<S, float>)
-      if (wide) return walk(S{}, double{});
-    walk(S{}, S{});
+      if (wide) return walk_boxes<S, double>(w, result.data<double>());
+    walk_boxes<S, S>(w, result.data<S>());
   });
   if (lane_sums.lanes > 0) {
     double* out = result.data<double>();

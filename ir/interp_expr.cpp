@@ -104,6 +104,78 @@ class IndexNode final : public LaneNode<int64_t> {
   int k_;
 };
 
+/// out = op(x) on n lanes of floating-point values (float or double).
+template <typename T>
+void float_unary(UnOp op, int n, const T* x, T* out) {
+  switch (op) {
+    case UnOp::Neg:
+      return map1(n, x, out, [](T v) { return -v; });
+    case UnOp::Exp:
+      return map1(n, x, out, [](T v) { return std::exp(v); });
+    case UnOp::Log:
+      return map1(n, x, out, [](T v) { return std::log(v); });
+    case UnOp::Sqrt:
+      return map1(n, x, out, [](T v) { return std::sqrt(v); });
+    case UnOp::Tanh:
+      return map1(n, x, out, [](T v) { return std::tanh(v); });
+    case UnOp::Sigmoid:
+      return map1(n, x, out, [](T v) { return T(1) / (T(1) + std::exp(-v)); });
+    case UnOp::Abs:
+      return map1(n, x, out, [](T v) { return std::fabs(v); });
+    case UnOp::Rsqrt:
+      return map1(n, x, out, [](T v) { return T(1) / std::sqrt(v); });
+    case UnOp::Floor:
+      return map1(n, x, out, [](T v) { return std::floor(v); });
+    case UnOp::Ceil:
+      return map1(n, x, out, [](T v) { return std::ceil(v); });
+    case UnOp::Round:
+      return map1(n, x, out, [](T v) { return std::round(v); });
+    case UnOp::Trunc:
+      return map1(n, x, out, [](T v) { return std::trunc(v); });
+    case UnOp::Rint:
+      return map1(n, x, out, [](T v) { return std::rint(v); });
+    case UnOp::Exp2:
+      return map1(n, x, out, [](T v) { return std::exp2(v); });
+    case UnOp::Log2:
+      return map1(n, x, out, [](T v) { return std::log2(v); });
+    case UnOp::Log10:
+      return map1(n, x, out, [](T v) { return std::log10(v); });
+    case UnOp::Log1p:
+      return map1(n, x, out, [](T v) { return std::log1p(v); });
+    case UnOp::Expm1:
+      return map1(n, x, out, [](T v) { return std::expm1(v); });
+    case UnOp::Sin:
+      return map1(n, x, out, [](T v) { return std::sin(v); });
+    case UnOp::Cos:
+      return map1(n, x, out, [](T v) { return std::cos(v); });
+    case UnOp::Tan:
+      return map1(n, x, out, [](T v) { return std::tan(v); });
+    case UnOp::Asin:
+      return map1(n, x, out, [](T v) { return std::asin(v); });
+    case UnOp::Acos:
+      return map1(n, x, out, [](T v) { return std::acos(v); });
+    case UnOp::Atan:
+      return map1(n, x, out, [](T v) { return std::atan(v); });
+    case UnOp::Sinh:
+      return map1(n, x, out, [](T v) { return std::sinh(v); });
+    case UnOp::Cosh:
+      return map1(n, x, out, [](T v) { return std::cosh(v); });
+    case UnOp::Erf:
+      return map1(n, x, out, [](T v) { return std::erf(v); });
+    case UnOp::Erfc:
+      return map1(n, x, out, [](T v) { return std::erfc(v); });
+    case UnOp::Cbrt:
+      return map1(n, x, out, [](T v) { return std::cbrt(v); });
+    case UnOp::Sign:  // as tenet::sign in the runtime
+      return map1(n, x, out, [](T v) { return v > 0 ? T(1) : v < 0 ? T(-1) : v; });
+    case UnOp::StopGradient:
+      return map1(n, x, out, [](T v) { return v; });
+    case UnOp::Not:
+      break;
+  }
+  TENET_UNREACHABLE(std::string("interpreter: ") + op_name(op) + " of a float");
+}
+
 template <typename S>
 class UnaryNode final : public LaneNode<L<S>> {
  public:
@@ -116,72 +188,7 @@ class UnaryNode final : public LaneNode<L<S>> {
     const T* x = x_->values();
     T* out = this->values();
     if constexpr (is_fp<S>) {
-      switch (op_) {
-        case UnOp::Neg:
-          return map1(n, x, out, [](T v) { return -v; });
-        case UnOp::Exp:
-          return map1(n, x, out, [](T v) { return std::exp(v); });
-        case UnOp::Log:
-          return map1(n, x, out, [](T v) { return std::log(v); });
-        case UnOp::Sqrt:
-          return map1(n, x, out, [](T v) { return std::sqrt(v); });
-        case UnOp::Tanh:
-          return map1(n, x, out, [](T v) { return std::tanh(v); });
-        case UnOp::Sigmoid:
-          return map1(n, x, out, [](T v) { return T(1) / (T(1) + std::exp(-v)); });
-        case UnOp::Abs:
-          return map1(n, x, out, [](T v) { return std::fabs(v); });
-        case UnOp::Rsqrt:
-          return map1(n, x, out, [](T v) { return T(1) / std::sqrt(v); });
-        case UnOp::Floor:
-          return map1(n, x, out, [](T v) { return std::floor(v); });
-        case UnOp::Ceil:
-          return map1(n, x, out, [](T v) { return std::ceil(v); });
-        case UnOp::Round:
-          return map1(n, x, out, [](T v) { return std::round(v); });
-        case UnOp::Trunc:
-          return map1(n, x, out, [](T v) { return std::trunc(v); });
-        case UnOp::Rint:
-          return map1(n, x, out, [](T v) { return std::rint(v); });
-        case UnOp::Exp2:
-          return map1(n, x, out, [](T v) { return std::exp2(v); });
-        case UnOp::Log2:
-          return map1(n, x, out, [](T v) { return std::log2(v); });
-        case UnOp::Log10:
-          return map1(n, x, out, [](T v) { return std::log10(v); });
-        case UnOp::Log1p:
-          return map1(n, x, out, [](T v) { return std::log1p(v); });
-        case UnOp::Expm1:
-          return map1(n, x, out, [](T v) { return std::expm1(v); });
-        case UnOp::Sin:
-          return map1(n, x, out, [](T v) { return std::sin(v); });
-        case UnOp::Cos:
-          return map1(n, x, out, [](T v) { return std::cos(v); });
-        case UnOp::Tan:
-          return map1(n, x, out, [](T v) { return std::tan(v); });
-        case UnOp::Asin:
-          return map1(n, x, out, [](T v) { return std::asin(v); });
-        case UnOp::Acos:
-          return map1(n, x, out, [](T v) { return std::acos(v); });
-        case UnOp::Atan:
-          return map1(n, x, out, [](T v) { return std::atan(v); });
-        case UnOp::Sinh:
-          return map1(n, x, out, [](T v) { return std::sinh(v); });
-        case UnOp::Cosh:
-          return map1(n, x, out, [](T v) { return std::cosh(v); });
-        case UnOp::Erf:
-          return map1(n, x, out, [](T v) { return std::erf(v); });
-        case UnOp::Erfc:
-          return map1(n, x, out, [](T v) { return std::erfc(v); });
-        case UnOp::Cbrt:
-          return map1(n, x, out, [](T v) { return std::cbrt(v); });
-        case UnOp::Sign:  // as tenet::sign in the runtime
-          return map1(n, x, out, [](T v) { return v > 0 ? T(1) : v < 0 ? T(-1) : v; });
-        case UnOp::StopGradient:
-          return map1(n, x, out, [](T v) { return v; });
-        case UnOp::Not:
-          break;
-      }
+      return float_unary(op_, n, x, out);
     } else {
       switch (op_) {
         case UnOp::Neg:
@@ -481,6 +488,36 @@ class IndexStepNode final : public LaneNode<int64_t> {
   const Domain& dom_;
 };
 
+/// An index of the statement (its lanes), or the value of an enclosing loop's variable.
+std::unique_ptr<Node> compile_index(const ExprNode& e, const CompileContext& ctx) {
+  int k = ctx.domain.find(e.index);
+  if (k >= 0) return std::make_unique<IndexNode>(ctx.domain, k);
+  for (const auto& [var, value] : ctx.domain.loop_vars)
+    if (var == e.index) return std::make_unique<ConstNode<int64_t>>(ctx.domain.lanes, value);
+  TENET_UNREACHABLE("interpreter: unknown index " + e.index + " in the statement defining " +
+                    ctx.domain.statement);
+}
+
+/// A binary operation or comparison, on its operands' storage type.
+std::unique_ptr<Node> compile_binary(const ExprNode& e, const CompileContext& ctx) {
+  using NodePtr = std::unique_ptr<Node>;
+  const ElemType operands = effective_type(e.args[0]->type, ctx.float_type);
+  TENET_ASSERT(!floats_only(e.binop) || is_float(operands),
+               "interpreter: " << op_name(e.binop) << " of integers");
+  TENET_ASSERT(e.binop != BinOp::Rem || !is_float(operands), "interpreter: rem of floats");
+  TENET_ASSERT(!is_logical(e.binop) || !is_float(operands), "interpreter: logic on floats");
+  NodePtr a = compile_expr(e.args[0], ctx);
+  NodePtr b = compile_expr(e.args[1], ctx);
+  const int lanes = ctx.domain.lanes;
+  return with_storage_type(operands, [&](auto s) -> NodePtr {
+    using S = decltype(s);
+    if (is_comparison(e.binop))
+      return std::make_unique<CompareNode<S>>(lanes, e.binop, std::move(a), std::move(b));
+    return std::make_unique<BinaryNode<S>>(lanes, e.binop, std::move(a), std::move(b),
+                                           ctx.domain);
+  });
+}
+
 }  // namespace
 
 std::unique_ptr<Node> compile_expr(const Expr& e, const CompileContext& ctx) {
@@ -499,14 +536,8 @@ std::unique_ptr<Node> compile_expr(const Expr& e, const CompileContext& ctx) {
         using S = decltype(s);
         return std::make_unique<ConstNode<S>>(lanes, const_value<S>(e->value));
       });
-    case ExprKind::Index: {
-      int k = ctx.domain.find(e->index);
-      if (k >= 0) return std::make_unique<IndexNode>(ctx.domain, k);
-      for (const auto& [var, value] : ctx.domain.loop_vars)
-        if (var == e->index) return std::make_unique<ConstNode<int64_t>>(lanes, value);
-      TENET_UNREACHABLE("interpreter: unknown index " + e->index + " in the statement defining " +
-                        ctx.domain.statement);
-    }
+    case ExprKind::Index:
+      return compile_index(*e, ctx);
     case ExprKind::Size:
       return std::make_unique<ConstNode<int64_t>>(lanes, e->size.eval(ctx.sizes));
     case ExprKind::Read: {
@@ -527,22 +558,8 @@ std::unique_ptr<Node> compile_expr(const Expr& e, const CompileContext& ctx) {
         return std::make_unique<UnaryNode<decltype(s)>>(lanes, e->unop, std::move(a));
       });
     }
-    case ExprKind::Binary: {
-      const ElemType operands = operand_type(0);
-      TENET_ASSERT(!floats_only(e->binop) || is_float(operands),
-                   "interpreter: " << op_name(e->binop) << " of integers");
-      TENET_ASSERT(e->binop != BinOp::Rem || !is_float(operands), "interpreter: rem of floats");
-      TENET_ASSERT(!is_logical(e->binop) || !is_float(operands), "interpreter: logic on floats");
-      NodePtr a = compile_expr(e->args[0], ctx);
-      NodePtr b = compile_expr(e->args[1], ctx);
-      return with_storage_type(operands, [&](auto s) -> NodePtr {
-        using S = decltype(s);
-        if (is_comparison(e->binop))
-          return std::make_unique<CompareNode<S>>(lanes, e->binop, std::move(a), std::move(b));
-        return std::make_unique<BinaryNode<S>>(lanes, e->binop, std::move(a), std::move(b),
-                                               ctx.domain);
-      });
-    }
+    case ExprKind::Binary:
+      return compile_binary(*e, ctx);
     case ExprKind::Select: {
       NodePtr c = compile_expr(e->args[0], ctx);
       NodePtr t = compile_expr(e->args[1], ctx);

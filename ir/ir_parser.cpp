@@ -236,74 +236,74 @@ Loop Parser::loop(std::set<std::string> loop_vars) {
   if (!lo || *lo != 0 || !trip || *trip <= 0)
     fail(span_from(range_at), "a loop runs over 0:N with a constant N > 0");
   l.trip = *trip;
-  std::vector<std::pair<const Token*, std::vector<int>>> params;
-  std::vector<ValuePtr> inits;
-  if (is_word("carry") && is_punct("(", 1)) {
-    next();
-    next();
-    do {
-      if (peek().kind != TokKind::Value) fail_here("a carried tensor (%param = %init)");
-      const Token& p = next();
-      std::vector<int> layout = layout_suffix();
-      expect("=", "after the carried tensor's name");
-      if (peek().kind != TokKind::Value) fail_here("the carried tensor's initial value");
-      inits.push_back(lookup(next()));
-      params.push_back({&p, layout});
-    } while (accept(","));
-    expect(")", "to close carry(...)");
-  }
+  const std::vector<LoopTensor> params = loop_carry();
   scopes_.emplace_back();
   std::vector<ValuePtr> param_values;
-  for (size_t i = 0; i < params.size(); ++i) {
-    const auto& layout = params[i].second;
-    check_layout(layout, inits[i]->rank(), params[i].first->span);
-    param_values.push_back(define(*params[i].first, inits[i]->type, inits[i]->shape, layout));
+  for (const LoopTensor& p : params) {
+    check_layout(p.layout, p.value->rank(), p.name->span);
+    param_values.push_back(define(*p.name, p.value->type, p.value->shape, p.layout));
   }
   expect("{", "to open the loop body");
   block(l.body, loop_vars);
   expect("}", "to close the loop body");
-  struct Exit {
-    const Token* result;
-    std::vector<int> layout;
-    ValuePtr next;
-    bool carried;
-  };
-  std::vector<Exit> exits;
-  if (accept("->")) {
-    expect("(", "before the loop's results");
-    do {
-      if (peek().kind != TokKind::Value) fail_here("a loop result (%result = [next] %value)");
-      const Token& r = next();
-      std::vector<int> layout = layout_suffix();
-      expect("=", "after the loop result's name");
-      bool carried = is_word("next") && peek(1).kind == TokKind::Value;
-      if (carried) next();
-      if (peek().kind != TokKind::Value) fail_here("the value the loop result takes");
-      exits.push_back(Exit{&r, layout, lookup(next()), carried});
-    } while (accept(","));
-    expect(")", "to close the loop's results");
-  }
+  const std::vector<LoopTensor> exits = loop_results();
   scopes_.pop_back();
   size_t k = 0;
-  for (const Exit& e : exits) {
-    Loop::Carried c{nullptr, nullptr, e.next, nullptr};
+  for (const LoopTensor& e : exits) {
+    Loop::Carried c{nullptr, nullptr, e.value, nullptr};
     if (e.carried) {
-      if (k == param_values.size())
-        fail(e.result->span, "more 'next' results than carried tensors");
-      c.init = inits[k];
+      if (k == param_values.size()) fail(e.name->span, "more 'next' results than carried tensors");
+      c.init = params[k].value;
       c.param = param_values[k++];
       if (c.next->type != c.param->type || c.next->shape != c.param->shape)
-        fail(e.result->span, "%" + c.next->name + " differs in type or shape from %" +
-                                 c.param->name + ", the tensor it carries");
+        fail(e.name->span, "%" + c.next->name + " differs in type or shape from %" +
+                               c.param->name + ", the tensor it carries");
     }
-    check_layout(e.layout, c.next->rank(), e.result->span);
-    c.result = define(*e.result, c.next->type, c.next->shape, e.layout);
+    check_layout(e.layout, c.next->rank(), e.name->span);
+    c.result = define(*e.name, c.next->type, c.next->shape, e.layout);
     l.carried.push_back(c);
   }
   if (k != param_values.size())
     fail(span_from(var.span),
          "carried tensor %" + param_values[k]->name + " has no '= next %value' result");
   return l;
+}
+
+// [carry(%p = %init, ...)]
+std::vector<Parser::LoopTensor> Parser::loop_carry() {
+  std::vector<LoopTensor> params;
+  if (!is_word("carry") || !is_punct("(", 1)) return params;
+  next();
+  next();
+  do {
+    if (peek().kind != TokKind::Value) fail_here("a carried tensor (%param = %init)");
+    const Token& p = next();
+    std::vector<int> layout = layout_suffix();
+    expect("=", "after the carried tensor's name");
+    if (peek().kind != TokKind::Value) fail_here("the carried tensor's initial value");
+    params.push_back({&p, layout, lookup(next())});
+  } while (accept(","));
+  expect(")", "to close carry(...)");
+  return params;
+}
+
+// [-> (%r = [next] %v, ...)]
+std::vector<Parser::LoopTensor> Parser::loop_results() {
+  std::vector<LoopTensor> exits;
+  if (!accept("->")) return exits;
+  expect("(", "before the loop's results");
+  do {
+    if (peek().kind != TokKind::Value) fail_here("a loop result (%result = [next] %value)");
+    const Token& r = next();
+    std::vector<int> layout = layout_suffix();
+    expect("=", "after the loop result's name");
+    bool carried = is_word("next") && peek(1).kind == TokKind::Value;
+    if (carried) next();
+    if (peek().kind != TokKind::Value) fail_here("the value the loop result takes");
+    exits.push_back({&r, layout, lookup(next()), carried});
+  } while (accept(","));
+  expect(")", "to close the loop's results");
+  return exits;
 }
 
 }  // namespace detail

@@ -65,6 +65,17 @@ class Parser : ExprParser {
 
   // loop VAR in 0:TRIP [carry(%p = %init, ...)] { ... } [-> (%r = [next] %v, ...)]
   Loop loop(std::set<std::string> loop_vars);
+  // A carried tensor (%p = %init) or a loop result (%r = [next] %v), as written.
+  struct LoopTensor {
+    const Token* name;
+    std::vector<int> layout;
+    ValuePtr value;        // %init, or %v
+    bool carried = false;  // a result written `next %v`
+  };
+  // [carry(%p = %init, ...)]
+  std::vector<LoopTensor> loop_carry();
+  // [-> (%r = [next] %v, ...)]
+  std::vector<LoopTensor> loop_results();
 
   // attrs( ... ): past the parenthesis that closes it.
   void skip_attrs();
