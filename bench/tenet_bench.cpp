@@ -1,7 +1,7 @@
 // Tenet's side of the PyTorch comparison (bench/bench.py, docs/benchmark.md):
 // compiles a .tn program through the driver (driver/driver.h; differentiated
-// when asked), JIT-compiles it (codegen/jit.h), binds it to the
-// inputs' sizes (codegen/executable.h: workspace and outputs allocated once)
+// when asked), JIT-compiles it (jit/jit.h), binds it to the
+// inputs' sizes (jit/executable.h: workspace and outputs allocated once)
 // and times calls on inputs read from .npy files, printing one JSON line.
 //
 //   tenet_bench forward FILE FN --inputs DIR [options]   the function itself
@@ -45,9 +45,9 @@
 #include <vector>
 
 #include "ad/grad.h"
-#include "codegen/executable.h"
-#include "codegen/jit.h"
 #include "driver/driver.h"
+#include "jit/executable.h"
+#include "jit/jit.h"
 #include "support/diagnostics.h"
 #include "support/error.h"
 #include "support/npy.h"
@@ -245,7 +245,7 @@ void print_json(const Options& o, const Measurement& m, double setup_s, double r
 // ---- compiling and running programs ---------------------------------------
 
 /// The driver (AD unless forward), then the JIT: the callable function.
-codegen::CompiledFunction compile_program(const Options& o) {
+jit::CompiledFunction compile_program(const Options& o) {
   driver::Request request;
   request.path = o.file;
   driver::FunctionRequest fn{o.function, std::nullopt};
@@ -285,7 +285,7 @@ void load_parameters(const Options& o, train::ParameterStore& params) {
   }
 }
 
-void dump_outputs(const codegen::CompiledFunction& f, const std::vector<Tensor>& outputs,
+void dump_outputs(const jit::CompiledFunction& f, const std::vector<Tensor>& outputs,
                   const std::string& dir) {
   std::filesystem::create_directories(dir);
   const auto& names = f.function().output_names;
@@ -295,13 +295,13 @@ void dump_outputs(const codegen::CompiledFunction& f, const std::vector<Tensor>&
 int run_program(const Options& o) {
   const double rss_start = current_rss_mib();
   const auto start = std::chrono::steady_clock::now();
-  const codegen::CompiledFunction f = compile_program(o);
+  const jit::CompiledFunction f = compile_program(o);
   train::ParameterStore params;
   if (o.mode == "train") load_parameters(o, params);
   const std::vector<Tensor> inputs = bind_inputs(f.function(), o.inputs_dir, params);
   // Bound once: the workspace and the outputs are allocated (and pre-faulted)
   // here, so a call allocates nothing.
-  codegen::Executable executable = codegen::Executable::for_inputs(f, inputs);
+  jit::Executable executable = jit::Executable::for_inputs(f, inputs);
 
   std::function<void()> step = [&] { executable.run(inputs); };
   std::unique_ptr<train::Adam> adam;
@@ -340,11 +340,11 @@ int run_program(const Options& o) {
 
 // ---- the GEMM floor ---------------------------------------------------------
 
-/// cblas_sgemm from the library generated code links (codegen::blas_library()),
+/// cblas_sgemm from the library generated code links (jit::blas_library()),
 /// on two N x N matrices: C = A . B, row-major.
 int run_gemm(const Options& o) {
   const int n = parse_count("gemm N", o.function, 1);
-  const std::string library = codegen::blas_library();
+  const std::string library = jit::blas_library();
   void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) throw BindError("cannot load the BLAS library '" + library + "'");
   using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int,

@@ -63,8 +63,7 @@ const std::vector<Stage>& stages() {
                  Form::Lowered, lower_scatters});
     t.push_back({"plan_memory", "workspace slots, lifetimes, loop carries (lower/memory_plan.h)",
                  Form::Lowered, plan_memory});
-    t.push_back({"lower_loops",
-                 "lowered IR -> the loop tree every backend prints (lower/loops.h)",
+    t.push_back({"lower_loops", "lowered IR -> the loop tree every backend prints (lower/loops.h)",
                  Form::Loops, lower_loops});
     t.push_back({"cpp", "lowered IR -> one C++17 unit, header and source (codegen/cpp.h)",
                  Form::Cpp, generate_cpp});
@@ -326,9 +325,9 @@ Compilation compile(const Request& request, const Compilation& from) {
   return c;
 }
 
-std::vector<codegen::CompiledFunction> load(const Request& request, const Compilation& c,
-                                            const codegen::JitOptions& options) {
-  if (c.cpp) return codegen::jit_compile_unit(*c.cpp, c.optimised, c.function_names(), options);
+std::vector<jit::CompiledFunction> load(const Request& request, const Compilation& c,
+                                        const jit::JitOptions& options) {
+  if (c.cpp) return jit::jit_compile_unit(*c.cpp, c.optimised, c.function_names(), options);
   TENET_ASSERT(c.stage == passes::pipeline().back().name || is_code_stage(find_stage(c.stage)),
                "load: compiled only up to '" << c.stage << "'");
   Request r = request;
@@ -336,7 +335,7 @@ std::vector<codegen::CompiledFunction> load(const Request& request, const Compil
   r.cpp = options.cpp;
   r.stop_after.clear();
   const Compilation full = compile(r, c);
-  return codegen::jit_compile_unit(*full.cpp, full.optimised, full.function_names(), options);
+  return jit::jit_compile_unit(*full.cpp, full.optimised, full.function_names(), options);
 }
 
 namespace {
@@ -376,15 +375,15 @@ codegen::CppUnit emit_cpp(const ir::Module& m, const std::vector<std::string>& f
   return *compile(r, from_ir(m, functions)).cpp;
 }
 
-std::vector<codegen::CompiledFunction> jit_compile_together(
-    const ir::Module& m, const std::vector<std::string>& functions,
-    const codegen::JitOptions& options) {
+std::vector<jit::CompiledFunction> jit_compile_together(const ir::Module& m,
+                                                        const std::vector<std::string>& functions,
+                                                        const jit::JitOptions& options) {
   TENET_ASSERT(!functions.empty(), "jit_compile_together: no function named");
   return load(Request{}, from_ir(m, functions), options);
 }
 
-codegen::CompiledFunction jit_compile(const ir::Module& m, const std::string& function,
-                                      const codegen::JitOptions& options) {
+jit::CompiledFunction jit_compile(const ir::Module& m, const std::string& function,
+                                  const jit::JitOptions& options) {
   return jit_compile_together(m, {function}, options).front();
 }
 

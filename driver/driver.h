@@ -27,8 +27,8 @@
 
 #include "ad/grad.h"
 #include "codegen/cpp.h"
-#include "codegen/jit.h"
 #include "ir/ir.h"
+#include "jit/jit.h"
 #include "lang/ast.h"
 #include "lower/lowered.h"
 #include "support/diagnostics.h"
@@ -137,11 +137,11 @@ Compilation compile(const Request& request, const Compilation& from);
 
 /// The requested functions of `c` (compiled at least through the
 /// optimisation passes), lowered and printed with options.cpp unless `c`
-/// already holds their C++, then built and loaded (codegen/jit.h), in
+/// already holds their C++, then built and loaded (jit/jit.h), in
 /// request order. `request` is the one `c` was compiled from (its dumps
 /// still apply).
-std::vector<codegen::CompiledFunction> load(const Request& request, const Compilation& c,
-                                            const codegen::JitOptions& options = {});
+std::vector<jit::CompiledFunction> load(const Request& request, const Compilation& c,
+                                        const jit::JitOptions& options = {});
 
 // ---- IR made by hand (tests, `tenet opt` output) ---------------------------
 // The same stages of the table, entered after parsing and checking.
@@ -153,12 +153,12 @@ void optimise(ir::Module& m);
 codegen::CppUnit emit_cpp(const ir::Module& m, const std::vector<std::string>& functions = {},
                           const codegen::CppOptions& options = {});
 /// The same, built and loaded into one library, in the order named.
-std::vector<codegen::CompiledFunction> jit_compile_together(
-    const ir::Module& m, const std::vector<std::string>& functions,
-    const codegen::JitOptions& options = {});
+std::vector<jit::CompiledFunction> jit_compile_together(const ir::Module& m,
+                                                        const std::vector<std::string>& functions,
+                                                        const jit::JitOptions& options = {});
 /// One function in a library of its own.
-codegen::CompiledFunction jit_compile(const ir::Module& m, const std::string& function,
-                                      const codegen::JitOptions& options = {});
+jit::CompiledFunction jit_compile(const ir::Module& m, const std::string& function,
+                                  const jit::JitOptions& options = {});
 
 /// "simplify, dce, ..." (the optimisation passes, for messages and --help).
 std::string pass_names();

@@ -4,14 +4,14 @@
 #include <fstream>
 #include <iostream>
 
-#include "codegen/aot.h"
-#include "codegen/jit.h"
 #include "driver/driver.h"
 #include "driver/front_end.h"
 #include "ir/bind.h"
 #include "ir/interp.h"
 #include "ir/ir_parser.h"
 #include "ir/printer.h"
+#include "jit/aot.h"
+#include "jit/jit.h"
 #include "lang/ast.h"
 #include "lang/check.h"
 #include "lang/unparse.h"
@@ -168,7 +168,7 @@ int cmd_run(const std::vector<std::string>& argv) {
     outputs = ir::interpret(fn, inputs, given, options);
   } else if (backend == "cpp") {
     if (a.is_set("float64")) throw UsageError("--float64 applies to --backend interp only");
-    codegen::JitOptions options;
+    jit::JitOptions options;
     options.verbose = a.is_set("verbose");
     outputs = driver::load(r, p, options).at(0).run(inputs, given);
   } else {
@@ -229,7 +229,7 @@ int cmd_emit(const std::vector<std::string>& argv) {
   r.cpp.openmp = !a.is_set("no-openmp");
   r.cpp.index_checks = !a.is_set("no-index-checks");
   const driver::Compilation p = compile_after(front, r);
-  codegen::emit_project(*p.cpp, p.optimised.functions.front(), a.get("o"), a.is_set("overwrite"));
+  jit::emit_project(*p.cpp, p.optimised.functions.front(), a.get("o"), a.is_set("overwrite"));
   std::cout << "wrote " << a.get("o") << " (" << fns.size() << " function"
             << (fns.size() == 1 ? "" : "s") << ")\n";
   return 0;

@@ -9,12 +9,12 @@
 
 #include "ad/grad.h"
 #include "ad/gradcheck.h"
-#include "codegen/jit.h"
 #include "driver/driver.h"
 #include "driver/front_end.h"
 #include "ir/bind.h"
 #include "ir/interp.h"
 #include "ir/printer.h"
+#include "jit/jit.h"
 #include "lang/ast.h"
 #include "lang/unparse.h"
 #include "lower/loops.h"
@@ -189,7 +189,7 @@ int run_gradient(const Args& a) {
     outputs = ir::interpret(grad, inputs, given, options);
   } else if (backend == "cpp") {
     if (a.is_set("float64")) throw UsageError("--float64 applies to --backend interp only");
-    codegen::JitOptions options;
+    jit::JitOptions options;
     options.verbose = a.is_set("verbose");
     outputs = driver::load(g.request, g.compiled, options).at(0).run(inputs, given);
   } else {
@@ -259,7 +259,7 @@ int cmd_gradcheck(const std::vector<std::string>& argv) {
   const ir::Function& grad = g.fn();
   std::vector<Tensor> inputs = ir::random_inputs(grad, sizes, options.seed);
   std::vector<Tensor> want = ir::interpret(grad, inputs, sizes);
-  codegen::JitOptions jit;
+  jit::JitOptions jit;
   jit.verbose = a.is_set("verbose");
   std::vector<Tensor> got = driver::load(g.request, g.compiled, jit).at(0).run(inputs, sizes);
   std::cout << "\ncompiled (C++, float32) against the interpreter (float32)\n"

@@ -8,11 +8,11 @@
 #include <map>
 #include <sstream>
 
-#include "codegen/aot.h"
 #include "codegen/c_text.h"
 #include "codegen/cpp.h"
 #include "driver/driver.h"
 #include "driver/front_end.h"
+#include "jit/aot.h"
 #include "support/error.h"
 #include "train/buffer_roles.h"
 #include "train/model_spec.h"
@@ -248,8 +248,8 @@ std::string emit_standalone_project(const std::string& model_path, const std::st
   values["CLASSES"] = std::to_string(classes);
   values["CLASSES_MINUS_1"] = std::to_string(classes - 1);
   values["BLAS"] = code.uses_gemm
-                       ? codegen::cmake_blas_lines(name + "_objects",
-                                                   name + "_train " + name + "_train_shared", name)
+                       ? jit::cmake_blas_lines(name + "_objects",
+                                               name + "_train " + name + "_train_shared", name)
                        : "";
 
   // Where each template goes.
@@ -260,10 +260,10 @@ std::string emit_standalone_project(const std::string& model_path, const std::st
       {"standalone/predict_main.cpp.in", "predict_main.cpp"},
       {"standalone/CMakeLists.txt.in", "CMakeLists.txt"},
       {"standalone/README.md.in", "README.md"}};
-  std::vector<codegen::ProjectFile> files = {{code.header_name, code.header},
-                                             {code.source_name, code.source},
-                                             {name + "_model.cpp", table}};
-  for (codegen::ProjectFile& f : codegen::runtime_header_files())
+  std::vector<jit::ProjectFile> files = {{code.header_name, code.header},
+                                         {code.source_name, code.source},
+                                         {name + "_model.cpp", table}};
+  for (jit::ProjectFile& f : jit::runtime_header_files())
     files.push_back({"runtime/" + f.name, std::move(f.text)});
   for (const EmbeddedFile& f : standalone_runtime_files()) {
     auto it = renamed.find(f.path);
@@ -272,7 +272,7 @@ std::string emit_standalone_project(const std::string& model_path, const std::st
     else
       files.push_back({it->second, substitute(f.text, values)});
   }
-  codegen::write_project(files, dir, options.overwrite);
+  jit::write_project(files, dir, options.overwrite);
   return name;
 }
 

@@ -72,7 +72,7 @@ void TrainableModel::load_weights(const std::string& path) {
 void TrainableModel::compile() {
   if (!compiled_.empty()) return;
   const driver::Request request = training_request(path_, spec_);
-  codegen::JitOptions jit;
+  jit::JitOptions jit;
   jit.verbose = verbose_;
   compiled_ = driver::load(request, driver::compile(request, front_), jit);
 }
@@ -87,10 +87,10 @@ TrainableModel::Bound& TrainableModel::bound(size_t program, int64_t batch) {
   auto key = std::make_pair(program, batch);
   if (auto it = bound_.find(key); it != bound_.end()) return it->second;
   compile();
-  const codegen::CompiledFunction& f = compiled_[program];
+  const jit::CompiledFunction& f = compiled_[program];
   const ir::Function& fn = f.function();
   ir::SizeBindings sizes = {{spec_.batch_size, batch}};
-  Bound b{codegen::Executable(f, sizes),
+  Bound b{jit::Executable(f, sizes),
           program_roles(spec_, fn, program == kGradient),
           {},
           {},

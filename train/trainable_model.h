@@ -11,7 +11,7 @@
 /// (Bernoulli(1 - p) / (1 - p) per element), and evaluation sees masks of
 /// ones; nothing depends on the thread count (compiled gradients are
 /// deterministic), so equal keys and parameters give bit-identical steps.
-/// Each program is bound once per batch size (codegen::Executable), and the
+/// Each program is bound once per batch size (jit::Executable), and the
 /// gradients are written straight into the parameters' grad tensors, so a
 /// step allocates nothing after the first one of its batch size.
 #pragma once
@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
-#include "codegen/executable.h"
-#include "codegen/jit.h"
 #include "driver/driver.h"
+#include "jit/executable.h"
+#include "jit/jit.h"
 #include "support/diagnostics.h"
 #include "support/tensor.h"
 #include "train/buffer_roles.h"
@@ -101,7 +101,7 @@ class TrainableModel {
   /// and gradients alias the store's buffers; images and labels are set per
   /// call, masks refilled per step.
   struct Bound {
-    codegen::Executable executable;
+    jit::Executable executable;
     ProgramRoles roles;  // what each buffer is (buffer_roles.h)
     std::vector<Tensor> inputs, outputs;
     Tensor no_labels;  // zeros, for prediction without labels
@@ -119,7 +119,7 @@ class TrainableModel {
   std::shared_ptr<const SourceFile> file_;
   ModelSpec spec_;
   ParameterStore params_;
-  std::vector<codegen::CompiledFunction> compiled_;    // kGradient, kEvaluation
+  std::vector<jit::CompiledFunction> compiled_;        // kGradient, kEvaluation
   std::map<std::pair<size_t, int64_t>, Bound> bound_;  // by (program, batch size)
 };
 

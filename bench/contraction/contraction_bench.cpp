@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "ad/grad.h"
-#include "codegen/jit.h"
 #include "driver/driver.h"
 #include "ir/bind.h"
+#include "jit/jit.h"
 #include "support/diagnostics.h"
 #include "support/tensor.h"
 
@@ -48,7 +48,7 @@ struct Timing {
   double wall = 0, cpu = 0;  // medians
 };
 
-Timing measure(const codegen::CompiledFunction& f, const std::vector<Tensor>& inputs,
+Timing measure(const jit::CompiledFunction& f, const std::vector<Tensor>& inputs,
                const ir::SizeBindings& sizes, int repeats, std::vector<Tensor>* outputs) {
   *outputs = f.run(inputs, sizes);  // warm-up: page faults, thread pools
   std::vector<double> wall, cpu;
@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
        true,
        {{"B", 8}, {"C", 256}, {"H", 20}, {"W", 20}, {"O", 256}}},
   };
-  std::printf("GEMM backend: %s\n", codegen::blas_library().c_str());
+  std::printf("GEMM backend: %s\n", jit::blas_library().c_str());
   const char* threads = std::getenv("OMP_NUM_THREADS");
   std::printf("OMP_NUM_THREADS=%s; medians of %d runs after a warm-up\n",
               threads ? threads : "(unset)", repeats);
@@ -109,9 +109,9 @@ int main(int argc, char** argv) {
     const driver::Compilation gemm = driver::compile(request);
     const ir::Module& m = gemm.optimised;
     const std::string name = m.functions.at(0).name;
-    codegen::CompiledFunction with_gemm = driver::load(request, gemm).at(0);
+    jit::CompiledFunction with_gemm = driver::load(request, gemm).at(0);
     request.skip_passes = {"contraction"};  // every contraction in loops
-    codegen::CompiledFunction with_loops = driver::load(request, driver::compile(request)).at(0);
+    jit::CompiledFunction with_loops = driver::load(request, driver::compile(request)).at(0);
     const std::vector<Tensor> inputs = ir::random_inputs(*m.find(name), c.sizes, 1);
     std::vector<Tensor> out_gemm, out_loops;
     const Timing t_loops = measure(with_loops, inputs, c.sizes, repeats, &out_loops);

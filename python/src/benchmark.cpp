@@ -30,11 +30,11 @@ double median_seconds_per_call(const std::function<void()>& call, int calls, int
 
 CallTimes time_calls_from_cpp(const Kernel& kernel, const std::vector<Tensor>& inputs,
                               const ir::SizeBindings& given, int calls, int rounds) {
-  const codegen::CompiledFunction& f = kernel.compiled();
+  const jit::CompiledFunction& f = kernel.compiled();
   CallTimes times;
   times.run = median_seconds_per_call([&] { f.run(inputs, given); }, calls, rounds);
 
-  codegen::Executable executable = codegen::Executable::for_inputs(f, inputs, given);
+  jit::Executable executable = jit::Executable::for_inputs(f, inputs, given);
   times.executable = median_seconds_per_call([&] { executable.run(inputs); }, calls, rounds);
 
   std::vector<const void*> in;

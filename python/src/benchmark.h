@@ -7,7 +7,7 @@
 /// rounds of `calls` calls each, for
 ///   run:        CompiledFunction::run, the one-call path (binds and checks the
 ///               inputs, allocates outputs and workspace, runs);
-///   executable: codegen::Executable::run, bound once (checks the inputs'
+///   executable: jit::Executable::run, bound once (checks the inputs'
 ///               shapes, runs; allocates nothing);
 ///   raw:        Executable::run_raw, the generated code alone (the floor).
 #pragma once

@@ -11,11 +11,10 @@ Tensor copy_to_tensor(const RawInput& input) {
   return t;
 }
 
-Kernel::Kernel(codegen::CompiledFunction compiled, FunctionInfo info)
+Kernel::Kernel(jit::CompiledFunction compiled, FunctionInfo info)
     : compiled_(std::move(compiled)), info_(std::move(info)) {}
 
-codegen::Executable& Kernel::bound(const std::vector<RawInput>& inputs,
-                                   const ir::SizeBindings& given) {
+jit::Executable& Kernel::bound(const std::vector<RawInput>& inputs, const ir::SizeBindings& given) {
   Key key{{}, given};
   for (const RawInput& in : inputs) key.first.emplace_back(in.type, in.shape);
   auto it = executables_.find(key);
@@ -23,8 +22,8 @@ codegen::Executable& Kernel::bound(const std::vector<RawInput>& inputs,
   // New shapes: bind_sizes checks every input against the declared shapes.
   std::vector<Tensor> examples;
   for (const RawInput& in : inputs) examples.push_back(copy_to_tensor(in));
-  auto executable = std::make_unique<codegen::Executable>(
-      codegen::Executable::for_inputs(compiled_, examples, given));
+  auto executable =
+      std::make_unique<jit::Executable>(jit::Executable::for_inputs(compiled_, examples, given));
   if (executables_.size() >= kMaxBound) executables_.clear();
   return *executables_.emplace(std::move(key), std::move(executable)).first->second;
 }
@@ -32,7 +31,7 @@ codegen::Executable& Kernel::bound(const std::vector<RawInput>& inputs,
 std::vector<Tensor> Kernel::run(const std::vector<RawInput>& inputs,
                                 const ir::SizeBindings& given) {
   std::lock_guard<std::mutex> lock(mutex_);
-  codegen::Executable& executable = bound(inputs, given);
+  jit::Executable& executable = bound(inputs, given);
   std::vector<const void*> in;
   for (const RawInput& r : inputs) in.push_back(r.data);
   std::vector<Tensor> outputs;

@@ -8,7 +8,7 @@
 ///     binds the sizes
 ///     with ir::bind_sizes (a BindError names the input, the expected shape
 ///     with the size values and the actual one) and keeps a
-///     codegen::Executable for them: the planned workspace, allocated once;
+///     jit::Executable for them: the planned workspace, allocated once;
 ///   - later calls with the same types and shapes reuse it: the inputs are
 ///     read in place and only the outputs are allocated;
 ///   - calls are serialised by a mutex (an Executable is not thread-safe), so
@@ -22,8 +22,8 @@
 #include <utility>
 #include <vector>
 
-#include "codegen/executable.h"
-#include "codegen/jit.h"
+#include "jit/executable.h"
+#include "jit/jit.h"
 #include "python/src/program.h"
 #include "support/tensor.h"
 
@@ -40,22 +40,22 @@ class Kernel {
  public:
   static constexpr size_t kMaxBound = 8;
 
-  Kernel(codegen::CompiledFunction compiled, FunctionInfo info);
+  Kernel(jit::CompiledFunction compiled, FunctionInfo info);
 
   /// Runs on one buffer per input; returns one new tensor per output.
   std::vector<Tensor> run(const std::vector<RawInput>& inputs, const ir::SizeBindings& given);
 
   const FunctionInfo& info() const { return info_; }
-  const codegen::CompiledFunction& compiled() const { return compiled_; }
+  const jit::CompiledFunction& compiled() const { return compiled_; }
 
  private:
   using Key = std::pair<std::vector<std::pair<ElemType, std::vector<int64_t>>>, ir::SizeBindings>;
-  codegen::Executable& bound(const std::vector<RawInput>& inputs, const ir::SizeBindings& given);
+  jit::Executable& bound(const std::vector<RawInput>& inputs, const ir::SizeBindings& given);
 
-  codegen::CompiledFunction compiled_;
+  jit::CompiledFunction compiled_;
   FunctionInfo info_;
   std::mutex mutex_;
-  std::map<Key, std::unique_ptr<codegen::Executable>> executables_;
+  std::map<Key, std::unique_ptr<jit::Executable>> executables_;
 };
 
 /// A copy of a buffer as a Tensor.

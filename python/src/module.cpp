@@ -59,7 +59,7 @@ std::vector<py::array> run_kernel(Kernel& k, const std::vector<py::array>& input
 std::unique_ptr<Kernel> compile(const CheckedProgram& p, const Variant& v,
                                 const std::string& cache_dir, const std::string& cxx, bool openmp,
                                 bool verbose, bool index_checks) {
-  codegen::JitOptions options;
+  jit::JitOptions options;
   options.cache_dir = cache_dir;
   options.cxx = cxx;
   options.cpp.openmp = openmp;
@@ -205,6 +205,6 @@ PYBIND11_MODULE(_tenet, m) {
            py::arg("inputs"), py::arg("seed"), py::arg("step"), py::arg("tolerance"),
            py::arg("max_entries"));
 
-  m.def("runtime_dir", &codegen::runtime_dir,
+  m.def("runtime_dir", &jit::runtime_dir,
         "where JIT-compiled code finds the runtime headers ($TENET_RUNTIME_DIR)");
 }

@@ -87,7 +87,7 @@ std::string CheckedProgram::unparse(const Variant& v) const {
 }
 
 std::unique_ptr<Kernel> CheckedProgram::compile(const Variant& v,
-                                                const codegen::JitOptions& options) const {
+                                                const jit::JitOptions& options) const {
   const driver::Request r = request(v, "");
   const driver::Compilation c = driver::compile(r, front_);
   return std::make_unique<Kernel>(driver::load(r, c, options).at(0),

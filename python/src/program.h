@@ -17,9 +17,9 @@
 
 #include "ad/grad.h"
 #include "ad/gradcheck.h"
-#include "codegen/jit.h"
 #include "driver/driver.h"
 #include "ir/ir.h"
+#include "jit/jit.h"
 #include "support/diagnostics.h"
 #include "support/tensor.h"
 
@@ -74,7 +74,7 @@ class CheckedProgram {
   /// The variant as source in the language (lang/unparse.h).
   std::string unparse(const Variant& v) const;
   /// Optimises and JIT-compiles the variant (a cache hit runs no compiler).
-  std::unique_ptr<Kernel> compile(const Variant& v, const codegen::JitOptions& options) const;
+  std::unique_ptr<Kernel> compile(const Variant& v, const jit::JitOptions& options) const;
   /// Runs the variant in the reference interpreter (float64 math for a float64 variant).
   std::vector<Tensor> interpret(const Variant& v, const std::vector<Tensor>& inputs,
                                 const ir::SizeBindings& given) const;

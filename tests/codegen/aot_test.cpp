@@ -1,6 +1,6 @@
 // Ahead-of-time output: the emitted project builds on its own with CMake, a
 // C program links against it, and its results equal the interpreter's.
-#include "codegen/aot.h"
+#include "jit/aot.h"
 
 #include <gtest/gtest.h>
 
@@ -69,7 +69,7 @@ TEST(Aot, ProjectBuildsStandaloneAndMatchesTheInterpreter) {
   ir::Module m = compile_tn(kKernels);
   CppOptions options;
   options.unit_name = "kernels";
-  emit_project(driver::emit_cpp(m, {}, options), m.functions.front(), project);
+  jit::emit_project(driver::emit_cpp(m, {}, options), m.functions.front(), project);
   for (const char* file :
        {"kernels.h", "kernels.cpp", "tenet_runtime.h", "CMakeLists.txt", "README.md"})
     EXPECT_TRUE(fs::exists(project + "/" + file)) << file;
@@ -124,7 +124,7 @@ TEST(Aot, ProjectBuildsStandaloneAndMatchesTheInterpreter) {
 TEST(Aot, UnwritableFolderIsABindError) {
   const ir::Module m = compile_tn(kKernels);
   EXPECT_THROW(
-      emit_project(driver::emit_cpp(m), m.functions.front(), "/proc/tenet-cannot-write-here"),
+      jit::emit_project(driver::emit_cpp(m), m.functions.front(), "/proc/tenet-cannot-write-here"),
       BindError);
 }
 

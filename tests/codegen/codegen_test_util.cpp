@@ -23,8 +23,8 @@ ir::Module compile_tn(const std::string& source) {
   }
 }
 
-JitOptions test_jit_options() {
-  JitOptions options;
+jit::JitOptions test_jit_options() {
+  jit::JitOptions options;
   const char* dir = std::getenv("TENET_CACHE_DIR");
   options.cache_dir = dir && *dir ? dir : std::string(TENET_BINARY_DIR) + "/tenet-cache";
   return options;
@@ -69,7 +69,7 @@ void expect_close(const Tensor& actual, const Tensor& expected, double tolerance
       << first.str();
 }
 
-void expect_matches_interpreter(const CompiledFunction& f, const ir::SizeBindings& sizes,
+void expect_matches_interpreter(const jit::CompiledFunction& f, const ir::SizeBindings& sizes,
                                 uint64_t seed, double tolerance, int64_t int_hi) {
   const ir::Function& fn = f.function();
   std::vector<Tensor> inputs = ir::random_inputs(fn, sizes, seed, int_hi);

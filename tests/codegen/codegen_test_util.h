@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "codegen/jit.h"
 #include "ir/ir.h"
+#include "jit/jit.h"
 #include "support/tensor.h"
 
 namespace tenet::codegen::testing {
@@ -17,7 +17,7 @@ ir::Module compile_tn(const std::string& source);
 
 /// Default JIT options with the cache in $TENET_CACHE_DIR (set by CTest) or
 /// in the build folder.
-JitOptions test_jit_options();
+jit::JitOptions test_jit_options();
 
 /// A fresh, empty folder under the build folder's tmp/ (removed first if it exists).
 std::string fresh_folder(const std::string& name);
@@ -31,7 +31,7 @@ void expect_close(const Tensor& actual, const Tensor& expected, double tolerance
 
 /// Runs `f` compiled and interpreted on the same random inputs (seeded) and
 /// expects every output to match. Integer inputs are drawn in [0, int_hi).
-void expect_matches_interpreter(const CompiledFunction& f, const ir::SizeBindings& sizes,
+void expect_matches_interpreter(const jit::CompiledFunction& f, const ir::SizeBindings& sizes,
                                 uint64_t seed, double tolerance = 1e-5, int64_t int_hi = 10);
 
 }  // namespace tenet::codegen::testing

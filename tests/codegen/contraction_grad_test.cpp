@@ -62,7 +62,7 @@ TEST(ContractionGrad, ScatteredWindowsInChunks) {
   // that end mid-image and a last short chunk) and 1 byte (less than one
   // slice of any index: chunks of one).
   for (int64_t budget : {600, 1}) {
-    JitOptions options = test_jit_options();
+    jit::JitOptions options = test_jit_options();
     options.cpp.pack_budget_bytes = budget;
     const std::string source = expect_gemm_matches_interpreter(
         gradient_of_source(kPaddedStride2, "padded"), "padded_grad", kPaddedSizes, 3, 11, &options);

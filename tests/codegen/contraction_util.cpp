@@ -65,7 +65,7 @@ std::string lowered_statements(const ir::Function& fn) {
 
 std::string expect_gemm_matches_interpreter(const ir::Module& m, const std::string& name,
                                             const ir::SizeBindings& sizes, int expected_lowered,
-                                            uint64_t seed, const JitOptions* options) {
+                                            uint64_t seed, const jit::JitOptions* options) {
   ir::Module optimised = m;
   for (ir::Function& f : optimised.functions) f = f.clone();
   driver::optimise(optimised);
@@ -80,8 +80,8 @@ std::string expect_gemm_matches_interpreter(const ir::Module& m, const std::stri
       << name << " lowered:\n"
       << lowered;
 
-  const JitOptions jit = options ? *options : test_jit_options();
-  CompiledFunction compiled = driver::jit_compile(optimised, name, jit);
+  const jit::JitOptions jit = options ? *options : test_jit_options();
+  jit::CompiledFunction compiled = driver::jit_compile(optimised, name, jit);
   std::vector<Tensor> inputs = ir::random_inputs(*original, sizes, seed);
   const double k =
       double(longest_reduction(original->body, ir::bind_sizes(*original, inputs, sizes)));

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "codegen/jit.h"
 #include "ir/ir.h"
+#include "jit/jit.h"
 
 namespace tenet::codegen::testing {
 
@@ -35,6 +35,7 @@ std::string lowered_statements(const ir::Function& fn);
 /// Returns the generated source, for further checks.
 std::string expect_gemm_matches_interpreter(const ir::Module& m, const std::string& name,
                                             const ir::SizeBindings& sizes, int expected_lowered,
-                                            uint64_t seed = 7, const JitOptions* options = nullptr);
+                                            uint64_t seed = 7,
+                                            const jit::JitOptions* options = nullptr);
 
 }  // namespace tenet::codegen::testing

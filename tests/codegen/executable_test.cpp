@@ -1,8 +1,8 @@
-// codegen::Executable, the no-allocation fast path: after a warm-up call,
+// jit::Executable, the no-allocation fast path: after a warm-up call,
 // training steps of compiled gradient programs (a small conv + routing
 // CapsNet, and the full CapsNet at a small batch) allocate nothing in the
 // calling thread and take no page faults, and give exactly what
-// CompiledFunction::run gives (and the interpreter, within tolerance); wrong
+// jit::CompiledFunction::run gives (and the interpreter, within tolerance); wrong
 // tensors are BindErrors that say what was expected.
 #include <gtest/gtest.h>
 
@@ -11,10 +11,10 @@
 #include <iostream>
 
 #include "ad/grad.h"
-#include "codegen/executable.h"
 #include "driver/driver.h"
 #include "ir/bind.h"
 #include "ir/interp.h"
+#include "jit/executable.h"
 #include "passes/pipeline.h"
 #include "support/error.h"
 #include "tests/codegen/codegen_test_util.h"
@@ -29,7 +29,7 @@ constexpr int kSteps = 4;
 /// The arena and the outputs are touched when binding, so Tenet's own memory
 /// never faults; what remains is the runtimes' (an OpenMP worker's stack
 /// growing, glibc returning and re-taking heap pages that oneDNN's GEMM
-/// allocates and frees on every call; codegen/executable.h keeps most of
+/// allocates and frees on every call; jit/executable.h keeps most of
 /// them). Measured: 0 to 2 per call on an Intel machine, 0 to 4.2 (50 in 12
 /// calls, varying from run to run with the heap's history) on an AMD EPYC
 /// one. Since GEMMs run oneDNN's matmul primitive with a scratchpad of their
@@ -40,8 +40,8 @@ constexpr int kSteps = 4;
 constexpr int64_t kFaultAllowance = 8 * 3 * kSteps;
 
 /// The gradient of `output` of `fn` in `path` after the pipeline, compiled.
-CompiledFunction compiled_gradient(const std::string& path, const std::string& fn,
-                                   const std::string& output) {
+jit::CompiledFunction compiled_gradient(const std::string& path, const std::string& fn,
+                                        const std::string& output) {
   ir::Module m = compile_tn(tenet::testing::read_file(tenet::testing::source_path(path)));
   ad::GradRequest req;
   req.output = output;
@@ -57,18 +57,18 @@ void expect_identical(const std::vector<Tensor>& actual, const std::vector<Tenso
   for (size_t i = 0; i < actual.size(); ++i) {
     ASSERT_EQ(actual[i].shape(), expected[i].shape()) << what << " output " << i;
     EXPECT_EQ(std::memcmp(actual[i].raw(), expected[i].raw(), expected[i].nbytes()), 0)
-        << what << ": output " << i << " differs from CompiledFunction::run";
+        << what << ": output " << i << " differs from jit::CompiledFunction::run";
   }
 }
 
 /// kSteps calls after a warm-up allocate nothing in this thread (and, where
 /// glibc's allocator is in use, take almost no page faults); each gives the
-/// outputs CompiledFunction::run gives. Returns the outputs of the last call.
-std::vector<Tensor> expect_steps_allocate_nothing(const CompiledFunction& f,
+/// outputs jit::CompiledFunction::run gives. Returns the outputs of the last call.
+std::vector<Tensor> expect_steps_allocate_nothing(const jit::CompiledFunction& f,
                                                   const ir::SizeBindings& sizes,
                                                   const std::vector<Tensor>& inputs) {
   const std::vector<Tensor> reference = f.run(inputs);
-  Executable step(f, sizes);
+  jit::Executable step(f, sizes);
   std::vector<Tensor> outputs;
   for (size_t i = 0; i < reference.size(); ++i) {
     outputs.emplace_back(reference[i].type(), reference[i].shape());
@@ -87,8 +87,8 @@ std::vector<Tensor> expect_steps_allocate_nothing(const CompiledFunction& f,
   step.run(inputs);
   step.run_into(inputs, outputs);
   step.run_raw(in.data(), out.data());
-  const std::vector<std::string> runtimes = {blas_library(),
-                                             dnnl_library()};  // before counting: they allocate
+  const std::vector<std::string> runtimes = {
+      jit::blas_library(), jit::dnnl_library()};  // before counting: they allocate
   tenet::testing::Counter counter;
   for (int i = 0; i < kSteps; ++i) {
     step.run(inputs);
@@ -113,7 +113,8 @@ std::vector<Tensor> expect_steps_allocate_nothing(const CompiledFunction& f,
 }
 
 TEST(Executable, ConvAndRoutingGradientStepsAllocateNothing) {
-  CompiledFunction f = compiled_gradient("models/zoo/capsnet_small.tn", "capsnet_small", "loss");
+  jit::CompiledFunction f =
+      compiled_gradient("models/zoo/capsnet_small.tn", "capsnet_small", "loss");
   const ir::SizeBindings sizes = {{"B", 3}, {"C1", 4}, {"P", 8},  {"K", 3},
                                   {"E", 4}, {"H1", 8}, {"H2", 12}};
   const std::vector<Tensor> inputs = ir::random_inputs(f.function(), sizes, 5, 3);
@@ -125,9 +126,9 @@ TEST(Executable, ConvAndRoutingGradientStepsAllocateNothing) {
 
 TEST(Executable, CapsNetGradientStepsAllocateNothing) {
   // The full model (its pack buffers in chunks, its temporaries sharing
-  // memory); the interpreter would take minutes, CompiledFunction::run is
+  // memory); the interpreter would take minutes, jit::CompiledFunction::run is
   // the reference (the zoo suite compares the small CapsNet with it).
-  CompiledFunction f = compiled_gradient("models/capsnet.tn", "capsnet", "loss");
+  jit::CompiledFunction f = compiled_gradient("models/capsnet.tn", "capsnet", "loss");
   const ir::SizeBindings sizes = {{"B", 2}};
   expect_steps_allocate_nothing(f, sizes, ir::random_inputs(f.function(), sizes, 9, 10));
 }
@@ -136,7 +137,7 @@ TEST(Executable, LibraryConvolutionStepsAllocateNothing) {
   // The MNIST CNN: both convolutions and their gradients in the convolution
   // library (runtime/tenet_conv.h), whose primitives, memory objects and
   // buffers are made by the warm-up call and reused.
-  CompiledFunction f = compiled_gradient("models/mnist_cnn.tn", "mnist_cnn", "loss");
+  jit::CompiledFunction f = compiled_gradient("models/mnist_cnn.tn", "mnist_cnn", "loss");
   EXPECT_NE(tenet::testing::read_file(f.source_path()).find("tenet::conv2d_backward_data("),
             std::string::npos);
   const ir::SizeBindings sizes = {{"B", 16}};
@@ -144,7 +145,7 @@ TEST(Executable, LibraryConvolutionStepsAllocateNothing) {
 }
 
 /// y = 2x + 1 through a temporary, compiled.
-CompiledFunction affine() {
+jit::CompiledFunction affine() {
   ir::Module m = compile_tn(R"(
 def affine(float(N, K) x) -> (y) {
   t(n, k) = x(n, k) * 2
@@ -165,10 +166,10 @@ std::string bind_error(const std::function<void()>& f) {
 }
 
 TEST(Executable, BindsToSizesOrToExampleInputs) {
-  CompiledFunction f = affine();
+  jit::CompiledFunction f = affine();
   Tensor x = random_tensor(ElemType::F32, {3, 4}, 1);
-  Executable by_sizes(f, {{"N", 3}, {"K", 4}});
-  Executable by_inputs = Executable::for_inputs(f, {x});
+  jit::Executable by_sizes(f, {{"N", 3}, {"K", 4}});
+  jit::Executable by_inputs = jit::Executable::for_inputs(f, {x});
   EXPECT_EQ(by_inputs.sizes(), by_sizes.sizes());
   EXPECT_EQ(by_sizes.input_shape(0), (std::vector<int64_t>{3, 4}));
   EXPECT_EQ(by_sizes.output_shape(0), (std::vector<int64_t>{3, 4}));
@@ -179,8 +180,8 @@ TEST(Executable, BindsToSizesOrToExampleInputs) {
 }
 
 TEST(Executable, WrongTensorsAreBindErrors) {
-  CompiledFunction f = affine();
-  Executable step(f, {{"N", 3}, {"K", 4}});
+  jit::CompiledFunction f = affine();
+  jit::Executable step(f, {{"N", 3}, {"K", 4}});
   const Tensor good = random_tensor(ElemType::F32, {3, 4}, 1);
   EXPECT_EQ(bind_error([&] {
               step.run({random_tensor(ElemType::F32, {3, 5}, 1)});
@@ -198,15 +199,15 @@ TEST(Executable, WrongTensorsAreBindErrors) {
   EXPECT_EQ(bind_error([&] { step.run_into({good}, none); }), "'affine' has 1 output, 0 given");
 
   EXPECT_EQ(bind_error([&] {
-              Executable(f, {{"N", 3}});
+              jit::Executable(f, {{"N", 3}});
             }),
             "size parameter 'K' is not bound; give it with --sizes K=...");
   EXPECT_EQ(bind_error([&] {
-              Executable(f, {{"N", 3}, {"K", 4}, {"Q", 1}});
+              jit::Executable(f, {{"N", 3}, {"K", 4}, {"Q", 1}});
             }),
             "'affine' has no size parameter 'Q'");
   EXPECT_EQ(bind_error([&] {
-              Executable(f, {{"N", -1}, {"K", 4}});
+              jit::Executable(f, {{"N", -1}, {"K", 4}});
             }),
             "size parameter 'N' cannot be negative (given N = -1)");
 }

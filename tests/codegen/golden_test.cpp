@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "codegen/cpp.h"
-#include "codegen/jit.h"
 #include "driver/driver.h"
 #include "ir/bind.h"
+#include "jit/jit.h"
 #include "tests/codegen/codegen_test_util.h"
 #include "tests/support/golden.h"
 
@@ -37,7 +37,7 @@ TEST(CppGolden, Softmax) {
   tenet::testing::expect_golden("codegen/softmax_last.h.expected", unit.header);
   tenet::testing::expect_golden("codegen/softmax_last.cpp.expected", unit.source);
   // The pinned code is also right.
-  CompiledFunction f = driver::jit_compile(m, "softmax_last", test_jit_options());
+  jit::CompiledFunction f = driver::jit_compile(m, "softmax_last", test_jit_options());
   expect_matches_interpreter(f, {{"N", 9}, {"K", 31}}, 1);
 }
 
@@ -47,7 +47,7 @@ TEST(CppGolden, ConvolutionWithStride2) {
   options.origin = "conv.tn";
   tenet::testing::expect_golden("codegen/conv_stride2.cpp.expected",
                                 driver::emit_cpp(m, {}, options).source);
-  CompiledFunction f = driver::jit_compile(m, "conv_stride2", test_jit_options());
+  jit::CompiledFunction f = driver::jit_compile(m, "conv_stride2", test_jit_options());
   expect_matches_interpreter(f, {{"B", 2}, {"C", 2}, {"H", 12}, {"W", 10}, {"O", 3}}, 2);
 }
 
@@ -69,7 +69,7 @@ TEST(CppGolden, ReshapeViewsAndCopies) {
   options.origin = "flatten.tn";
   tenet::testing::expect_golden("codegen/reshape_flatten.cpp.expected",
                                 driver::emit_cpp(m, {}, options).source);
-  CompiledFunction f = driver::jit_compile(m, "flatten", test_jit_options());
+  jit::CompiledFunction f = driver::jit_compile(m, "flatten", test_jit_options());
   expect_matches_interpreter(f, {{"B", 2}, {"C", 3}, {"H", 4}, {"W", 5}, {"O", 3}}, 3);
 }
 

@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "codegen/cpp.h"
-#include "codegen/jit.h"
 #include "driver/driver.h"
 #include "ir/builder.h"
+#include "jit/jit.h"
 #include "tests/codegen/codegen_test_util.h"
 
 namespace tenet::codegen::testing {
@@ -139,17 +139,17 @@ class JitBuilder : public ::testing::Test {
     auto compiled = driver::jit_compile_together(
         *module_, {"loop_kinds", "init_reductions", "outputs", "int", "transposed"},
         test_jit_options());
-    functions_ = new std::vector<CompiledFunction>(compiled);
+    functions_ = new std::vector<jit::CompiledFunction>(compiled);
   }
   static void TearDownTestSuite() {
     delete functions_;
     delete module_;
   }
   static ir::Module* module_;
-  static std::vector<CompiledFunction>* functions_;
+  static std::vector<jit::CompiledFunction>* functions_;
 };
 ir::Module* JitBuilder::module_ = nullptr;
-std::vector<CompiledFunction>* JitBuilder::functions_ = nullptr;
+std::vector<jit::CompiledFunction>* JitBuilder::functions_ = nullptr;
 
 TEST_F(JitBuilder, EveryKindOfCarriedTensor) {
   expect_matches_interpreter((*functions_)[0], {{"N", 33}}, 21);
@@ -180,19 +180,19 @@ TEST_F(JitBuilder, TemporariesWithALayout) {
 // own `step`, not the one the process loaded first.
 TEST(JitSymbols, EntryNamedLikeALibcFunctionCallsItsOwnCode) {
   ir::Module m = compile_tn("def step(float(N) x) -> (y) { y(i) = x(i) * 2 }");
-  CompiledFunction f = driver::jit_compile(m, "step", test_jit_options());
+  jit::CompiledFunction f = driver::jit_compile(m, "step", test_jit_options());
   expect_matches_interpreter(f, {{"N", 17}}, 3);
 }
 
 // GCC 12 at -O3 -march=native turned this loop (constant inner extent 10) into
 // vector code that wrote 0 for some selected elements; the JIT adds
-// compiler_workaround_flags() to every compile.
+// jit::compiler_workaround_flags() to every compile.
 TEST(JitCompilerBugs, ShortConditionalLoopMatchesInterpreter) {
   ir::Module m = compile_tn(
       "def kink(float(B, 10) len, float(B, 10) d) -> (out) {\n"
       "  out(b, k) = select(len(b, k) - 0.1 >= 0, d(b, k), 0)\n"
       "}");
-  CompiledFunction f = driver::jit_compile(m, "kink", test_jit_options());
+  jit::CompiledFunction f = driver::jit_compile(m, "kink", test_jit_options());
   for (uint64_t seed = 1; seed <= 4; ++seed) expect_matches_interpreter(f, {{"B", 7}}, seed);
 }
 

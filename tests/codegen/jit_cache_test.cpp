@@ -11,10 +11,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "codegen/jit.h"
 #include "driver/driver.h"
 #include "ir/bind.h"
 #include "ir/builder.h"
+#include "jit/jit.h"
 #include "support/child_processes.h"
 #include "support/error.h"
 #include "support/temp_files.h"
@@ -40,7 +40,7 @@ std::string logging_compiler(const std::string& dir, const std::string& log) {
   const std::string path = dir + "/logging-c++";
   std::ofstream(path) << "#!/bin/sh\n"
                       << "if [ \"$1\" != \"--version\" ]; then echo \"$@\" >> '" << log << "'; fi\n"
-                      << "exec '" << default_jit_compiler() << "' \"$@\"\n";
+                      << "exec '" << jit::default_jit_compiler() << "' \"$@\"\n";
   fs::permissions(path, fs::perms::owner_all);
   return path;
 }
@@ -54,7 +54,7 @@ int lines_in(const std::string& path) {
 
 /// Runs JitCacheChild below in a child process on `cache` with `cxx`; it
 /// expects a cache hit or not. Returns its stdout and stderr.
-std::string run_child(const JitOptions& options, bool expect_hit) {
+std::string run_child(const jit::JitOptions& options, bool expect_hit) {
   const std::string self = fs::read_symlink("/proc/self/exe").string();
   auto child = tenet::testing::run_command("TENET_TEST_CHILD_CACHE='" + options.cache_dir +
                                            "' TENET_TEST_CHILD_CXX='" + options.cxx +
@@ -68,13 +68,13 @@ std::string run_child(const JitOptions& options, bool expect_hit) {
 TEST(JitCache, SecondCompileHitsTheCacheAndAnyChangeMisses) {
   const std::string dir = fresh_folder("jit-cache");
   const std::string log = dir + "/compiles.log";
-  JitOptions options;
+  jit::JitOptions options;
   options.cache_dir = dir + "/cache";
   options.cxx = logging_compiler(dir, log);
   options.flags = kQuickFlags;
   ir::Module m = compile_tn(kScale);
 
-  CompiledFunction first = driver::jit_compile(m, "scale", options);
+  jit::CompiledFunction first = driver::jit_compile(m, "scale", options);
   EXPECT_FALSE(first.cache_hit());
   EXPECT_EQ(lines_in(log), 1);
   EXPECT_TRUE(fs::exists(first.library_path()));
@@ -82,7 +82,7 @@ TEST(JitCache, SecondCompileHitsTheCacheAndAnyChangeMisses) {
   EXPECT_TRUE(fs::exists(fs::path(first.library_path()).parent_path() / "build.log"));
   expect_matches_interpreter(first, {{"N", 10}}, 1);
 
-  CompiledFunction again = driver::jit_compile(m, "scale", options);
+  jit::CompiledFunction again = driver::jit_compile(m, "scale", options);
   EXPECT_TRUE(again.cache_hit());
   EXPECT_EQ(again.library_path(), first.library_path());
   EXPECT_EQ(lines_in(log), 1) << "a cache hit ran the compiler";
@@ -92,14 +92,14 @@ TEST(JitCache, SecondCompileHitsTheCacheAndAnyChangeMisses) {
   run_child(options, /*expect_hit=*/true);
   EXPECT_EQ(lines_in(log), 1) << "the second process ran the compiler";
 
-  JitOptions other_flags = options;
+  jit::JitOptions other_flags = options;
   other_flags.flags.push_back("-DTENET_TEST_FLAG=1");
-  CompiledFunction flagged = driver::jit_compile(m, "scale", other_flags);
+  jit::CompiledFunction flagged = driver::jit_compile(m, "scale", other_flags);
   EXPECT_FALSE(flagged.cache_hit());
   EXPECT_NE(flagged.library_path(), first.library_path());
   EXPECT_EQ(lines_in(log), 2);
 
-  JitOptions serial = options;
+  jit::JitOptions serial = options;
   serial.cpp.openmp = false;  // other source, other key
   EXPECT_FALSE(driver::jit_compile(m, "scale", serial).cache_hit());
   EXPECT_EQ(lines_in(log), 3);
@@ -109,11 +109,11 @@ TEST(JitCache, SecondCompileHitsTheCacheAndAnyChangeMisses) {
 TEST(JitCacheChild, CompilesScale) {
   const char* cache = std::getenv("TENET_TEST_CHILD_CACHE");
   if (!cache) GTEST_SKIP() << "run by the JitCache tests in a child process";
-  JitOptions options;
+  jit::JitOptions options;
   options.cache_dir = cache;
   options.cxx = std::getenv("TENET_TEST_CHILD_CXX");
   options.flags = kQuickFlags;
-  CompiledFunction f = driver::jit_compile(compile_tn(kScale), "scale", options);
+  jit::CompiledFunction f = driver::jit_compile(compile_tn(kScale), "scale", options);
   EXPECT_EQ(f.cache_hit(), std::string(std::getenv("TENET_TEST_CHILD_HIT")) == "1");
   expect_matches_interpreter(f, {{"N", 4}}, 3);
 }
@@ -130,7 +130,7 @@ std::string the_only_library(const std::string& cache_dir) {
 TEST(JitCache, DamagedLibraryIsBuiltAgain) {
   const std::string dir = fresh_folder("jit-damaged");
   const std::string log = dir + "/compiles.log";
-  JitOptions options;
+  jit::JitOptions options;
   options.cache_dir = dir + "/cache";
   options.cxx = logging_compiler(dir, log);
   options.flags = kQuickFlags;
@@ -157,7 +157,7 @@ TEST(JitCache, DamagedLibraryIsBuiltAgain) {
 
   // Another library in its place, with its checksum: it loads, but lacks
   // scale's entry points.
-  JitOptions other = options;
+  jit::JitOptions other = options;
   other.cache_dir = dir + "/other-cache";
   const ir::Module twice = compile_tn("def twice(float(N) x) -> (y) {\n  y(i) = 2 * x(i)\n}\n");
   const std::string twice_library = driver::jit_compile(twice, "twice", other).library_path();
@@ -170,10 +170,10 @@ TEST(JitCache, DamagedLibraryIsBuiltAgain) {
 
 TEST(JitCache, TemporariesOfKilledCompilesAreRemoved) {
   const std::string dir = fresh_folder("jit-stale");
-  JitOptions options;
+  jit::JitOptions options;
   options.cache_dir = dir + "/cache";
   options.flags = kQuickFlags;
-  CompiledFunction f = driver::jit_compile(compile_tn(kScale), "scale", options);
+  jit::CompiledFunction f = driver::jit_compile(compile_tn(kScale), "scale", options);
   const std::string entry = fs::path(f.library_path()).parent_path().string();
   // A finished child's pid: a process that no longer runs.
   pid_t dead = ::fork();
@@ -197,7 +197,7 @@ TEST(JitCache, TemporariesOfKilledCompilesAreRemoved) {
 }
 
 TEST(JitCache, UnwritableCacheIsAUserError) {
-  JitOptions options = test_jit_options();
+  jit::JitOptions options = test_jit_options();
   options.cache_dir = "/proc/tenet-test-jit-cache";
   try {
     driver::jit_compile(compile_tn(kScale), "scale", options);
@@ -216,9 +216,9 @@ TEST(JitCache, CompilerFailureOnGeneratedCodeShowsTheCompilerOutputAndTheSource)
   std::ofstream(cxx) << "#!/bin/sh\n"
                      << "case \"$*\" in *scale.cpp*) echo 'scale.cpp:1: error: tenet-test' >&2; "
                         "exit 1;; esac\n"
-                     << "exec '" << default_jit_compiler() << "' \"$@\"\n";
+                     << "exec '" << jit::default_jit_compiler() << "' \"$@\"\n";
   fs::permissions(cxx, fs::perms::owner_all);
-  JitOptions options = test_jit_options();
+  jit::JitOptions options = test_jit_options();
   options.cache_dir = dir + "/cache";
   options.cxx = cxx;
   options.flags = kQuickFlags;
@@ -239,7 +239,7 @@ TEST(JitCache, CompilerFailureOnGeneratedCodeShowsTheCompilerOutputAndTheSource)
 }
 
 /// The BindError of compiling kScale with `options`.
-std::string bind_error(const JitOptions& options) {
+std::string bind_error(const jit::JitOptions& options) {
   try {
     driver::jit_compile(compile_tn(kScale), "scale", options);
   } catch (const BindError& e) {
@@ -251,7 +251,7 @@ std::string bind_error(const JitOptions& options) {
 
 TEST(JitCache, CompilerThatCannotBuildAnythingIsAUserError) {
   // Flags the compiler rejects: it fails on a one-line library too.
-  JitOptions options = test_jit_options();
+  jit::JitOptions options = test_jit_options();
   options.cache_dir = fresh_folder("jit-bad-flags");
   options.flags = {"-shared", "-fPIC", "-fno-such-option-for-tenet-tests"};
   std::string what = bind_error(options);
@@ -280,7 +280,7 @@ TEST(JitCache, CompilerThatCannotBuildAnythingIsAUserError) {
 }
 
 TEST(JitCache, MissingCompilerIsAUserErrorNamingWhereItCameFrom) {
-  JitOptions options = test_jit_options();
+  jit::JitOptions options = test_jit_options();
   options.cxx = "/nonexistent/tenet-test-c++";
   EXPECT_EQ(bind_error(options),
             "the C++ compiler '/nonexistent/tenet-test-c++' (JitOptions::cxx) does not exist; "
@@ -308,7 +308,7 @@ TEST(JitCache, AnInterruptEndsTheCompilerAndItsChildren) {
                      << "echo $! > '" << dir << "/child.pid'\n"
                      << "wait\n";
   fs::permissions(cxx, fs::perms::owner_all);
-  JitOptions options;
+  jit::JitOptions options;
   options.cache_dir = dir + "/cache";
   options.cxx = cxx;
   struct Interrupted {};
@@ -325,7 +325,7 @@ TEST(JitCache, AnInterruptEndsTheCompilerAndItsChildren) {
 }
 
 TEST(JitRun, BadInputsAreBindErrorsBeforeAnyCodeRuns) {
-  CompiledFunction f = driver::jit_compile(compile_tn(kScale), "scale", test_jit_options());
+  jit::CompiledFunction f = driver::jit_compile(compile_tn(kScale), "scale", test_jit_options());
   Tensor wrong_rank(ElemType::F32, {2, 3});
   Tensor wrong_type(ElemType::F64, {4});
   EXPECT_THROW(f.run({wrong_rank}), BindError);
@@ -349,7 +349,7 @@ TEST(JitRun, UnguardedReadsOutOfBoundsAreBindErrors) {
                        ir::make_read(x, {ir::Affine{{{"i", 1}}, 1}})));
   ir::Module m;
   m.functions.push_back(fb.finish());
-  CompiledFunction f = driver::jit_compile(m, "shift", test_jit_options());
+  jit::CompiledFunction f = driver::jit_compile(m, "shift", test_jit_options());
   try {
     f.run({Tensor(ElemType::F32, {4})});
     FAIL() << "expected a BindError";

@@ -5,9 +5,9 @@
 #include <fstream>
 #include <iterator>
 
-#include "codegen/jit.h"
 #include "driver/driver.h"
 #include "ir/bind.h"
+#include "jit/jit.h"
 #include "tests/codegen/codegen_test_util.h"
 
 namespace tenet::codegen::testing {
@@ -81,20 +81,20 @@ class JitNumeric : public ::testing::Test {
     std::vector<std::string> names;
     for (const auto& f : module_->functions) names.push_back(f.name);
     auto compiled = driver::jit_compile_together(*module_, names, test_jit_options());
-    functions_ = new std::map<std::string, CompiledFunction>();
+    functions_ = new std::map<std::string, jit::CompiledFunction>();
     for (size_t i = 0; i < names.size(); ++i) functions_->emplace(names[i], compiled[i]);
   }
   static void TearDownTestSuite() {
     delete functions_;
     delete module_;
   }
-  static const CompiledFunction& fn(const std::string& name) { return functions_->at(name); }
+  static const jit::CompiledFunction& fn(const std::string& name) { return functions_->at(name); }
 
   static ir::Module* module_;
-  static std::map<std::string, CompiledFunction>* functions_;
+  static std::map<std::string, jit::CompiledFunction>* functions_;
 };
 ir::Module* JitNumeric::module_ = nullptr;
-std::map<std::string, CompiledFunction>* JitNumeric::functions_ = nullptr;
+std::map<std::string, jit::CompiledFunction>* JitNumeric::functions_ = nullptr;
 
 TEST_F(JitNumeric, ElementwiseMath) {
   expect_matches_interpreter(fn("math"), {{"N", 1000}}, 1);
@@ -146,7 +146,7 @@ TEST_F(JitNumeric, LoopsWithCarriedTensorsAndLiveOuts) {
 
 TEST_F(JitNumeric, LargeStatementsRunInParallelAndStayDeterministic) {
   // Big enough for the OpenMP pragmas to engage; two runs give identical bits.
-  const CompiledFunction& f = fn("reductions");
+  const jit::CompiledFunction& f = fn("reductions");
   auto inputs = ir::random_inputs(f.function(), {{"M", 300}, {"K", 500}}, 15);
   auto first = f.run(inputs);
   auto second = f.run(inputs);
@@ -166,7 +166,7 @@ TEST(JitLiterals, ExtremeLiteralsMatchTheInterpreter) {
       "  w(i) = d(i) * 1e39 + 4.9406564584124654e-324 + 1.7976931348623157e308\n"
       "  z(i) = select(c(i) > -128, c(i) - 1, 127)\n"
       "}\n");
-  CompiledFunction f = driver::jit_compile(m, "extremes", test_jit_options());
+  jit::CompiledFunction f = driver::jit_compile(m, "extremes", test_jit_options());
   expect_matches_interpreter(f, {{"N", 6}}, 4, 0);
   const std::string source = f.source_path().empty() ? "" : [&] {
     std::ifstream in(f.source_path());

@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "codegen/jit.h"
 #include "driver/driver.h"
+#include "jit/jit.h"
 #include "support/error.h"
 #include "tests/codegen/codegen_test_util.h"
 #include "tests/support/golden.h"
@@ -30,8 +30,8 @@ def twice(float(N) x) -> (y) {
 
 const std::vector<std::string> kQuickFlags = {"-O0", "-fopenmp", "-fPIC", "-shared", "-std=c++17"};
 
-JitOptions quick_options(const std::string& cache_dir) {
-  JitOptions options;
+jit::JitOptions quick_options(const std::string& cache_dir) {
+  jit::JitOptions options;
   options.cache_dir = cache_dir;
   options.flags = kQuickFlags;
   return options;
@@ -44,7 +44,7 @@ unsigned mode_of(const std::string& path) {
 }
 
 /// The BindError message of compiling kDouble with `options` ("" if none).
-std::string refusal(const JitOptions& options) {
+std::string refusal(const jit::JitOptions& options) {
   try {
     driver::jit_compile(compile_tn(kDouble), "twice", options);
   } catch (const BindError& e) {
@@ -78,7 +78,7 @@ TEST(JitTrust, NewCacheFoldersAreCreatedPrivateWhateverTheUmask) {
   const std::string root = fresh_folder("jit-trust-new");
   const std::string cache = root + "/a/b/cache";
   const mode_t old_umask = ::umask(0);  // would make 0777 folders of plain mkdir
-  CompiledFunction f = driver::jit_compile(compile_tn(kDouble), "twice", quick_options(cache));
+  jit::CompiledFunction f = driver::jit_compile(compile_tn(kDouble), "twice", quick_options(cache));
   ::umask(old_umask);
   for (const std::string& dir : {root + "/a", root + "/a/b", cache})
     EXPECT_EQ(mode_of(dir), 0700u) << dir;
@@ -90,7 +90,7 @@ TEST(JitTrust, SymbolicLinksInTheCacheAreRefused) {
   // A compile in one cache tells the entry's name; another cache gets a
   // symbolic link of that name to the first one's entry.
   const std::string root = fresh_folder("jit-trust-link");
-  CompiledFunction f =
+  jit::CompiledFunction f =
       driver::jit_compile(compile_tn(kDouble), "twice", quick_options(root + "/real"));
   const fs::path entry = fs::path(f.library_path()).parent_path();
   fs::create_directory(root + "/linked");
@@ -136,7 +136,7 @@ TEST(JitTrust, AFolderAboveTheCacheWritableByOthersIsRefused) {
   expect_contains(what, "mode 0777) is writable by users other than its owner");
   // The sticky bit (as on /tmp) lets only a folder's owner rename it: fine.
   ::chmod((root + "/open").c_str(), 01777);
-  CompiledFunction f =
+  jit::CompiledFunction f =
       driver::jit_compile(compile_tn(kDouble), "twice", quick_options(root + "/open/c"));
   expect_matches_interpreter(f, {{"N", 3}}, 2);
 }
@@ -144,9 +144,9 @@ TEST(JitTrust, AFolderAboveTheCacheWritableByOthersIsRefused) {
 TEST(JitTrust, CompilerWritableByOthersIsRefused) {
   const std::string dir = fresh_folder("jit-trust-cxx");
   const std::string cxx = dir + "/c++";
-  std::ofstream(cxx) << "#!/bin/sh\nexec '" << default_jit_compiler() << "' \"$@\"\n";
+  std::ofstream(cxx) << "#!/bin/sh\nexec '" << jit::default_jit_compiler() << "' \"$@\"\n";
   ::chmod(cxx.c_str(), 0757);
-  JitOptions options = quick_options(dir + "/cache");
+  jit::JitOptions options = quick_options(dir + "/cache");
   options.cxx = cxx;
   std::string what = refusal(options);
   expect_contains(what, "refusing to run the C++ compiler '" + cxx + "' (JitOptions::cxx): '" +
@@ -163,7 +163,7 @@ TEST(JitTrust, CompilerWritableByOthersIsRefused) {
 
 TEST(JitTrust, RuntimeHeadersWritableByOthersAreRefused) {
   const std::string dir = fresh_folder("jit-trust-runtime") + "/runtime";
-  fs::copy(runtime_dir(), dir);
+  fs::copy(jit::runtime_dir(), dir);
   ::chmod((dir + "/tenet_runtime.h").c_str(), 0646);
   ::setenv("TENET_RUNTIME_DIR", dir.c_str(), 1);
   const std::string what = refusal(quick_options(fresh_folder("jit-trust-runtime-cache")));

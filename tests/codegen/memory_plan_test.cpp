@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "ad/grad.h"
-#include "codegen/executable.h"
 #include "driver/driver.h"
+#include "jit/executable.h"
 #include "lower/memory_plan.h"
 #include "passes/pipeline.h"
 #include "runtime/tenet_runtime.h"
@@ -165,9 +165,9 @@ TEST(Lifetimes, LoopsKeepOutsideValuesLiveAcrossAllIterations) {
 /// workspace bytes of the compiled function at `sizes`.
 int64_t expect_compiled_matches(const ir::Module& m, const std::string& fn,
                                 const ir::SizeBindings& sizes) {
-  CompiledFunction f = driver::jit_compile(m, fn, test_jit_options());
+  jit::CompiledFunction f = driver::jit_compile(m, fn, test_jit_options());
   expect_matches_interpreter(f, sizes, 3, 1e-5);
-  return Executable(f, sizes).workspace_bytes();
+  return jit::Executable(f, sizes).workspace_bytes();
 }
 
 TEST(MemoryPlan, TemporariesShareMemory) {
@@ -299,18 +299,18 @@ ir::Module gradient(const std::string& path, const std::string& fn) {
 }
 
 /// JIT options whose GEMM buffers get at most `budget` bytes.
-JitOptions with_budget(int64_t budget) {
-  JitOptions options = test_jit_options();
+jit::JitOptions with_budget(int64_t budget) {
+  jit::JitOptions options = test_jit_options();
   options.cpp.pack_budget_bytes = budget;
   return options;
 }
 
 int64_t workspace_bytes(const ir::Module& m, const std::string& fn, const ir::SizeBindings& sizes,
-                        const JitOptions& options) {
+                        const jit::JitOptions& options) {
   ir::Module optimised;
   optimised.functions.push_back(m.find(fn)->clone());
   driver::optimise(optimised);
-  return Executable(driver::jit_compile(optimised, fn, options), sizes).workspace_bytes();
+  return jit::Executable(driver::jit_compile(optimised, fn, options), sizes).workspace_bytes();
 }
 
 TEST(GemmChunks, StridedConvolutionAndItsGradients) {
@@ -319,7 +319,7 @@ TEST(GemmChunks, StridedConvolutionAndItsGradients) {
   // over a 16 KiB budget.
   ir::Module g = gradient("models/conv2d.tn", "conv2d_stride2");
   const ir::SizeBindings sizes = {{"B", 5}, {"C", 6}, {"H", 13}, {"W", 12}, {"O", 8}};
-  const JitOptions small = with_budget(16 << 10);
+  const jit::JitOptions small = with_budget(16 << 10);
   const std::string source =
       expect_gemm_matches_interpreter(g, "conv2d_stride2_grad", sizes, 3, 7, &small);
   size_t chunked = 0;
@@ -334,7 +334,7 @@ TEST(GemmChunks, StridedConvolutionAndItsGradients) {
 TEST(GemmChunks, ConvolutionWithPaddingGathersAndLoopsOfGemms) {
   // Stride 1: one GEMM per image (a loop index chunked) and a guarded gather.
   ir::Module g = gradient("models/conv2d.tn", "conv2d");
-  const JitOptions small = with_budget(8 << 10);
+  const jit::JitOptions small = with_budget(8 << 10);
   const std::string source = expect_gemm_matches_interpreter(
       g, "conv2d_grad", {{"B", 4}, {"C", 5}, {"H", 12}, {"W", 11}, {"O", 20}, {"KH", 3}, {"KW", 3}},
       3, 7, &small);

@@ -5,8 +5,8 @@
 
 #include <filesystem>
 
-#include "codegen/jit.h"
 #include "driver/driver.h"
+#include "jit/jit.h"
 #include "lang/check.h"
 #include "support/diagnostics.h"
 #include "tests/codegen/codegen_test_util.h"
@@ -41,9 +41,9 @@ TEST(Models, CompiledEqualsInterpreted) {
     }
   }
   ASSERT_GE(names.size(), 10u);
-  std::vector<CompiledFunction> compiled =
+  std::vector<jit::CompiledFunction> compiled =
       driver::jit_compile_together(all, names, test_jit_options());
-  for (const CompiledFunction& f : compiled) {
+  for (const jit::CompiledFunction& f : compiled) {
     ir::SizeBindings sizes;
     for (const std::string& s : f.function().size_params) sizes[s] = kSizes.at(s);
     SCOPED_TRACE(f.function().name);

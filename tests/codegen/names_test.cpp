@@ -66,8 +66,8 @@ const std::vector<std::string>& usable_names() {
 /// Compiles quickly (-O0: the programs are long and simple), with GNU extensions,
 /// under which "linux" and "unix" are macros (as in an emitted project, whose
 /// CMake default is -std=gnu++17).
-JitOptions quick_options() {
-  JitOptions options = test_jit_options();
+jit::JitOptions quick_options() {
+  jit::JitOptions options = test_jit_options();
   options.flags = {"-O0",   "-fopenmp", "-fwrapv",        "-ffp-contract=off",
                    "-fPIC", "-shared",  "-Wl,-Bsymbolic", "-std=gnu++17"};
   return options;
@@ -78,7 +78,7 @@ void expect_runs_like_the_interpreter(const std::string& source, const std::stri
                                       const ir::SizeBindings& sizes) {
   ir::Module m = compile_tn(source);
   ASSERT_FALSE(m.functions.empty());
-  CompiledFunction f = driver::jit_compile(m, fn, quick_options());
+  jit::CompiledFunction f = driver::jit_compile(m, fn, quick_options());
   expect_matches_interpreter(f, sizes, 13);
 }
 
@@ -185,8 +185,9 @@ TEST(WorldNames, AsFunctions) {
   ir::Module m = compile_tn(source);
   std::vector<std::string> all;
   for (const auto& f : m.functions) all.push_back(f.name);
-  std::vector<CompiledFunction> compiled = driver::jit_compile_together(m, all, quick_options());
-  for (const CompiledFunction& f : compiled) expect_matches_interpreter(f, {{"qq_N", 5}}, 2);
+  std::vector<jit::CompiledFunction> compiled =
+      driver::jit_compile_together(m, all, quick_options());
+  for (const jit::CompiledFunction& f : compiled) expect_matches_interpreter(f, {{"qq_N", 5}}, 2);
 }
 
 TEST(WorldNames, OmpGetThreadNumRunsAParallelLoop) {
@@ -197,7 +198,7 @@ TEST(WorldNames, OmpGetThreadNumRunsAParallelLoop) {
   for (const char* name : {"omp_get_thread_num", "GOMP_parallel", "omp_get_num_threads"}) {
     ir::Module m = compile_tn(std::string("def ") + name +
                               "(float(N, K) x) -> (y) {\n  y(i) +=! x(i, k) * x(i, k)\n}\n");
-    CompiledFunction f = driver::jit_compile(m, name, test_jit_options());
+    jit::CompiledFunction f = driver::jit_compile(m, name, test_jit_options());
     expect_matches_interpreter(f, {{"N", 300}, {"K", 200}}, 5);
   }
 }
@@ -213,8 +214,8 @@ TEST(WorldNames, NoMacroIsInTenetsNamespace) {
                                      "#include <stdbool.h>\n#include \"tenet_gemm.h\"\n"
                                      "#include \"tenet_runtime.h\"\n";
   const tenet::testing::CommandResult r = tenet::testing::run_command(
-      default_jit_compiler() +
-      " -std=gnu++17 -fopenmp -DTENET_GEMM_CBLAS -DTENET_GEMM_DNNL -dM -E -I" + runtime_dir() +
+      jit::default_jit_compiler() +
+      " -std=gnu++17 -fopenmp -DTENET_GEMM_CBLAS -DTENET_GEMM_DNNL -dM -E -I" + jit::runtime_dir() +
       " " + dir + "/all.cpp");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::set<std::string> own = {"acc",     "offsets", "tenants", "workspace", "sizes",

@@ -90,7 +90,7 @@ TEST(BorderPeel, TheOnlyLoopIsNotSplit) {
   ASSERT_NE(begin, std::string::npos);
   const std::string row = source.substr(begin, source.find("\n}\n", begin) - begin);
   EXPECT_EQ(row.find("the interior runs"), std::string::npos) << row;
-  CompiledFunction f = driver::jit_compile(m, "row", test_jit_options());
+  jit::CompiledFunction f = driver::jit_compile(m, "row", test_jit_options());
   expect_matches_interpreter(f, {}, 5, 0.0);
 }
 
@@ -128,7 +128,7 @@ TEST(BorderPeel, PeeledPoolAndItsGradientGiveTheInterpretersBits) {
   for (const ir::ValuePtr& in : fn.inputs) inputs.push_back(in->name == "x" ? x : dy);
   const ir::SizeBindings sizes = {{"B", b}};
   const std::vector<Tensor> expected = ir::interpret(fn, inputs, sizes);
-  CompiledFunction f = driver::jit_compile(optimised, fn.name, test_jit_options());
+  jit::CompiledFunction f = driver::jit_compile(optimised, fn.name, test_jit_options());
   const std::vector<Tensor> actual = f.run(inputs, sizes);
   ASSERT_EQ(actual.size(), expected.size());
   for (size_t o = 0; o < actual.size(); ++o)

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "codegen/executable.h"
 #include "driver/driver.h"
 #include "ir/interp.h"
+#include "jit/executable.h"
 #include "lower/lowered.h"
 #include "runtime/tenet_runtime.h"
 #include "tests/codegen/codegen_test_util.h"
@@ -59,10 +59,10 @@ TEST(RowLocal, OnlyTemporariesReadAtTheCurrentIterationOfTheirNest) {
   // the last place of exp (compiled code fuses its multiply-adds).
   const int64_t b = 3;
   const ir::SizeBindings sizes = {{"B", b}};
-  CompiledFunction f = driver::jit_compile(m, "rows", test_jit_options());
+  jit::CompiledFunction f = driver::jit_compile(m, "rows", test_jit_options());
   expect_matches_interpreter(f, sizes, 5, 1e-6);
   // The workspace holds s and eb only.
-  EXPECT_LE(Executable(f, sizes).workspace_bytes(),
+  EXPECT_LE(jit::Executable(f, sizes).workspace_bytes(),
             tenet::workspace_bytes<float>(b * 6) + tenet::workspace_bytes<float>(b * 6 * 5000));
 }
 

@@ -124,8 +124,8 @@ void expect_schedule_changes_no_bit(ir::Module m, const std::string& fn,
     f = f.clone();
     strip_schedule(f.body);
   }
-  CompiledFunction scheduled = driver::jit_compile(m, fn, test_jit_options());
-  CompiledFunction unscheduled = driver::jit_compile(plain, fn, test_jit_options());
+  jit::CompiledFunction scheduled = driver::jit_compile(m, fn, test_jit_options());
+  jit::CompiledFunction unscheduled = driver::jit_compile(plain, fn, test_jit_options());
   std::vector<Tensor> inputs = ir::random_inputs(*m.find(fn), sizes, 17);
   std::vector<Tensor> a = scheduled.run(inputs, sizes);
   std::vector<Tensor> b = unscheduled.run(inputs, sizes);
@@ -241,7 +241,7 @@ def extremes(float(N, 50) x, double(N, 50) d, int32(N, 50) k) -> (hi, lo, dhi, d
   }
   const std::vector<Tensor> expected = ir::interpret(*m.find("extremes"), {x, d, k}, sizes);
   for (const ir::Module* module : {&scheduled, &plain}) {
-    CompiledFunction f = driver::jit_compile(*module, "extremes", test_jit_options());
+    jit::CompiledFunction f = driver::jit_compile(*module, "extremes", test_jit_options());
     const std::vector<Tensor> actual = f.run({x, d, k}, sizes);
     ASSERT_EQ(actual.size(), expected.size());
     for (size_t o = 0; o < actual.size(); ++o)
@@ -327,7 +327,7 @@ def sums(float(N, 50) x, float(N, 3, 40) y) -> (s, t, u) {
     const bool lanes = module == &scheduled;
     const std::vector<Tensor> expected = ir::interpret(*module->find("sums"), {x, y}, sizes);
     if (!lanes) in_order = expected;
-    CompiledFunction f = driver::jit_compile(*module, "sums", test_jit_options());
+    jit::CompiledFunction f = driver::jit_compile(*module, "sums", test_jit_options());
     const std::vector<Tensor> actual = f.run({x, y}, sizes);
     ASSERT_EQ(actual.size(), expected.size());
     for (size_t o = 0; o < actual.size(); ++o)
@@ -414,7 +414,7 @@ def stats(float(B, 16, 8, 8) x, float(B, 16, 16, 16) z, float(B, 16, 8, 8) g)
     }
   const ir::SizeBindings sizes = {{"B", b}};
   const std::vector<Tensor> expected = ir::interpret(*scheduled.find("stats"), {x, z, g}, sizes);
-  CompiledFunction f = driver::jit_compile(scheduled, "stats", test_jit_options());
+  jit::CompiledFunction f = driver::jit_compile(scheduled, "stats", test_jit_options());
   const std::vector<Tensor> actual = f.run({x, z, g}, sizes);
   ASSERT_EQ(actual.size(), expected.size());
   for (size_t o = 0; o < actual.size(); ++o)

@@ -113,7 +113,7 @@ TEST(VectorMath, VectorisedCodeGivesTheScalarBits) {
       "  r(i) = erf(x(i))\n"
       "}\n");
   driver::optimise(m);
-  CompiledFunction f = driver::jit_compile(m, "f", test_jit_options());
+  jit::CompiledFunction f = driver::jit_compile(m, "f", test_jit_options());
   Tensor x(ElemType::F32, {n});
   const float special[] = {0.0f, -0.0f, kInf, -kInf, kNaN, 1e-40f, -104.0f, 89.0f};
   for (int64_t i = 0; i < n; ++i) {

@@ -10,13 +10,13 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "codegen/jit.h"
 #include "driver/front_end.h"
 #include "ir/bind.h"
 #include "ir/interp.h"
 #include "ir/ir_parser.h"
-#include "lower/loops.h"
 #include "ir/printer.h"
+#include "jit/jit.h"
+#include "lower/loops.h"
 #include "lower/lowered.h"
 #include "support/error.h"
 
@@ -51,11 +51,10 @@ std::vector<std::string> stage_list() {
 }
 
 TEST(Driver, ListsTheStagesInOrder) {
-  EXPECT_EQ(stage_list(),
-            (std::vector<std::string>{"parse", "check", "retype", "ad", "simplify", "dce", "hoist",
-                                      "index_split", "contraction", "fuse", "schedule", "liveness",
-                                      "lower_gemm", "lower_scatter", "plan_memory", "lower_loops",
-                                      "cpp"}));
+  EXPECT_EQ(stage_list(), (std::vector<std::string>{
+                              "parse", "check", "retype", "ad", "simplify", "dce", "hoist",
+                              "index_split", "contraction", "fuse", "schedule", "liveness",
+                              "lower_gemm", "lower_scatter", "plan_memory", "lower_loops", "cpp"}));
   EXPECT_EQ(stage_names(),
             "parse, check, retype, ad, simplify, dce, hoist, index_split, contraction, fuse, "
             "schedule, liveness, lower_gemm, lower_scatter, plan_memory, lower_loops, cpp");
@@ -220,8 +219,8 @@ TEST(Driver, TrainersRequestCompilesTogether) {
   grad.output = "loss";
   Compilation c = compile(request({{"model", grad}, {"predict", std::nullopt}}));
   ASSERT_EQ(c.function_names(), (std::vector<std::string>{"model_grad", "predict"}));
-  codegen::JitOptions jit;
-  std::vector<codegen::CompiledFunction> compiled =
+  jit::JitOptions jit;
+  std::vector<jit::CompiledFunction> compiled =
       driver::jit_compile_together(c.optimised, c.function_names(), jit);
   ASSERT_EQ(compiled.size(), 2u);
   const ir::SizeBindings sizes = {{"B", 3}, {"I", 5}, {"O", 4}};

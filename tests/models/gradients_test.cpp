@@ -23,12 +23,12 @@
 #include <vector>
 
 #include "ad/grad.h"
-#include "codegen/jit.h"
 #include "driver/driver.h"
 #include "ir/bind.h"
 #include "ir/conv_plan.h"
 #include "ir/gemm_plan.h"
 #include "ir/interp.h"
+#include "jit/jit.h"
 #include "lang/check.h"
 #include "passes/pipeline.h"
 #include "tests/models/model_scales.h"
@@ -105,7 +105,7 @@ TEST_P(ModelGradients, CompiledMatchesInterpreter) {
   }
 
   std::vector<tenet::Tensor> expected = tenet::ir::interpret(reference, inputs, sizes);
-  tenet::codegen::CompiledFunction compiled = tenet::driver::jit_compile(m, name);
+  tenet::jit::CompiledFunction compiled = tenet::driver::jit_compile(m, name);
   std::vector<tenet::Tensor> actual = compiled.run(inputs, sizes);
   ASSERT_EQ(actual.size(), expected.size());
   ASSERT_EQ(actual.size(), 2 + c.params.size());  // the forward outputs, then one per parameter

@@ -18,10 +18,10 @@
 #include <map>
 #include <set>
 
-#include "codegen/jit.h"
 #include "driver/driver.h"
 #include "ir/bind.h"
 #include "ir/interp.h"
+#include "jit/jit.h"
 #include "lang/check.h"
 #include "passes/pipeline.h"
 #include "tests/models/model_scales.h"
@@ -90,7 +90,7 @@ TEST_P(Models, CompiledMatchesInterpreter) {
   }
 
   std::vector<tenet::Tensor> expected = tenet::ir::interpret(*fn, inputs, c.sizes);
-  tenet::codegen::CompiledFunction compiled = tenet::driver::jit_compile(m, c.fn);
+  tenet::jit::CompiledFunction compiled = tenet::driver::jit_compile(m, c.fn);
   std::vector<tenet::Tensor> actual = compiled.run(inputs, c.sizes);
   ASSERT_EQ(actual.size(), expected.size());
   for (size_t i = 0; i < actual.size(); ++i) {

@@ -57,7 +57,7 @@ TEST_F(Training, StandaloneProjectTrainsLikeTenetTrain) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.out, "wrote " + project + " (time_train.h, train, predict)\n");
   // The GEMM libraries that tenet train's JIT links where the environment
-  // chooses them (codegen/jit.h; CMake finds the default ones by itself), so
+  // chooses them (jit/jit.h; CMake finds the default ones by itself), so
   // that both take the same steps.
   std::string libraries;
   for (const auto& [variable, option] :

@@ -19,9 +19,9 @@
 #include <set>
 
 #include "ad/gradcheck.h"
-#include "codegen/jit.h"
 #include "driver/driver.h"
 #include "ir/interp.h"
+#include "jit/jit.h"
 #include "passes/pipeline.h"
 #include "support/diagnostics.h"
 #include "support/error.h"
@@ -47,8 +47,8 @@ constexpr uint64_t kSeed = 5;
 // errors of order 1.
 constexpr double kCompiledTolerance = 1e-4;
 
-codegen::JitOptions jit_options() {
-  codegen::JitOptions options;
+jit::JitOptions jit_options() {
+  jit::JitOptions options;
   const char* dir = std::getenv("TENET_CACHE_DIR");  // CTest: a cache in the build folder
   options.cache_dir = dir && *dir ? dir : std::string(TENET_BINARY_DIR) + "/tenet-cache";
   return options;
@@ -60,7 +60,7 @@ codegen::JitOptions jit_options() {
 struct CompiledZoo {
   std::map<std::string, size_t> index;  // case_id -> position
   std::vector<ir::Function> reference;
-  std::vector<codegen::CompiledFunction> compiled;
+  std::vector<jit::CompiledFunction> compiled;
   std::string error;  // why the library could not be built, if it could not
   double seconds = 0;
 };

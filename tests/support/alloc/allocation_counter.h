@@ -1,6 +1,6 @@
 /// \file
 /// Counting the heap allocations and page faults of a piece of code, for the
-/// tests of "allocates nothing" guarantees (codegen::Executable's steps, the
+/// tests of "allocates nothing" guarantees (jit::Executable's steps, the
 /// optimisers, the MNIST batcher). Linked into the suites that use it only
 /// (an object library, tests/CMakeLists.txt): it replaces the global operator
 /// new (every form) and, where no sanitizer runtime owns malloc, the C

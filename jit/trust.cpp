@@ -1,4 +1,4 @@
-#include "codegen/trust.h"
+#include "jit/trust.h"
 
 #include <pwd.h>
 #include <sys/stat.h>
@@ -12,7 +12,7 @@
 
 #include "support/error.h"
 
-namespace tenet::codegen::detail {
+namespace tenet::jit::detail {
 
 namespace fs = std::filesystem;
 
@@ -108,4 +108,4 @@ void create_private_directories(const std::string& dir, const std::string& what)
   }
 }
 
-}  // namespace tenet::codegen::detail
+}  // namespace tenet::jit::detail

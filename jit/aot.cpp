@@ -1,16 +1,16 @@
-#include "codegen/aot.h"
+#include "jit/aot.h"
 
 #include <filesystem>
 #include <fstream>
 #include <map>
 
 #include "codegen/c_text.h"
-#include "codegen/jit.h"
-#include "codegen/jit_cache.h"
-#include "codegen/trust.h"
+#include "jit/cache.h"
+#include "jit/jit.h"
+#include "jit/trust.h"
 #include "support/error.h"
 
-namespace tenet::codegen {
+namespace tenet::jit {
 
 namespace fs = std::filesystem;
 
@@ -163,7 +163,7 @@ std::string cmake_lists(const std::string& unit, bool uses_gemm) {
 std::string example_call(const ir::Function& fn, const std::string& header_name) {
   std::string out = "#include <stdlib.h>\n#include \"" + header_name + "\"\n\n";
   // The names the header's prototypes give the parameters.
-  detail::Namer names;
+  codegen::detail::Namer names;
   std::map<std::string, ir::SizeExpr> size_names;
   std::string args;
   for (const auto& s : fn.size_params) {
@@ -172,11 +172,11 @@ std::string example_call(const ir::Function& fn, const std::string& header_name)
     args += (args.empty() ? "" : ", ") + name;
   }
   for (size_t k = 0; k < fn.inputs.size(); ++k)
-    if (!detail::is_updated_input(fn, k))
+    if (!codegen::detail::is_updated_input(fn, k))
       args += (args.empty() ? "" : ", ") + names.take(fn.inputs[k]->name);
   for (size_t i = 0; i < fn.outputs.size(); ++i) {
     const ir::Value* v = fn.outputs[i].get();
-    const std::string name = names.take(detail::output_name(fn, i));
+    const std::string name = names.take(codegen::detail::output_name(fn, i));
     std::string count;
     for (const auto& size : v->shape) {
       const ir::SizeExpr d = size.substitute(size_names);
@@ -188,10 +188,11 @@ std::string example_call(const ir::Function& fn, const std::string& header_name)
            "\n";
     args += (args.empty() ? "" : ", ") + name;
   }
-  return out + c_symbol(fn) + "(" + args + ");\n";
+  return out + codegen::c_symbol(fn) + "(" + args + ");\n";
 }
 
-std::string readme(const std::string& unit, const CppUnit& code, const ir::Function& first) {
+std::string readme(const std::string& unit, const codegen::CppUnit& code,
+                   const ir::Function& first) {
   // The prototypes, from the header between the extern "C" guards.
   std::string prototypes;
   const std::string& h = code.header;
@@ -304,7 +305,7 @@ void write_project(const std::vector<ProjectFile>& files, const std::string& dir
   }
 }
 
-void emit_project(const CppUnit& code, const ir::Function& first, const std::string& dir,
+void emit_project(const codegen::CppUnit& code, const ir::Function& first, const std::string& dir,
                   bool overwrite) {
   const std::string unit = code.header_name.substr(0, code.header_name.size() - 2);
   // Every file, named and written, before anything is written.
@@ -315,4 +316,4 @@ void emit_project(const CppUnit& code, const ir::Function& first, const std::str
   files.push_back({"README.md", readme(unit, code, first)});
   write_project(files, dir, overwrite);
 }
-}  // namespace tenet::codegen
+}  // namespace tenet::jit

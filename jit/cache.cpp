@@ -1,8 +1,9 @@
-#include "codegen/jit_cache.h"
+#include "jit/cache.h"
 
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,18 +14,19 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <sstream>
 
-#include "codegen/trust.h"
+#include "jit/trust.h"
 #include "support/child_processes.h"
 #include "support/error.h"
 #include "support/temp_files.h"
 
 extern char** environ;
 
-namespace tenet::codegen::detail {
+namespace tenet::jit::detail {
 
 namespace fs = std::filesystem;
 
@@ -261,4 +263,92 @@ std::string command_line(const std::vector<std::string>& argv) {
   return out;
 }
 
-}  // namespace tenet::codegen::detail
+}  // namespace tenet::jit::detail
+
+namespace tenet::jit {
+
+namespace fs = std::filesystem;
+
+std::string untrusted_cache_message(const std::string& what, const std::string& why) {
+  return "refusing to load code from " + what + ": " + why +
+         ", so another user could have put a library there that Tenet would run. "
+         "Set TENET_CACHE_DIR to a folder only you can write (Tenet creates it with "
+         "mode 0700), or remove the others' write permission (chmod go-w) or the "
+         "foreign files";
+}
+
+namespace {
+
+/// A hash of a file's bytes, recorded beside each artefact built.
+std::string file_checksum(const std::string& path) {
+  detail::Fnv1a hash;
+  hash.add(detail::read_text_file(path));
+  return hash.hex() + "\n";
+}
+
+}  // namespace
+
+CacheEntry::CacheEntry(const std::string& cache_dir, const std::string& key) {
+  const std::string root = cache_dir.empty() ? detail::default_cache_dir() : cache_dir;
+  dir_ = root + "/" + key;
+  detail::create_private_directories(root, "TENET_CACHE_DIR");
+  if (std::string why = detail::untrusted_reason(root, detail::Owners::Me); !why.empty())
+    throw BindError(untrusted_cache_message("the JIT cache folder", why));
+  if (::mkdir(dir_.c_str(), 0700) == 0)
+    ::chmod(dir_.c_str(), 0700);  // whatever the umask
+  else if (errno != EEXIST)
+    throw BindError("cannot create the JIT cache folder '" + dir_ + "' (" + std::strerror(errno) +
+                    "); set TENET_CACHE_DIR to a writable folder");
+  if (std::string why = detail::untrusted_entry_reason(dir_); !why.empty())
+    throw BindError(untrusted_cache_message("the JIT cache entry", why));
+}
+
+bool CacheEntry::holds(const std::string& name, const std::vector<CacheFile>& sources,
+                       bool verbose) const {
+  const std::string artefact = path(name);
+  if (std::string why = detail::untrusted_entry_reason(artefact); !why.empty())
+    throw BindError(untrusted_cache_message("the JIT cache", why));
+  std::error_code ec;
+  if (!fs::exists(artefact, ec)) return false;
+  // The sources beside it guard against a (very unlikely) hash collision,
+  // its checksum against a file damaged since (truncated by a full disk:
+  // dlopen would die of SIGBUS).
+  for (const CacheFile& f : sources)
+    if (detail::read_text_file(path(f.name)) != f.text) return false;
+  if (detail::read_text_file(artefact + ".fnv1a") == file_checksum(artefact)) {
+    if (verbose) std::cerr << "[tenet jit] cache hit: " << artefact << "\n";
+    return true;
+  }
+  std::cerr << "warning: the cached library " << artefact
+            << " is damaged (its checksum is not the one recorded when it was built); "
+               "building it again\n";
+  return false;
+}
+
+void CacheEntry::write_sources(const std::vector<CacheFile>& sources, const std::string& name,
+                               const std::vector<std::string>& scratch) const {
+  std::vector<std::string> names = {name, name + ".fnv1a"};
+  for (const CacheFile& f : sources) names.push_back(f.name);
+  names.insert(names.end(), scratch.begin(), scratch.end());
+  for (const std::string& n : names) remove_stale_temporaries(path(n));
+  try {
+    for (const CacheFile& f : sources) detail::write_file_atomically(path(f.name), f.text);
+  } catch (const BindError& e) {
+    throw BindError(std::string(e.what()) + "; set TENET_CACHE_DIR to a writable folder");
+  }
+}
+
+std::string CacheEntry::temporary(const std::string& name) const {
+  return detail::temporary_name(path(name));
+}
+
+void CacheEntry::commit(const std::string& temporary, const std::string& name) const {
+  detail::write_file_atomically(path(name) + ".fnv1a", file_checksum(temporary));
+  std::error_code ec;
+  fs::rename(temporary, path(name), ec);
+  if (ec)
+    throw BindError("cannot move the compiled library to '" + path(name) + "' (" + ec.message() +
+                    "); set TENET_CACHE_DIR to a writable folder");
+}
+
+}  // namespace tenet::jit

@@ -1,4 +1,4 @@
-#include "codegen/executable.h"
+#include "jit/executable.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -10,14 +10,14 @@
 #include <malloc.h>
 #endif
 
-#include "lower/bounds_check.h"
 #include "codegen/c_text.h"
 #include "ir/bind.h"
+#include "lower/bounds_check.h"
 #include "runtime/tenet_runtime.h"
 #include "support/checked.h"
 #include "support/error.h"
 
-namespace tenet::codegen {
+namespace tenet::jit {
 
 namespace {
 
@@ -90,7 +90,7 @@ Executable::Executable(const CompiledFunction& f, const ir::SizeBindings& sizes)
   buffers_.reserve(fn.inputs.size() + fn.outputs.size());
   out_.assign(fn.outputs.size(), nullptr);
 
-  workspace_bytes_ = f_.packed_workspace_bytes_(size_values_.data());
+  workspace_bytes_ = f_.entry_.workspace_bytes(size_values_.data());
   std::string what = "the workspace of '" + fn.name + "'";
   for (size_t i = 0; i < fn.size_params.size(); ++i)
     what += (i ? ", " : " for ") + fn.size_params[i] + " = " + std::to_string(size_values_[i]);
@@ -163,7 +163,7 @@ void write_heap_headroom() {
 
 void Executable::call() {
   f_.pack(in_.data(), out_.data(), output_bytes_, buffers_);
-  const int status = f_.packed_with_workspace_(size_values_.data(), buffers_.data(), arena_.get());
+  const int status = f_.entry_.with_workspace(size_values_.data(), buffers_.data(), arena_.get());
   if (status != 0) f_.fail(status, sizes_);
   if (!headroom_) {
     headroom_ = true;
@@ -190,9 +190,9 @@ void Executable::check_outputs(const std::vector<Tensor>& outputs) const {
                     std::to_string(outputs.size()) + " given");
   for (size_t i = 0; i < outputs.size(); ++i)
     if (!matches(outputs[i], *fn.outputs[i], output_shapes_[i]))
-      throw BindError("output '" + detail::output_name(fn, i) + "': expected " +
+      throw BindError("output '" + codegen::detail::output_name(fn, i) + "': expected " +
                       describe_expected(*fn.outputs[i], output_shapes_[i]) + ", got " +
                       outputs[i].describe());
 }
 
-}  // namespace tenet::codegen
+}  // namespace tenet::jit

@@ -20,11 +20,11 @@
 #include "codegen/cpp.h"
 #include "ir/ir.h"
 
-namespace tenet::codegen {
+namespace tenet::jit {
 
 /// Writes `code` (the driver's `cpp` stage), the runtime headers, a
 /// CMakeLists.txt and a README (its example calls `first`) into `dir`.
-void emit_project(const CppUnit& code, const ir::Function& first, const std::string& dir,
+void emit_project(const codegen::CppUnit& code, const ir::Function& first, const std::string& dir,
                   bool overwrite = false);
 
 /// What the emitters write: a path relative to the project folder, and the text.
@@ -33,7 +33,7 @@ struct ProjectFile {
   std::string text;
 };
 
-/// The runtime headers (runtime_dir(), codegen/jit.h), each by its file name.
+/// The runtime headers (runtime_dir(), jit/jit.h), each by its file name.
 /// A BindError when one is not to be trusted (docs/security.md).
 std::vector<ProjectFile> runtime_header_files();
 
@@ -49,4 +49,4 @@ void write_project(const std::vector<ProjectFile>& files, const std::string& dir
 std::string cmake_blas_lines(const std::string& objects, const std::string& libraries,
                              const std::string& project);
 
-}  // namespace tenet::codegen
+}  // namespace tenet::jit

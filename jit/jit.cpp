@@ -1,9 +1,7 @@
-#include "codegen/jit.h"
+#include "jit/jit.h"
 
 #include "codegen/c_text.h"
 
-#include <dlfcn.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,10 +12,11 @@
 #include <fstream>
 #include <iostream>
 
-#include "lower/bounds_check.h"
-#include "codegen/jit_cache.h"
-#include "codegen/trust.h"
 #include "ir/bind.h"
+#include "jit/cache.h"
+#include "jit/shared_library.h"
+#include "jit/trust.h"
+#include "lower/bounds_check.h"
 #include "support/error.h"
 #include "support/temp_files.h"
 
@@ -34,25 +33,10 @@
 #define TENET_DNNL_LIBRARY_DEFAULT "/usr/lib/x86_64-linux-gnu/libdnnl.so.2"
 #endif
 
-namespace tenet::codegen {
+namespace tenet::jit {
 
 namespace fs = std::filesystem;
 using detail::run_process;
-
-/// A dlopen()ed library, closed when the last CompiledFunction using it goes.
-struct LoadedLibrary {
-  void* handle = nullptr;
-  std::string library_path;
-  std::string source_path;
-  bool cache_hit = false;
-
-  LoadedLibrary() = default;
-  LoadedLibrary(const LoadedLibrary&) = delete;
-  LoadedLibrary& operator=(const LoadedLibrary&) = delete;
-  ~LoadedLibrary() {
-    if (handle) ::dlclose(handle);
-  }
-};
 
 std::vector<std::string> compiler_workaround_flags(const std::string& cxx) {
   const std::string version = detail::compiler_version(cxx);
@@ -84,7 +68,7 @@ std::string runtime_dir() {
 /// Each runtime header the unit includes must be in the runtime folder: a
 /// folder named by mistake is the user's setting to fix, not a compiler error
 /// in generated code.
-void check_runtime_headers(const CppUnit& unit, const std::string& runtime) {
+void check_runtime_headers(const codegen::CppUnit& unit, const std::string& runtime) {
   const char* env = std::getenv("TENET_RUNTIME_DIR");
   const std::string setting = env && *env ? "TENET_RUNTIME_DIR" : "the folder Tenet was built with";
   for (const std::string* text : {&unit.source, &unit.header}) {
@@ -143,30 +127,6 @@ struct CompileCommand {
   std::string origin;
 };
 
-/// A refusal to use a cache folder or file that another user could have written.
-BindError untrusted_cache(const std::string& what, const std::string& why) {
-  return BindError("refusing to load code from " + what + ": " + why +
-                   ", so another user could have put a library there that Tenet would run. "
-                   "Set TENET_CACHE_DIR to a folder only you can write (Tenet creates it with "
-                   "mode 0700), or remove the others' write permission (chmod go-w) or the "
-                   "foreign files");
-}
-
-/// Creates the cache folder and the entry `dir` in it (mode 0700) unless they
-/// exist, and checks that no other user could have written them.
-void prepare_cache_entry(const std::string& cache_dir, const std::string& dir) {
-  detail::create_private_directories(cache_dir, "TENET_CACHE_DIR");
-  if (std::string why = detail::untrusted_reason(cache_dir, detail::Owners::Me); !why.empty())
-    throw untrusted_cache("the JIT cache folder", why);
-  if (::mkdir(dir.c_str(), 0700) == 0)
-    ::chmod(dir.c_str(), 0700);  // whatever the umask
-  else if (errno != EEXIST)
-    throw BindError("cannot create the JIT cache folder '" + dir + "' (" + std::strerror(errno) +
-                    "); set TENET_CACHE_DIR to a writable folder");
-  if (std::string why = detail::untrusted_entry_reason(dir); !why.empty())
-    throw untrusted_cache("the JIT cache entry", why);
-}
-
 /// "TENET_BLAS_LIBRARY=/usr/lib/.../libopenblas.so.0, TENET_DNNL_LIBRARY=none".
 std::string gemm_settings() {
   return "TENET_BLAS_LIBRARY=" + blas_library() + ", TENET_DNNL_LIBRARY=" + dnnl_library();
@@ -215,83 +175,57 @@ std::string probe_compiler(const std::string& dir, const CompileCommand& command
   return "$ " + detail::command_line(argv) + "\n" + r.output;
 }
 
-/// A hash of a file's bytes, recorded beside each library built.
-std::string file_checksum(const std::string& path) {
-  detail::Fnv1a hash;
-  hash.add(detail::read_text_file(path));
-  return hash.hex() + "\n";
+/// When the compiler failed on generated code: a BindError if it cannot
+/// build even a trivial library with these flags (then the compiler or its
+/// settings are to blame, or the GEMM libraries it links); else nothing.
+void explain_compiler_failure(const std::string& dir, const CompileCommand& compile,
+                              const std::string& compiler) {
+  const std::string why = probe_compiler(dir, compile);
+  if (why.empty()) return;
+  if (!compile.link_flags.empty() &&
+      probe_compiler(dir, CompileCommand{compile.prefix, {}, compile.origin}).empty())
+    throw BindError("the GEMM libraries generated code links (" + gemm_settings() +
+                    ") cannot be linked into a shared library by " + compiler +
+                    "; set TENET_BLAS_LIBRARY and TENET_DNNL_LIBRARY to working shared " +
+                    "libraries, or to none\n" + why);
+  throw BindError(compiler + " cannot build even a one-line C++17 shared library with " +
+                  "the flags Tenet uses; set TENET_CXX to a C++17 compiler such as g++ " +
+                  "(and check JitOptions::flags)\n" + why);
 }
 
-/// Compiles `source_path` into `library_path` unless the cache has it already
-/// (and `rebuild` is false). Returns true on a cache hit.
-bool build_library(const std::string& dir, const CppUnit& unit, const std::string& library_path,
-                   const CompileCommand& compile, bool rebuild, const JitOptions& options) {
-  const std::string source_path = dir + "/" + unit.source_name;
-  std::error_code ec;
-  if (std::string why = detail::untrusted_entry_reason(library_path); !why.empty())
-    throw untrusted_cache("the JIT cache", why);
-  // A library is only ever renamed into place complete; its source beside it
-  // guards against a (very unlikely) hash collision, its checksum against a
-  // file damaged since (truncated by a full disk: dlopen would die of SIGBUS).
-  const std::string checksum_path = library_path + ".fnv1a";
-  if (!rebuild && fs::exists(library_path, ec) &&
-      detail::read_text_file(source_path) == unit.source) {
-    if (detail::read_text_file(checksum_path) == file_checksum(library_path)) {
-      if (options.verbose) std::cerr << "[tenet jit] cache hit: " << library_path << "\n";
-      return true;
-    }
-    std::cerr << "warning: the cached library " << library_path
-              << " is damaged (its checksum is not the one recorded when it was built); "
-                 "building it again\n";
-  }
-  // Files a killed compile left behind.
-  for (const std::string& name :
-       {unit.header_name, unit.source_name, fs::path(library_path).filename().string(),
-        fs::path(library_path).filename().string() + ".fnv1a", std::string("build.log"),
-        std::string("probe.cpp"), std::string("libprobe.so"), std::string("cc-tmp")})
-    remove_stale_temporaries(dir + "/" + name);
-  try {
-    detail::write_file_atomically(dir + "/" + unit.header_name, unit.header);
-    detail::write_file_atomically(source_path, unit.source);
-  } catch (const BindError& e) {
-    throw BindError(std::string(e.what()) + "; set TENET_CACHE_DIR to a writable folder");
-  }
-
-  const std::string temporary = detail::temporary_name(library_path);
+/// Runs the compiler on the source in `entry` into a temporary library, and
+/// returns it; the errors say whose fault a failure is (the generated code's,
+/// the compiler's or its flags', the GEMM libraries').
+std::string run_compiler(const CacheEntry& entry, const codegen::CppUnit& unit,
+                         const std::string& library, const CompileCommand& compile,
+                         const JitOptions& options) {
+  const std::string source_path = entry.path(unit.source_name);
+  const std::string temporary = entry.temporary(library);
   std::vector<std::string> argv = compile.prefix;
   argv.insert(argv.end(), {"-o", temporary, source_path});
   argv.insert(argv.end(), compile.link_flags.begin(), compile.link_flags.end());
   const auto start = std::chrono::steady_clock::now();
   detail::ProcessResult r = [&] {
-    const CompilerTempDir tmp(dir);
+    const CompilerTempDir tmp(entry.dir());
     return run_process(argv, tmp.path());
   }();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::string command = detail::command_line(argv);
-  detail::write_file_atomically(dir + "/build.log", "$ " + command + "\n" + r.output);
+  detail::write_file_atomically(entry.path("build.log"), "$ " + command + "\n" + r.output);
   if (options.verbose)
     std::cerr << "[tenet jit] " << command << "  (" << seconds << " s)\n" << r.output;
   const std::string& cxx = compile.prefix.front();
   const std::string compiler = "the C++ compiler '" + cxx + "' (" + compile.origin + ")";
   std::string output = r.output.size() > 20000 ? r.output.substr(0, 20000) + "\n[...]" : r.output;
+  std::error_code ec;
   if (r.exit_code != 0) {
     fs::remove(temporary, ec);
     if (r.killed_by != 0)
       throw BindError(compiler + " was killed by signal " + std::to_string(r.killed_by) + " (" +
                       strsignal(r.killed_by) + ") while compiling " + source_path +
                       " (out of memory?)\ncommand: " + command + "\n" + output);
-    if (std::string why = probe_compiler(dir, compile); !why.empty()) {
-      if (!compile.link_flags.empty() &&
-          probe_compiler(dir, CompileCommand{compile.prefix, {}, compile.origin}).empty())
-        throw BindError("the GEMM libraries generated code links (" + gemm_settings() +
-                        ") cannot be linked into a shared library by " + compiler +
-                        "; set TENET_BLAS_LIBRARY and TENET_DNNL_LIBRARY to working shared " +
-                        "libraries, or to none\n" + why);
-      throw BindError(compiler + " cannot build even a one-line C++17 shared library with " +
-                      "the flags Tenet uses; set TENET_CXX to a C++17 compiler such as g++ " +
-                      "(and check JitOptions::flags)\n" + why);
-    }
+    explain_compiler_failure(entry.dir(), compile, compiler);
     throw InternalError("the C++ compiler failed (exit status " + std::to_string(r.exit_code) +
                         ") on generated code " + source_path + "\ncommand: " + command + "\n" +
                         output);
@@ -300,11 +234,19 @@ bool build_library(const std::string& dir, const CppUnit& unit, const std::strin
     throw BindError(compiler + " exited with status 0 but wrote no library " + temporary +
                     ": is it a C++ compiler? Set TENET_CXX to a C++17 compiler such as g++\n" +
                     "command: " + command + "\n" + output);
-  detail::write_file_atomically(checksum_path, file_checksum(temporary));
-  fs::rename(temporary, library_path, ec);
-  if (ec)
-    throw BindError("cannot move the compiled library to '" + library_path + "' (" + ec.message() +
-                    "); set TENET_CACHE_DIR to a writable folder");
+  return temporary;
+}
+
+/// Compiles the unit into the artefact `library` of `entry` unless the cache
+/// has it already (and `rebuild` is false). Returns true on a cache hit.
+bool build_library(const CacheEntry& entry, const codegen::CppUnit& unit,
+                   const std::string& library, const CompileCommand& compile, bool rebuild,
+                   const JitOptions& options) {
+  const std::vector<CacheFile> sources = {{unit.header_name, unit.header},
+                                          {unit.source_name, unit.source}};
+  if (!rebuild && entry.holds(library, sources, options.verbose)) return true;
+  entry.write_sources(sources, library, {"build.log", "probe.cpp", "libprobe.so", "cc-tmp"});
+  entry.commit(run_compiler(entry, unit, library, compile, options), library);
   return false;
 }
 
@@ -336,7 +278,7 @@ void check_library(const std::string& what, const std::string& library, const st
                     ") is not a shared library (no ELF header). " + missing_advice);
 }
 
-GemmBuild gemm_build(const CppUnit& unit) {
+GemmBuild gemm_build(const codegen::CppUnit& unit) {
   if (!unit.uses_gemm) return {};
   GemmBuild build;
   // float32 through oneDNN where it is installed, float64 (and float32
@@ -362,55 +304,15 @@ GemmBuild gemm_build(const CppUnit& unit) {
   return build;
 }
 
-template <typename T>
-T lookup(void* handle, const std::string& symbol) {
-  return reinterpret_cast<T>(::dlsym(handle, symbol.c_str()));
-}
+/// The compiler command for `unit` and its cache key (everything the
+/// library depends on).
+struct HostBuild {
+  CompileCommand compile;
+  GemmBuild gemm;
+  detail::Fnv1a key;
+};
 
-/// What is wrong with a loaded library for these functions: a missing entry
-/// point or another ABI; "" when nothing is.
-std::string library_problem(void* handle, const ir::Module& m,
-                            const std::vector<std::string>& functions) {
-  for (const auto& name : functions) {
-    const ir::Function& f = *m.find(name);
-    const std::string symbol = c_symbol(f);
-    for (const char* suffix :
-         {"__signature", "__packed", "__packed_workspace_bytes", "__packed_with_workspace"})
-      if (!::dlsym(handle, (symbol + suffix).c_str()))
-        return "the symbol " + symbol + suffix + " is missing";
-    using Signature = const char* (*)();
-    const std::string signature = lookup<Signature>(handle, symbol + "__signature")();
-    if (signature != abi_signature(f))
-      return "it has the ABI '" + signature + "', expected '" + abi_signature(f) + "'";
-  }
-  return "";
-}
-
-/// dlopen()s a library; "" and the handle, or why it failed. `alias`: open it
-/// through a hard link of that name (then removed), so that a damaged
-/// library loaded earlier under `path` is not returned again.
-std::pair<void*, std::string> open_library(const std::string& path, const std::string& alias) {
-  std::string opened = path;
-  if (!alias.empty() && ::link(path.c_str(), alias.c_str()) == 0) opened = alias;
-  // RTLD_NODELETE: unloading the library could unload libgomp with it while
-  // OpenMP's idle worker threads still run inside it (a crash at exit).
-  void* handle = ::dlopen(opened.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  const char* why = handle ? nullptr : ::dlerror();
-  if (opened != path) ::unlink(opened.c_str());
-  return {handle, handle ? "" : (why ? why : "dlopen failed")};
-}
-
-}  // namespace
-
-std::vector<CompiledFunction> jit_compile_unit(const CppUnit& unit, const ir::Module& m,
-                                               const std::vector<std::string>& functions,
-                                               const JitOptions& options) {
-  TENET_ASSERT(!functions.empty(), "jit_compile_unit: no function named");
-  for (const auto& name : functions) {
-    const ir::Function* f = m.find(name);
-    TENET_ASSERT(f != nullptr, "jit_compile: no function named '" << name << "' in the module");
-    check_layouts(*f);
-  }
+HostBuild host_build(const codegen::CppUnit& unit, const JitOptions& options) {
   const char* env_cxx = std::getenv("TENET_CXX");
   const std::string origin = !options.cxx.empty()  ? "JitOptions::cxx"
                              : env_cxx && *env_cxx ? "TENET_CXX"
@@ -424,47 +326,55 @@ std::vector<CompiledFunction> jit_compile_unit(const CppUnit& unit, const ir::Mo
   const std::string runtime = runtime_dir();
   check_runtime_headers(unit, runtime);
 
-  detail::Fnv1a key;
-  key.add(unit.source);
-  key.add(unit.header);
-  key.add(detail::folder_contents(runtime, "TENET_RUNTIME_DIR"));
-  const GemmBuild gemm = gemm_build(unit);
-  for (const auto& f : gemm.compile_flags) key.add(f);
-  for (const auto& f : gemm.link_flags) key.add(f);
-  key.add(cxx);
-  key.add(version);
+  // Members one by one: GCC destroys a half-built aggregate twice when an
+  // initialiser (gemm_build's BindError) throws.
+  HostBuild b;
+  b.gemm = gemm_build(unit);
+  b.compile.prefix = {cxx};
+  b.compile.origin = origin;
+  b.key.add(unit.source);
+  b.key.add(unit.header);
+  b.key.add(detail::folder_contents(runtime, "TENET_RUNTIME_DIR"));
+  for (const auto& f : b.gemm.compile_flags) b.key.add(f);
+  for (const auto& f : b.gemm.link_flags) b.key.add(f);
+  b.key.add(cxx);
+  b.key.add(version);
   bool native = false;
   for (const auto& f : flags) {
-    key.add(f);
+    b.key.add(f);
     native = native || f.find("native") != std::string::npos;
   }
-  if (native) key.add(detail::host_cpu_identity());
+  if (native) b.key.add(detail::host_cpu_identity());
 
-  const std::string cache_dir =
-      options.cache_dir.empty() ? detail::default_cache_dir() : options.cache_dir;
-  const std::string dir = cache_dir + "/" + key.hex();
-  prepare_cache_entry(cache_dir, dir);
+  b.compile.link_flags = b.gemm.link_flags;
+  b.compile.prefix.insert(b.compile.prefix.end(), flags.begin(), flags.end());
+  b.compile.prefix.insert(b.compile.prefix.end(), b.gemm.compile_flags.begin(),
+                          b.gemm.compile_flags.end());
+  b.compile.prefix.push_back("-I" + runtime);
+  return b;
+}
+
+/// Builds (or finds in the cache) and opens the library of `unit`, checked
+/// to hold the entry points of `functions` of `m`. A cached library that
+/// does not load, or lacks what it must have (a truncated or damaged file),
+/// is discarded and built again, once.
+std::shared_ptr<const LoadedUnit> build_and_open(const codegen::CppUnit& unit, const ir::Module& m,
+                                                 const std::vector<std::string>& functions,
+                                                 const JitOptions& options) {
+  const HostBuild b = host_build(unit, options);
+  const CacheEntry entry(options.cache_dir, b.key.hex());
   const std::string unit_name = unit.source_name.substr(0, unit.source_name.size() - 4);
-  auto library = std::make_shared<LoadedLibrary>();
-  library->library_path = dir + "/lib" + unit_name + ".so";
-  library->source_path = dir + "/" + unit.source_name;
-
-  CompileCommand compile{{cxx}, gemm.link_flags, origin};
-  compile.prefix.insert(compile.prefix.end(), flags.begin(), flags.end());
-  compile.prefix.insert(compile.prefix.end(), gemm.compile_flags.begin(), gemm.compile_flags.end());
-  compile.prefix.push_back("-I" + runtime);
-  // A cached library that does not load, or lacks what it must have (a
-  // truncated or damaged file), is discarded and built again, once.
+  const std::string library = "lib" + unit_name + ".so";
   for (bool rebuild : {false, true}) {
-    library->cache_hit = build_library(dir, unit, library->library_path, compile, rebuild, options);
-    auto [handle, problem] = open_library(
-        library->library_path, rebuild ? detail::temporary_name(library->library_path) : "");
-    if (handle) problem = library_problem(handle, m, functions);
-    if (problem.empty()) {
-      library->handle = handle;
-      break;
-    }
-    if (!library->cache_hit && !gemm.link_flags.empty() &&
+    UnitFiles files{entry.path(library), entry.path(unit.source_name), false};
+    files.cache_hit = build_library(entry, unit, library, b.compile, rebuild, options);
+    const bool hit = files.cache_hit;
+    auto [opened, problem] =
+        SharedLibrary::open(files, rebuild ? entry.temporary(library) : std::string());
+    for (size_t i = 0; opened && problem.empty() && i < functions.size(); ++i)
+      problem = opened->abi_problem(*m.find(functions[i]));
+    if (problem.empty()) return opened;
+    if (!hit && !b.gemm.link_flags.empty() &&
         (problem.find("undefined symbol: cblas_") != std::string::npos ||
          problem.find("undefined symbol: dnnl_") != std::string::npos))
       throw BindError("the library generated code was built into does not load: " + problem +
@@ -472,29 +382,35 @@ std::vector<CompiledFunction> jit_compile_unit(const CppUnit& unit, const ir::Mo
                       ") lacks the functions it calls. Set TENET_BLAS_LIBRARY to a CBLAS " +
                       "shared library such as OpenBLAS and TENET_DNNL_LIBRARY to oneDNN's, or " +
                       "either to none");
-    if (!library->cache_hit)
-      throw InternalError("cannot load " + library->library_path + ", just built: " + problem);
-    std::cerr << "warning: the cached library " << library->library_path << " is damaged ("
-              << problem << "); building it again\n";
+    if (!hit)
+      throw InternalError("cannot load " + entry.path(library) + ", just built: " + problem);
+    std::cerr << "warning: the cached library " << entry.path(library) << " is damaged (" << problem
+              << "); building it again\n";
   }
+  TENET_UNREACHABLE("a library built again is loaded or an error");
+}
 
-  std::vector<CompiledFunction> out;
+}  // namespace
+
+std::vector<CompiledFunction> jit_compile_unit(const codegen::CppUnit& unit, const ir::Module& m,
+                                               const std::vector<std::string>& functions,
+                                               const JitOptions& options) {
+  TENET_ASSERT(!functions.empty(), "jit_compile_unit: no function named");
   for (const auto& name : functions) {
-    const ir::Function& f = *m.find(name);
-    const std::string symbol = c_symbol(f);
-    CompiledFunction cf;
-    cf.library_ = library;
-    cf.fn_ = std::make_shared<const ir::Function>(f.clone());
-    cf.packed_ = lookup<CompiledFunction::Packed>(library->handle, symbol + "__packed");
-    cf.packed_workspace_bytes_ = lookup<CompiledFunction::PackedWorkspaceBytes>(
-        library->handle, symbol + "__packed_workspace_bytes");
-    cf.packed_with_workspace_ = lookup<CompiledFunction::PackedWithWorkspace>(
-        library->handle, symbol + "__packed_with_workspace");
-    cf.error_ = lookup<CompiledFunction::ErrorMessage>(library->handle, symbol + "__error");
-    out.push_back(std::move(cf));
+    const ir::Function* f = m.find(name);
+    TENET_ASSERT(f != nullptr, "jit_compile: no function named '" << name << "' in the module");
+    check_layouts(*f);
   }
+  const std::shared_ptr<const LoadedUnit> loaded = build_and_open(unit, m, functions, options);
+  std::vector<CompiledFunction> out;
+  for (const auto& name : functions) out.emplace_back(loaded, *m.find(name));
   return out;
 }
+
+CompiledFunction::CompiledFunction(std::shared_ptr<const LoadedUnit> unit, const ir::Function& fn)
+    : unit_(std::move(unit)),
+      fn_(std::make_shared<const ir::Function>(fn.clone())),
+      entry_(unit_->entry_points(fn)) {}
 
 void CompiledFunction::fail(int status, const ir::SizeBindings& sizes) const {
   const ir::Function& fn = *fn_;
@@ -507,18 +423,8 @@ void CompiledFunction::fail(int status, const ir::SizeBindings& sizes) const {
     throw BindError("cannot allocate the workspace of '" + fn.name + "'" +
                     (values.empty() ? "" : " for " + values));
   }
-  if (status == 3 && error_) throw BindError(error_());
+  if (status == 3 && entry_.error) throw BindError(entry_.error());
   TENET_UNREACHABLE(fn.name + "'s packed entry point returned " + std::to_string(status));
-}
-
-bool CompiledFunction::cache_hit() const {
-  return library_->cache_hit;
-}
-const std::string& CompiledFunction::library_path() const {
-  return library_->library_path;
-}
-const std::string& CompiledFunction::source_path() const {
-  return library_->source_path;
 }
 
 std::vector<Tensor> CompiledFunction::run(const std::vector<Tensor>& inputs,
@@ -543,7 +449,7 @@ std::vector<Tensor> CompiledFunction::run(const std::vector<Tensor>& inputs,
   }
   std::vector<void*> buffers;
   pack(in.data(), out.data(), bytes, buffers);
-  const int status = packed_(size_values.data(), buffers.data());
+  const int status = entry_.packed(size_values.data(), buffers.data());
   if (status != 0) fail(status, sizes);
   return outputs;
 }
@@ -554,7 +460,7 @@ void CompiledFunction::pack(const void* const* inputs, void* const* outputs,
   const ir::Function& fn = *fn_;
   buffers.clear();
   for (size_t k = 0; k < fn.inputs.size(); ++k)
-    if (!detail::is_updated_input(fn, k)) buffers.push_back(const_cast<void*>(inputs[k]));
+    if (!codegen::detail::is_updated_input(fn, k)) buffers.push_back(const_cast<void*>(inputs[k]));
   for (size_t i = 0; i < fn.outputs.size(); ++i) {
     buffers.push_back(outputs[i]);
     const int k = fn.updated_input(i);
@@ -563,4 +469,4 @@ void CompiledFunction::pack(const void* const* inputs, void* const* outputs,
   }
 }
 
-}  // namespace tenet::codegen
+}  // namespace tenet::jit

@@ -38,11 +38,11 @@
 #include <string>
 #include <vector>
 
-#include "codegen/jit.h"
 #include "ir/ir.h"
+#include "jit/jit.h"
 #include "support/tensor.h"
 
-namespace tenet::codegen {
+namespace tenet::jit {
 
 class Executable {
  public:
@@ -105,4 +105,4 @@ class Executable {
   bool headroom_ = false;  // the heap's headroom written, after the first call
 };
 
-}  // namespace tenet::codegen
+}  // namespace tenet::jit

@@ -16,7 +16,7 @@
 ///     again once, with a warning on stderr;
 ///   - nothing another user could have written is loaded or run: the cache
 ///     folder, its entries and libraries, the compiler, the BLAS library and
-///     the runtime headers are checked first (codegen/trust.h; a BindError
+///     the runtime headers are checked first (jit/trust.h; a BindError
 ///     says which file and what to do); new cache folders get mode 0700;
 ///   - the compiler runs in a process group of its own, ended with Tenet by a
 ///     fatal signal where the program asks for it (support/child_processes.h);
@@ -35,8 +35,8 @@
 ///     BindError before any generated code runs, and allocates the outputs.
 ///
 /// Running the same function many times (a training step, a benchmark, a
-/// binding to Python): bind it once to its sizes with codegen::Executable
-/// (codegen/executable.h), which owns the planned workspace and the outputs;
+/// binding to Python): bind it once to its sizes with jit::Executable
+/// (jit/executable.h), which owns the planned workspace and the outputs;
 /// its calls allocate nothing and take no page faults:
 ///
 ///   CompiledFunction f = driver::load(request, compilation).at(0);  // driver/driver.h
@@ -56,9 +56,10 @@
 
 #include "codegen/cpp.h"
 #include "ir/ir.h"
+#include "jit/loaded_unit.h"
 #include "support/tensor.h"
 
-namespace tenet::codegen {
+namespace tenet::jit {
 
 struct JitOptions {
   /// Default: $TENET_CACHE_DIR, else $XDG_CACHE_HOME/tenet, else ~/.cache/tenet,
@@ -70,7 +71,7 @@ struct JitOptions {
   /// Default: default_jit_flags(). Replaces the defaults entirely when set.
   std::vector<std::string> flags;
   /// Code generation options; they change the source, hence the cache key.
-  CppOptions cpp;
+  codegen::CppOptions cpp;
   /// Print cache hits and compiler commands (with timings) to stderr.
   bool verbose = false;
 };
@@ -110,43 +111,35 @@ std::string dnnl_library();
 /// the runtime/ folder of the source tree Tenet was built from.
 std::string runtime_dir();
 
-struct LoadedLibrary;
 class Executable;
 
-/// One function of a loaded library. Copies share the library, which stays
-/// loaded while any copy exists.
+/// One function of a loaded unit (jit/loaded_unit.h: the host's shared
+/// library, or what another target's loader returns). Copies share the
+/// unit, which stays loaded while any copy exists.
 class CompiledFunction {
  public:
+  /// `fn`, whose code `unit` holds (unit->abi_problem(fn) must be "").
+  CompiledFunction(std::shared_ptr<const LoadedUnit> unit, const ir::Function& fn);
+
   /// Runs the function: one tensor per output, in order.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs,
                           const ir::SizeBindings& given = {}) const;
 
-  /// True when the library came from the cache, without running the compiler.
-  bool cache_hit() const;
-  const std::string& library_path() const;
-  /// The generated C++ the library was built from.
-  const std::string& source_path() const;
+  /// True when the unit came from the cache, without running the compiler.
+  bool cache_hit() const { return unit_->files().cache_hit; }
+  /// The file loaded (the shared library).
+  const std::string& library_path() const { return unit_->files().artefact_path; }
+  /// The generated code it was built from.
+  const std::string& source_path() const { return unit_->files().source_path; }
   const ir::Function& function() const { return *fn_; }
+  const LoadedUnit& unit() const { return *unit_; }
 
  private:
-  friend std::vector<CompiledFunction> jit_compile_unit(const CppUnit&, const ir::Module&,
-                                                        const std::vector<std::string>&,
-                                                        const JitOptions&);
   friend class Executable;
-  // The packed entry points of the ABI (codegen/cpp.h).
-  using Packed = int (*)(const int64_t* sizes, void* const* buffers);
-  using PackedWorkspaceBytes = int64_t (*)(const int64_t* sizes);
-  using PackedWithWorkspace = int (*)(const int64_t* sizes, void* const* buffers, void* workspace);
 
-  std::shared_ptr<const LoadedLibrary> library_;
+  std::shared_ptr<const LoadedUnit> unit_;
   std::shared_ptr<const ir::Function> fn_;
-  Packed packed_ = nullptr;
-  PackedWorkspaceBytes packed_workspace_bytes_ = nullptr;
-  PackedWithWorkspace packed_with_workspace_ = nullptr;
-  /// Present when the function checks computed indices: the message of the
-  /// failure a status of 3 reports.
-  using ErrorMessage = const char* (*)();
-  ErrorMessage error_ = nullptr;
+  PackedEntryPoints entry_;
 
   /// Throws the BindError a packed entry point's nonzero `status` means.
   [[noreturn]] void fail(int status, const ir::SizeBindings& sizes) const;
@@ -162,8 +155,8 @@ class CompiledFunction {
 /// Compiles (or finds in the cache) `unit`, the C++ of the named functions of
 /// `m` (the driver's `cpp` stage made it with options.cpp), and returns them in
 /// the same order.
-std::vector<CompiledFunction> jit_compile_unit(const CppUnit& unit, const ir::Module& m,
+std::vector<CompiledFunction> jit_compile_unit(const codegen::CppUnit& unit, const ir::Module& m,
                                                const std::vector<std::string>& functions,
                                                const JitOptions& options = {});
 
-}  // namespace tenet::codegen
+}  // namespace tenet::jit

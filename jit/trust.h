@@ -4,12 +4,12 @@
 /// headers compiled into generated code. A file another local user could
 /// have written is never used: Tenet would run their code as you.
 ///
-/// Internal to codegen/.
+/// Internal to jit/.
 #pragma once
 
 #include <string>
 
-namespace tenet::codegen::detail {
+namespace tenet::jit::detail {
 
 /// Who may own a trusted file besides nobody else: the current user only (the
 /// JIT cache, which Tenet writes), or also root (system files: /usr/bin/c++).
@@ -37,4 +37,4 @@ void create_private_directories(const std::string& dir, const std::string& what)
 /// A file's owner and mode for messages: "owner root, mode 0755".
 std::string owner_and_mode(const std::string& path);
 
-}  // namespace tenet::codegen::detail
+}  // namespace tenet::jit::detail
