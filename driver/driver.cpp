@@ -1,15 +1,17 @@
 // The table of contents of the compiler (driver.h): every stage from source
-// text to C++, in order, and the loop that runs them.
+// text to the target's code, in order, and the loop that runs them.
 #include "driver/driver.h"
 
 #include "lower/loops.h"
 
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "ad/retype.h"
 #include "driver/front_end.h"
+#include "driver/target.h"
 #include "ir/printer.h"
 #include "ir/verify.h"
 #include "lang/check.h"
@@ -33,43 +35,54 @@ void lower_gemms(Compilation& c, const Request& r);
 void lower_scatters(Compilation& c, const Request& r);
 void plan_memory(Compilation& c, const Request& r);
 void lower_loops(Compilation& c, const Request& r);
-void generate_cpp(Compilation& c, const Request& r);
 
 }  // namespace
 
 // ---- the table of contents --------------------------------------------------
 
-const std::vector<Stage>& stages() {
-  static const std::vector<Stage> table = [] {
-    std::vector<Stage> t = {
-        {stage::kParse, "source text -> AST (lang/parser.h)", Form::Ast, parse},
-        {stage::kCheck, "AST -> IR: one function per def, calls inlined (lang/check.h)",
-         Form::Checked, check},
-        {stage::kRetype, "the requested functions, floats in the requested type (ad/retype.h)",
-         Form::Derived, retype},
-        {stage::kAd, "the requested gradients, reverse mode (ad/grad.h)", Form::Derived,
-         differentiate},
-    };
-    // The optimisation passes, in passes/pipeline.h's order (passes/ owns them).
-    for (const passes::Pass& p : passes::pipeline()) t.push_back(optimisation(p));
-    // Lowering: backend-independent, typed (lower/), then the C++ backend prints.
-    t.push_back({"liveness",
-                 "outputs updated in place made safe (lower/updates.h), the statements that "
-                 "reach an output (lower/liveness.h)",
-                 Form::Lowered, find_liveness});
-    t.push_back({"lower_gemm", "GEMM plans -> packing, chunks and col2im (lower/gemm.h)",
-                 Form::Lowered, lower_gemms});
-    t.push_back({"lower_scatter", "sums over computed-index masks -> scatters (lower/scatter.h)",
-                 Form::Lowered, lower_scatters});
-    t.push_back({"plan_memory", "workspace slots, lifetimes, loop carries (lower/memory_plan.h)",
-                 Form::Lowered, plan_memory});
-    t.push_back({"lower_loops", "lowered IR -> the loop tree every backend prints (lower/loops.h)",
-                 Form::Loops, lower_loops});
-    t.push_back({"cpp", "lowered IR -> one C++17 unit, header and source (codegen/cpp.h)",
-                 Form::Cpp, generate_cpp});
-    return t;
+namespace {
+
+std::vector<Stage> make_table(const Target& target) {
+  std::vector<Stage> t = {
+      {stage::kParse, "source text -> AST (lang/parser.h)", Form::Ast, parse},
+      {stage::kCheck, "AST -> IR: one function per def, calls inlined (lang/check.h)",
+       Form::Checked, check},
+      {stage::kRetype, "the requested functions, floats in the requested type (ad/retype.h)",
+       Form::Derived, retype},
+      {stage::kAd, "the requested gradients, reverse mode (ad/grad.h)", Form::Derived,
+       differentiate},
+  };
+  // The optimisation passes, in passes/pipeline.h's order (passes/ owns
+  // them), then the target's own (the CPU target's schedule).
+  for (const passes::Pass& p : passes::pipeline()) t.push_back(optimisation(p));
+  for (const passes::Pass& p : target.passes) t.push_back(optimisation(p));
+  // Lowering: shared by every target, typed (lower/).
+  t.push_back({"liveness",
+               "outputs updated in place made safe (lower/updates.h), the statements that "
+               "reach an output (lower/liveness.h)",
+               Form::Lowered, find_liveness});
+  t.push_back({"lower_gemm", "GEMM plans -> packing, chunks and col2im (lower/gemm.h)",
+               Form::Lowered, lower_gemms});
+  t.push_back({"lower_scatter", "sums over computed-index masks -> scatters (lower/scatter.h)",
+               Form::Lowered, lower_scatters});
+  t.push_back({"plan_memory", "workspace slots, lifetimes, loop carries (lower/memory_plan.h)",
+               Form::Lowered, plan_memory});
+  t.push_back({"lower_loops", "lowered IR -> the loop tree every backend prints (lower/loops.h)",
+               Form::Loops, lower_loops});
+  // The target's tail: it prints its code (the CPU target's cpp).
+  t.insert(t.end(), target.tail.begin(), target.tail.end());
+  return t;
+}
+
+}  // namespace
+
+const std::vector<Stage>& stages(const std::string& target) {
+  static const std::map<std::string, std::vector<Stage>> tables = [] {
+    std::map<std::string, std::vector<Stage>> out;
+    for (const Target* t : targets()) out.emplace(t->name, make_table(*t));
+    return out;
   }();
-  return table;
+  return tables.at(find_target(target).name);
 }
 
 namespace {
@@ -130,7 +143,7 @@ void differentiate(Compilation& c, const Request& r) {
   for (const ir::Function& f : c.derived.functions) c.optimised.functions.push_back(f.clone());
 }
 
-/// An optimisation pass of passes/pipeline.h, on every function.
+/// An optimisation pass (passes/pipeline.h, or the target's), on every function.
 Stage optimisation(const passes::Pass& pass) {
   auto run = [pass](Compilation& c, const Request& r) {
     if (r.skip_passes.count(pass.name)) return;
@@ -153,8 +166,9 @@ void find_liveness(Compilation& c, const Request&) {
 }
 
 void lower_gemms(Compilation& c, const Request& r) {
+  const LoweringOptions options = find_target(r.target).lowering(r);
   for (lower::LoweredFunction& f : c.lowered->functions)
-    lower::lower_gemms(f, r.cpp.pack_budget_bytes);
+    lower::lower_gemms(f, options.pack_budget_bytes);
 }
 
 void lower_scatters(Compilation& c, const Request&) {
@@ -166,17 +180,9 @@ void plan_memory(Compilation& c, const Request&) {
 }
 
 void lower_loops(Compilation& c, const Request& r) {
-  lower::LoopOptions options;
-  options.parallel = r.cpp.openmp;
-  options.parallel_min_work = r.cpp.parallel_min_work;
-  options.index_checks = r.cpp.index_checks;
-  for (lower::LoweredFunction& f : c.lowered->functions) f.loops = lower::lower_loops(f, options);
-}
-
-void generate_cpp(Compilation& c, const Request& r) {
-  std::vector<const lower::LoweredFunction*> functions;
-  for (const lower::LoweredFunction& f : c.lowered->functions) functions.push_back(&f);
-  c.cpp = codegen::emit_cpp(functions, r.cpp);
+  const LoweringOptions options = find_target(r.target).lowering(r);
+  for (lower::LoweredFunction& f : c.lowered->functions)
+    f.loops = lower::lower_loops(f, options.loops);
 }
 
 // ---- running them ----------------------------------------------------------
@@ -186,6 +192,7 @@ bool asks_for(const std::set<std::string>& set, const Stage& s) {
 }
 
 void dump(const Compilation& c, const Stage& s, std::ostream& out) {
+  const Target& target = find_target(c.target);
   switch (s.form) {
     case Form::Ast:
       out << "// ----- source after " << s.name << " -----\n" << ast::print(*c.ast);
@@ -199,8 +206,8 @@ void dump(const Compilation& c, const Stage& s, std::ostream& out) {
       for (const lower::LoweredFunction& f : c.lowered->functions)
         out << lower::print(f.loops, *f.function);
       break;
-    case Form::Cpp:
-      out << "// ----- C++ after " << s.name << " -----\n" << print_cpp(*c.cpp);
+    case Form::Code:
+      out << "// ----- " << target.language << " after " << s.name << " -----\n" << target.print(c);
       break;
     default:
       out << "// ----- IR after " << s.name << " -----\n" << ir::print(c.ir());
@@ -218,40 +225,48 @@ std::set<std::string> dump_set(const Request& r) {
       if (!item.empty()) out.insert(item);
   }
   for (const std::string& name : out)
-    if (name != "all") find_stage(name);
+    if (name != "all") find_stage(name, r.target);
   return out;
 }
 
 }  // namespace
 
-std::string stage_names() {
+std::string stage_names(const std::string& target) {
   std::string out;
-  for (const Stage& s : stages()) out += (out.empty() ? "" : ", ") + std::string(s.name);
+  for (const Stage& s : stages(target)) out += (out.empty() ? "" : ", ") + std::string(s.name);
   return out;
 }
 
-const Stage& find_stage(const std::string& name) {
-  for (const Stage& s : stages())
+const Stage& find_stage(const std::string& name, const std::string& target) {
+  for (const Stage& s : stages(target))
     if (name == s.name) return s;
-  throw UsageError("unknown stage '" + name + "' (stages: " + stage_names() + ")");
+  throw UsageError("unknown stage '" + name + "' (stages: " + stage_names(target) + ")");
 }
 
 namespace {
 
-size_t index_of(const std::string& name) {
-  return size_t(&find_stage(name) - stages().data());
+size_t index_of(const std::string& name, const std::string& target) {
+  return size_t(&find_stage(name, target) - stages(target).data());
+}
+
+/// The last optimisation stage of `target`'s table: what lowering starts from.
+const char* last_optimisation(const std::string& target) {
+  const char* last = nullptr;
+  for (const Stage& s : stages(target))
+    if (s.form == Form::Optimised) last = s.name;
+  return last;
 }
 
 bool is_code_stage(const Stage& s) {
-  return s.form == Form::Lowered || s.form == Form::Loops || s.form == Form::Cpp;
+  return s.form == Form::Lowered || s.form == Form::Loops || s.form == Form::Code;
 }
 
-/// Whether the request asks for C++ or for a stage that lowers or prints.
+/// Whether the request asks for code or for a stage that lowers or prints.
 bool wants_code(const Request& r, const std::set<std::string>& dump_after) {
-  if (r.emit_cpp || dump_after.count("all")) return true;
-  if (!r.stop_after.empty() && is_code_stage(find_stage(r.stop_after))) return true;
+  if (r.emit_code || dump_after.count("all")) return true;
+  if (!r.stop_after.empty() && is_code_stage(find_stage(r.stop_after, r.target))) return true;
   for (const std::string& name : dump_after)
-    if (is_code_stage(find_stage(name))) return true;
+    if (is_code_stage(find_stage(name, r.target))) return true;
   return false;
 }
 
@@ -260,7 +275,7 @@ bool wants_code(const Request& r, const std::set<std::string>& dump_after) {
 const ir::Module& Compilation::ir() const {
   static const ir::Module empty;
   if (stage.empty()) return empty;
-  switch (find_stage(stage).form) {
+  switch (find_stage(stage, target).form) {
     case Form::Ast:
       return empty;
     case Form::Checked:
@@ -287,37 +302,46 @@ Compilation compile(const Request& request) {
 }
 
 Compilation compile(const Request& request, const Compilation& from) {
+  const std::vector<Stage>& table = stages(request.target);
   const std::set<std::string> dump_after = dump_set(request);
   for (const std::string& name : request.skip_passes)
-    if (find_stage(name).form != Form::Optimised)
+    if (find_stage(name, request.target).form != Form::Optimised)
       throw UsageError("'" + name + "' is not an optimisation pass");
   std::ostream& out = request.dump_to ? *request.dump_to : std::cerr;
 
-  Compilation c{from.file, from.ast, from.checked, {}, {}, from.lowered, from.cpp, from.stage, {}};
+  Compilation c;
+  c.file = from.file;
+  c.ast = from.ast;
+  c.checked = from.checked;
   for (const ir::Function& f : from.derived.functions) c.derived.functions.push_back(f.clone());
   for (const ir::Function& f : from.optimised.functions) c.optimised.functions.push_back(f.clone());
+  c.lowered = from.lowered;
+  c.cpp = from.cpp;
+  c.target = request.target;
+  c.stage = from.stage;
+  TENET_ASSERT(c.stage.empty() || from.target == request.target ||
+                   find_stage(c.stage, request.target).form < Form::Optimised,
+               "continuing a compilation for target '" << from.target << "' after '" << c.stage
+                                                       << "' for '" << request.target << "'");
 
   // The lowered forms are shared with `from`: continuing inside the lowering
   // lowers again rather than change them.
-  if (!c.stage.empty() &&
-      (find_stage(c.stage).form == Form::Lowered || find_stage(c.stage).form == Form::Loops)) {
-    c.stage = passes::pipeline().back().name;
+  if (!c.stage.empty() && (find_stage(c.stage, c.target).form == Form::Lowered ||
+                           find_stage(c.stage, c.target).form == Form::Loops)) {
+    c.stage = last_optimisation(c.target);
     c.lowered.reset();
   }
   // Continue after from.stage, up to stop_after.
-  const std::vector<Stage>& table = stages();
-  size_t next = c.stage.empty() ? 0 : index_of(c.stage) + 1;
-  const size_t end = request.stop_after.empty() ? table.size() : index_of(request.stop_after) + 1;
+  size_t next = c.stage.empty() ? 0 : index_of(c.stage, c.target) + 1;
+  const size_t end =
+      request.stop_after.empty() ? table.size() : index_of(request.stop_after, c.target) + 1;
   for (; next < end; ++next) {
     const Stage& s = table[next];
-    // Lowering and code generation run only for callers that want code.
-    if ((s.form == Form::Lowered || s.form == Form::Loops || s.form == Form::Cpp) &&
-        !wants_code(request, dump_after))
-      break;
+    // Lowering and the target's tail run only for callers that want code.
+    if (is_code_stage(s) && !wants_code(request, dump_after)) break;
     s.run(c, request);
     c.stage = s.name;
-    if (s.form != Form::Ast && s.form != Form::Lowered && s.form != Form::Loops &&
-        s.form != Form::Cpp)
+    if (s.form != Form::Ast && !is_code_stage(s))
       for (const ir::Function& f : c.ir().functions)
         ir::verify(f, std::string("stage '") + s.name + "'");
     if (asks_for(dump_after, s)) dump(c, s, out);
@@ -327,15 +351,17 @@ Compilation compile(const Request& request, const Compilation& from) {
 
 std::vector<jit::CompiledFunction> load(const Request& request, const Compilation& c,
                                         const jit::JitOptions& options) {
-  if (c.cpp) return jit::jit_compile_unit(*c.cpp, c.optimised, c.function_names(), options);
-  TENET_ASSERT(c.stage == passes::pipeline().back().name || is_code_stage(find_stage(c.stage)),
+  const Target& target = find_target(request.target);
+  if (c.target == request.target && c.stage == stages(request.target).back().name)
+    return target.load(c, options);
+  TENET_ASSERT(c.stage == last_optimisation(request.target) ||
+                   is_code_stage(find_stage(c.stage, request.target)),
                "load: compiled only up to '" << c.stage << "'");
   Request r = request;
-  r.emit_cpp = true;
-  r.cpp = options.cpp;
+  r.emit_code = true;
   r.stop_after.clear();
-  const Compilation full = compile(r, c);
-  return jit::jit_compile_unit(*full.cpp, full.optimised, full.function_names(), options);
+  target.load_request(r, options);
+  return target.load(compile(r, c), options);
 }
 
 namespace {
@@ -343,7 +369,7 @@ namespace {
 /// A compilation of hand-made IR, as if the optimisation passes had made it.
 Compilation from_ir(const ir::Module& m, const std::vector<std::string>& functions) {
   Compilation c;
-  c.stage = passes::pipeline().back().name;
+  c.stage = last_optimisation(c.target);
   std::vector<const ir::Function*> chosen;
   for (const ir::Function& f : m.functions)
     if (functions.empty()) chosen.push_back(&f);
@@ -361,16 +387,17 @@ Compilation from_ir(const ir::Module& m, const std::vector<std::string>& functio
 
 }  // namespace
 
-void optimise(ir::Module& m) {
+void optimise(ir::Module& m, const std::string& target) {
   std::vector<std::string> all;
-  for (const passes::Pass& p : passes::pipeline()) all.push_back(p.name);
-  run_passes(m, all);
+  for (const Stage& s : stages(target))
+    if (s.form == Form::Optimised) all.push_back(s.name);
+  run_passes(m, all, target);
 }
 
 codegen::CppUnit emit_cpp(const ir::Module& m, const std::vector<std::string>& functions,
                           const codegen::CppOptions& options) {
   Request r;
-  r.emit_cpp = true;
+  r.emit_code = true;
   r.cpp = options;
   return *compile(r, from_ir(m, functions)).cpp;
 }
@@ -387,21 +414,34 @@ jit::CompiledFunction jit_compile(const ir::Module& m, const std::string& functi
   return jit_compile_together(m, {function}, options).front();
 }
 
-std::string pass_names() {
-  std::string out;
-  for (const passes::Pass& p : passes::pipeline())
-    out += (out.empty() ? "" : ", ") + std::string(p.name);
+namespace {
+
+/// The optimisation passes of `target`'s table, in order.
+std::vector<const passes::Pass*> passes_of(const std::string& target) {
+  std::vector<const passes::Pass*> out;
+  for (const passes::Pass& p : passes::pipeline()) out.push_back(&p);
+  for (const passes::Pass& p : find_target(target).passes) out.push_back(&p);
   return out;
 }
 
-void run_passes(ir::Module& m, const std::vector<std::string>& names) {
+}  // namespace
+
+std::string pass_names(const std::string& target) {
+  std::string out;
+  for (const passes::Pass* p : passes_of(target))
+    out += (out.empty() ? "" : ", ") + std::string(p->name);
+  return out;
+}
+
+void run_passes(ir::Module& m, const std::vector<std::string>& names, const std::string& target) {
+  const std::vector<const passes::Pass*> known = passes_of(target);
   std::vector<const passes::Pass*> chosen;
   for (const std::string& name : names) {
     chosen.push_back(nullptr);
-    for (const passes::Pass& p : passes::pipeline())
-      if (name == p.name) chosen.back() = &p;
+    for (const passes::Pass* p : known)
+      if (name == p->name) chosen.back() = p;
     if (!chosen.back())
-      throw UsageError("unknown pass '" + name + "' (passes: " + pass_names() + ")");
+      throw UsageError("unknown pass '" + name + "' (passes: " + pass_names(target) + ")");
   }
   for (const passes::Pass* p : chosen)
     for (ir::Function& f : m.functions) {

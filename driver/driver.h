@@ -1,20 +1,26 @@
 /// \file
 /// The compiler driver: one request goes through every stage, in the order of
-/// the table in driver.cpp (the table of contents of the whole compiler):
+/// the table in driver.cpp (the table of contents of the whole compiler): the
+/// stages every target shares, then the chosen target's (driver/target.h):
 ///
-///   parse -> check -> retype -> ad -> simplify ... schedule
-///         -> liveness -> lower_gemm -> plan_memory -> cpp
+///   parse -> check -> retype -> ad -> simplify ... fuse      (shared)
+///         -> schedule                                        (the target's passes)
+///         -> liveness -> lower_gemm -> ... -> lower_loops    (shared lowering)
+///         -> cpp                                             (the target's tail)
+///
+/// (the stages of the default target, `cpp`: C++ for the CPU, loaded by the
+/// host JIT, jit/jit.h).
 ///
 /// Every caller (the CLI, the Python package, the trainer, the benchmarks)
 /// says what it wants in a Request and gets a Compilation back, from which it
-/// prints, interprets or JIT-compiles (codegen::jit_compile_together). No
+/// prints, interprets or builds and loads the target's code (load()). No
 /// stage is run anywhere else, and the request's defaults live here (the
 /// differentiated output's in ad::resolve_outputs).
 ///
 /// Expects: a Request naming source text or a file. Guarantees: every stage
 /// that produces IR is followed by ir::verify; user errors are CompileError
 /// (in the program text or a gradient request) or UsageError (an unknown
-/// stage or pass name, listing the known ones).
+/// target, stage or pass name, listing the known ones).
 #pragma once
 
 #include <functional>
@@ -35,6 +41,9 @@
 #include "support/types.h"
 
 namespace tenet::driver {
+
+/// The target a Request names unless it names another: C++ for the CPU.
+inline constexpr const char* kDefaultTarget = "cpp";
 
 /// One function to compile: a def of the source, as declared or its gradient.
 struct FunctionRequest {
@@ -58,11 +67,16 @@ struct Request {
   /// Optimisation passes not to run, e.g. {"contraction"} keeps every
   /// contraction in loops instead of GEMM calls.
   std::set<std::string> skip_passes;
-  /// Run the lowering stages and code generation (`cpp`) and keep the text.
-  /// They also run when stop_after or dump_after names one of them. JIT
-  /// callers leave it off and call load(), which runs them with the JIT's
-  /// options.
-  bool emit_cpp = false;
+  /// The target (driver/target.h), by name: its passes and tail stages
+  /// follow the shared ones.
+  std::string target = kDefaultTarget;
+  /// Run the lowering stages and the target's tail (`cpp`) and keep its
+  /// code. They also run when stop_after or dump_after names one of them.
+  /// Callers that only run the code leave it off and call load(), which runs
+  /// them with the loader's options.
+  bool emit_code = false;
+  /// The `cpp` target's options: how it prints C++ (and its lowering
+  /// options: CppOptions::pack_budget_bytes).
   codegen::CppOptions cpp;
 
   /// Stage names after which to print what the stage made ("all": every
@@ -84,14 +98,18 @@ struct Compilation {
   /// The optimisation passes: `derived` optimised, what code generation sees.
   ir::Module optimised;
   /// liveness, lower_gemm, plan_memory: the optimised functions as every
-  /// backend receives them (lower/lowered.h), over a copy of `optimised`
+  /// target receives them (lower/lowered.h), over a copy of `optimised`
   /// that the lowered forms point into.
   struct Lowering {
     ir::Module module;
     std::vector<lower::LoweredFunction> functions;
   };
   std::shared_ptr<Lowering> lowered;
-  std::optional<codegen::CppUnit> cpp;  // cpp
+  /// The `cpp` target's code (its stage `cpp`); another target's code is a
+  /// field of its own.
+  std::optional<codegen::CppUnit> cpp;
+  /// The target whose stages ran (Request::target).
+  std::string target = kDefaultTarget;
   /// The last stage run ("" before the first).
   std::string stage;
   /// Warnings and notes for the user (with spans in `file`) from the stages
@@ -111,8 +129,9 @@ struct Compilation {
   std::vector<std::string> function_names() const;
 };
 
-/// What a stage produces (and what --dump-after prints for it).
-enum class Form { Ast, Checked, Derived, Optimised, Lowered, Loops, Cpp };
+/// What a stage produces (and what --dump-after prints for it). Code: the
+/// target's code (driver/target.h, Target::print).
+enum class Form { Ast, Checked, Derived, Optimised, Lowered, Loops, Code };
 
 struct Stage {
   const char* name;
@@ -121,12 +140,13 @@ struct Stage {
   std::function<void(Compilation&, const Request&)> run;
 };
 
-/// Every stage, in the order they run.
-const std::vector<Stage>& stages();
+/// Every stage of `target`'s table, in the order they run: the shared ones
+/// and the target's. A UsageError for an unknown target, listing them.
+const std::vector<Stage>& stages(const std::string& target = kDefaultTarget);
 /// "parse, check, retype, ..." (for messages and --help).
-std::string stage_names();
-/// The stage named `name`, or a UsageError listing the stages (`what`: "stage").
-const Stage& find_stage(const std::string& name);
+std::string stage_names(const std::string& target = kDefaultTarget);
+/// The stage named `name` in `target`'s table, or a UsageError listing them.
+const Stage& find_stage(const std::string& name, const std::string& target = kDefaultTarget);
 
 /// Runs the request through every stage (up to stop_after).
 Compilation compile(const Request& request);
@@ -136,9 +156,10 @@ Compilation compile(const Request& request);
 Compilation compile(const Request& request, const Compilation& from);
 
 /// The requested functions of `c` (compiled at least through the
-/// optimisation passes), lowered and printed with options.cpp unless `c`
-/// already holds their C++, then built and loaded (jit/jit.h), in
-/// request order. `request` is the one `c` was compiled from (its dumps
+/// optimisation passes), lowered and printed by the request's target (with
+/// the options' CppOptions for `cpp`) unless `c` already ran its tail, then
+/// built and loaded by the target's loader (`cpp`: the host JIT, jit/jit.h),
+/// in request order. `request` is the one `c` was compiled from (its dumps
 /// still apply).
 std::vector<jit::CompiledFunction> load(const Request& request, const Compilation& c,
                                         const jit::JitOptions& options = {});
@@ -146,8 +167,9 @@ std::vector<jit::CompiledFunction> load(const Request& request, const Compilatio
 // ---- IR made by hand (tests, `tenet opt` output) ---------------------------
 // The same stages of the table, entered after parsing and checking.
 
-/// Every optimisation pass in order, verified after each.
-void optimise(ir::Module& m);
+/// Every optimisation pass of `target`'s table in order (the shared ones,
+/// then the target's), verified after each.
+void optimise(ir::Module& m, const std::string& target = kDefaultTarget);
 /// The named functions of `m` (every one when empty), taken as optimised,
 /// through the lowering stages and `cpp`.
 codegen::CppUnit emit_cpp(const ir::Module& m, const std::vector<std::string>& functions = {},
@@ -160,13 +182,16 @@ std::vector<jit::CompiledFunction> jit_compile_together(const ir::Module& m,
 jit::CompiledFunction jit_compile(const ir::Module& m, const std::string& function,
                                   const jit::JitOptions& options = {});
 
-/// "simplify, dce, ..." (the optimisation passes, for messages and --help).
-std::string pass_names();
+/// "simplify, dce, ..." (the optimisation passes of `target`'s table, for
+/// messages and --help).
+std::string pass_names(const std::string& target = kDefaultTarget);
 
-/// `tenet opt`: runs the named optimisation passes of passes/pipeline.h on
-/// every function, in the given order (repeats allowed), verifying after each;
-/// a UsageError for an unknown name, listing the passes.
-void run_passes(ir::Module& m, const std::vector<std::string>& passes);
+/// `tenet opt`: runs the named optimisation passes (the shared ones of
+/// passes/pipeline.h and `target`'s) on every function, in the given order
+/// (repeats allowed), verifying after each; a UsageError for an unknown
+/// name, listing the passes.
+void run_passes(ir::Module& m, const std::vector<std::string>& passes,
+                const std::string& target = kDefaultTarget);
 
 /// "// ----- NAME.h -----\n<header>// ----- NAME.cpp -----\n<source>".
 std::string print_cpp(const codegen::CppUnit& unit);

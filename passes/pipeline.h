@@ -1,7 +1,9 @@
 /// \file
-/// The optimisation passes, in order: the part of the compiler's table of
-/// contents (driver/driver.cpp) between AD and code generation. The driver
-/// runs each as a stage, verifying after it (`--dump-after=PASS`).
+/// The optimisation passes every target shares, in order: the part of the
+/// compiler's table of contents (driver/driver.cpp) between AD and lowering.
+/// The driver runs each as a stage, verifying after it (`--dump-after=PASS`),
+/// then the chosen target's own passes (driver/target.h: the CPU target's
+/// `schedule`, passes/schedule.h).
 #pragma once
 
 #include <functional>
@@ -18,7 +20,7 @@ struct Pass {
   std::function<void(ir::Function&)> run;
 };
 
-/// The passes in the order they run.
+/// The shared passes in the order they run.
 const std::vector<Pass>& pipeline();
 
 }  // namespace tenet::passes

@@ -59,13 +59,14 @@ int cmd_print(const std::vector<std::string>& argv) {
          "  PASS    the IR after that optimisation pass\n"
          "  ir      the IR after every optimisation pass\n"
          "  source  the IR after every optimisation pass, printed back as source\n"
-         "  cpp     the generated C++\n"
+         "  cpp     the generated C++ (of the target cpp, the default)\n"
          "With --grad FN, prints the gradient program of FN: at stage source (the\n"
          "default) as automatic differentiation derived it, at the other stages as\n"
          "without --grad (check and retype show FN itself).\n"
          "Stages: " +
              driver::stage_names() + ".");
   a.option("stage", "STAGE", "a stage, ir or source", "ir");
+  add_target_option(a);
   a.option("fn", "NAME", "print only this function (IR, source and C++ stages)");
   a.option("grad", "FN", "print the gradient program of function FN");
   add_grad_request_options(a);
@@ -77,9 +78,9 @@ int cmd_print(const std::vector<std::string>& argv) {
   }
   if (a.is_set("wrt") || a.is_set("output") || a.is_set("vjp"))
     throw UsageError("--wrt, --output and --vjp apply with --grad FN only");
-  std::string path = require_file(a), stage = a.get("stage");
+  std::string path = require_file(a), stage = a.get("stage"), target = a.get("target");
   if (stage == "loops") stage = "lower_loops";  // the loop tree's short name
-  driver::Request r = request(path, a.get("dump-after"));
+  driver::Request r = request(path, a.get("dump-after"), target);
   bool whole = stage == "ir" || stage == "source";
   r.stop_after = whole ? "" : stage;
   if (stage == driver::stage::kParse) {
@@ -87,14 +88,14 @@ int cmd_print(const std::vector<std::string>& argv) {
     std::cout << ast::print(*driver::compile(r).ast);
     return 0;
   }
-  if (!whole) driver::find_stage(stage);  // an unknown stage before any work
-  r.emit_cpp = stage == "cpp";
-  driver::Compilation front = front_end(path, a.get("dump-after"));
+  // An unknown stage before any work.
+  r.emit_code = !whole && driver::find_stage(stage, target).form == driver::Form::Code;
+  driver::Compilation front = front_end(path, a.get("dump-after"), target);
   for (const std::string& name : chosen_functions(front, a.get("fn")))
     r.functions.push_back({name, std::nullopt});
   driver::Compilation c = compile_after(front, r);
-  if (c.cpp) {
-    std::cout << driver::print_cpp(*c.cpp);
+  if (r.emit_code) {
+    std::cout << driver::find_target(target).print(c);
     return 0;
   }
   if (c.lowered && stage == "lower_loops") {
@@ -191,7 +192,7 @@ int cmd_emit(const std::vector<std::string>& argv) {
          "Writes standalone C++17 sources for FILE's functions, with the runtime\n"
          "headers they need and a CMakeLists.txt that builds them on their own; with\n"
          "--train, a project that trains and runs the model with no Python or Tenet.");
-  a.option("target", "cpp", "the code generator", "cpp");
+  a.option("target", "cpp", "the code generator (a C++ project: cpp only)", "cpp");
   a.option("o", "DIR", "output directory");
   a.option("fn", "NAME", "emit only this function (default: every function)");
   a.flag("no-openmp", "emit serial code");
@@ -204,8 +205,9 @@ int cmd_emit(const std::vector<std::string>& argv) {
          "train and predict programs (docs/standalone.md)");
   add_common_options(a);
   if (!a.parse(argv)) return 0;
-  if (a.get("target") != "cpp")
-    throw UsageError("--target must be 'cpp' (CUDA is not implemented yet)");
+  // An unknown target lists the known ones; a project is C++ for the CPU.
+  if (driver::find_target(a.get("target")).name != std::string("cpp"))
+    throw UsageError("tenet emit writes C++ projects: --target must be 'cpp'");
   if (!a.is_set("o")) throw UsageError("emit needs an output directory: -o DIR");
   std::string path = require_file(a);
   if (a.is_set("train")) {
@@ -225,7 +227,7 @@ int cmd_emit(const std::vector<std::string>& argv) {
   driver::Request r = request(path, a.get("dump-after"));
   std::vector<std::string> fns = chosen_functions(front, a.get("fn"));
   for (const std::string& name : fns) r.functions.push_back({name, std::nullopt});
-  r.emit_cpp = true;
+  r.emit_code = true;
   r.cpp.openmp = !a.is_set("no-openmp");
   r.cpp.index_checks = !a.is_set("no-index-checks");
   const driver::Compilation p = compile_after(front, r);

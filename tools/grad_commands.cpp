@@ -59,13 +59,16 @@ ad::GradRequest grad_request(const Args& a) {
 Gradient load_gradient(const Args& a, const std::string& fn_name,
                        const std::string& stop_after = "") {
   const std::string path = require_file(a);
+  // --target: print's option only; the other commands run the default's code.
+  const std::string target = a.is_set("target") ? a.get("target") : driver::kDefaultTarget;
   Gradient g;
-  g.front = front_end(path, a.get("dump-after"));
+  g.front = front_end(path, a.get("dump-after"), target);
   g.forward = &select_function(g.front, fn_name);
-  driver::Request r = request(path, a.get("dump-after"));
+  driver::Request r = request(path, a.get("dump-after"), target);
   r.functions = {{g.forward->name, grad_request(a)}};
   r.stop_after = stop_after;
-  r.emit_cpp = stop_after == "cpp";
+  r.emit_code =
+      !stop_after.empty() && driver::find_stage(stop_after, target).form == driver::Form::Code;
   r.cpp.origin = path;
   g.compiled = compile_after(g.front, r);
   g.request = std::move(r);
@@ -151,7 +154,8 @@ int print_gradient(const Args& a) {
   std::string stage = a.is_set("stage") ? a.get("stage") : "source";
   if (stage == "loops") stage = "lower_loops";  // the loop tree's short name
   bool whole = stage == "source" || stage == "ir";
-  if (!whole) driver::find_stage(stage);  // an unknown stage before any work
+  const std::string target = a.get("target");
+  if (!whole) driver::find_stage(stage, target);  // an unknown stage before any work
   Gradient g = load_gradient(a, a.get("grad"), whole ? "" : stage);
   const driver::Compilation& c = g.compiled;
   if (stage == "source") {
@@ -159,8 +163,8 @@ int print_gradient(const Args& a) {
     std::cout << lang::unparse(c.derived.functions.at(0));
   } else if (stage == driver::stage::kParse) {
     std::cout << ast::print(*c.ast);
-  } else if (c.cpp) {
-    std::cout << driver::print_cpp(*c.cpp);
+  } else if (g.request.emit_code) {
+    std::cout << driver::find_target(target).print(c);
   } else if (c.lowered && stage == "lower_loops") {
     for (const lower::LoweredFunction& f : c.lowered->functions)
       std::cout << lower::print(f.loops, *f.function);

@@ -21,15 +21,18 @@ std::string require_file(const Args& a) {
   return a.positional()[0];
 }
 
-driver::Request request(const std::string& path, const std::string& dump_after) {
+driver::Request request(const std::string& path, const std::string& dump_after,
+                        const std::string& target) {
   driver::Request r;
   r.path = path;
+  r.target = driver::find_target(target).name;
   for (const std::string& stage : parse_list(dump_after)) r.dump_after.insert(stage);
   return r;
 }
 
-driver::Compilation front_end(const std::string& path, const std::string& dump_after) {
-  driver::Compilation c = driver::front_end(request(path, dump_after));
+driver::Compilation front_end(const std::string& path, const std::string& dump_after,
+                              const std::string& target) {
+  driver::Compilation c = driver::front_end(request(path, dump_after, target));
   print_warnings(c);
   return c;
 }
@@ -145,6 +148,10 @@ void add_common_options(Args& a) {
   a.option("dump-after", "STAGE[,STAGE]|all",
            "print what the named stages made to stderr (also TENET_DUMP_AFTER); stages: " +
                driver::stage_names());
+}
+
+void add_target_option(Args& a) {
+  a.option("target", "NAME", "the code target: " + driver::target_names(), driver::kDefaultTarget);
 }
 
 void prepare_save_folder(const Args& a) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "driver/driver.h"
+#include "driver/target.h"
 #include "ir/ir.h"
 #include "support/diagnostics.h"
 #include "support/tensor.h"
@@ -21,12 +22,15 @@ namespace tenet::cli {
 
 std::string require_file(const Args& a);
 
-/// A driver request for the file `path` with --dump-after's stages.
-driver::Request request(const std::string& path, const std::string& dump_after);
+/// A driver request for the file `path` with --dump-after's stages (of
+/// `target`'s table, driver/target.h).
+driver::Request request(const std::string& path, const std::string& dump_after,
+                        const std::string& target = driver::kDefaultTarget);
 
 /// The file's front end: parsed and checked (the stages after it continue
 /// from it, compile_after(front, request)), its warnings printed.
-driver::Compilation front_end(const std::string& path, const std::string& dump_after);
+driver::Compilation front_end(const std::string& path, const std::string& dump_after,
+                              const std::string& target = driver::kDefaultTarget);
 /// driver::compile(request, front): the stages after the front end, their
 /// warnings printed.
 driver::Compilation compile_after(const driver::Compilation& front, const driver::Request& request);
@@ -57,6 +61,8 @@ std::vector<std::string> parse_list(const std::string& text);
 void require_sizes(const ir::Function& fn, const ir::SizeBindings& given, bool inputs_option);
 
 void add_common_options(Args& a);
+/// --target NAME (driver/target.h); the default target's name by default.
+void add_target_option(Args& a);
 
 /// Creates the --save folder (when the option is set) before anything runs,
 /// so that a path that cannot be a folder is a UsageError, not a lost result.

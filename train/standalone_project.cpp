@@ -219,12 +219,13 @@ std::string emit_standalone_project(const std::string& model_path, const std::st
                                     const StandaloneOptions& options) {
   driver::Request front_request;
   front_request.path = model_path;
-  const driver::Compilation front = driver::front_end(front_request);
+  front_request.stop_after = "check";
+  const driver::Compilation front = driver::compile(front_request);
   const ModelSpec spec = parse_model_spec(*front.file, *front.checked);
   const std::string name = model_name(model_path);
 
   driver::Request request = training_request(model_path, spec);
-  request.emit_cpp = true;
+  request.emit_code = true;
   // <name>_kernels, not <name>: the project's folder is on the include path,
   // so a model named time or pthread would write a time.h that <ctime> or
   // <pthread.h> then found instead of the system's.

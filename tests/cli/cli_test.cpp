@@ -126,6 +126,25 @@ TEST_F(Cli, PrintStages) {
   EXPECT_EQ(bad_dump.err, "error: unknown stage 'simplfy'" + stages);
 }
 
+// --target chooses the target whose stages follow the shared ones
+// (driver/target.h); cpp is the default.
+TEST_F(Cli, PrintTargets) {
+  write("squash.tn", kSquash);
+  CommandResult cpp = run_in_dir("print squash.tn --stage cpp");
+  CommandResult chosen = run_in_dir("print squash.tn --stage cpp --target cpp");
+  EXPECT_EQ(chosen.exit_code, 0) << chosen.err;
+  EXPECT_EQ(chosen.out, cpp.out);
+  CommandResult grad = run_in_dir("print squash.tn --grad squash --vjp --stage cpp --target cpp");
+  EXPECT_EQ(grad.exit_code, 0) << grad.err;
+  EXPECT_NE(grad.out.find("tenet_squash_grad("), std::string::npos);
+  for (const char* command : {"print squash.tn --target cuda", "emit squash.tn --target cuda -o x",
+                              "print squash.tn --grad squash --target cuda"}) {
+    CommandResult bad = run_in_dir(command);
+    EXPECT_EQ(bad.exit_code, 1) << command;
+    EXPECT_EQ(bad.err, "error: unknown target 'cuda' (targets: cpp)\n") << command;
+  }
+}
+
 TEST_F(Cli, DumpAfterAll) {
   write("squash.tn", kSquash);
   CommandResult r = run_in_dir("run squash.tn --sizes B=1,N=1,D=2 --dump-after=all");

@@ -26,7 +26,7 @@ std::string generated(const Kernel& k) {
   ad::GradRequest vjp;
   vjp.vjp = true;
   r.functions = {{k.fn, k.vjp ? std::optional(vjp) : std::nullopt}};
-  r.emit_cpp = true;
+  r.emit_code = true;
   r.cpp.origin = path;
   return print_cpp(*compile(r).cpp);
 }

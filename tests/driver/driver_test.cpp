@@ -3,6 +3,7 @@
 // (a gradient and an unchanged function compiled together, against the
 // interpreter).
 #include "driver/driver.h"
+#include "driver/target.h"
 
 #include <gtest/gtest.h>
 
@@ -58,6 +59,28 @@ TEST(Driver, ListsTheStagesInOrder) {
   EXPECT_EQ(stage_names(),
             "parse, check, retype, ad, simplify, dce, hoist, index_split, contraction, fuse, "
             "schedule, liveness, lower_gemm, lower_scatter, plan_memory, lower_loops, cpp");
+}
+
+// The default target is cpp; its table is the shared stages with its own
+// pass (schedule) after the shared passes and its printer (cpp) last.
+TEST(Driver, TargetsChooseTheirStages) {
+  EXPECT_EQ(target_names(), "cpp");
+  EXPECT_EQ(std::string(Request{}.target), "cpp");
+  EXPECT_EQ(&stages("cpp"), &stages());
+  EXPECT_EQ(std::string(stages().back().name), "cpp");
+  EXPECT_EQ(stages().back().form, Form::Code);
+  EXPECT_EQ(find_stage("schedule", "cpp").form, Form::Optimised);
+  const std::string listed = " (targets: cpp)";
+  try {
+    find_target("cuda");
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "unknown target 'cuda'" + listed);
+  }
+  Request r = request({{"model", std::nullopt}});
+  r.target = "cuda";
+  EXPECT_THROW(compile(r), UsageError);
+  EXPECT_THROW(stages("cuda"), UsageError);
 }
 
 // --dump-after=all: one section per stage; the source's and the C++'s are
@@ -144,7 +167,7 @@ TEST(Driver, StopsAfterAStageAndResumesFromIt) {
   EXPECT_EQ(front.ir().functions.size(), 2u);
 
   Request rest = request({{"predict", std::nullopt}});
-  rest.emit_cpp = true;
+  rest.emit_code = true;
   Compilation resumed = compile(rest, front);
   Compilation whole = compile(rest);
   EXPECT_EQ(resumed.checked, front.checked);  // shared, not recomputed
@@ -204,7 +227,7 @@ TEST(Driver, RetypesFloats) {
 
 TEST(Driver, SkipsPasses) {
   Request r = request({{"predict", std::nullopt}});
-  r.emit_cpp = true;
+  r.emit_code = true;
   EXPECT_TRUE(compile(r).cpp->uses_gemm);
   r.skip_passes = {"contraction"};
   EXPECT_FALSE(compile(r).cpp->uses_gemm);
