@@ -168,6 +168,65 @@ GemmPlan make_plan(const ir::Compute& c, const ir::ExprNode& a_read, const ir::E
   return p;
 }
 
+/// c's out indices, in the result's storage order, each with the factor that
+/// reads it (x, y or both).
+struct OutOwners {
+  std::vector<ir::Dim> order;
+  std::map<std::string, Owner> owner;
+  std::vector<ir::Dim> xs, ys, both;  // by owner, each in the result's storage order
+};
+
+/// The owners of c's out indices, or none when a factor reads none of them.
+std::optional<OutOwners> out_owners(const ir::Compute& c, const Access& xa, const Access& ya) {
+  OutOwners o;
+  const std::vector<int> pos = storage_positions(*c.result);
+  std::vector<int> by_position(c.out.size());
+  for (size_t d = 0; d < c.out.size(); ++d) by_position[size_t(pos[d])] = int(d);
+  for (int d : by_position) {
+    const ir::Dim& dim = c.out[size_t(d)];
+    const bool in_x = mentions(xa, dim.index), in_y = mentions(ya, dim.index);
+    if (!in_x && !in_y) return {};
+    o.owner[dim.index] = in_x && in_y ? Owner::Both : in_x ? Owner::X : Owner::Y;
+    (in_x && in_y ? o.both : in_x ? o.xs : o.ys).push_back(dim);
+    o.order.push_back(dim);
+  }
+  return o;
+}
+
+/// A plan that writes C in place, when C's innermost index belongs to one factor
+/// (which gives the columns) and C's rows and columns form a matrix view of it.
+std::optional<GemmPlan> plan_c_in_place(const ir::Compute& c, const ir::ExprNode& x,
+                                        const ir::ExprNode& y, const OutOwners& o) {
+  const std::vector<ir::Affine> out_indices = ir::plain_indices(c.out);
+  const Access result{c.result.get(), &out_indices, false};
+  const Owner inner = o.owner.at(o.order.back().index);
+  if (inner == Owner::Both) return {};
+  const ir::ExprNode& col_read = inner == Owner::X ? x : y;
+  const ir::ExprNode& row_read = inner == Owner::X ? y : x;
+  const std::vector<ir::Dim>& cols = inner == Owner::X ? o.xs : o.ys;
+  const std::vector<ir::Dim>& rows = inner == Owner::X ? o.ys : o.xs;
+  // 1. One GEMM per batch index, C in place.
+  if (auto c_view = view_in_place(result, rows, cols); c_view && !c_view->transposed)
+    return make_plan(c, row_read, col_read, o.both, rows, cols, *c_view);
+  // 2. Loops also over the outer indices of the factors: the innermost run
+  // of columns, the run of rows just outside it.
+  std::vector<ir::Dim> run_cols, run_rows, loops;
+  size_t i = o.order.size();
+  while (i > 0 && o.owner.at(o.order[i - 1].index) == inner)
+    run_cols.insert(run_cols.begin(), o.order[--i]);
+  const Owner row_owner = inner == Owner::X ? Owner::Y : Owner::X;
+  while (i > 0 && o.owner.at(o.order[i - 1].index) == row_owner)
+    run_rows.insert(run_rows.begin(), o.order[--i]);
+  for (size_t j = 0; j < i; ++j) loops.push_back(o.order[j]);
+  const bool wide = estimate(extent_product(run_rows)) >= kMinLoopedGemmSide &&
+                    estimate(extent_product(run_cols)) >= kMinLoopedGemmSide;
+  if (wide) {
+    if (auto c_view = view_in_place(result, run_rows, run_cols); c_view && !c_view->transposed)
+      return make_plan(c, row_read, col_read, loops, run_rows, run_cols, *c_view);
+  }
+  return {};
+}
+
 }  // namespace
 
 std::optional<GemmPlan> plan_contraction(const ir::Compute& c) {
@@ -191,65 +250,22 @@ std::optional<GemmPlan> plan_contraction(const ir::Compute& c) {
       return {};
   const Access xa = access_of(x), ya = access_of(y);
 
-  // Out indices in the result's storage order, each with its owner.
-  std::vector<ir::Dim> out_order;
-  const std::vector<int> pos = storage_positions(*c.result);
-  std::vector<int> by_position(c.out.size());
-  for (size_t d = 0; d < c.out.size(); ++d) by_position[size_t(pos[d])] = int(d);
-  std::map<std::string, Owner> owner;
-  std::vector<ir::Dim> xs, ys, both;
-  for (int d : by_position) {
-    const ir::Dim& dim = c.out[size_t(d)];
-    const bool in_x = mentions(xa, dim.index), in_y = mentions(ya, dim.index);
-    if (!in_x && !in_y) return {};
-    owner[dim.index] = in_x && in_y ? Owner::Both : in_x ? Owner::X : Owner::Y;
-    (in_x && in_y ? both : in_x ? xs : ys).push_back(dim);
-    out_order.push_back(dim);
-  }
+  const std::optional<OutOwners> o = out_owners(c, xa, ya);
+  if (!o) return {};
   for (const ir::Dim& d : c.reduce)
     if (!mentions(xa, d.index) && !mentions(ya, d.index)) return {};
-  if (xs.empty() && ys.empty()) return {};  // dot products: loops do them well
+  if (o->xs.empty() && o->ys.empty()) return {};  // dot products: loops do them well
   // Matrix-vector products with a short sum (a depthwise convolution: 9 taps
   // per output) are as fast as loops, without packing a copy of the matrix.
-  if (xs.empty() || ys.empty()) {
+  if (o->xs.empty() || o->ys.empty()) {
     std::optional<int64_t> k = extent_product(c.reduce).constant();
     if (k && *k < kMinMatrixVectorSum) return {};
   }
-
-  const std::vector<ir::Affine> out_indices = ir::plain_indices(c.out);
-  const Access result{c.result.get(), &out_indices, false};
-  const Owner inner = owner.at(out_order.back().index);
-
-  if (inner != Owner::Both) {
-    // C's innermost index decides which factor gives the columns.
-    const ir::ExprNode& col_read = inner == Owner::X ? x : y;
-    const ir::ExprNode& row_read = inner == Owner::X ? y : x;
-    const std::vector<ir::Dim>& cols = inner == Owner::X ? xs : ys;
-    const std::vector<ir::Dim>& rows = inner == Owner::X ? ys : xs;
-    // 1. One GEMM per batch index, C in place.
-    if (auto c_view = view_in_place(result, rows, cols); c_view && !c_view->transposed)
-      return make_plan(c, row_read, col_read, both, rows, cols, *c_view);
-    // 2. Loops also over the outer indices of the factors: the innermost run
-    // of columns, the run of rows just outside it.
-    std::vector<ir::Dim> run_cols, run_rows, loops;
-    size_t i = out_order.size();
-    while (i > 0 && owner.at(out_order[i - 1].index) == inner)
-      run_cols.insert(run_cols.begin(), out_order[--i]);
-    const Owner row_owner = inner == Owner::X ? Owner::Y : Owner::X;
-    while (i > 0 && owner.at(out_order[i - 1].index) == row_owner)
-      run_rows.insert(run_rows.begin(), out_order[--i]);
-    for (size_t j = 0; j < i; ++j) loops.push_back(out_order[j]);
-    const bool wide = estimate(extent_product(run_rows)) >= kMinLoopedGemmSide &&
-                      estimate(extent_product(run_cols)) >= kMinLoopedGemmSide;
-    if (wide) {
-      if (auto c_view = view_in_place(result, run_rows, run_cols); c_view && !c_view->transposed)
-        return make_plan(c, row_read, col_read, loops, run_rows, run_cols, *c_view);
-    }
-  }
+  if (std::optional<GemmPlan> in_place = plan_c_in_place(c, x, y, *o)) return in_place;
   // 3. One GEMM per batch index into a packed C, copied into the result after.
   GemmMatrix packed_c;
   packed_c.packed = true;
-  return make_plan(c, x, y, both, storage_order(xs, xa), storage_order(ys, ya), packed_c);
+  return make_plan(c, x, y, o->both, storage_order(o->xs, xa), storage_order(o->ys, ya), packed_c);
 }
 
 namespace {
