@@ -5,7 +5,8 @@
 #      AddressSanitizer + UndefinedBehaviorSanitizer
 #   3. clang builds of the fuzz targets (front end, binder, .npy, safetensors,
 #      IDX, IR text) with libFuzzer, a bounded fuzz run of each
-#   4. clang-format check
+#   4. clang-format check; size budgets (files <= 600 lines, functions <= 80:
+#      scripts/check-budgets.sh)
 #   5. the Python package: `pip install .` into .venv (with PyTorch), pytest
 # Set TENET_FUZZ_SECONDS (default 60) to change the fuzz budget.
 set -euo pipefail
@@ -58,8 +59,9 @@ echo "== [3/5] fuzz the readers of untrusted input (clang, libFuzzer)"
 bash scripts/fuzz.sh "${TENET_FUZZ_SECONDS:-60}"
 free_stage_build build-fuzz
 
-echo "== [4/5] clang-format"
+echo "== [4/5] clang-format, size budgets"
 bash scripts/format.sh --check
+bash scripts/check-budgets.sh
 
 echo "== [5/5] Python package and PyTorch operators"
 bash scripts/python-test.sh

@@ -19,6 +19,7 @@ requirements=(
   "scikit-build-core>=0.8"
   ninja
   cmake
+  "lizard>=1.17"  # function lengths for scripts/check-budgets.sh
 )
 if [ ! -x "$VENV/bin/python" ]; then
   echo "venv: creating $VENV"
