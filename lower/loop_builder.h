@@ -51,6 +51,14 @@ class Cursor {
   std::vector<Block*> stack_;
 };
 
+// Nodes, made in one step.
+Node assign_node(Place target, Operand source, ir::ReduceOp op, ElemType compute);
+Node array_node(const Var& v, ElemType type, bool wide, int64_t count);
+Node let_index(const Var& v, IndexExpr value);
+Place local_place(const Var& v, IndexExpr at = nullptr);
+Operand expr_operand(const ir::Expr& e);
+Operand load(Place p);
+
 /// What the builder knows where a statement is built: the ranges of the
 /// indices in scope, and what is hoisted there already.
 struct Context {
@@ -62,6 +70,8 @@ struct Context {
   std::set<std::pair<const ir::ExprNode*, size_t>> hoisted_indices;
   void bind(const Binding& b) { ranges[b.index] = IndexRange{b.lo, b.hi}; }
 };
+
+struct JamParts;  // loops_jam.cpp
 
 /// A statement with its loop schedule, the bounds its guard gives its
 /// reduce loops, and its peel.
@@ -148,6 +158,16 @@ class LoopBuilder {
   void element(Cursor& out, StatementState& st, const GuardBounds& g);
   void in_place_block(Cursor& out, StatementState& st);
   void wide_block(Cursor& out, StatementState& st);
+  /// A block of double accumulators: the terms of an element's offset but
+  /// the first index's, the extent of the other inner indices, and its tiles.
+  struct BlockShape {
+    std::vector<IndexExpr> offsets;
+    int64_t rest = 1;
+    int64_t tile = 0;
+    bool columns = false;  // column tiles the threads share
+    bool tiled = false;
+  };
+  BlockShape block_shape(const StatementState& st) const;
   void use_guard(StatementState& st, const GuardBounds& g) const;
   void open_out(Cursor& out, const StatementState& st, const std::vector<size_t>& dims,
                 size_t from) const;
@@ -162,6 +182,7 @@ class LoopBuilder {
   /// loops (null: the first member's, not narrowed, named group.reduce_vars).
   void jam_group(Cursor& out, JamGroup& group, std::optional<ParallelWork> work, bool resume,
                  const std::function<void()>& open_reduce);
+  void jam_starts(JamParts& parts, const JamMember& member, std::set<const ir::ExprNode*>& hoisted);
 
   // loops_lanes.cpp
   void lanes(Cursor& out, StatementState& st, const GuardBounds& g);

@@ -24,6 +24,55 @@ void Cursor::blank() {
   add(Node{});
 }
 
+Node assign_node(Place target, Operand source, ir::ReduceOp op, ElemType compute) {
+  Node n;
+  n.kind = NodeKind::Assign;
+  n.target = std::move(target);
+  n.source = std::move(source);
+  n.op = op;
+  n.compute = compute;
+  return n;
+}
+
+Node array_node(const Var& v, ElemType type, bool wide, int64_t count) {
+  Node n;
+  n.kind = NodeKind::Array;
+  n.var = v;
+  n.type = type;
+  n.wide = wide;
+  n.count = count;
+  return n;
+}
+
+Node let_index(const Var& v, IndexExpr value) {
+  Node n;
+  n.kind = NodeKind::Let;
+  n.var = v;
+  n.index = std::move(value);
+  return n;
+}
+
+Place local_place(const Var& v, IndexExpr at) {
+  Place p;
+  p.local = v;
+  p.at = std::move(at);
+  return p;
+}
+
+Operand expr_operand(const ir::Expr& e) {
+  Operand o;
+  o.kind = Operand::Expr;
+  o.expr = e;
+  return o;
+}
+
+Operand load(Place p) {
+  Operand o;
+  o.kind = Operand::Load;
+  o.place = std::move(p);
+  return o;
+}
+
 Var LoopBuilder::fresh(const std::string& hint, bool generated) {
   Var v;
   v.id = tree_.vars++;

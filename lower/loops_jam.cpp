@@ -99,115 +99,97 @@ void LoopBuilder::jam_run(Cursor& out, const std::vector<Scheduled>& nest, size_
   out.close();
 }
 
-namespace {
+/// Building a jam group's loops: each member's parts in a region continuing
+/// its statement's (when the group is outside their regions), for each
+/// element of the tile (unrolled: the accumulators stay in registers).
+struct JamParts {
+  Cursor& out;
+  const Var& tile;
+  const Var& lane;
+  int64_t n;
+  bool resume;
 
-Node assign(Place target, Operand source, ir::ReduceOp op, ElemType compute) {
-  Node a;
-  a.kind = NodeKind::Assign;
-  a.target = std::move(target);
-  a.source = std::move(source);
-  a.op = op;
-  a.compute = compute;
-  return a;
+  void open_region(const ir::Stmt* stmt) {
+    if (!resume) return;
+    Node region;
+    region.kind = NodeKind::Statement;
+    region.stmt = stmt;
+    region.resume = true;
+    out.open(std::move(region));
+  }
+  void close_region() {
+    if (resume) out.close();
+  }
+  /// `nodes` for each element of the tile, after the element's index `index`
+  /// (a member's jammed out index) when they use it.
+  void lanes(const Var& index, std::vector<Node> nodes, bool uses_index) {
+    Node loop;
+    loop.kind = NodeKind::For;
+    loop.var = lane;
+    loop.first = ix::constant(0);
+    loop.end = ix::constant(n);
+    loop.loop_kind = LoopKind::Unrolled;
+    loop.unroll = n;
+    out.open(std::move(loop));
+    if (uses_index)
+      out.add(let_index(index, ix::binary(IndexKind::Add, ix::var(tile), ix::var(lane))));
+    for (Node& node : nodes) out.add(std::move(node));
+    out.close();
+  }
+  Place element(const Var& array) const { return local_place(array, ix::var(lane)); }
+};
+
+void LoopBuilder::jam_starts(JamParts& parts, const JamMember& member,
+                             std::set<const ir::ExprNode*>& hoisted) {
+  // Before the reduce loops, per element of the tile: its accumulator's
+  // start, and the values its terms share (computed once per element).
+  Cursor& out = parts.out;
+  const ir::Compute& c = member.m->stmt->compute;
+  const std::string& index = c.out[member.m->schedule.outer.back()].index;
+  std::set<std::string> reduce;
+  for (const ir::Dim& d : c.reduce) reduce.insert(d.index);
+  std::vector<ir::Expr> shared;
+  lane_values(member.m->guard.body, reduce, shared);
+  parts.open_region(member.m->stmt);
+  out.add(array_node(member.acc, member.computed, member.wide, parts.n));
+  std::vector<Node> start = {
+      assign_node(parts.element(member.acc), member.start, ir::ReduceOp::None, member.computed)};
+  bool uses_index = c.init != nullptr;
+  std::map<std::string, Var> computed;  // the same value twice: one array
+  std::vector<Node> aliases;
+  for (const ir::Expr& e : shared) {
+    auto [at, added] = computed.try_emplace(ir::print(e), Var{});
+    if (added) {
+      at->second = fresh(index + "_value");
+      out.add(array_node(at->second, compute_type(e->type), false, parts.n));
+      start.push_back(assign_node(parts.element(at->second), expr_operand(e), ir::ReduceOp::None,
+                                  compute_type(e->type)));
+      uses_index = uses_index || ir::mentions_index(e, {index});
+    }
+    Node alias;
+    alias.kind = NodeKind::Alias;
+    alias.expr = e;
+    alias.target = parts.element(at->second);
+    aliases.push_back(std::move(alias));
+    hoisted.insert(e.get());
+  }
+  parts.lanes(member.index, std::move(start), uses_index);
+  for (Node& alias : aliases) out.add(std::move(alias));
+  parts.close_region();
 }
-
-Node array(const Var& v, ElemType type, bool wide, int64_t count) {
-  Node a;
-  a.kind = NodeKind::Array;
-  a.var = v;
-  a.type = type;
-  a.wide = wide;
-  a.count = count;
-  return a;
-}
-
-}  // namespace
 
 void LoopBuilder::jam_group(Cursor& out, JamGroup& group, std::optional<ParallelWork> work,
                             bool resume, const std::function<void()>& open_reduce) {
   const Scheduled& head = *group.members[0].m;
   const ir::Compute& first = head.stmt->compute;
   const size_t last = head.schedule.outer.back();
-  const int64_t n = head.schedule.jam;
-  // A member's part: in a region continuing its statement's, when the group
-  // is outside the statements' regions.
-  auto open_region = [&](const JamMember& member) {
-    if (!resume) return;
-    Node region;
-    region.kind = NodeKind::Statement;
-    region.stmt = member.m->stmt;
-    region.resume = true;
-    out.open(std::move(region));
-  };
-  auto close_region = [&] {
-    if (resume) out.close();
-  };
-  // `nodes` for each element of the tile (unrolled: the accumulators stay in
-  // registers), after the element's index when they use it.
-  auto lanes = [&](const JamMember& member, std::vector<Node> nodes, bool uses_index) {
-    Node loop = for_node(group.lane, ix::constant(0), ix::constant(n));
-    loop.loop_kind = LoopKind::Unrolled;
-    loop.unroll = n;
-    out.open(std::move(loop));
-    if (uses_index) {
-      Node let;
-      let.kind = NodeKind::Let;
-      let.var = member.index;
-      let.index = ix::binary(IndexKind::Add, ix::var(group.tile), ix::var(group.lane));
-      out.add(std::move(let));
-    }
-    for (Node& node : nodes) out.add(std::move(node));
-    out.close();
-  };
-  auto element = [&](const Var& array) {
-    Place p;
-    p.local = array;
-    p.at = ix::var(group.lane);
-    return p;
-  };
+  JamParts parts{out, group.tile, group.lane, head.schedule.jam, resume};
   Node tiles = for_node(group.tile, ix::constant(0), ix::extent(first.result.get(), int(last)),
                         std::move(work));
-  tiles.step = ix::constant(n);
+  tiles.step = ix::constant(parts.n);
   out.open(std::move(tiles));
-  // Per element of the tile, before the reduce loops: its accumulator's
-  // start, and what its terms share (computed once per element).
   std::vector<std::set<const ir::ExprNode*>> hoisted(group.members.size());
-  for (size_t k = 0; k < group.members.size(); ++k) {
-    const JamMember& member = group.members[k];
-    const ir::Compute& c = member.m->stmt->compute;
-    std::set<std::string> reduce;
-    for (const ir::Dim& d : c.reduce) reduce.insert(d.index);
-    std::vector<ir::Expr> shared;
-    lane_values(member.m->guard.body, reduce, shared);
-    open_region(member);
-    out.add(array(member.acc, member.computed, member.wide, n));
-    std::vector<Node> start = {
-        assign(element(member.acc), member.start, ir::ReduceOp::None, member.computed)};
-    bool uses_index = c.init != nullptr;
-    std::map<std::string, Var> computed;  // the same value twice: one array
-    std::vector<Node> aliases;
-    for (const ir::Expr& e : shared) {
-      auto [at, added] = computed.try_emplace(ir::print(e), Var{});
-      if (added) {
-        at->second = fresh(c.out[last].index + "_value");
-        out.add(array(at->second, compute_type(e->type), false, n));
-        Operand value;
-        value.expr = e;
-        start.push_back(
-            assign(element(at->second), value, ir::ReduceOp::None, compute_type(e->type)));
-        uses_index = uses_index || ir::mentions_index(e, {c.out[last].index});
-      }
-      Node alias;
-      alias.kind = NodeKind::Alias;
-      alias.expr = e;
-      alias.target = element(at->second);
-      aliases.push_back(std::move(alias));
-      hoisted[k].insert(e.get());
-    }
-    lanes(member, std::move(start), uses_index);
-    for (Node& alias : aliases) out.add(std::move(alias));
-    close_region();
-  }
+  for (size_t k = 0; k < group.members.size(); ++k) jam_starts(parts, group.members[k], hoisted[k]);
   if (open_reduce) {
     open_reduce();
   } else {
@@ -215,26 +197,25 @@ void LoopBuilder::jam_group(Cursor& out, JamGroup& group, std::optional<Parallel
       out.open(for_node(group.reduce_vars[d], ix::size(first.reduce[d].lo),
                         ix::size(first.reduce[d].hi)));
   }
+  // The interleaved steps: each member's tile of accumulators, term by term.
   for (size_t k = 0; k < group.members.size(); ++k) {
     const JamMember& member = group.members[k];
     const ir::Compute& c = member.m->stmt->compute;
-    Operand term;
-    term.expr = member.m->guard.body;
-    open_region(member);
-    lanes(member, {assign(element(member.acc), term, c.op, member.computed)},
-          mentions_outside(member.m->guard.body, c.out[last].index, hoisted[k]));
-    close_region();
+    parts.open_region(member.m->stmt);
+    parts.lanes(member.index,
+                {assign_node(parts.element(member.acc), expr_operand(member.m->guard.body), c.op,
+                             member.computed)},
+                mentions_outside(member.m->guard.body, c.out[last].index, hoisted[k]));
+    parts.close_region();
   }
   out.close(first.reduce.size());
   for (const JamMember& member : group.members) {
-    Operand value;
-    value.kind = Operand::Load;
-    value.place = element(member.acc);
-    Node store = assign(member.target, value, ir::ReduceOp::None, member.computed);
+    Node store = assign_node(member.target, load(parts.element(member.acc)), ir::ReduceOp::None,
+                             member.computed);
     store.round_double = member.wide;
-    open_region(member);
-    lanes(member, {std::move(store)}, true);
-    close_region();
+    parts.open_region(member.m->stmt);
+    parts.lanes(member.index, {std::move(store)}, true);
+    parts.close_region();
   }
   out.close();
 }

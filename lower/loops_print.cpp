@@ -92,6 +92,34 @@ class TreePrinter {
     line(depth, "}");
   }
 
+  /// "statement y [i=i#0, k=k#1] checked": the statement's indices as bound
+  /// (a shared loop's, bound again in dimension order, once).
+  std::string statement_head(const Node& n) {
+    std::string head = (n.resume ? "continue " : "statement ") + n.stmt->compute.result->name;
+    if (n.resume) return head;
+    std::string binds;
+    for (size_t k = 0; k < n.bindings.size(); ++k) {
+      const Binding& b = n.bindings[k];
+      bool rebound = false;
+      for (size_t later = k + 1; later < n.bindings.size(); ++later)
+        rebound = rebound || n.bindings[later].index == b.index;
+      if (!rebound) binds += (binds.empty() ? "" : ", ") + b.index + "=" + var(b.var);
+    }
+    return head + " [" + binds + "]" + (n.check_indices ? " checked" : "");
+  }
+
+  std::string let_value(const Node& n) {
+    if (n.index) {
+      std::string value = index(n.index);
+      for (const auto& [more, v] : n.more) value += ", " + var(more) + " = " + index(v);
+      return value;
+    }
+    if (n.computed_dim >= 0)
+      return "checked index " + std::to_string(n.computed_dim) + " of " + ir::print(n.expr);
+    if (n.expr) return "hoisted " + ir::print(n.expr);
+    return std::string(n.wide ? "double " : "") + operand(n.source);
+  }
+
   void node(const Node& n, int depth) {
     switch (n.kind) {
       case NodeKind::For: {
@@ -113,39 +141,13 @@ class TreePrinter {
         if (!n.orelse.empty()) open(depth, "else", n.orelse);
         return;
       }
-      case NodeKind::Statement: {
-        std::string head = n.resume ? "continue " : "statement ";
-        head += n.stmt->compute.result->name;
-        if (!n.resume) {
-          std::string binds;
-          for (size_t k = 0; k < n.bindings.size(); ++k) {
-            const Binding& b = n.bindings[k];
-            bool rebound = false;  // a shared loop's index, bound again in dimension order
-            for (size_t later = k + 1; later < n.bindings.size(); ++later)
-              rebound = rebound || n.bindings[later].index == b.index;
-            if (!rebound) binds += (binds.empty() ? "" : ", ") + b.index + "=" + var(b.var);
-          }
-          head += " [" + binds + "]" + (n.check_indices ? " checked" : "");
-        }
-        return open(depth, head, n.body);
-      }
+      case NodeKind::Statement:
+        return open(depth, statement_head(n), n.body);
       case NodeKind::NameScope:
         for (const Binding& b : n.bindings) var(b.var);
         return open(depth, "names", n.body);
-      case NodeKind::Let: {
-        std::string value;
-        if (n.index) {
-          value = index(n.index);
-          for (const auto& [more, v] : n.more) value += ", " + var(more) + " = " + index(v);
-        } else if (n.computed_dim >= 0) {
-          value = "checked index " + std::to_string(n.computed_dim) + " of " + ir::print(n.expr);
-        } else if (n.expr) {
-          value = "hoisted " + ir::print(n.expr);
-        } else {
-          value = std::string(n.wide ? "double " : "") + operand(n.source);
-        }
-        return line(depth, "let " + var(n.var) + " = " + value);
-      }
+      case NodeKind::Let:
+        return line(depth, "let " + var(n.var) + " = " + let_value(n));
       case NodeKind::Alias:
         return line(depth, "alias " + ir::print(n.expr) + " = " + place(n.target));
       case NodeKind::Array:

@@ -12,41 +12,6 @@
 
 namespace tenet::lower::detail {
 
-namespace {
-
-Node assign(Place target, Operand source, ir::ReduceOp op, ElemType compute) {
-  Node n;
-  n.kind = NodeKind::Assign;
-  n.target = std::move(target);
-  n.source = std::move(source);
-  n.op = op;
-  n.compute = compute;
-  return n;
-}
-
-Operand expr_operand(const ir::Expr& e) {
-  Operand o;
-  o.kind = Operand::Expr;
-  o.expr = e;
-  return o;
-}
-
-Place local_place(const Var& v, IndexExpr at = nullptr) {
-  Place p;
-  p.local = v;
-  p.at = std::move(at);
-  return p;
-}
-
-Operand load(Place p) {
-  Operand o;
-  o.kind = Operand::Load;
-  o.place = std::move(p);
-  return o;
-}
-
-}  // namespace
-
 void LoopBuilder::use_guard(StatementState& st, const GuardBounds& g) const {
   st.guard = &g;
   st.narrowed.clear(), st.single.clear();
@@ -170,7 +135,7 @@ void LoopBuilder::assignment(Cursor& out, StatementState& st) {
     out.open(for_node(st.out_vars[last], ix::constant(0), ix::extent(c.result.get(), int(last)),
                       outside.size() == st.shared ? work : std::nullopt));
   }
-  out.add(assign(st.target, expr_operand(c.body), ir::ReduceOp::None, st.computed));
+  out.add(assign_node(st.target, expr_operand(c.body), ir::ReduceOp::None, st.computed));
   out.close(st.own_outer);
 }
 
@@ -263,10 +228,10 @@ void LoopBuilder::element(Cursor& out, StatementState& st, const GuardBounds& g)
     lanes(out, st, g);
   } else {
     open_reduce(out, st, c.reduce.size());
-    out.add(assign(local_place(st.acc), expr_operand(g.body), c.op, st.computed));
+    out.add(assign_node(local_place(st.acc), expr_operand(g.body), c.op, st.computed));
     out.close(c.reduce.size());
   }
-  Node store = assign(st.target, load(local_place(st.acc)), ir::ReduceOp::None, st.computed);
+  Node store = assign_node(st.target, load(local_place(st.acc)), ir::ReduceOp::None, st.computed);
   store.round_double = st.wide;
   out.add(std::move(store));
   st.ctx = outside;
@@ -280,14 +245,45 @@ void LoopBuilder::in_place_block(Cursor& out, StatementState& st) {
   const std::vector<size_t>& inner = st.m.schedule.inner;
   TENET_ASSERT(st.type != ElemType::F16, "in-place accumulation into float16 " << c.result->name);
   open_out(out, st, inner, 0);
-  out.add(assign(st.target, st.start, ir::ReduceOp::None, st.computed));
+  out.add(assign_node(st.target, st.start, ir::ReduceOp::None, st.computed));
   out.close(inner.size());
   open_reduce(out, st, c.reduce.size());
   hoist_computed_indices(out, st.m.guard.body, c, inner, st.ctx);
   open_out(out, st, inner, 0);
-  out.add(assign(st.target, expr_operand(st.m.guard.body), c.op, st.type));
+  out.add(assign_node(st.target, expr_operand(st.m.guard.body), c.op, st.type));
   out.close(inner.size() + c.reduce.size());
   out.close(st.own_outer);
+}
+
+LoopBuilder::BlockShape LoopBuilder::block_shape(const StatementState& st) const {
+  // The element's offset in the block: the first inner index's term (added
+  // by the caller), then each other inner index times the extents inside it.
+  const ir::Compute& c = st.c;
+  const std::vector<size_t>& inner = st.m.schedule.inner;
+  BlockShape shape;
+  for (size_t k = inner.size(); k-- > 1;) {
+    const size_t d = inner[k];
+    const std::optional<int64_t> extent = c.out[d].extent().constant();
+    TENET_ASSERT(extent,
+                 "block of double accumulators over a symbolic extent in " << c.result->name);
+    IndexExpr term = ix::var(st.out_vars[d]);
+    if (shape.rest != 1) term = ix::binary(IndexKind::Mul, term, ix::constant(shape.rest));
+    shape.offsets.insert(shape.offsets.begin(), term);
+    shape.rest *= *extent;
+  }
+  // With no loop outside (a column sum: schedule.h), wide blocks are cut
+  // into at most 8 tiles of columns that threads share: each element is
+  // still summed in order by one thread. A symbolic first extent is tiled
+  // to at most kMaxInnerBlock elements.
+  const std::optional<int64_t> first = c.out[inner[0]].extent().constant();
+  constexpr int64_t kMinColumns = 64;
+  shape.columns = first && st.m.schedule.outer.empty() && !st.in_nest &&
+                  *first >= 2 * kMinColumns && options_.parallel;
+  shape.tile = shape.columns ? std::max(kMinColumns, (*first + 127) / 128 * 16)
+               : first       ? *first
+                             : std::max<int64_t>(1, passes::kMaxInnerBlock / shape.rest);
+  shape.tiled = !first || shape.columns;
+  return shape;
 }
 
 void LoopBuilder::wide_block(Cursor& out, StatementState& st) {
@@ -296,32 +292,12 @@ void LoopBuilder::wide_block(Cursor& out, StatementState& st) {
   // have a symbolic extent (passes/schedule.cpp); the block then holds a
   // tile of its values at a time.
   const ir::Compute& c = st.c;
-  const LoopSchedule& schedule = st.m.schedule;
-  const std::vector<size_t>& inner = schedule.inner;
+  const std::vector<size_t>& inner = st.m.schedule.inner;
   const size_t first = inner[0];
-  int64_t rest = 1;                // the other inner extents
-  std::vector<IndexExpr> offsets;  // the element's offset in the block: the sum of these
-  for (size_t k = inner.size(); k-- > 1;) {
-    const size_t d = inner[k];
-    const std::optional<int64_t> extent = c.out[d].extent().constant();
-    TENET_ASSERT(extent,
-                 "block of double accumulators over a symbolic extent in " << c.result->name);
-    IndexExpr term = ix::var(st.out_vars[d]);
-    if (rest != 1) term = ix::binary(IndexKind::Mul, term, ix::constant(rest));
-    offsets.insert(offsets.begin(), term);
-    rest *= *extent;
-  }
-  const std::optional<int64_t> first_extent = c.out[first].extent().constant();
-  // With no loop outside (a column sum: schedule.h), wide blocks are cut
-  // into at most 8 tiles of columns that threads share: each element is
-  // still summed in order by one thread.
-  constexpr int64_t kMinColumns = 64;
-  const bool columns = first_extent && schedule.outer.empty() && !st.in_nest &&
-                       *first_extent >= 2 * kMinColumns && options_.parallel;
-  const int64_t tile = columns        ? std::max(kMinColumns, (*first_extent + 127) / 128 * 16)
-                       : first_extent ? *first_extent
-                                      : std::max<int64_t>(1, passes::kMaxInnerBlock / rest);
-  const bool tiled = !first_extent || columns;
+  BlockShape shape = block_shape(st);
+  std::vector<IndexExpr>& offsets = shape.offsets;
+  const int64_t rest = shape.rest, tile = shape.tile;
+  const bool columns = shape.columns, tiled = shape.tiled;
   const Var tile_start = tiled ? fresh(c.out[first].index + "_tile") : Var{};
   const Var tile_end = tiled ? fresh(c.out[first].index + "_tile_end") : Var{};
   IndexExpr at_first = ix::var(st.out_vars[first]);
@@ -360,15 +336,15 @@ void LoopBuilder::wide_block(Cursor& out, StatementState& st) {
   block.count = tile * rest;
   out.add(std::move(block));
   open_block();
-  out.add(assign(element, st.start, ir::ReduceOp::None, st.computed));
+  out.add(assign_node(element, st.start, ir::ReduceOp::None, st.computed));
   out.close(inner.size());
   open_reduce(out, st, c.reduce.size());
   hoist_computed_indices(out, st.m.guard.body, c, inner, st.ctx);
   open_block();
-  out.add(assign(element, expr_operand(st.m.guard.body), c.op, st.type));
+  out.add(assign_node(element, expr_operand(st.m.guard.body), c.op, st.type));
   out.close(inner.size() + c.reduce.size());
   open_block();
-  Node store = assign(st.target, load(element), ir::ReduceOp::None, st.computed);
+  Node store = assign_node(st.target, load(element), ir::ReduceOp::None, st.computed);
   store.round_double = true;
   out.add(std::move(store));
   out.close(inner.size() + (tiled ? 1 : 0));
