@@ -336,7 +336,8 @@ void walk_boxes(const BoxWalk& w, A* out) {
   Domain& dom = w.dom;
   const int n_out = int(c.out.size());
   auto* values = dynamic_cast<LaneNode<lane_of<S>>*>(&w.root);
-  TENET_ASSERT(values != nullptr, "interpreter: body of " << c.result->name << " has the wrong type");
+  TENET_ASSERT(values != nullptr,
+               "interpreter: body of " << c.result->name << " has the wrong type");
   std::optional<Contraction<S>> dot;
   if constexpr (std::is_floating_point_v<S>) dot = Contraction<S>::match(c, w.ctx);
   do {
@@ -424,8 +425,7 @@ Tensor run_compute(const ComputeRun& run) {
   CompileContext ctx{run.tensors, run.sizes, dom, run.float_type};
   std::unique_ptr<interp::Node> root = interp::compile_expr(c.body, ctx);
   const bool box_has_out = std::max(box.split, 0) < n_out;
-  const BoxWalk w{c, dom, box, ctx, *root, std::move(out_stride), box_has_out, reduce_points,
-                  lane_sums};
+  const BoxWalk w{c, dom, box, ctx, *root, out_stride, box_has_out, reduce_points, lane_sums};
   interp::with_storage_type(type, [&](auto s) {
     using S = decltype(s);
     if constexpr (std::is_same_v<S, float>)

@@ -513,8 +513,7 @@ std::unique_ptr<Node> compile_binary(const ExprNode& e, const CompileContext& ct
     using S = decltype(s);
     if (is_comparison(e.binop))
       return std::make_unique<CompareNode<S>>(lanes, e.binop, std::move(a), std::move(b));
-    return std::make_unique<BinaryNode<S>>(lanes, e.binop, std::move(a), std::move(b),
-                                           ctx.domain);
+    return std::make_unique<BinaryNode<S>>(lanes, e.binop, std::move(a), std::move(b), ctx.domain);
   });
 }
 

@@ -256,8 +256,8 @@ Loop Parser::loop(std::set<std::string> loop_vars) {
       c.init = params[k].value;
       c.param = param_values[k++];
       if (c.next->type != c.param->type || c.next->shape != c.param->shape)
-        fail(e.name->span, "%" + c.next->name + " differs in type or shape from %" +
-                               c.param->name + ", the tensor it carries");
+        fail(e.name->span, "%" + c.next->name + " differs in type or shape from %" + c.param->name +
+                               ", the tensor it carries");
     }
     check_layout(e.layout, c.next->rank(), e.name->span);
     c.result = define(*e.name, c.next->type, c.next->shape, e.layout);

@@ -269,9 +269,8 @@ struct Signature {
           o.dims.size() > size_t(kMaxIndices))
         continue;
       seen[o.name.name] = o.name.span;
-      lowerer.bind_initial(o.name.name,
-                           fb.input(o.name.name, o.type, shape_of(o.dims), o.name.span),
-                           o.name.span);
+      lowerer.bind_initial(
+          o.name.name, fb.input(o.name.name, o.type, shape_of(o.dims), o.name.span), o.name.span);
     }
   }
 

@@ -152,10 +152,9 @@ std::vector<ir::ValuePtr> Lowerer::call_args(const ast::Stmt& s, const ast::Func
 bool Lowerer::call_arity_ok(const ast::Stmt& s, const ast::Function& callee) {
   const Span def = callee.name.span;
   if (s.args.size() != callee.params.size()) {
-    Diagnostic& d =
-        error(s.callee.span, quote(callee.name.name) + " takes " +
-                                 plural(callee.params.size(), "argument", "arguments") + ", " +
-                                 std::to_string(s.args.size()) + " given");
+    Diagnostic& d = error(s.callee.span, quote(callee.name.name) + " takes " +
+                                             plural(callee.params.size(), "argument", "arguments") +
+                                             ", " + std::to_string(s.args.size()) + " given");
     d.notes.push_back({def, quote(callee.name.name) + " is defined here"});
     return false;
   }
