@@ -1,4 +1,4 @@
-// The builtin table and the source printer. The printer writes the tree back
+// The builtins (ir/builtins.h) and the source printer. The printer writes the tree back
 // with the fewest parentheses that still parse to the same tree, and numbers
 // in their shortest round-tripping form, so parse(print(p)) prints as p.
 #include "lang/ast.h"
@@ -8,79 +8,17 @@
 #include <sstream>
 #include <string_view>
 
+#include "ir/builtins.h"
 #include "support/error.h"
 
 namespace tenet::ast {
 
-namespace {
-
-struct BuiltinInfo {
-  std::string_view name;
-  int arity;
-};
-
-constexpr BuiltinInfo kBuiltins[] = {
-    {"exp", 1},
-    {"log", 1},
-    {"sqrt", 1},
-    {"tanh", 1},
-    {"sigmoid", 1},
-    {"abs", 1},
-    {"pow", 2},
-    {"fmax", 2},
-    {"fmin", 2},
-    {"select", 3},
-    // Tensor Comprehensions' names: min/max (= fmin/fmax), fabs (= abs), fma
-    // (= a * b + c), rsqrt (= 1 / sqrt), and the <cmath> functions it allows.
-    {"min", 2},
-    {"max", 2},
-    {"fabs", 1},
-    {"fma", 3},
-    {"rsqrt", 1},
-    {"floor", 1},
-    {"ceil", 1},
-    {"round", 1},
-    {"trunc", 1},
-    {"rint", 1},
-    {"exp2", 1},
-    {"log2", 1},
-    {"log10", 1},
-    {"log1p", 1},
-    {"expm1", 1},
-    {"sin", 1},
-    {"cos", 1},
-    {"tan", 1},
-    {"asin", 1},
-    {"acos", 1},
-    {"atan", 1},
-    {"sinh", 1},
-    {"cosh", 1},
-    {"erf", 1},
-    {"erfc", 1},
-    {"cbrt", 1},
-    // PyTorch's sign and detach (docs/language.md, "Stop-gradient").
-    {"sign", 1},
-    {"stop_gradient", 1},
-    {"atan2", 2},
-    {"hypot", 2},
-    {"copysign", 2},
-    {"nextafter", 2},
-};
-
-const BuiltinInfo* find_builtin(std::string_view name) {
-  for (const BuiltinInfo& b : kBuiltins)
-    if (b.name == name) return &b;
-  return nullptr;
-}
-
-}  // namespace
-
 bool is_builtin(const std::string& name) {
-  return find_builtin(name) != nullptr || name == kReshape;
+  return ir::find_builtin(name) != nullptr;
 }
 
 int builtin_arity(const std::string& name) {
-  const BuiltinInfo* b = find_builtin(name);
+  const ir::Builtin* b = ir::find_builtin(name);
   return b ? b->arity : -1;
 }
 

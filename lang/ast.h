@@ -71,8 +71,8 @@ struct Expr {
   std::vector<ExprPtr> args;  // Access indices, Builtin/Cast arguments, operands
 };
 
-/// The builtin functions and their arities (docs/language.md lists them).
-/// `reshape` is a builtin too (no tensor or function may take its name), but
+/// The builtin functions and their arities (the table of ir/builtins.h;
+/// docs/language.md lists them). `reshape` is a builtin too (no tensor or function may take its name), but
 /// a statement of its own, with no arity: builtin_arity gives -1.
 bool is_builtin(const std::string& name);
 int builtin_arity(const std::string& name);

@@ -7,6 +7,7 @@
 
 #include "ir/affine.h"
 #include "ir/builder.h"
+#include "ir/builtins.h"
 #include "lang/check_internal.h"
 #include "support/error.h"
 
@@ -45,70 +46,22 @@ std::string type_word(Ty t) {
 }
 
 std::optional<ir::UnOp> unary_builtin(const std::string& name) {
-  using U = ir::UnOp;
-  static const std::map<std::string, U> ops = {{"exp", U::Exp},
-                                               {"log", U::Log},
-                                               {"sqrt", U::Sqrt},
-                                               {"tanh", U::Tanh},
-                                               {"sigmoid", U::Sigmoid},
-                                               {"abs", U::Abs},
-                                               {"fabs", U::Abs},
-                                               {"rsqrt", U::Rsqrt},
-                                               {"floor", U::Floor},
-                                               {"ceil", U::Ceil},
-                                               {"round", U::Round},
-                                               {"trunc", U::Trunc},
-                                               {"rint", U::Rint},
-                                               {"exp2", U::Exp2},
-                                               {"log2", U::Log2},
-                                               {"log10", U::Log10},
-                                               {"log1p", U::Log1p},
-                                               {"expm1", U::Expm1},
-                                               {"sin", U::Sin},
-                                               {"cos", U::Cos},
-                                               {"tan", U::Tan},
-                                               {"asin", U::Asin},
-                                               {"acos", U::Acos},
-                                               {"atan", U::Atan},
-                                               {"sinh", U::Sinh},
-                                               {"cosh", U::Cosh},
-                                               {"erf", U::Erf},
-                                               {"erfc", U::Erfc},
-                                               {"cbrt", U::Cbrt},
-                                               {"sign", U::Sign},
-                                               {"stop_gradient", U::StopGradient}};
-  auto it = ops.find(name);
-  if (it == ops.end()) return std::nullopt;
-  return it->second;
+  const ir::Builtin* b = ir::find_builtin(name);
+  if (!b || b->kind != ir::BuiltinKind::Unary) return std::nullopt;
+  return b->unop;
 }
 
 std::optional<ir::BinOp> binary_op(const std::string& op) {
   using B = ir::BinOp;
-  static const std::map<std::string, B> ops = {{"+", B::Add},
-                                               {"-", B::Sub},
-                                               {"*", B::Mul},
-                                               {"/", B::Div},
-                                               {"%", B::Rem},
-                                               {"<", B::Lt},
-                                               {"<=", B::Le},
-                                               {">", B::Gt},
-                                               {">=", B::Ge},
-                                               {"==", B::Eq},
-                                               {"!=", B::Ne},
-                                               {"&&", B::And},
-                                               {"||", B::Or},
-                                               {"pow", B::Pow},
-                                               {"fmax", B::Max},
-                                               {"fmin", B::Min},
-                                               {"max", B::Max},
-                                               {"min", B::Min},
-                                               {"atan2", B::Atan2},
-                                               {"hypot", B::Hypot},
-                                               {"copysign", B::Copysign},
-                                               {"nextafter", B::Nextafter}};
-  auto it = ops.find(op);
-  if (it == ops.end()) return std::nullopt;
-  return it->second;
+  static const std::map<std::string, B> ops = {
+      {"+", B::Add}, {"-", B::Sub},  {"*", B::Mul}, {"/", B::Div}, {"%", B::Rem},
+      {"<", B::Lt},  {"<=", B::Le},  {">", B::Gt},  {">=", B::Ge}, {"==", B::Eq},
+      {"!=", B::Ne}, {"&&", B::And}, {"||", B::Or}};
+  if (auto it = ops.find(op); it != ops.end()) return it->second;
+  // The two-argument builtins, by name (ir/builtins.h).
+  const ir::Builtin* b = ir::find_builtin(op);
+  if (!b || b->kind != ir::BuiltinKind::Binary) return std::nullopt;
+  return b->binop;
 }
 
 constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
@@ -382,12 +335,13 @@ Ty Lowerer::infer_builtin(const ast::Expr& e, StmtInfo& st, NodeInfo& info) {
     if (product.kind == Ty::Poison) return product;
     return unify(e, *e.args[0], product, *e.args[2], args[2], true, true, nullptr);
   }
+  const ir::Operands operands = ir::find_builtin(e.name)->operands;
   if (arity == 2) {
-    bool floats = ir::floats_only(*binary_op(e.name));
+    const bool floats = operands == ir::Operands::Floats;
     return unify(e, *e.args[0], args[0], *e.args[1], args[1], true, floats, nullptr);
   }
   Ty a = args[0];
-  bool any_number = e.name == "abs" || e.name == "fabs";
+  const bool any_number = operands == ir::Operands::Numbers;
   if (a.is(ElemType::Bool) || (!any_number && a.kind == Ty::Concrete && !is_float(a.type))) {
     Diagnostic& d =
         error(e.args[0]->span, quote(e.name) + " needs a " + (any_number ? "number" : "float") +

@@ -12,6 +12,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "ir/builtins.h"
 #include "lang/unparse_internal.h"
 #include "support/diagnostics.h"
 
@@ -35,28 +36,6 @@ std::string number_text(double v) {
     while (digits + 1 < s.size() && s[digits] == '0') s.erase(digits, 1);
   }
   return s;
-}
-
-const char* unary_name(ir::UnOp op) {
-  switch (op) {
-    case ir::UnOp::Exp:
-      return "exp";
-    case ir::UnOp::Log:
-      return "log";
-    case ir::UnOp::Sqrt:
-      return "sqrt";
-    case ir::UnOp::Tanh:
-      return "tanh";
-    case ir::UnOp::Sigmoid:
-      return "sigmoid";
-    case ir::UnOp::Abs:
-      return "abs";
-    case ir::UnOp::Neg:
-    case ir::UnOp::Not:
-      return "?";
-    default:
-      return ir::op_name(op);  // TC's builtins have the IR's names
-  }
 }
 
 struct InfixOp {
@@ -229,7 +208,8 @@ ExprText::Text ExprText::expr(const ir::Expr& e, bool anchor) const {
     case ir::ExprKind::Unary: {
       if (e->unop == ir::UnOp::Neg) return {"-" + operand(e->args[0], false, 7), 6};
       if (e->unop == ir::UnOp::Not) return {"!" + operand(e->args[0], false, 6), 6};
-      return {std::string(unary_name(e->unop)) + "(" + expr(e->args[0], false).s + ")", 7};
+      return {std::string(ir::builtin_of(e->unop)->name) + "(" + expr(e->args[0], false).s + ")",
+              7};
     }
     case ir::ExprKind::Binary:
       return binary(*e);
@@ -252,13 +232,8 @@ ExprText::Text ExprText::expr(const ir::Expr& e, bool anchor) const {
 ExprText::Text ExprText::binary(const ir::ExprNode& e) const {
   const ir::Expr& a = e.args[0];
   const ir::Expr& b = e.args[1];
-  if (e.binop == ir::BinOp::Pow || e.binop == ir::BinOp::Max || e.binop == ir::BinOp::Min ||
-      ir::floats_only(e.binop)) {
-    const char* name = e.binop == ir::BinOp::Max   ? "fmax"
-                       : e.binop == ir::BinOp::Min ? "fmin"
-                                                   : ir::op_name(e.binop);
-    return {std::string(name) + "(" + expr(a, false).s + ", " + expr(b, false).s + ")", 7};
-  }
+  if (const ir::Builtin* f = ir::builtin_of(e.binop))  // pow, fmax, ...: written as calls
+    return {std::string(f->name) + "(" + expr(a, false).s + ", " + expr(b, false).s + ")", 7};
   InfixOp op = infix(e.binop);
   if (ir::is_comparison(e.binop)) {
     // Two literals compare as float32 in the checker; anchor them otherwise.

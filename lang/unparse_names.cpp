@@ -4,6 +4,7 @@
 // parameters and the function's own name. Output names and input names are
 // kept whenever they are free; other groups take their shortest member's name
 // (`d_x` rather than `d_x_1`).
+#include "ir/builtins.h"
 #include "lang/unparse_internal.h"
 
 namespace tenet::lang::unparse_detail {
@@ -15,14 +16,16 @@ const std::string& Names::of_index(const std::string& ir_name) const {
 
 namespace {
 
+// Keywords, type names and builtins (ir/builtins.h; max and min are also the
+// words of max=! and min=!).
 const std::set<std::string>& reserved_words() {
-  static const std::set<std::string> words = {
-      // keywords and type names
-      "def", "for", "in", "where", "float", "double", "float32", "float64", "int", "int8", "uint8",
-      "int16", "int32", "int64", "bool",
-      // builtins, and the words of max=! / min=!
-      "exp", "log", "sqrt", "tanh", "sigmoid", "abs", "pow", "fmax", "fmin", "select", "max",
-      "min"};
+  static const std::set<std::string> words = [] {
+    std::set<std::string> out;
+    for (std::string_view w : ir::keywords()) out.emplace(w);
+    for (std::string_view w : ir::type_names()) out.emplace(w);
+    for (const ir::Builtin& b : ir::builtins()) out.emplace(b.name);
+    return out;
+  }();
   return words;
 }
 

@@ -7,6 +7,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "ir/builtins.h"
 #include "python/src/arrays.h"
 #include "python/src/benchmark.h"
 #include "python/src/kernel.h"
@@ -150,6 +151,29 @@ void bind_descriptions(py::module_& m) {
       .def("table", &ad::format_report);
 }
 
+/// The language's vocabulary (ir/builtins.h) as data, for the importer's
+/// names: {"builtins": [{"name", "arity", "operands"}], "keywords", "types"}.
+py::dict vocabulary() {
+  py::list builtins;
+  for (const ir::Builtin& b : ir::builtins()) {
+    py::dict d;
+    d["name"] = std::string(b.name);
+    d["arity"] = b.arity;
+    d["operands"] = b.operands == ir::Operands::Floats    ? "floats"
+                    : b.operands == ir::Operands::Numbers ? "numbers"
+                                                          : "any";
+    builtins.append(d);
+  }
+  py::list keywords, types;
+  for (std::string_view w : ir::keywords()) keywords.append(std::string(w));
+  for (std::string_view w : ir::type_names()) types.append(std::string(w));
+  py::dict out;
+  out["builtins"] = builtins;
+  out["keywords"] = keywords;
+  out["types"] = types;
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_tenet, m) {
@@ -157,6 +181,8 @@ PYBIND11_MODULE(_tenet, m) {
   bind_errors(m);
   bind_descriptions(m);
   bind_training(m);
+  m.def("vocabulary", &vocabulary,
+        "the language's builtins, keywords and type names (ir/builtins.h)");
   // Ctrl-C during a JIT compile: Python's handler only sets a flag; this
   // check (run while the compiler runs) raises KeyboardInterrupt, which ends
   // the compiler's process group (support/child_processes.h).

@@ -15,6 +15,7 @@
 #include "codegen/c_text.h"
 #include "codegen/cpp.h"
 #include "driver/driver.h"
+#include "ir/builtins.h"
 #include "lang/ast.h"
 #include "lang/check.h"
 #include "support/diagnostics.h"
@@ -38,11 +39,9 @@ std::vector<std::string> read_lines(const std::string& path) {
 /// such as trunc).
 const std::vector<std::string>& usable_names() {
   static const std::vector<std::string> names = [] {
-    const std::set<std::string> reserved = {
-        "def",  "for",    "in",      "where",  "float",  "double", "float32", "float64",
-        "int",  "int8",   "uint8",   "int16",  "int32",  "int64",  "exp",     "log",
-        "sqrt", "tanh",   "sigmoid", "abs",    "pow",    "fmax",   "fmin",    "select",
-        "bool", "uint16", "uint32",  "uint64", "float16"};
+    std::set<std::string> reserved;  // ir/builtins.h
+    for (std::string_view w : ir::keywords()) reserved.emplace(w);
+    for (std::string_view w : ir::type_names()) reserved.emplace(w);
     std::vector<std::string> usable;
     for (const std::string& name :
          read_lines(tenet::testing::source_path("tests/codegen/data/c_world_names.txt"))) {

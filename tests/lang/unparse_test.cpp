@@ -131,6 +131,32 @@ TEST(Unparse, NamesLiteralsAndTypes) {
   tenet::testing::expect_golden("lang/unparse/names_literals.tn", text);
 }
 
+// Names that are builtins, type names or keywords of the language's one
+// table (ir/builtins.h) are renamed: the unparser's own list had only the
+// first twelve builtins and no float16 or uint types, so these printed as
+// source that did not parse. Every call prints by its builtin's name.
+TEST(Unparse, NamesFromTheVocabularyAreRenamed) {
+  ir::FunctionBuilder fb("floor");
+  SizeExpr N = SizeExpr::sym("N");
+  auto x = fb.input("float16", ElemType::F32, {N});
+  auto w = fb.input("stop_gradient", ElemType::F32, {N});
+  auto y = fb.compute(
+      "sign", {{"rsqrt", 0, N}}, {}, ReduceOp::None,
+      ir::make_binary(
+          ir::BinOp::Max, ir::make_binary(ir::BinOp::Atan2, read(x, {"rsqrt"}), read(w, {"rsqrt"})),
+          ir::make_unary(ir::UnOp::Abs, ir::make_unary(ir::UnOp::Rsqrt, read(w, {"rsqrt"})))));
+  auto z = fb.compute("z", {{"i", 0, N}}, {}, ReduceOp::None,
+                      ir::make_unary(ir::UnOp::Cbrt, read(y, {"i"})));
+  fb.output(z, "uint64");
+  ir::Function fn = fb.finish();
+  std::string text = expect_unparse_roundtrip(fn, {{"N", 4}});
+  for (const char* call : {"fmax(", "atan2(", "abs(", "rsqrt(", "cbrt("})
+    EXPECT_NE(text.find(call), std::string::npos) << call << " in\n" << text;
+  for (const char* renamed : {"def floor_1(", "float32(N) float16_1,", "stop_gradient_1)",
+                              "sign_1(rsqrt_1) =", "uint64_1(i) =", "-> (uint64_1)"})
+    EXPECT_NE(text.find(renamed), std::string::npos) << renamed << " in\n" << text;
+}
+
 // Accumulations the language has no operator for: onto an input, onto a
 // version still needed later, max onto an existing tensor; reduce ranges
 // that do not start at 0; an input and a repeated value as outputs.

@@ -428,3 +428,21 @@ def test_emit_refuses_tied_parameters(tmp_path):
     with pytest.raises(tenet.TorchImportError, match=r"'b.weight' is the same tensor as "
                        r"'a.weight' \(tied parameters\)"):
         program.emit(tmp_path)
+
+
+def test_the_importer_reserves_the_compilers_vocabulary():
+    """The importer's reserved names are the compiler's one table (ir/builtins.h, through
+    _tenet.vocabulary()), not a list of its own: every builtin, keyword and type name is
+    renamed, and the renamed name compiles."""
+    from tenet import _tenet
+    from tenet.importer.names import Namer
+    vocabulary = _tenet.vocabulary()
+    words = ([b["name"] for b in vocabulary["builtins"]] + vocabulary["keywords"] +
+             vocabulary["types"])
+    assert {"stop_gradient", "nextafter", "reshape", "float16", "uint64", "def"} <= set(words)
+    assert {b["name"]: b["arity"] for b in vocabulary["builtins"]}["fma"] == 3
+    namer = Namer()
+    for word in words:
+        name = namer(word)
+        assert name != word
+        tenet.compile(f"def f(float(N) {name}) -> (y) {{\n  y(i) = {name}(i)\n}}\n", "f")

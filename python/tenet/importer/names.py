@@ -4,18 +4,17 @@ newline that would otherwise end the comment and start a statement)."""
 
 import re
 
+from .. import _tenet
+
 # Index names: a statement's own indices (left side) and its reduced ones.
 OWN_INDICES = "ijklmn"
 REDUCED_INDICES = "rstuvw"
 
-_TYPES = {"float", "double", "float16", "float32", "float64", "int", "int8", "int16",
-          "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"}
-_BUILTINS = {"exp", "log", "sqrt", "tanh", "sigmoid", "abs", "fabs", "rsqrt", "floor", "ceil",
-             "round", "trunc", "rint", "exp2", "log2", "log10", "log1p", "expm1", "sin", "cos",
-             "tan", "asin", "acos", "atan", "sinh", "cosh", "erf", "erfc", "cbrt", "pow", "fmax",
-             "fmin", "max", "min", "atan2", "hypot", "copysign", "nextafter", "select", "fma",
-             "reshape", "stop_gradient", "sign"}
-_KEYWORDS = {"def", "for", "in", "where", "exists"}
+# The language's reserved words and builtins, from the compiler's one table (ir/builtins.h).
+_VOCABULARY = _tenet.vocabulary()
+_TYPES = frozenset(_VOCABULARY["types"])
+_BUILTINS = frozenset(b["name"] for b in _VOCABULARY["builtins"])
+_KEYWORDS = frozenset(_VOCABULARY["keywords"])
 
 
 def own_indices(rank):
