@@ -139,6 +139,14 @@ std::string FunctionEmitter::parallel_text(const lower::ParallelWork& work,
                                            const Scope& scope) const {
   const std::string collapse =
       work.collapse > 1 ? " collapse(" + std::to_string(work.collapse) + ")" : "";
+  if (work.literal) {
+    std::string product;
+    for (const lower::ParallelWork::Factor& f : work.terms.at(0).factors)
+      product += (product.empty() ? "" : " * ") +
+                 wrap(index_text(f.extent, scope), kPrecMultiplicative + 1);
+    return "#pragma omp parallel for" + collapse + " if (" + product +
+           " >= " + std::to_string(work.min_work) + ")";
+  }
   if (work.terms.empty()) return "#pragma omp parallel for" + collapse;
   std::string sum;
   for (const lower::ParallelWork::Term& term : work.terms) {
@@ -168,6 +176,10 @@ void FunctionEmitter::print_node(Code& code, const lower::Node& n, Scope& scope)
       print_block(code, n.body, scope);
       return code.close();
     case NodeKind::If: {
+      if (n.condition) {  // one guarded step, as one indented line
+        code.line("if (" + emit_expr(n.condition, scope).text + ")");
+        return code.line("  " + assign_text(n.body.at(0), scope));
+      }
       std::string tests;
       for (const lower::Node::Test& t : n.tests)
         tests += (tests.empty() ? "" : " && ") + var_name(t.var) + (t.lower ? " >= " : " < ") +
@@ -201,6 +213,10 @@ void FunctionEmitter::print_node(Code& code, const lower::Node& n, Scope& scope)
       return code.line("");
     case NodeKind::Call:
       return print_call(code, n, scope);
+    case NodeKind::SkipUnlessInBounds:
+      return code.line("if (!tenet::in_bounds(" + var_name(n.var) + ", " +
+                       index_text(n.index, scope).text +
+                       ")) continue;  // no element: the mask never holds");
     case NodeKind::CheckNonEmpty:
       return check_nonempty_dims(code, n.stmt->compute);
     case NodeKind::RaiseIndexFault:
@@ -219,6 +235,7 @@ void FunctionEmitter::print_for(Code& code, const lower::Node& n, const Scope& s
     code.line(parallel_text(*n.parallel, scope));
   if (n.loop_kind == lower::LoopKind::Unrolled)
     code.line("#pragma GCC unroll " + std::to_string(n.unroll));
+  if (n.loop_kind == lower::LoopKind::Simd) code.line("#pragma omp simd");
   const std::string step = n.step ? v + " += " + index_text(n.step, scope).text : "++" + v;
   code.open("for (int64_t " + v + " = " + index_text(n.first, scope).text + "; " + v + " < " +
             wrap(index_text(n.end, scope), kPrecRelational + 1) + "; " + step + ")");
@@ -314,12 +331,16 @@ void FunctionEmitter::print_array(Code& code, const lower::Node& n) {
 }
 
 void FunctionEmitter::print_assign(Code& code, const lower::Node& n, const Scope& scope) {
+  code.line(assign_text(n, scope));
+}
+
+std::string FunctionEmitter::assign_text(const lower::Node& n, const Scope& scope) const {
   const std::string target = place_text(n.target, scope);
   const CExpr value = operand_text(n.source, n.compute, scope);
-  if (n.op != ir::ReduceOp::None) return code.line(reduce_step(n.op, n.compute, target, value));
+  if (n.op != ir::ReduceOp::None) return reduce_step(n.op, n.compute, target, value);
   std::string text = n.round_double ? "float(" + value.text + ")" : value.text;
   if (n.target.tensor) text = stored(n.target.tensor->type, text);
-  code.line(target + " = " + text + ";");
+  return target + " = " + text + ";";
 }
 
 void FunctionEmitter::print_call(Code& code, const lower::Node& n, const Scope& scope) {
@@ -333,8 +354,6 @@ void FunctionEmitter::print_call(Code& code, const lower::Node& n, const Scope& 
       if (auto it = n.nested.find(n.stmt); it != n.nested.end())
         print_block(code, it->second, scope);
       return;
-    case lower::CallKind::Scatter:
-      return emit_scatter(code, *n.stmt, lowered_.scatters.at(n.stmt), scope);
   }
 }
 

@@ -23,7 +23,7 @@ std::string c_type(ElemType t) {
   return std::string(c_type_name(t));
 }
 
-const char* assign_text(ir::ReduceOp op) {
+const char* assign_op_text(ir::ReduceOp op) {
   switch (op) {
     case ir::ReduceOp::None:
       return "=";
@@ -49,7 +49,7 @@ std::string FunctionEmitter::comment_text(const ir::Stmt& s) {
   const ir::Compute& c = s.compute;
   std::string lhs = c.result->name + "(";
   for (size_t i = 0; i < c.out.size(); ++i) lhs += (i ? ", " : "") + c.out[i].index;
-  std::string text = lhs + ") " + assign_text(c.op) + " " + ir::print(c.body);
+  std::string text = lhs + ") " + assign_op_text(c.op) + " " + ir::print(c.body);
   if (c.init) text += "  (starting from " + c.init->name + ")";
   return text;
 }

@@ -86,6 +86,7 @@ class FunctionEmitter {
   void print_let(Code& code, const lower::Node& n, Scope& scope);
   void print_array(Code& code, const lower::Node& n);
   void print_assign(Code& code, const lower::Node& n, const Scope& scope);
+  std::string assign_text(const lower::Node& n, const Scope& scope) const;
   void print_call(Code& code, const lower::Node& n, const Scope& scope);
   CExpr index_text(const lower::IndexExpr& e, const Scope& scope) const;
   std::string place_text(const lower::Place& p, const Scope& scope) const;
@@ -129,10 +130,6 @@ class FunctionEmitter {
   /// runtime/tenet_conv.h, printed by cpp_conv.cpp (its start, when it has
   /// one, is added by loops of the tree).
   void emit_conv(Code& code, const ir::Stmt& s);
-
-  /// A sum run as a scatter (lower/scatter.h), printed by cpp_scatter.cpp.
-  void emit_scatter(Code& code, const ir::Stmt& s, const lower::IndexScatter& lowered,
-                    const Scope& scope);
 
   const ir::Function& fn_;
   std::string symbol_;

@@ -202,6 +202,15 @@ class LoopBuilder {
                                   size_t end, const std::vector<Var>& loop_vars,
                                   const Context& ctx);
 
+  // loops_scatter.cpp
+  void scatter(Cursor& out, const ir::Stmt& s, const Context& ctx);
+  void scatter_start(Cursor& out, const ir::Compute& c, const std::vector<Var>& vars);
+  void scatter_terms(Cursor& out, const ir::Compute& c, const IndexScatter& form,
+                     const GuardBounds& guard, bool narrowed, const std::vector<Var>& out_vars,
+                     const std::vector<Var>& reduce_vars, const IndexRanges& ranges);
+  /// Parallel work that is the product of `factors` as they stand.
+  std::optional<ParallelWork> literal_work(std::vector<IndexExpr> factors) const;
+
   // loops_calls.cpp
   void gemm(Cursor& out, const ir::Stmt& s, const Context& ctx);
   void conv(Cursor& out, const ir::Stmt& s, const Context& ctx);

@@ -47,6 +47,7 @@ enum class LoopKind {
   Parallel,    // on the thread team, each iteration by one thread
   Vectorized,  // lanes: independent iterations the vectoriser packs
   Unrolled,    // fully unrolled (a tile's lanes)
+  Simd,        // independent iterations the backend vectorises explicitly (OpenMP simd)
 };
 
 /// When a parallel loop is worth the team: the work (out elements times the
@@ -67,6 +68,9 @@ struct ParallelWork {
   /// Loops run as one on the team (a convolution's start: 2), the
   /// outermost `collapse` of the nest.
   int collapse = 1;
+  /// Every factor as it stands (constants too), in one term, tested even
+  /// when constant (a scatter's work).
+  bool literal = false;
   bool always() const { return terms.empty() && constant >= min_work; }
 };
 
@@ -81,26 +85,27 @@ struct Binding {
 };
 
 enum class NodeKind {
-  For,            // for var in [first, end) by step (1 when null): body
-  Scope,          // a nested scope: body
-  If,             // if every test holds: body, else: orelse
-  Statement,      // one IR statement's code (a NameScope of its own): body
-  NameScope,      // the names declared in body avoid those of `members` and `reserved`
-  Let,            // a local: var = index, or a hoisted value, or a checked computed index
-  Alias,          // from here on, `expr` reads as the place `target` (a value computed per lane)
-  Array,          // a local array: var[count] of `type` (double when `wide`)
-  Assign,         // target (op)= source
-  Comment,        // the statement's source, above its code
-  Note,           // an explanation for the reader
-  Blank,          // a blank line between statements
-  Call,           // a statement the backend prints whole: a GEMM, a convolution, a scatter, a view
-  CheckNonEmpty,  // before a statement with checked computed indices: their dimensions are not
-                  // empty
-  RaiseIndexFault,  // after it: a recorded out-of-range index fails the call
-  CarriedLoop,      // an ir::Loop statement: body, handing its carried tensors on
+  For,        // for var in [first, end) by step (1 when null): body
+  Scope,      // a nested scope: body
+  If,         // if every test holds: body, else: orelse
+  Statement,  // one IR statement's code (a NameScope of its own): body
+  NameScope,  // the names declared in body avoid those of `members` and `reserved`
+  Let,        // a local: var = index, or a hoisted value, or a checked computed index
+  Alias,      // from here on, `expr` reads as the place `target` (a value computed per lane)
+  Array,      // a local array: var[count] of `type` (double when `wide`)
+  Assign,     // target (op)= source
+  Comment,    // the statement's source, above its code
+  Note,       // an explanation for the reader
+  Blank,      // a blank line between statements
+  Call,       // a statement the backend prints whole: a GEMM, a convolution, a scatter, a view
+  SkipUnlessInBounds,  // the rest of the iteration only when 0 <= var < index (a scatter's target)
+  CheckNonEmpty,       // before a statement with checked computed indices: their dimensions are not
+                       // empty
+  RaiseIndexFault,     // after it: a recorded out-of-range index fails the call
+  CarriedLoop,         // an ir::Loop statement: body, handing its carried tensors on
 };
 
-enum class CallKind { Gemm, Conv, Scatter, View };
+enum class CallKind { Gemm, Conv, View };
 
 /// An element of a tensor (at the statement's `indices`), or a local
 /// (scalar, or an array's element `at`).
@@ -148,6 +153,8 @@ struct Node {
     int64_t bound = 0;
   };
   std::vector<Test> tests;
+  /// If: or an IR condition of the statement (a scatter's mask).
+  ir::Expr condition;
   /// Statement, Comment, Call, CheckNonEmpty, RaiseIndexFault, CarriedLoop,
   /// and a Let's value: the IR statement.
   const ir::Stmt* stmt = nullptr;

@@ -153,7 +153,7 @@ void LoopBuilder::compute(Cursor& out, const ir::Stmt& s, const Context& ctx) {
   else if (s.annotations.conv)
     conv(out, s, ctx);
   else if (lowered_.scatters.count(&s))
-    call(CallKind::Scatter);
+    scatter(out, s, ctx);
   else
     loop_nest(out, s, ctx);
 }

@@ -127,6 +127,7 @@ class TreePrinter {
         if (n.step) head += " step " + index(n.step);
         if (n.loop_kind == LoopKind::Parallel && n.parallel) head += " " + work(*n.parallel);
         if (n.loop_kind == LoopKind::Vectorized) head += " vectorized";
+        if (n.loop_kind == LoopKind::Simd) head += " simd";
         if (n.loop_kind == LoopKind::Unrolled) head += " unrolled " + std::to_string(n.unroll);
         return open(depth, head, n.body);
       }
@@ -134,6 +135,7 @@ class TreePrinter {
         return open(depth, "scope", n.body);
       case NodeKind::If: {
         std::string tests;
+        if (n.condition) tests = ir::print(n.condition);
         for (const Node::Test& t : n.tests)
           tests += (tests.empty() ? "" : " && ") + var(t.var) + (t.lower ? " >= " : " < ") +
                    std::to_string(t.bound);
@@ -166,7 +168,7 @@ class TreePrinter {
       case NodeKind::Blank:
         return;
       case NodeKind::Call: {
-        static const char* kinds[] = {"gemm", "conv", "scatter", "view"};
+        static const char* kinds[] = {"gemm", "conv", "view"};
         const std::string head =
             std::string("call ") + kinds[int(n.call)] + " " + n.stmt->compute.result->name;
         if (n.nested.empty()) return line(depth, head);
@@ -177,6 +179,8 @@ class TreePrinter {
         }
         return line(depth, "}");
       }
+      case NodeKind::SkipUnlessInBounds:
+        return line(depth, "skip unless 0 <= " + var(n.var) + " < " + index(n.index));
       case NodeKind::CheckNonEmpty:
         return line(depth, "check nonempty " + n.stmt->compute.result->name);
       case NodeKind::RaiseIndexFault:
