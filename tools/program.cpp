@@ -48,37 +48,13 @@ void print_warnings(const driver::Compilation& c) {
   if (std::string text = c.render_warnings(); !text.empty()) std::cerr << text << "\n";
 }
 
-namespace {
-
-void collect_calls(const std::vector<ast::StmtPtr>& body, std::set<std::string>& called) {
-  for (const auto& s : body) {
-    if (s->kind == ast::StmtKind::Call) called.insert(s->callee.name);
-    if (s->kind == ast::StmtKind::For) collect_calls(s->body, called);
-  }
-}
-
-}  // namespace
-
 const ir::Function& select_function(const driver::Compilation& front, const std::string& name) {
-  const ir::Module& checked = *front.checked;
+  if (name.empty()) return driver::default_entry(front, "--fn NAME");
+  if (const ir::Function* f = front.checked->find(name)) return *f;
   std::string names;
-  for (const auto& f : checked.functions) names += (names.empty() ? "" : ", ") + f.name;
-  if (!name.empty()) {
-    if (const ir::Function* f = checked.find(name)) return *f;
-    throw UsageError("no function '" + name + "' in " + front.file->path() +
-                     " (functions: " + names + ")");
-  }
-  std::set<std::string> called;
-  for (const auto& f : front.ast->functions) collect_calls(f.body, called);
-  std::vector<const ir::Function*> entries;
-  for (const auto& f : checked.functions)
-    if (!called.count(f.name)) entries.push_back(&f);
-  if (entries.size() == 1) return *entries[0];
-  if (checked.functions.empty()) throw UsageError(front.file->path() + " defines no function");
-  std::string entry_names;
-  for (auto* f : entries) entry_names += (entry_names.empty() ? "" : ", ") + f->name;
-  throw UsageError(front.file->path() + " has several entry functions (" + entry_names +
-                   "); choose one with --fn NAME");
+  for (const auto& f : front.checked->functions) names += (names.empty() ? "" : ", ") + f.name;
+  throw UsageError("no function '" + name + "' in " + front.file->path() + " (functions: " + names +
+                   ")");
 }
 
 std::vector<std::string> chosen_functions(const driver::Compilation& front,

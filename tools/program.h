@@ -39,8 +39,9 @@ driver::Compilation compile_after(const driver::Compilation& front, const driver
 /// that compiles shows them, before its own output or errors.
 void print_warnings(const driver::Compilation& c);
 
-/// The function named by `name`, or the file's one entry function (a def
-/// that no other def calls), as the checker made it.
+/// The function named by `name`, or the file's entry function
+/// (driver::default_entry: the one def that no other def calls), as the
+/// checker made it.
 const ir::Function& select_function(const driver::Compilation& front, const std::string& name);
 /// The functions to print or emit: the one named by `name`, or every one; a
 /// UsageError when the file defines none (an empty file).

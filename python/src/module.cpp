@@ -215,6 +215,16 @@ PYBIND11_MODULE(_tenet, m) {
       .def(py::init<const std::string&, const std::string&>(), py::arg("source"),
            py::arg("filename"))
       .def("function_names", &CheckedProgram::function_names)
+      .def(
+          "default_entry",
+          [](const CheckedProgram& p) {
+            try {
+              return p.default_entry();
+            } catch (const UsageError& e) {
+              throw py::value_error(e.what());
+            }
+          },
+          "the entry when none is named (driver::default_entry); ValueError when none is")
       .def_property_readonly("warnings", &CheckedProgram::warnings,
                              "the checker's warnings and notes, rendered")
       .def("info", &CheckedProgram::info, py::arg("variant"))

@@ -56,6 +56,10 @@ std::vector<std::string> CheckedProgram::function_names() const {
   return names;
 }
 
+std::string CheckedProgram::default_entry() const {
+  return driver::default_entry(front_, "entry=NAME").name;
+}
+
 std::vector<std::string> CheckedProgram::warnings() const {
   std::vector<std::string> out;
   for (const Diagnostic& d : front_.warnings) out.push_back(render(*front_.file, d));

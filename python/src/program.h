@@ -63,6 +63,9 @@ class CheckedProgram {
   CheckedProgram(const std::string& source, const std::string& filename);
 
   std::vector<std::string> function_names() const;
+  /// The entry when the caller names none (driver::default_entry: the one def
+  /// no other def calls); a UsageError saying why there is none.
+  std::string default_entry() const;
   /// The checker's warnings and notes, each rendered as the CLI prints it
   /// ("file:line:col: warning: ...", the source line and a caret); Python
   /// issues them as tenet.CompileWarning.

@@ -319,20 +319,17 @@ def load(source, filename="<string>"):
 
 
 def pick_entry(program, entry):
-    names = program.function_names()
+    """``entry``, or when it is None the compiler's rule, the CLI's too (driver/front_end.h):
+    the one def that no other def calls; a ValueError when there is none or several."""
     if entry is not None:
         return _text(entry, "entry (a function's name)")  # unknown: a CompileError
-    if len(names) == 1:
-        return names[0]
-    if not names:
-        raise ValueError("the program defines no function")
-    raise ValueError(f"the program defines several functions ({', '.join(names)}): "
-                     f"name the entry")
+    return program.default_entry()
 
 
 def compile(source, entry=None, target="cpu", *, sizes=None, filename="<string>",
             cache_dir=None, cxx=None, openmp=True, verbose=False, index_checks=True):
-    """Checks ``source`` and returns its function ``entry`` (the only one by default) as
+    """Checks ``source`` and returns its function ``entry`` (by default the one def that no
+    other def calls) as
     a callable Function. ``sizes`` fixes size parameters that no input shape determines
     (those only in ``where`` bounds). ``cache_dir``/``cxx``/``openmp``/``verbose`` are
     JIT options (defaults: $TENET_CACHE_DIR, $TENET_CXX, OpenMP on, quiet).

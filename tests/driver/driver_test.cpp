@@ -197,6 +197,35 @@ TEST(Driver, StageConstantsNameStagesOfTheTable) {
   EXPECT_EQ(compile(r, front).derived.functions.at(0).name, "model_grad");
 }
 
+// The function a caller means when it names none (the CLI's --fn, Python's
+// entry): the one def no other def calls.
+TEST(Driver, TheDefaultEntryIsTheOneDefNoOtherCalls) {
+  auto entry_of = [](const std::string& text) {
+    Request r;
+    r.path = "f.tn";
+    r.text = text;
+    return default_entry(front_end(r), "--fn NAME").name;
+  };
+  const std::string helper = "def helper(float(N) x) -> (y) {\n  y(i) = 2 * x(i)\n}\n";
+  EXPECT_EQ(entry_of(helper), "helper");
+  EXPECT_EQ(entry_of(helper + "def model(float(N) x) -> (z) {\n  for it in 0:2 {\n"
+                              "    y = helper(x)\n  }\n  z(i) = y(i)\n}\n"),
+            "model");
+  try {
+    entry_of(kModel);
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "f.tn has several entry functions (model, predict): name one with --fn NAME");
+  }
+  try {
+    entry_of("");
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "f.tn defines no function");
+  }
+}
+
 TEST(Driver, UnknownFunctionIsACompileError) {
   try {
     compile(request({{"nope", std::nullopt}}));

@@ -311,3 +311,18 @@ def test_gradients_are_marked_with_their_inputs():
     outputs = g(w, np.zeros(2, dtype=np.float32))
     np.testing.assert_allclose(outputs[1], 2 * w)
     np.testing.assert_allclose(outputs[2], [3, 3])
+
+
+def test_the_default_entry_is_the_one_def_no_other_calls():
+    """Without an entry, the CLI's rule (driver::default_entry): the one def that no other
+    def calls, so a program of helpers and one model needs no name."""
+    helper = "def twice(float(N) x) -> (y) {\n  y(i) = 2 * x(i)\n}\n"
+    model = "def model(float(N) x) -> (z) {\n  y = twice(x)\n  z(i) = y(i) + 1\n}\n"
+    f = tenet.compile(helper + model)
+    assert f.name == "model"
+    np.testing.assert_allclose(f(np.array([1, 2], np.float32)), [3, 5])
+    other = "def other(float(N) x) -> (w) {\n  w(i) = -x(i)\n}\n"
+    with pytest.raises(ValueError, match=r"^<string> has several entry functions \(model, "
+                                         r"other\): name one with entry=NAME$"):
+        tenet.compile(helper + model + other)
+    assert tenet.compile(helper + model + other, "other").name == "other"
