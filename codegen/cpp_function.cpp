@@ -107,7 +107,7 @@ void FunctionEmitter::name_block(const std::vector<ir::Stmt>& body, const ir::Lo
       name_temporary(result);
     }
     if (s.annotations.gemm) name_gemm(s);
-    if (s.annotations.conv) uses_conv_ = true;
+    if (lowered_.convs.count(&s)) uses_conv_ = true;
   }
 }
 

@@ -33,6 +33,7 @@ Stage optimisation(const passes::Pass& pass);
 void find_liveness(Compilation& c, const Request& r);
 void lower_gemms(Compilation& c, const Request& r);
 void lower_scatters(Compilation& c, const Request& r);
+void lower_convs(Compilation& c, const Request& r);
 void plan_memory(Compilation& c, const Request& r);
 void lower_loops(Compilation& c, const Request& r);
 
@@ -65,6 +66,8 @@ std::vector<Stage> make_table(const Target& target) {
                Form::Lowered, lower_gemms});
   t.push_back({"lower_scatter", "sums over computed-index masks -> scatters (lower/scatter.h)",
                Form::Lowered, lower_scatters});
+  t.push_back({"lower_conv", "convolution plans -> library calls (lower/conv.h)", Form::Lowered,
+               lower_convs});
   t.push_back({"plan_memory", "workspace slots, lifetimes, loop carries (lower/memory_plan.h)",
                Form::Lowered, plan_memory});
   t.push_back({"lower_loops", "lowered IR -> the loop tree every backend prints (lower/loops.h)",
@@ -169,6 +172,10 @@ void lower_gemms(Compilation& c, const Request& r) {
   const LoweringOptions options = find_target(r.target).lowering(r);
   for (lower::LoweredFunction& f : c.lowered->functions)
     lower::lower_gemms(f, options.pack_budget_bytes);
+}
+
+void lower_convs(Compilation& c, const Request&) {
+  for (lower::LoweredFunction& f : c.lowered->functions) lower::lower_convs(f);
 }
 
 void lower_scatters(Compilation& c, const Request&) {

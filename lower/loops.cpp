@@ -150,7 +150,7 @@ void LoopBuilder::compute(Cursor& out, const ir::Stmt& s, const Context& ctx) {
     call(CallKind::View);
   else if (lowered_.gemms.count(&s))
     gemm(out, s, ctx);
-  else if (s.annotations.conv)
+  else if (lowered_.convs.count(&s))
     conv(out, s, ctx);
   else if (lowered_.scatters.count(&s))
     scatter(out, s, ctx);

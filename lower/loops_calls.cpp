@@ -34,7 +34,7 @@ void LoopBuilder::conv(Cursor& out, const ir::Stmt& s, const Context& ctx) {
   call.kind = NodeKind::Call;
   call.call = CallKind::Conv;
   call.stmt = &s;
-  if (c.init) {
+  if (lowered_.convs.at(&s).start) {
     // The sum starts from a tensor: added to the library's sum, element by element.
     Block& block = call.nested[&s];
     Cursor in(block);

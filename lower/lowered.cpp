@@ -20,6 +20,7 @@ LoweredFunction lower(const ir::Function& fn, int64_t pack_budget_bytes) {
   LoweredFunction lowered = find_liveness(fn);
   lower_gemms(lowered, pack_budget_bytes);
   lower_scatters(lowered);
+  lower_convs(lowered);
   plan_memory(lowered);
   return lowered;
 }
@@ -81,11 +82,13 @@ std::string print(const LoweredFunction& lowered) {
     }
   }
   std::vector<std::pair<const ir::Stmt*, const IndexScatter*>> scatters;
+  std::vector<const ConvLowering*> convs;
   std::function<void(const std::vector<ir::Stmt>&)> find = [&](const std::vector<ir::Stmt>& body) {
     for (const ir::Stmt& s : body) {
       if (s.kind == ir::StmtKind::Loop) find(s.loop->body);
       if (auto it = lowered.scatters.find(&s); it != lowered.scatters.end())
         scatters.push_back({&s, &it->second});
+      if (auto it = lowered.convs.find(&s); it != lowered.convs.end()) convs.push_back(&it->second);
     }
   };
   find(lowered.function->body);
@@ -97,6 +100,8 @@ std::string print(const LoweredFunction& lowered) {
     os << "scatter %" << c.result->name << ": " << targets << " per [" << index_list(c.reduce)
        << "]" << (form->condition ? " where " + ir::print(form->condition) : "") << "\n";
   }
+  for (const ConvLowering* conv : convs)
+    os << "conv %" << conv->result->name << ": " << conv->description << "\n";
   const MemoryPlan& memory = lowered.memory;
   os << "workspace: " << memory.slots.size() << " slot" << (memory.slots.size() == 1 ? "" : "s")
      << "\n";

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "ir/ir.h"
+#include "lower/conv.h"
 #include "lower/gemm.h"
 #include "lower/liveness.h"
 #include "lower/loop_tree.h"
@@ -24,6 +25,7 @@ struct LoweredFunction {
   Liveness liveness;
   std::map<const ir::Stmt*, GemmLowering> gemms;
   std::map<const ir::Stmt*, IndexScatter> scatters;  // sums run as scatters (scatter.h)
+  std::map<const ir::Stmt*, ConvLowering> convs;     // library convolutions (conv.h)
   MemoryPlan memory;
   LoopTree loops;  // lower_loops (loops.h)
 };

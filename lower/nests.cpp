@@ -10,7 +10,7 @@
 namespace tenet::lower {
 
 bool runs_as_loops(const ir::Stmt& s, const LoweredFunction& lowered) {
-  return s.kind == ir::StmtKind::Compute && !lowered.gemms.count(&s) && !s.annotations.conv &&
+  return s.kind == ir::StmtKind::Compute && !lowered.gemms.count(&s) && !lowered.convs.count(&s) &&
          !lowered.scatters.count(&s) && !lowered.memory.views.count(s.compute.result.get());
 }
 

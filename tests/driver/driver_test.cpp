@@ -52,13 +52,15 @@ std::vector<std::string> stage_list() {
 }
 
 TEST(Driver, ListsTheStagesInOrder) {
-  EXPECT_EQ(stage_list(), (std::vector<std::string>{
-                              "parse", "check", "retype", "ad", "simplify", "dce", "hoist",
-                              "index_split", "contraction", "fuse", "schedule", "liveness",
-                              "lower_gemm", "lower_scatter", "plan_memory", "lower_loops", "cpp"}));
-  EXPECT_EQ(stage_names(),
-            "parse, check, retype, ad, simplify, dce, hoist, index_split, contraction, fuse, "
-            "schedule, liveness, lower_gemm, lower_scatter, plan_memory, lower_loops, cpp");
+  EXPECT_EQ(stage_list(),
+            (std::vector<std::string>{"parse", "check", "retype", "ad", "simplify", "dce", "hoist",
+                                      "index_split", "contraction", "fuse", "schedule", "liveness",
+                                      "lower_gemm", "lower_scatter", "lower_conv", "plan_memory",
+                                      "lower_loops", "cpp"}));
+  EXPECT_EQ(
+      stage_names(),
+      "parse, check, retype, ad, simplify, dce, hoist, index_split, contraction, fuse, "
+      "schedule, liveness, lower_gemm, lower_scatter, lower_conv, plan_memory, lower_loops, cpp");
 }
 
 // The default target is cpp; its table is the shared stages with its own
@@ -133,7 +135,7 @@ TEST(Driver, DumpsAfterEveryStage) {
 TEST(Driver, UnknownStageNamesAreUsageErrors) {
   const std::string listed =
       " (stages: parse, check, retype, ad, simplify, dce, hoist, index_split, contraction, fuse, "
-      "schedule, liveness, lower_gemm, lower_scatter, plan_memory, lower_loops, cpp)";
+      "schedule, liveness, lower_gemm, lower_scatter, lower_conv, plan_memory, lower_loops, cpp)";
   Request r = request();
   r.dump_after = {"simplfy"};
   try {
