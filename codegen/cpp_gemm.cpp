@@ -267,11 +267,7 @@ void FunctionEmitter::emit_gemm_calls(Code& code, const lower::Node& node, const
 
   for (const ir::Stmt& after : g.after) {
     code.line("");
-    const bool gather = g.plan.split && &after == &g.after.back();
-    if (gather && g.scatter)
-      emit_col2im(code, after, *g.scatter, scope);
-    else
-      print_block(code, node.nested.at(&after), scope);
+    print_block(code, node.nested.at(&after), scope);
   }
 }
 

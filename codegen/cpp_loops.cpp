@@ -140,10 +140,13 @@ std::string FunctionEmitter::parallel_text(const lower::ParallelWork& work,
   const std::string collapse =
       work.collapse > 1 ? " collapse(" + std::to_string(work.collapse) + ")" : "";
   if (work.literal) {
+    const lower::ParallelWork::Term& term = work.terms.at(0);
     std::string product;
-    for (const lower::ParallelWork::Factor& f : work.terms.at(0).factors)
+    for (const lower::ParallelWork::Factor& f : term.factors)
       product += (product.empty() ? "" : " * ") +
                  wrap(index_text(f.extent, scope), kPrecMultiplicative + 1);
+    if (product.empty() || term.constant != 1)
+      product += (product.empty() ? "" : " * ") + std::to_string(term.constant);
     return "#pragma omp parallel for" + collapse + " if (" + product +
            " >= " + std::to_string(work.min_work) + ")";
   }
@@ -273,7 +276,7 @@ void FunctionEmitter::print_statement(Code& code, const lower::Node& n, const Sc
 }
 
 void FunctionEmitter::print_name_scope(Code& code, const lower::Node& n, const Scope& scope) {
-  Namer names;
+  Namer names = n.inherit_names && !namers_.empty() ? namers_.back().namer : Namer{};
   for (const ir::Compute* c : n.members) reserve_names(names, *c, scope);
   namers_.push_back(NameScope{std::move(names), n.reserved});
   for (const lower::Var& v : n.declares) declare(v);

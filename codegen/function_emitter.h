@@ -121,10 +121,6 @@ class FunctionEmitter {
   void emit_gemm(Code& code, const lower::Node& call, const Scope& scope);
   void emit_gemm_calls(Code& code, const lower::Node& call, const lower::GemmLowering& g,
                        const Scope& scope);
-  /// A split's gather as a scatter of windows (gemm_col2im.cpp), in the
-  /// form the lowering found (lower/col2im.h).
-  void emit_col2im(Code& code, const ir::Stmt& gather, const lower::ScatterForm& scatter,
-                   const Scope& scope);
 
   /// A convolution with a plan (ir/conv_plan.h): one call of
   /// runtime/tenet_conv.h, printed by cpp_conv.cpp (its start, when it has

@@ -211,6 +211,12 @@ class LoopBuilder {
   /// Parallel work that is the product of `factors` as they stand.
   std::optional<ParallelWork> literal_work(std::vector<IndexExpr> factors) const;
 
+  // loops_col2im.cpp
+  void col2im(Cursor& out, const ir::Stmt& s, const ScatterForm& form, const Context& ctx);
+  void col2im_start(Cursor& out, const ir::Compute& c, const ScatterForm& form);
+  void col2im_terms(Cursor& out, const ir::Compute& c, const ScatterForm& form,
+                    const std::vector<Var>& reduce_vars);
+
   // loops_calls.cpp
   void gemm(Cursor& out, const ir::Stmt& s, const Context& ctx);
   void conv(Cursor& out, const ir::Stmt& s, const Context& ctx);

@@ -170,6 +170,9 @@ struct Node {
   /// NameScope: variables named on entry, in this order (before those its
   /// body declares); indices bound inside it (`bindings`, then named first).
   std::vector<Var> declares;
+  /// NameScope: continues the enclosing scope's names (a copy: what it
+  /// names may be named again after it) instead of starting from its members'.
+  bool inherit_names = false;
   /// Statement: continues the statement's earlier region (a jammed member's
   /// part inside its group's loops): no comment, its bindings and hoisted
   /// values as that region left them.

@@ -20,8 +20,12 @@ void LoopBuilder::gemm(Cursor& out, const ir::Stmt& s, const Context& ctx) {
   };
   for (const std::vector<ir::Stmt>* parts : {&g.before_chunks, &g.before, &g.after})
     for (const ir::Stmt& part : *parts) {
-      const bool col2im = g.plan.split && g.scatter && &part == &g.after.back();
-      if (!col2im) nested(part);  // a split's gather as col2im: printed whole
+      if (g.plan.split && g.scatter && &part == &g.after.back()) {
+        Cursor in(call.nested[&part]);  // a split's gather as col2im
+        col2im(in, part, *g.scatter, ctx);
+      } else {
+        nested(part);
+      }
     }
   if (s.annotations.gemm->per_call_min_work != 0) nested(s);  // the loops when it is small
   out.add(std::move(call));
