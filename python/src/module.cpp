@@ -104,11 +104,55 @@ void bind_errors(py::module_& m) {
   py::register_exception<InternalError>(m, "InternalError", PyExc_RuntimeError);
 }
 
+/// A size expression as Python evaluates it (tenet/sizes.py), from the
+/// compiler's normal form rather than its text: an int, a size parameter's
+/// name, or a tuple ("+", terms...), ("*", a, b), ("//", a, divisor),
+/// ("min", a, b), ("max", a, b).
+py::object size_tree(const ir::SizeExpr& s) {
+  using Atom = ir::SizeExpr::Atom;
+  std::vector<py::object> terms;
+  for (const auto& [atom, coef] : s.atoms()) {
+    py::object a;
+    switch (atom.kind) {
+      case Atom::Sym:
+        a = py::str(atom.key);
+        break;
+      case Atom::FloorDiv:
+        a = py::make_tuple("//", size_tree(atom.args.at(0)), atom.divisor);
+        break;
+      case Atom::Min:
+        a = py::make_tuple("min", size_tree(atom.args.at(0)), size_tree(atom.args.at(1)));
+        break;
+      case Atom::Max:
+        a = py::make_tuple("max", size_tree(atom.args.at(0)), size_tree(atom.args.at(1)));
+        break;
+      case Atom::Mul:
+        a = py::make_tuple("*", size_tree(atom.args.at(0)), size_tree(atom.args.at(1)));
+        break;
+    }
+    terms.push_back(coef == 1 ? a : py::make_tuple("*", coef, a));
+  }
+  if (s.constant_term() != 0 || terms.empty()) terms.push_back(py::int_(s.constant_term()));
+  if (terms.size() == 1) return terms[0];
+  py::tuple sum(terms.size() + 1);
+  sum[0] = py::str("+");
+  for (size_t i = 0; i < terms.size(); ++i) sum[i + 1] = terms[i];
+  return sum;
+}
+
 void bind_descriptions(py::module_& m) {
   py::class_<TensorInfo>(m, "TensorInfo")
       .def_readonly("name", &TensorInfo::name)
       .def_readonly("type", &TensorInfo::type)
       .def_readonly("shape", &TensorInfo::shape)
+      .def_property_readonly(
+          "size_trees",
+          [](const TensorInfo& t) {
+            py::list out;
+            for (const ir::SizeExpr& s : t.sizes) out.append(size_tree(s));
+            return out;
+          },
+          "each dimension's size expression as a tree (tenet/sizes.py)")
       .def_readonly("updates", &TensorInfo::updates)
       .def_readonly("gradient_of", &TensorInfo::gradient_of);
   py::class_<FunctionInfo>(m, "FunctionInfo")

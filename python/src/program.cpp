@@ -12,7 +12,7 @@ namespace tenet::python {
 namespace {
 
 TensorInfo describe_value(const ir::Value& v, const std::string& name) {
-  TensorInfo t{name, std::string(type_name(v.type)), {}};
+  TensorInfo t{name, std::string(type_name(v.type)), {}, v.shape};
   for (const ir::SizeExpr& d : v.shape) t.shape.push_back(d.str());
   return t;
 }

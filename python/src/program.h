@@ -38,8 +38,9 @@ struct Variant {
 /// A tensor of a function's interface: name, element type, symbolic shape.
 struct TensorInfo {
   std::string name;
-  std::string type;                // "float32"
-  std::vector<std::string> shape;  // SizeExpr::str() per dimension: "B", "(H - 9) / 2 + 1"
+  std::string type;                 // "float32"
+  std::vector<std::string> shape;   // SizeExpr::str() per dimension: "B", "(H - 9) / 2 + 1"
+  std::vector<ir::SizeExpr> sizes;  // the same, as the compiler holds them (for Python: trees)
   /// An output that updates an input in place (ir::Function::updated_input):
   /// that input's position; -1 otherwise.
   int updates = -1;

@@ -28,11 +28,13 @@ import numpy as np
 
 from . import _tenet
 from . import arguments
+from .sizes import Size
 
 TensorDecl = collections.namedtuple("TensorDecl", "name type shape updates gradient_of",
                                     defaults=(None, None))
 TensorDecl.__doc__ = """A declared input or output: name, element type ('float32'), shape
-(one size expression text per dimension: 'N', '(H - 9) / 2 + 1'); for an output that
+(one tenet.sizes.Size per dimension: its text, 'N', '(H - 9) / 2 + 1', and the compiler's
+tree of it, which tenet.sizes evaluates); for an output that
 updates an input in place (``y(i) += x(i)`` onto a declared output ``y``), ``updates`` is
 that input's position, else None; for an output of a gradient that is the gradient of an
 input, ``gradient_of`` is that input's position (as AD marked it, whatever its name), else
@@ -49,7 +51,10 @@ def _signature(info):
     def position(k):
         return k if k >= 0 else None
 
-    decls = [[TensorDecl(t.name, t.type, tuple(t.shape), position(t.updates),
+    def shape(t):
+        return tuple(Size(text, tree) for text, tree in zip(t.shape, t.size_trees))
+
+    decls = [[TensorDecl(t.name, t.type, shape(t), position(t.updates),
                          position(t.gradient_of)) for t in ts]
              for ts in (info.inputs, info.outputs)]
     return Signature(info.name, tuple(info.size_params), tuple(decls[0]), tuple(decls[1]))

@@ -16,7 +16,7 @@ import numpy as np
 from . import _tenet
 from . import sizes as symbolic
 from .arguments import is_torch_tensor, to_numpy
-from .function import checked_sizes, grad_request, load, pick_entry
+from .function import _signature, checked_sizes, grad_request, load, pick_entry
 
 # max |compiled - interpreted| / max |interpreted|: float32 sums in another
 # order (GEMM, OpenMP-free reductions) stay far below this.
@@ -107,7 +107,7 @@ def gradcheck(source, entry=None, *, sizes=None, inputs=None, wrt=None, output=N
     sizes = checked_sizes(sizes)
     request = grad_request(wrt, output, vjp)
     arrays = [to_numpy(a if is_torch_tensor(a) else np.asarray(a)) for a in (inputs or [])]
-    declared = program.info(_tenet.Variant(entry)).inputs
+    declared = _signature(program.info(_tenet.Variant(entry))).inputs  # shapes as Sizes
     if arrays:
         sizes = symbolic.bind(declared, [a.shape for a in arrays], sizes)
     unbound = sorted({s for d in declared for dim in d.shape for s in symbolic.symbols(dim)}

@@ -1,82 +1,86 @@
 """Symbolic sizes in Python: the shapes the compiler declares, evaluated here.
 
-A function's interface gives each dimension as the text of a size expression
-(``"B"``, ``"(H - 9) / 2 + 1"``, ``"min(N, M)"``; ``/`` is floor division).
-This module solves the size parameters from actual input shapes and
-evaluates output shapes, with plain ints or with PyTorch's symbolic ints
-(``torch.SymInt``), so a fake/meta kernel can infer output shapes under
-``torch.compile`` without running anything. The C++ side checks the same
-things again when a kernel runs (``ir::bind_sizes``).
+A function's interface gives each dimension as a ``Size``: the text of the size
+expression (``"B"``, ``"(H - 9) / 2 + 1"``, ``"min(N, M)"``, what messages show)
+and its tree, which the compiler builds from its own normal form (``ir::SizeExpr``)
+rather than Python re-parsing the text. This module solves the size parameters
+from actual input shapes and evaluates output shapes, with plain ints or with
+PyTorch's symbolic ints (``torch.SymInt``), so a fake/meta kernel can infer output
+shapes under ``torch.compile`` without running anything. The C++ side checks the
+same things again when a kernel runs (``ir::bind_sizes``).
 """
 
-import ast
-import functools
+
+class Size(str):
+    """A declared dimension: its text (a ``str``: it prints, joins and compares as the
+    text) and ``tree``: an int, a size parameter's name, or a tuple ``("+", terms...)``,
+    ``("*", a, b)``, ``("//", a, divisor)`` (floor division), ``("min", a, b)`` or
+    ``("max", a, b)``."""
+
+    def __new__(cls, text, tree):
+        size = super().__new__(cls, text)
+        size.tree = tree
+        return size
+
+    def __getnewargs__(self):
+        return str(self), self.tree
 
 
-@functools.lru_cache(maxsize=None)
-def _parse(text):
-    tree = ast.parse(text, mode="eval").body
-    _validate(tree, text)
+def _tree(size):
+    tree = getattr(size, "tree", None)
+    if tree is None:
+        raise TypeError(f"expected a size the compiler declared (tenet.sizes.Size, e.g. an "
+                        f"entry of TensorDecl.shape), got {size!r}")
     return tree
 
 
-_BINARY = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+def _symbols(tree, out):
+    if isinstance(tree, str):
+        out.add(tree)
+    elif isinstance(tree, tuple):
+        for operand in tree[1:]:
+            _symbols(operand, out)
+    return out
 
 
-def _validate(node, text):
-    if isinstance(node, ast.BinOp) and isinstance(node.op, _BINARY):
-        _validate(node.left, text)
-        _validate(node.right, text)
-    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        _validate(node.operand, text)
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-        if node.func.id not in ("min", "max") or len(node.args) != 2 or node.keywords:
-            raise ValueError(f"unexpected size expression {text!r}")
-        for arg in node.args:
-            _validate(arg, text)
-    elif isinstance(node, ast.Constant) and isinstance(node.value, int):
-        pass
-    elif not isinstance(node, ast.Name):
-        raise ValueError(f"unexpected size expression {text!r}")
-
-
-def symbols(text):
+def symbols(size):
     """The size parameters an expression mentions."""
-    tree = _parse(text)
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - {"min", "max"}
+    return _symbols(_tree(size), set())
 
 
-def as_symbol(text):
+def as_symbol(size):
     """The parameter name when the expression is exactly one, else None."""
-    tree = _parse(text)
-    return tree.id if isinstance(tree, ast.Name) else None
+    tree = _tree(size)
+    return tree if isinstance(tree, str) else None
 
 
-def evaluate(text, sizes, sym_min=min, sym_max=max):
-    """Evaluates under ``sizes`` (name -> int or SymInt). ``/`` floors, as in the IR."""
+def evaluate(size, sizes, sym_min=min, sym_max=max):
+    """Evaluates under ``sizes`` (name -> int or SymInt). ``//`` floors, as in the IR."""
 
     def ev(node):
-        if isinstance(node, ast.Constant):
-            return node.value
-        if isinstance(node, ast.Name):
-            if node.id not in sizes:
-                raise ValueError(f"size parameter {node.id!r} is not bound")
-            return sizes[node.id]
-        if isinstance(node, ast.UnaryOp):
-            return -ev(node.operand)
-        if isinstance(node, ast.Call):
-            pick = sym_min if node.func.id == "min" else sym_max
-            return pick(ev(node.args[0]), ev(node.args[1]))
-        left, right = ev(node.left), ev(node.right)
-        if isinstance(node.op, ast.Add):
-            return left + right
-        if isinstance(node.op, ast.Sub):
-            return left - right
-        if isinstance(node.op, ast.Mult):
-            return left * right
-        return left // right
+        if isinstance(node, int):
+            return node
+        if isinstance(node, str):
+            if node not in sizes:
+                raise ValueError(f"size parameter {node!r} is not bound")
+            return sizes[node]
+        op, operands = node[0], [ev(a) for a in node[1:]]
+        if op == "+":
+            total = operands[0]
+            for term in operands[1:]:
+                total = total + term
+            return total
+        if op == "*":
+            return operands[0] * operands[1]
+        if op == "//":
+            return operands[0] // operands[1]
+        if op == "min":
+            return sym_min(operands[0], operands[1])
+        if op == "max":
+            return sym_max(operands[0], operands[1])
+        raise ValueError(f"unknown size operation {op!r} in {size!r}")
 
-    return ev(_parse(text))
+    return ev(_tree(size))
 
 
 def describe(type_name, shape):
@@ -88,7 +92,7 @@ def bind(inputs, shapes, given=None):
     """Size parameters from actual shapes.
 
     ``inputs`` are the declared tensors (``.name``, ``.type``, ``.shape``: size
-    expression texts), ``shapes`` one actual shape per input (ints or SymInts;
+    ``Size``s), ``shapes`` one actual shape per input (ints or SymInts;
     ranks already checked). ``given`` fixes parameters no input determines.
     Raises ValueError naming the input, the expected and the actual shape.
     """

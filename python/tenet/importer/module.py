@@ -48,7 +48,9 @@ class TenetModule(torch.nn.Module):
         # made now, so that forward only looks them up (also under torch.compile)
         self._ops = {mode: program.torch_op(mode) for mode in (True, False)}
         self._signatures = {mode: program.signature(mode) for mode in (True, False)}
-        self._mask_shapes = {mode: _mask_shapes(self._signatures[mode]) for mode in (True, False)}
+        self._mask_shapes = {mode: _mask_shapes(self._signatures[mode],
+                                                self._ops[mode].function.inputs)
+                             for mode in (True, False)}
         # the structure of the forward's results (a tensor, a tuple, a dict, ...)
         self._results = {mode: pytree.treespec_loads(self._signatures[mode]["results"])
                          for mode in (True, False)}
@@ -128,32 +130,34 @@ def _check_arguments(signature, args):
                             f"(it takes {expected})")
 
 
-def _mask_shapes(signature):
+def _mask_shapes(signature, declared):
     """{dropout mask: its shape}, each dimension an int or a function of the forward's
-    arguments (the size read off the argument that has it)."""
+    arguments (the size read off the argument that has it). ``declared``: the operator's
+    inputs (TensorDecls, in the signature's order), whose shapes the compiler gives as
+    sizes.Size trees."""
     where = {}  # size name -> (argument, dimension)
-    for spec in signature["inputs"]:
+    for spec, decl in zip(signature["inputs"], declared):
         if spec["kind"] == "user":
-            for d, text in enumerate(spec["shape"]):
-                name = symbolic.as_symbol(text)
+            for d, size in enumerate(decl.shape):
+                name = symbolic.as_symbol(size)
                 if name is not None:
                     where.setdefault(name, (spec["key"], d))
     shapes = {}
-    for spec in signature["inputs"]:
+    for spec, decl in zip(signature["inputs"], declared):
         if spec["kind"] == "dropout":
-            shapes[spec["name"]] = [_dimension(text, where) for text in spec["shape"]]
+            shapes[spec["name"]] = [_dimension(size, where) for size in decl.shape]
     return shapes
 
 
-def _dimension(text, where):
-    if text.isdigit():
-        return int(text)
-    if text in where:
-        k, d = where[text]
+def _dimension(size, where):
+    if isinstance(size.tree, int):
+        return size.tree
+    if size.tree in where:
+        k, d = where[size.tree]
         return lambda args: args[k].shape[d]
 
     def evaluate(args):
-        return symbolic.evaluate(text, {n: args[k].shape[d] for n, (k, d) in where.items()})
+        return symbolic.evaluate(size, {n: args[k].shape[d] for n, (k, d) in where.items()})
     return evaluate
 
 
