@@ -72,8 +72,9 @@ struct Expr {
 };
 
 /// The builtin functions and their arities (the table of ir/builtins.h;
-/// docs/language.md lists them). `reshape` is a builtin too (no tensor or function may take its name), but
-/// a statement of its own, with no arity: builtin_arity gives -1.
+/// docs/language.md lists them). `reshape` is a builtin too (no tensor or
+/// function may take its name), but a statement of its own, with no arity:
+/// builtin_arity gives -1.
 bool is_builtin(const std::string& name);
 int builtin_arity(const std::string& name);
 inline constexpr const char* kReshape = "reshape";
