@@ -140,7 +140,7 @@ void FunctionEmitter::emit_gemm(Code& code, const lower::Node& call, const Scope
               bytes_text(options_.pack_budget_bytes) +
               "; a pointer *_chunk points at the chunk's part of a tensor.");
     for (const ir::Stmt& pack : g.before_chunks) {
-      print_block(code, call.nested.at(&pack), scope);
+      print_block(code, call.nested_of(&pack), scope);
       code.line("");
     }
     code.open("for (int64_t " + start + " = 0; " + start + " < " + extent + "; " + start +
@@ -162,35 +162,31 @@ void FunctionEmitter::emit_gemm(Code& code, const lower::Node& call, const Scope
   }
   if (decided_per_call) {
     code.reopen("} else {");
-    print_block(code, call.nested.at(&s), scope);
+    print_block(code, call.nested_of(&s), scope);
     code.close();
   }
 }
 
 void FunctionEmitter::emit_gemm_calls(Code& code, const lower::Node& node, const GemmLowering& g,
                                       const Scope& scope) {
-  const GemmPlan& p = g.plan;
-  const ir::Compute& c = g.product();
   for (const ir::Stmt& before : g.before) {
-    print_block(code, node.nested.at(&before), scope);
+    print_block(code, node.nested_of(&before), scope);
     code.line("");
   }
 
-  // The calls: one per value of the loop indices.
-  Namer local = statement_namer(c, scope);
-  Scope inner = scope;
-  std::vector<std::string> loop_vars;
-  for (const ir::Dim& d : p.loops) {
-    loop_vars.push_back(local.take(d.index));
-    inner.bind(d.index, loop_vars.back(), d.lo, d.hi);
+  print_block(code, node.body, scope);  // the calls, in the loops of the plan's indices
+  for (const ir::Stmt& after : g.after) {
+    code.line("");
+    print_block(code, node.nested_of(&after), scope);
   }
-  const std::string m = local.take_derived("gemm_m"), n = local.take_derived("gemm_n"),
-                    k = local.take_derived("gemm_k");
-  code.open("");
-  code.line("const int64_t " + m + " = " + product_text(p.m, size_names_) + ", " + n + " = " +
-            product_text(p.n, size_names_) + ", " + k + " = " + product_text(p.k, size_names_) +
-            ";");
+}
 
+void FunctionEmitter::emit_gemm_call(Code& code, const lower::Node& call, const Scope& inner) {
+  const GemmLowering& g = lowered_.gemms.at(call.stmt);
+  const GemmPlan& p = g.plan;
+  const ir::Compute& c = g.product();
+  const std::string &m = var_name(call.sizes[0]), &n = var_name(call.sizes[1]),
+                    &k = var_name(call.sizes[2]);
   // Each matrix: its pointer at the current loop position, and its leading dimension.
   struct Operand {
     std::string pointer, ld;
@@ -242,33 +238,11 @@ void FunctionEmitter::emit_gemm_calls(Code& code, const lower::Node& node, const
   }
   const ElemType type = c.result->type;
   const std::string beta = literal(c.init && !g.c_buffer ? 1 : 0, type).text;
-  const std::string call =
+  const std::string text =
       "tenet::gemm(" + bool_text(a.transposed) + ", " + bool_text(b.transposed) + ", " + m + ", " +
       n + ", " + k + ", " + literal(1, type).text + ", " + a.pointer + ", " + a.ld + ", " +
       b.pointer + ", " + b.ld + ", " + beta + ", " + result.pointer + ", " + result.ld + ");";
-  if (!p.loops.empty() && options_.openmp) {
-    // Small GEMMs run one per thread (the library runs single-threaded inside
-    // a parallel region); large ones one after the other, each threaded by
-    // the library.
-    code.note("One GEMM per " + [&] {
-      std::string names;
-      for (const ir::Dim& d : p.loops) names += (names.empty() ? "" : ", ") + d.index;
-      return names;
-    }() + "; small ones in parallel, large ones threaded by the library.");
-    code.line("#pragma omp parallel for if (" + m + " * " + n + " * " + k + " < " +
-              std::to_string(kThreadedGemmWork) + ")");
-  }
-  for (size_t i = 0; i < p.loops.size(); ++i)
-    code.open("for (int64_t " + loop_vars[i] + " = 0; " + loop_vars[i] + " < " +
-              product_text({p.loops[i]}, size_names_) + "; ++" + loop_vars[i] + ")");
-  code.line(call);
-  for (size_t i = 0; i < p.loops.size(); ++i) code.close();
-  code.close();
-
-  for (const ir::Stmt& after : g.after) {
-    code.line("");
-    print_block(code, node.nested.at(&after), scope);
-  }
+  code.line(text);
 }
 
 }  // namespace tenet::codegen::detail

@@ -148,7 +148,7 @@ std::string FunctionEmitter::parallel_text(const lower::ParallelWork& work,
     if (product.empty() || term.constant != 1)
       product += (product.empty() ? "" : " * ") + std::to_string(term.constant);
     return "#pragma omp parallel for" + collapse + " if (" + product +
-           " >= " + std::to_string(work.min_work) + ")";
+           (work.below ? " < " : " >= ") + std::to_string(work.min_work) + ")";
   }
   if (work.terms.empty()) return "#pragma omp parallel for" + collapse;
   std::string sum;
@@ -352,10 +352,11 @@ void FunctionEmitter::print_call(Code& code, const lower::Node& n, const Scope& 
       return emit_view(code, *n.stmt);
     case lower::CallKind::Gemm:
       return emit_gemm(code, n, scope);
+    case lower::CallKind::GemmCall:
+      return emit_gemm_call(code, n, scope);
     case lower::CallKind::Conv:
       emit_conv(code, *n.stmt);
-      if (auto it = n.nested.find(n.stmt); it != n.nested.end())
-        print_block(code, it->second, scope);
+      if (!n.nested.empty()) print_block(code, n.nested_of(n.stmt), scope);
       return;
   }
 }

@@ -121,6 +121,9 @@ class FunctionEmitter {
   void emit_gemm(Code& code, const lower::Node& call, const Scope& scope);
   void emit_gemm_calls(Code& code, const lower::Node& call, const lower::GemmLowering& g,
                        const Scope& scope);
+  /// One tenet::gemm call at the position of the loops around it (`call`:
+  /// the tree's GemmCall node, with the variables holding M, N and K).
+  void emit_gemm_call(Code& code, const lower::Node& call, const Scope& inner);
 
   /// A convolution with a plan (ir/conv_plan.h): one call of
   /// runtime/tenet_conv.h, printed by cpp_conv.cpp (its start, when it has

@@ -83,6 +83,12 @@ GemmLowering lower_gemm(const ir::Stmt& s, ir::GemmPlan plan);
 /// times the element size.
 ir::SizeExpr bytes_per_chunk_unit(const GemmLowering& g, const std::string& len);
 
+/// A loop of GEMMs runs them one per thread (the library single-threaded
+/// inside the parallel region) when each does fewer multiply-adds than this;
+/// larger ones run one after another, each threaded by the library
+/// (the loop tree's GEMM calls, loops.h).
+constexpr int64_t kThreadedGemmWork = int64_t(1) << 22;
+
 struct LoweredFunction;  // lowered_function.h
 
 /// The lowering of every live statement of `lowered.function` with a GEMM

@@ -219,6 +219,7 @@ class LoopBuilder {
 
   // loops_calls.cpp
   void gemm(Cursor& out, const ir::Stmt& s, const Context& ctx);
+  void gemm_calls(Cursor& out, const ir::Stmt& s, const GemmLowering& g);
   void conv(Cursor& out, const ir::Stmt& s, const Context& ctx);
 
   bool checks_indices_of(const ir::Stmt& s) const {

@@ -71,6 +71,9 @@ struct ParallelWork {
   /// Every factor as it stands (constants too), in one term, tested even
   /// when constant (a scatter's work).
   bool literal = false;
+  /// The team when the work is below min_work instead (small GEMMs one per
+  /// thread; a large one is threaded by the library).
+  bool below = false;
   bool always() const { return terms.empty() && constant >= min_work; }
 };
 
@@ -105,7 +108,10 @@ enum class NodeKind {
   CarriedLoop,         // an ir::Loop statement: body, handing its carried tensors on
 };
 
-enum class CallKind { Gemm, Conv, View };
+/// Gemm: a statement lowered to GEMM calls (lower/gemm.h), its calls in
+/// `body`; GemmCall: one call at the position of the loops around it;
+/// Conv: a library convolution (lower/conv.h); View: a reshape's pointer.
+enum class CallKind { Gemm, GemmCall, Conv, View };
 
 /// An element of a tensor (at the statement's `indices`), or a local
 /// (scalar, or an array's element `at`).
@@ -210,7 +216,11 @@ struct Node {
   /// it runs (a GEMM's pack statements, the copies around its calls and its
   /// fallback; a convolution's start added after the call), by statement.
   CallKind call = CallKind::View;
-  std::map<const ir::Stmt*, Block> nested;
+  std::vector<Var> sizes;  // GemmCall: the variables holding its M, N and K
+  std::vector<std::pair<const ir::Stmt*, Block>> nested;  // in the order they run
+  /// The loops of statement `s` of a Call (an InternalError when it has none).
+  const Block& nested_of(const ir::Stmt* s) const;
+  Block& add_nested(const ir::Stmt* s) { return nested.emplace_back(s, Block{}).second; }
 };
 
 /// The loop tree of one function.

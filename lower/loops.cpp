@@ -24,6 +24,16 @@ void Cursor::blank() {
   add(Node{});
 }
 
+}  // namespace detail
+
+const Block& Node::nested_of(const ir::Stmt* s) const {
+  for (const auto& [stmt, block] : nested)
+    if (stmt == s) return block;
+  TENET_UNREACHABLE("a library call without the loops of one of its statements");
+}
+
+namespace detail {
+
 Node assign_node(Place target, Operand source, ir::ReduceOp op, ElemType compute) {
   Node n;
   n.kind = NodeKind::Assign;

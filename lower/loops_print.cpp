@@ -168,15 +168,16 @@ class TreePrinter {
       case NodeKind::Blank:
         return;
       case NodeKind::Call: {
-        static const char* kinds[] = {"gemm", "conv", "view"};
+        static const char* kinds[] = {"gemm", "gemm call", "conv", "view"};
         const std::string head =
             std::string("call ") + kinds[int(n.call)] + " " + n.stmt->compute.result->name;
-        if (n.nested.empty()) return line(depth, head);
+        if (n.nested.empty() && n.body.empty()) return line(depth, head);
         line(depth, head + " {");
         for (const auto& [stmt, body] : n.nested) {
           (void)stmt;
           block(body, depth + 1);
         }
+        block(n.body, depth + 1);
         return line(depth, "}");
       }
       case NodeKind::SkipUnlessInBounds:
