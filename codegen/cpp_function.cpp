@@ -428,6 +428,9 @@ void FunctionEmitter::emit_body(Code& code) {
                     ";  // the first computed index out of range");
     statements.line("");
   }
+  TENET_ASSERT(lowered_.loops.built, "the function " << fn_.name
+                                                     << " reached the C++ printer without its loop "
+                                                        "tree (stage lower_loops)");
   print_block(statements, lowered_.loops.body, scope);
   for (const auto& [param, value] : output_copies_) {
     const TensorAccess& from = access(value);

@@ -229,6 +229,7 @@ struct LoopTree {
   int vars = 0;  // variables 0..vars-1
   /// Some statement reads through a computed index checked at run time.
   bool checks_indices = false;
+  bool built = false;  // lower_loops has run
 };
 
 /// What a target asks of the loops.

@@ -387,6 +387,7 @@ LoopTree lower_loops(const LoweredFunction& lowered, const LoopOptions& options)
   detail::Context ctx;
   ctx.check_indices = options.index_checks;
   builder.block(out, lowered.function->body, ctx);
+  tree.built = true;
   return tree;
 }
 
