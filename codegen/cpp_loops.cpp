@@ -124,7 +124,7 @@ CExpr FunctionEmitter::operand_text(const lower::Operand& o, ElemType compute,
       return CExpr{"0.0", kPrecPrimary};
     case lower::Operand::Fold: {
       const std::string n = std::to_string(o.lanes), lanes = var_name(o.place.local);
-      if (o.zero_is_double)
+      if (o.of == ir::ReduceOp::Sum)  // a float32 sum's lanes, in double
         return CExpr{"tenet::sum_lanes<" + n + ">(" + lanes + ")", kPrecPrimary};
       return CExpr{std::string("tenet::fold_lanes<") +
                        (o.of == ir::ReduceOp::Max ? "true" : "false") + ", " + n + ">(" + lanes +
@@ -262,10 +262,8 @@ void FunctionEmitter::print_statement(Code& code, const lower::Node& n, const Sc
   for (const lower::Binding& b : n.bindings)
     if (size_t(b.var.id) < var_names_.size() && !var_names_[size_t(b.var.id)].empty())
       inner.bind(b.index, var_name(b.var), b.lo, b.hi);
-  namers_.push_back(NameScope{statement_namer(c, inner), n.reserved});
-  for (const lower::Var& r : n.reserved)
-    if (size_t(r.id) < var_names_.size() && !var_names_[size_t(r.id)].empty())
-      namers_.back().namer.reserve(var_names_[size_t(r.id)]);
+  namers_.push_back(
+      NameScope{statement_namer(c, inner), n.reserved});  // declare() avoids `reserved`
   for (const lower::Binding& b : n.bindings) {
     declare(b.var);
     inner.bind(b.index, var_name(b.var), b.lo, b.hi);

@@ -12,7 +12,6 @@
 #include "ir/mutator.h"
 #include "ir/printer.h"
 #include "ir/scatter_form.h"
-#include "lower/index_range.h"
 #include "support/error.h"
 
 namespace tenet::codegen::detail {
@@ -77,16 +76,6 @@ void FunctionEmitter::check_nonempty_dims(Code& code, const ir::Compute& c) cons
       code.line("  throw tenet::IndexError(" + c_string_literal(message) + ");");
     }
   });
-}
-
-bool FunctionEmitter::checks_indices() const {
-  bool any = false;
-  ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
-    any = any || (s.kind == ir::StmtKind::Compute &&
-                  lower::has_checked_index(s.compute.body,
-                                           options_.index_checks && !s.annotations.reshape));
-  });
-  return any;
 }
 
 Namer FunctionEmitter::statement_namer(const ir::Compute& c, const Scope& scope) const {

@@ -42,7 +42,7 @@ class FunctionEmitter {
   bool uses_conv() const { return uses_conv_; }
   /// Some statement reads through a computed index checked at run time: the
   /// unit includes tenet_index.h, and the function has an __error entry point.
-  bool checks_indices() const;
+  bool checks_indices() const { return lowered_.loops.checks_indices; }
 
  private:
   // Names (cpp_function.cpp), in the order the function runs.

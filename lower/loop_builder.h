@@ -58,6 +58,9 @@ Node let_index(const Var& v, IndexExpr value);
 Place local_place(const Var& v, IndexExpr at = nullptr);
 Operand expr_operand(const ir::Expr& e);
 Operand load(Place p);
+/// The region of statement `s` (its indices bound by the caller), with its
+/// computed indices checked when `check`.
+Node statement_region(const ir::Stmt& s, bool check);
 
 /// What the builder knows where a statement is built: the ranges of the
 /// indices in scope, and what is hoisted there already.
@@ -96,6 +99,8 @@ class LoopBuilder {
  private:
   // loops.cpp
   Var fresh(const std::string& hint, bool generated = false);
+  /// A fresh variable for each of `dims`, bound in `region` in order.
+  std::vector<Var> bind_fresh(Node& region, const std::vector<ir::Dim>& dims);
   void compute(Cursor& out, const ir::Stmt& s, const Context& ctx);
   void carried_loop(Cursor& out, const ir::Stmt& s, const Context& ctx);
   Scheduled scheduled(const ir::Stmt& s, const Context& ctx) const;

@@ -130,14 +130,13 @@ struct Operand {
     Identity,  // the identity of reduction `of` in the compute type
     Zero,      // 0 in double (a lane of a float32 sum)
     Fold,      // the `lanes` partial results of reduction `of` in the array place.local
-               // folded (doubles when zero_is_double: a float32 sum's lanes)
+               // folded (doubles for a sum: a float32 sum's lanes)
   };
   Kind kind = Expr;
   ir::ReduceOp of = ir::ReduceOp::None;
   ir::Expr expr;
   Place place;
   int64_t lanes = 0;
-  bool zero_is_double = false;
 };
 
 struct Node {

@@ -76,6 +76,15 @@ Operand expr_operand(const ir::Expr& e) {
   return o;
 }
 
+Node statement_region(const ir::Stmt& s, bool check) {
+  Node n;
+  n.kind = NodeKind::Statement;
+  n.stmt = &s;
+  n.check_indices = check;
+  n.members = {&s.compute};
+  return n;
+}
+
 Operand load(Place p) {
   Operand o;
   o.kind = Operand::Load;
@@ -89,6 +98,15 @@ Var LoopBuilder::fresh(const std::string& hint, bool generated) {
   v.hint = hint;
   v.generated = generated;
   return v;
+}
+
+std::vector<Var> LoopBuilder::bind_fresh(Node& region, const std::vector<ir::Dim>& dims) {
+  std::vector<Var> vars;
+  for (const ir::Dim& d : dims) {
+    vars.push_back(fresh(d.index));
+    region.bindings.push_back(Binding{d.index, vars.back(), d.lo, d.hi});
+  }
+  return vars;
 }
 
 Node LoopBuilder::for_node(const Var& v, IndexExpr first, IndexExpr end,

@@ -32,20 +32,9 @@ void LoopBuilder::col2im(Cursor& out, const ir::Stmt& s, const ScatterForm& form
                          const Context& ctx) {
   const ir::Compute& c = s.compute;
   const ir::ExprNode& read = *c.body;
-  Node region;
-  region.kind = NodeKind::Statement;
-  region.stmt = &s;
-  region.check_indices = ctx.check_indices;
-  region.members = {&c};
-  std::vector<Var> free_vars, reduce_vars;
-  for (const ir::Dim& d : form.free) {
-    free_vars.push_back(fresh(d.index));
-    region.bindings.push_back(Binding{d.index, free_vars.back(), d.lo, d.hi});
-  }
-  for (const ir::Dim& d : c.reduce) {
-    reduce_vars.push_back(fresh(d.index));
-    region.bindings.push_back(Binding{d.index, reduce_vars.back(), d.lo, d.hi});
-  }
+  Node region = statement_region(s, ctx.check_indices);
+  const std::vector<Var> free_vars = bind_fresh(region, form.free);
+  const std::vector<Var> reduce_vars = bind_fresh(region, c.reduce);
   out.open(std::move(region));
   out.note("As a scatter: per " + free_names(form) + ", the result starts from " +
            (c.init ? c.init->name : std::string("0")) + " and each term adds a window of " +

@@ -83,7 +83,6 @@ void LoopBuilder::lanes(Cursor& out, StatementState& st, const GuardBounds& g) {
   fold.of = c.op;
   fold.place.local = v.lanes;
   fold.lanes = n;
-  fold.zero_is_double = sum;
   out.add(assign_node(local_place(st.acc), fold, c.op, st.computed));
   out.close();
 }

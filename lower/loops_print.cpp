@@ -10,22 +10,6 @@ namespace tenet::lower {
 
 namespace {
 
-const char* assign_op(ir::ReduceOp op) {
-  switch (op) {
-    case ir::ReduceOp::None:
-      return "=";
-    case ir::ReduceOp::Sum:
-      return "+=";
-    case ir::ReduceOp::Max:
-      return "max=";
-    case ir::ReduceOp::Min:
-      return "min=";
-    case ir::ReduceOp::Prod:
-      return "*=";
-  }
-  return "?";
-}
-
 class TreePrinter {
  public:
   explicit TreePrinter(int vars) : names_(size_t(vars)) {}
@@ -160,7 +144,10 @@ class TreePrinter {
       case NodeKind::Assign: {
         std::string value = operand(n.source);
         if (n.round_double) value = "round(" + value + ")";
-        return line(depth, place(n.target) + " " + assign_op(n.op) + " " + value);
+        return line(depth,
+                    place(n.target) + " " +
+                        (n.op == ir::ReduceOp::None ? "=" : ir::op_name(n.op) + std::string("=")) +
+                        " " + value);
       }
       case NodeKind::Comment:
       case NodeKind::Note:

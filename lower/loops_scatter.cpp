@@ -49,20 +49,9 @@ void LoopBuilder::scatter(Cursor& out, const ir::Stmt& s, const Context& ctx) {
   const std::optional<IndexScatter> rest = index_scatter(narrowed);
   const IndexScatter& form = rest ? *rest : lowered;
 
-  Node region;
-  region.kind = NodeKind::Statement;
-  region.stmt = &s;
-  region.check_indices = ctx.check_indices;
-  region.members = {&c};
-  std::vector<Var> out_vars, reduce_vars;
-  for (const ir::Dim& d : c.out) {
-    out_vars.push_back(fresh(d.index));
-    region.bindings.push_back(Binding{d.index, out_vars.back(), d.lo, d.hi});
-  }
-  for (const ir::Dim& d : c.reduce) {
-    reduce_vars.push_back(fresh(d.index));
-    region.bindings.push_back(Binding{d.index, reduce_vars.back(), d.lo, d.hi});
-  }
+  Node region = statement_region(s, ctx.check_indices);
+  const std::vector<Var> out_vars = bind_fresh(region, c.out);
+  const std::vector<Var> reduce_vars = bind_fresh(region, c.reduce);
   out.open(std::move(region));
   std::string order;
   for (const ir::Dim& d : c.reduce) order += (order.empty() ? "" : ", ") + d.index;

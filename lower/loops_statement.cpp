@@ -73,11 +73,7 @@ void LoopBuilder::statement(Cursor& out, const Scheduled& m, const std::vector<V
   st.shared = loop_vars.size();
   st.ctx.statement = c.result->name;
   st.ctx.check_indices = checks_indices_of(s);
-  Node region;
-  region.kind = NodeKind::Statement;
-  region.stmt = &s;
-  region.check_indices = st.ctx.check_indices;
-  region.members = {&c};
+  Node region = statement_region(s, st.ctx.check_indices);
   if (group) {
     region.reserved = {group->tile, group->lane};
     for (const Var& v : group->reduce_vars) region.reserved.push_back(v);

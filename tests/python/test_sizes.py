@@ -39,13 +39,16 @@ def test_text_is_never_parsed():
         sizes.symbols("N")
 
 
+# A strided output (y's second extent (H - K) // 2 + 1) and a where-narrowed one.
+STRIDED = """
+def f(float(N, H) x, float(K) w) -> (y, z) {
+  y(n, i) +=! x(n, 2*i + k) * w(k)
+  z(n, j) = x(n, j) + x(n, j + 1) where j in 0:H - 1
+}"""
+
+
 def test_the_compiler_gives_each_dimension_as_a_tree():
-    src = """
-    def f(float(N, H) x, float(K) w) -> (y, z) {
-      y(n, i) +=! x(n, 2*i + k) * w(k)
-      z(n, j) = x(n, j) + x(n, j + 1) where j in 0:H - 1
-    }"""
-    f = tenet.compile(src)
+    f = tenet.compile(STRIDED)
     assert [(d, d.tree) for d in f.inputs[0].shape] == [("N", "N"), ("H", "H")]
     y, z = f.outputs
     assert y.shape[1].tree == ("+", ("//", ("+", "H", ("*", -1, "K")), 2), 1), y.shape[1]
@@ -53,12 +56,7 @@ def test_the_compiler_gives_each_dimension_as_a_tree():
 
 
 def test_output_shapes_agree_with_compiled_code():
-    src = """
-    def f(float(N, H) x, float(K) w) -> (y, z) {
-      y(n, i) +=! x(n, 2*i + k) * w(k)
-      z(n, j) = x(n, j) + x(n, j + 1) where j in 0:H - 1
-    }"""
-    f = tenet.compile(src)
+    f = tenet.compile(STRIDED)
     x, w = np.ones((2, 9), np.float32), np.ones(3, np.float32)
     bound = sizes.bind(f.inputs, [x.shape, w.shape])
     assert bound == {"N": 2, "H": 9, "K": 3}
