@@ -116,14 +116,16 @@ CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
                  : "") +
       "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n" + declarations +
       "\n#ifdef __cplusplus\n}  // extern \"C\"\n#endif\n";
-  out.source = "// " + out.source_name + "\n" + banner + "#include \"" + out.header_name +
-               "\"\n\n#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include "
-               "<limits>\n#include <new>\n#include <vector>\n" +
-               (checks_indices ? "#include <string>\n" : "") + "\n" +
-               (out.uses_gemm ? "#include \"tenet_gemm.h\"\n" : "") +
-               (uses_conv ? "#include \"tenet_conv.h\"\n" : "") +
-               (checks_indices ? "#include \"tenet_index.h\"\n" : "") +
-               "#include \"tenet_runtime.h\"\n" + definitions;
+  out.source =
+      "// " + out.source_name + "\n" + banner + "#include \"" + out.header_name +
+      "\"\n\n#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include "
+      "<limits>\n#include <new>\n#include <vector>\n" +
+      (checks_indices ? "#include <string>\n" : "") + "\n" +
+      (out.uses_gemm ? "#include \"tenet_gemm.h\"\n" : "") +
+      (uses_conv ? "#include \"tenet_conv.h\"\n" : "") +
+      (checks_indices ? "#include \"tenet_index.h\"\n" : "") +
+      (options.kernels == CppOptions::Kernels::Emulated ? "#include \"tenet_emulator.h\"\n" : "") +
+      "#include \"tenet_runtime.h\"\n" + definitions;
   return out;
 }
 

@@ -76,6 +76,12 @@ struct CppOptions {
   /// is for release code whose index data is known to be in range: an index
   /// out of range then reads outside the tensor.
   bool index_checks = true;
+  /// How the kernels of a GPU target (lower/kernels.h) are printed: as C++
+  /// functions that runtime/tenet_emulator.h runs thread by thread
+  /// (Emulated: the `cuda-emulated` target, built and loaded as C++), or as
+  /// CUDA __global__ functions (Cuda). The CPU target's tree has none.
+  enum class Kernels { None, Emulated, Cuda };
+  Kernels kernels = Kernels::None;
 };
 
 struct CppUnit {

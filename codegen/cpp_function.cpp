@@ -379,7 +379,10 @@ std::string FunctionEmitter::definitions() {
   code.line("");
   emit_workspace_plan(code);
   code.line("");
-  emit_body(code);
+  Code host;
+  emit_body(host);  // prints the kernels (lower/kernels.h) it launches into kernels_
+  for (const std::string& kernel : kernels_) code.raw(kernel + "\n");
+  code.raw(host.str());
   code.line("");
   emit_wrappers(code);
   code.line("");

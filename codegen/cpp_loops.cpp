@@ -87,6 +87,7 @@ void FunctionEmitter::declare(const lower::Var& v) {
       scope.namer.reserve(var_names_[size_t(r.id)]);
   if (!v.accumulates) {
     name = v.generated ? scope.namer.take_derived(v.hint) : scope.namer.take(v.hint);
+    if (!thread_.empty()) kernel_locals_.insert(name);
     return;
   }
   // Unlike indices, an accumulator never shadows a function-level name:
@@ -97,6 +98,7 @@ void FunctionEmitter::declare(const lower::Var& v) {
   for (int n = 1; names_.taken(name) || scope.namer.taken(name); ++n)
     name = base + "_" + std::to_string(n);
   scope.namer.reserve(name);
+  if (!thread_.empty()) kernel_locals_.insert(name);
 }
 
 std::string FunctionEmitter::place_text(const lower::Place& p, const Scope& scope) const {
@@ -166,7 +168,9 @@ std::string FunctionEmitter::parallel_text(const lower::ParallelWork& work,
 }
 
 void FunctionEmitter::print_block(Code& code, const lower::Block& block, Scope scope) {
+  const std::set<std::string> host_vars = host_vars_;  // a C++ block: its locals end with it
   for (const lower::Node& n : block) print_node(code, n, scope);
+  if (thread_.empty()) host_vars_ = host_vars;
 }
 
 void FunctionEmitter::print_node(Code& code, const lower::Node& n, Scope& scope) {
@@ -227,23 +231,30 @@ void FunctionEmitter::print_node(Code& code, const lower::Node& n, Scope& scope)
     case NodeKind::CarriedLoop:
       var_names_.resize(std::max(var_names_.size(), size_t(n.var.id) + 1));
       var_names_[size_t(n.var.id)] = loop_vars_.at(n.stmt->loop.get());
+      host_vars_.insert(var_name(n.var));
       return emit_loop(code, n, scope);
+    case NodeKind::Kernel:
+      return print_kernel(code, n, scope);
   }
 }
 
 void FunctionEmitter::print_for(Code& code, const lower::Node& n, const Scope& scope) {
+  if (n.loop_kind == lower::LoopKind::GpuThread) return print_grid_loop(code, n, scope);
   declare(n.var);
   const std::string& v = var_name(n.var);
+  if (thread_.empty()) host_vars_.insert(v);
   if (n.loop_kind == lower::LoopKind::Parallel && n.parallel)
     code.line(parallel_text(*n.parallel, scope));
+  const bool device = options_.kernels == CppOptions::Kernels::Cuda && !thread_.empty();
   if (n.loop_kind == lower::LoopKind::Unrolled)
-    code.line("#pragma GCC unroll " + std::to_string(n.unroll));
-  if (n.loop_kind == lower::LoopKind::Simd) code.line("#pragma omp simd");
+    code.line((device ? "#pragma unroll " : "#pragma GCC unroll ") + std::to_string(n.unroll));
+  if (n.loop_kind == lower::LoopKind::Simd && !device) code.line("#pragma omp simd");
   const std::string step = n.step ? v + " += " + index_text(n.step, scope).text : "++" + v;
   code.open("for (int64_t " + v + " = " + index_text(n.first, scope).text + "; " + v + " < " +
             wrap(index_text(n.end, scope), kPrecRelational + 1) + "; " + step + ")");
   print_block(code, n.body, scope);
   code.close();
+  if (thread_.empty()) host_vars_.erase(v);  // out of scope
 }
 
 void FunctionEmitter::print_statement(Code& code, const lower::Node& n, const Scope& scope) {
@@ -288,6 +299,7 @@ void FunctionEmitter::print_let(Code& code, const lower::Node& n, Scope& scope) 
   declare(n.var);
   const std::string& v = var_name(n.var);
   if (n.index) {
+    if (thread_.empty()) host_vars_.insert(v);
     std::string line = "const int64_t " + v + " = " + index_text(n.index, scope).text;
     for (const auto& [more, value] : n.more) {
       declare(more);

@@ -100,6 +100,20 @@ class FunctionEmitter {
   const std::string& var_name(const lower::Var& v) const;
   const TensorAccess& access_of(const ir::Value* v) const;
 
+  // Kernels of a GPU target (lower/kernels.h), printed by cpp_kernels.cpp:
+  // the definition of each (before the host function) and its launch here.
+  void print_kernel(Code& code, const lower::Node& n, const Scope& scope);
+  /// A loop of a kernel's grid: its variable from the thread index.
+  void print_grid_loop(Code& code, const lower::Node& n, const Scope& scope);
+  /// The host names a kernel's text mentions, as its parameters: "type name".
+  /// `written`: the tensors it writes (the others are `const`).
+  std::vector<std::pair<std::string, std::string>> kernel_parameters(
+      const std::string& text, const std::set<const ir::Value*>& written) const;
+  /// The kernel's definition: its signature in the chosen dialect, then `body`.
+  std::string kernel_definition(const std::string& name,
+                                const std::vector<std::pair<std::string, std::string>>& params,
+                                const std::string& body) const;
+
   /// Before a statement with checked computed indices: fails when one reads
   /// an empty dimension (runtime/tenet_index.h's checks read element 0).
   void check_nonempty_dims(Code& code, const ir::Compute& c) const;
@@ -176,6 +190,13 @@ class FunctionEmitter {
   std::vector<NameScope> namers_;
   std::map<const ir::Stmt*, Scope> statement_scopes_;
   bool uses_conv_ = false;  // a statement has a convolution plan
+  // Kernels: their definitions in order; the thread index of the one being
+  // printed (empty: printing host code); int64 variables the host declares.
+  std::vector<std::string> kernels_;
+  std::string thread_;
+  bool outermost_grid_loop_ = false;     // the next grid loop printed is the kernel's first
+  std::set<std::string> host_vars_;      // in scope where the host code is printed
+  std::set<std::string> kernel_locals_;  // what the kernel being printed declares
 
   // Outputs not written in place: copied at the end from their value.
   std::vector<std::pair<std::string, ir::ValuePtr>> output_copies_;

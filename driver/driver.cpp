@@ -374,8 +374,10 @@ std::vector<jit::CompiledFunction> load(const Request& request, const Compilatio
 namespace {
 
 /// A compilation of hand-made IR, as if the optimisation passes had made it.
-Compilation from_ir(const ir::Module& m, const std::vector<std::string>& functions) {
+Compilation from_ir(const ir::Module& m, const std::vector<std::string>& functions,
+                    const std::string& target = kDefaultTarget) {
   Compilation c;
+  c.target = target;
   c.stage = last_optimisation(c.target);
   std::vector<const ir::Function*> chosen;
   for (const ir::Function& f : m.functions)
@@ -411,9 +413,12 @@ codegen::CppUnit emit_cpp(const ir::Module& m, const std::vector<std::string>& f
 
 std::vector<jit::CompiledFunction> jit_compile_together(const ir::Module& m,
                                                         const std::vector<std::string>& functions,
-                                                        const jit::JitOptions& options) {
+                                                        const jit::JitOptions& options,
+                                                        const std::string& target) {
   TENET_ASSERT(!functions.empty(), "jit_compile_together: no function named");
-  return load(Request{}, from_ir(m, functions), options);
+  Request r;
+  r.target = target;
+  return load(r, from_ir(m, functions, target), options);
 }
 
 jit::CompiledFunction jit_compile(const ir::Module& m, const std::string& function,

@@ -174,10 +174,12 @@ void optimise(ir::Module& m, const std::string& target = kDefaultTarget);
 /// through the lowering stages and `cpp`.
 codegen::CppUnit emit_cpp(const ir::Module& m, const std::vector<std::string>& functions = {},
                           const codegen::CppOptions& options = {});
-/// The same, built and loaded into one library, in the order named.
+/// The same, built and loaded into one library, in the order named, by
+/// `target`'s tail and loader (`m` optimised for that target: optimise()).
 std::vector<jit::CompiledFunction> jit_compile_together(const ir::Module& m,
                                                         const std::vector<std::string>& functions,
-                                                        const jit::JitOptions& options = {});
+                                                        const jit::JitOptions& options = {},
+                                                        const std::string& target = kDefaultTarget);
 /// One function in a library of its own.
 jit::CompiledFunction jit_compile(const ir::Module& m, const std::string& function,
                                   const jit::JitOptions& options = {});

@@ -6,7 +6,8 @@
 namespace tenet::driver {
 
 const std::vector<const Target*>& targets() {
-  static const std::vector<const Target*> all = {&cpp_target()};
+  static const std::vector<const Target*> all = {&cpp_target(), &cuda_emulated_target(),
+                                                 &cuda_target()};
   return all;
 }
 

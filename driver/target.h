@@ -85,4 +85,12 @@ const Target& find_target(const std::string& name);
 /// (codegen/cpp.h, options Request::cpp) and the host JIT (jit/jit.h).
 const Target& cpp_target();
 
+/// The GPU targets (driver/target_cuda.cpp, docs/cuda.md): no CPU schedule;
+/// every splittable loop parallel; stage `map_kernels` (lower/kernels.h);
+/// then CUDA printing (`cuda`), or the same kernels printed as C++ that the
+/// grid emulator runs on the CPU, built and loaded by the host JIT
+/// (`cuda-emulated`).
+const Target& cuda_target();
+const Target& cuda_emulated_target();
+
 }  // namespace tenet::driver

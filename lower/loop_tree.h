@@ -48,6 +48,7 @@ enum class LoopKind {
   Vectorized,  // lanes: independent iterations the vectoriser packs
   Unrolled,    // fully unrolled (a tile's lanes)
   Simd,        // independent iterations the backend vectorises explicitly (OpenMP simd)
+  GpuThread,   // one iteration per thread of the enclosing kernel's grid (lower/kernels.h)
 };
 
 /// When a parallel loop is worth the team: the work (out elements times the
@@ -106,6 +107,7 @@ enum class NodeKind {
                        // empty
   RaiseIndexFault,     // after it: a recorded out-of-range index fails the call
   CarriedLoop,         // an ir::Loop statement: body, handing its carried tensors on
+  Kernel,              // code run on a device by a grid of threads: body (lower/kernels.h)
 };
 
 /// Gemm: a statement lowered to GEMM calls (lower/gemm.h), its calls in
@@ -148,6 +150,14 @@ struct Node {
   IndexExpr first, end, step;
   LoopKind loop_kind = LoopKind::Serial;
   int64_t unroll = 0;
+  /// For: its iterations write disjoint elements and read nothing another
+  /// iteration writes (a loop over out elements, or shared by a nest's
+  /// statements): a GPU target may run them on separate threads.
+  bool independent = false;
+  /// For of kind GpuThread: the product of the extents of the GpuThread
+  /// loops inside it, so that its variable is first + (thread / grid_stride)
+  /// % (end - first) for the kernel's linear thread index.
+  IndexExpr grid_stride;
   std::optional<ParallelWork> parallel;
   /// For, Scope, If, Statement, NameScope, CarriedLoop: what runs inside.
   Block body, orelse;
@@ -195,6 +205,9 @@ struct Node {
   /// Let of a computed index: the indices not open yet, and the value a
   /// message gives each (their first).
   std::vector<std::pair<std::string, ir::SizeExpr>> not_open;
+  /// Kernel: `var` is the linear index of a thread in the grid, `end` the
+  /// number of threads that run the body (the product of the extents of its
+  /// GpuThread loops; 1 without any), `count` the threads per block.
   /// Array: element type (double when `wide`), count; `row_of`: a row-local
   /// temporary's row (aligned for vector loads).
   ElemType type = ElemType::F32;
@@ -236,6 +249,11 @@ struct LoopOptions {
   bool parallel = true;  // run large loops on the thread team
   int64_t parallel_min_work = 32768;
   bool index_checks = true;  // check computed indices at run time
+};
+
+/// What a GPU target asks of its kernels (map_kernels, lower/kernels.h).
+struct KernelOptions {
+  int64_t threads_per_block = 256;
 };
 
 }  // namespace tenet::lower

@@ -301,7 +301,9 @@ void LoopBuilder::shared(Cursor& out, const std::vector<Scheduled>& nest, size_t
     std::optional<ParallelWork> work;
     if (depth == 0)
       work = parallel_work(std::vector<Scheduled>(nest.begin() + long(i), nest.begin() + long(j)));
-    out.open(for_node(var, ix::constant(0), ix::extent(c.result.get(), int(out_at)), work));
+    Node loop = for_node(var, ix::constant(0), ix::extent(c.result.get(), int(out_at)), work);
+    loop.independent = true;  // each reads only what the current iteration computed
+    out.open(std::move(loop));
     loop_vars.push_back(var);
     declare_rows(out, nest, i, j, loop_vars.size());
     shared(out, nest, i, j, loop_vars, inside);

@@ -113,6 +113,7 @@ class TreePrinter {
         if (n.loop_kind == LoopKind::Vectorized) head += " vectorized";
         if (n.loop_kind == LoopKind::Simd) head += " simd";
         if (n.loop_kind == LoopKind::Unrolled) head += " unrolled " + std::to_string(n.unroll);
+        if (n.loop_kind == LoopKind::GpuThread) head += " thread / " + index(n.grid_stride);
         return open(depth, head, n.body);
       }
       case NodeKind::Scope:
@@ -173,6 +174,11 @@ class TreePrinter {
         return line(depth, "check nonempty " + n.stmt->compute.result->name);
       case NodeKind::RaiseIndexFault:
         return line(depth, "raise index fault");
+      case NodeKind::Kernel:
+        return open(depth,
+                    "kernel " + var(n.var) + " in 0:" + index(n.end) + " blocks of " +
+                        std::to_string(n.count),
+                    n.body);
       case NodeKind::CarriedLoop:
         return open(depth, "loop " + var(n.var) + " in 0:" + std::to_string(n.stmt->loop->trip),
                     n.body);

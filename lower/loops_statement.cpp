@@ -123,13 +123,16 @@ void LoopBuilder::assignment(Cursor& out, StatementState& st) {
       Node loop = for_node(st.out_vars[outside[k]], ix::constant(0),
                            ix::extent(c.result.get(), int(outside[k])),
                            k == st.shared ? work : std::nullopt);
+      loop.independent = true;
       out.open(std::move(loop));
     }
     st.ctx.statement_local_names = st.in_nest && st.own_outer == 1;
     hoist_invariant_reads(out, c.body, {c.out[schedule.outer.back()]}, st.ctx);
     const size_t last = schedule.outer.back();
-    out.open(for_node(st.out_vars[last], ix::constant(0), ix::extent(c.result.get(), int(last)),
-                      outside.size() == st.shared ? work : std::nullopt));
+    Node loop = for_node(st.out_vars[last], ix::constant(0), ix::extent(c.result.get(), int(last)),
+                         outside.size() == st.shared ? work : std::nullopt);
+    loop.independent = true;
+    out.open(std::move(loop));
   }
   out.add(assign_node(st.target, expr_operand(c.body), ir::ReduceOp::None, st.computed));
   out.close(st.own_outer);
@@ -151,10 +154,13 @@ void LoopBuilder::reduction(Cursor& out, StatementState& st) {
                                    schedule.outer.end() - (schedule.jam > 0 || peeled ? 1 : 0));
   std::optional<ParallelWork> work;
   if (!st.in_nest && !schedule.outer.empty()) work = parallel_work({st.m});
-  for (size_t k = st.shared; k < opened.size(); ++k)
-    out.open(for_node(st.out_vars[opened[k]], ix::constant(0),
-                      ix::extent(c.result.get(), int(opened[k])),
-                      k == st.shared ? work : std::nullopt));
+  for (size_t k = st.shared; k < opened.size(); ++k) {
+    Node loop =
+        for_node(st.out_vars[opened[k]], ix::constant(0),
+                 ix::extent(c.result.get(), int(opened[k])), k == st.shared ? work : std::nullopt);
+    loop.independent = true;  // one accumulator per out element
+    out.open(std::move(loop));
+  }
   const bool work_unused = opened.size() == st.shared;  // the jam's tiles run in parallel
   st.start.kind = Operand::Identity;
   st.start.of = c.op;

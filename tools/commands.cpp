@@ -98,7 +98,7 @@ int cmd_print(const std::vector<std::string>& argv) {
     std::cout << driver::find_target(target).print(c);
     return 0;
   }
-  if (c.lowered && stage == "lower_loops") {
+  if (c.lowered && driver::find_stage(stage, target).form == driver::Form::Loops) {
     for (const lower::LoweredFunction& f : c.lowered->functions)
       std::cout << lower::print(f.loops, *f.function);
     return 0;

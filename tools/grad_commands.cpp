@@ -165,7 +165,7 @@ int print_gradient(const Args& a) {
     std::cout << ast::print(*c.ast);
   } else if (g.request.emit_code) {
     std::cout << driver::find_target(target).print(c);
-  } else if (c.lowered && stage == "lower_loops") {
+  } else if (c.lowered && driver::find_stage(stage, target).form == driver::Form::Loops) {
     for (const lower::LoweredFunction& f : c.lowered->functions)
       std::cout << lower::print(f.loops, *f.function);
   } else if (c.lowered) {

@@ -1,0 +1,160 @@
+// The kernels of a GPU target (lower/kernels.h): each Kernel node printed as
+// a function of its own, in CUDA (a __global__ function) or for the grid
+// emulator (runtime/tenet_emulator.h: a C++ function taking its thread's
+// blockIdx, blockDim and threadIdx), with the same body text in both; the
+// host prints its launch. A kernel's parameters are the host's names its
+// body mentions: sizes, extents and strides, tensors, host loop variables.
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "codegen/function_emitter.h"
+#include "support/error.h"
+
+namespace tenet::codegen::detail {
+
+namespace {
+
+std::string c_type(ElemType t) {
+  return std::string(c_type_name(t));
+}
+
+/// The identifiers of `text` (maximal runs of letters, digits and '_' that
+/// start with a letter or '_'), each once, in order of first appearance.
+std::vector<std::string> identifiers_in_order(const std::string& text) {
+  auto is_ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (size_t at = 0; at < text.size();) {
+    if (!is_ident(text[at])) {
+      ++at;
+      continue;
+    }
+    size_t end = at;
+    while (end < text.size() && is_ident(text[end])) ++end;
+    const bool number = std::isdigit(static_cast<unsigned char>(text[at]));
+    std::string word = text.substr(at, end - at);
+    if (!number && seen.insert(word).second) out.push_back(std::move(word));
+    at = end;
+  }
+  return out;
+}
+
+/// The tensors the assignments of `block` write.
+void written_tensors(const lower::Block& block, std::set<const ir::Value*>& out) {
+  for (const lower::Node& n : block) {
+    if (n.kind == lower::NodeKind::Assign && n.target.tensor) out.insert(n.target.tensor);
+    written_tensors(n.body, out);
+    written_tensors(n.orelse, out);
+  }
+}
+
+}  // namespace
+
+void FunctionEmitter::print_kernel(Code& code, const lower::Node& n, const Scope& scope) {
+  TENET_ASSERT(options_.kernels != CppOptions::Kernels::None,
+               "a kernel in the loop tree of " << fn_.name << " for a target without kernels");
+  TENET_ASSERT(thread_.empty(), "a kernel inside a kernel in " << fn_.name);
+  const std::string name = symbol_ + "__k" + std::to_string(kernels_.size());
+  kernels_.emplace_back();  // numbered before the kernels inside it would be
+
+  // The kernel's names avoid the host's around it, and CUDA's built-ins.
+  Namer names = namers_.empty() ? names_ : namers_.back().namer;
+  for (const char* builtin : {"blockIdx", "blockDim", "threadIdx"}) names.reserve(builtin);
+  namers_.push_back(NameScope{std::move(names), {}});
+  declare(n.var);
+  thread_ = var_name(n.var);
+  kernel_locals_ = {thread_};
+  outermost_grid_loop_ = true;
+  Code body(1);
+  const std::string threads = index_text(n.end, scope).text;
+  body.line("const int64_t " + thread_ + " = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;");
+  body.line("if (" + thread_ + " >= " + threads + ") return;");
+  Scope inner = scope;
+  print_block(body, n.body, inner);
+  thread_.clear();
+  namers_.pop_back();
+
+  std::set<const ir::Value*> written;
+  written_tensors(n.body, written);
+  const auto params = kernel_parameters(body.str(), written);
+  kernels_[kernels_.size() - 1] = kernel_definition(name, params, body.str());
+  std::string args;
+  for (const auto& [type, param] : params) args += ", " + param;
+  const std::string per_block = std::to_string(n.count);
+  if (options_.kernels == CppOptions::Kernels::Emulated)
+    code.line("tenet::emu::launch(" + name + ", " + threads + ", " + per_block + args + ");");
+  else
+    code.line("tenet::cuda::launch(" + name + ", " + threads + ", " + per_block + args + ");");
+}
+
+void FunctionEmitter::print_grid_loop(Code& code, const lower::Node& n, const Scope& scope) {
+  TENET_ASSERT(!thread_.empty(), "a loop of a grid outside its kernel in " << fn_.name);
+  declare(n.var);
+  const std::string& v = var_name(n.var);
+  std::string value = thread_;
+  if (!(n.grid_stride->kind == lower::IndexKind::Const && n.grid_stride->value == 1))
+    value += " / " + wrap(index_text(n.grid_stride, scope), kPrecMultiplicative + 1);
+  const bool from_zero = n.first->kind == lower::IndexKind::Const && n.first->value == 0;
+  const CExpr first = index_text(n.first, scope);
+  const std::string extent = from_zero ? wrap(index_text(n.end, scope), kPrecMultiplicative + 1)
+                                       : "(" + index_text(n.end, scope).text + " - " +
+                                             wrap(first, kPrecAdditive + 1) + ")";
+  // The outermost loop of the grid: the thread index is below its extent
+  // times the stride (the kernel returned otherwise).
+  if (!outermost_grid_loop_) value += " % " + extent;
+  outermost_grid_loop_ = false;
+  if (!from_zero) value = first.text + " + " + value;
+  code.open("");
+  code.line("const int64_t " + v + " = " + value + ";  // one per thread");
+  print_block(code, n.body, scope);
+  code.close();
+}
+
+std::vector<std::pair<std::string, std::string>> FunctionEmitter::kernel_parameters(
+    const std::string& text, const std::set<const ir::Value*>& written) const {
+  std::set<std::string> written_pointers;
+  for (const ir::Value* v : written) written_pointers.insert(access_of(v).pointer);
+  std::map<std::string, std::string> known;                              // host name -> its type
+  for (const auto& [size, name] : size_names_) known[name] = "int64_t";  // chunk sizes too
+  for (const auto& [name, expr] : size_locals_) known[name] = "int64_t";
+  for (const auto& tensor : strides_)
+    for (const auto& [name, expr] : tensor) known[name] = "int64_t";
+  for (const std::string& v : host_vars_) known[v] = "int64_t";
+  for (const auto& [value, access] : tensors_) {
+    if (memory_.row_local.count(value)) continue;  // an array of the kernel's own
+    const bool read_only = !written_pointers.count(access.pointer);
+    known[access.pointer] = (read_only ? "const " : "") + c_type(value->type) + "*";
+  }
+  if (checks_indices()) known[kIndexFault] = "tenet::IndexFault&";
+  std::vector<std::pair<std::string, std::string>> params;
+  for (const std::string& word : identifiers_in_order(text)) {
+    if (kernel_locals_.count(word)) continue;  // the kernel declares it
+    if (auto it = known.find(word); it != known.end()) params.emplace_back(it->second, word);
+  }
+  return params;
+}
+
+std::string FunctionEmitter::kernel_definition(
+    const std::string& name, const std::vector<std::pair<std::string, std::string>>& params,
+    const std::string& body) const {
+  const bool cuda = options_.kernels == CppOptions::Kernels::Cuda;
+  std::string list = cuda ? ""
+                          : "tenet::emu::Dim3 blockIdx, tenet::emu::Dim3 blockDim, "
+                            "tenet::emu::Dim3 threadIdx";
+  std::string prologue;
+  for (const auto& [type, param] : params) {
+    std::string decl = type + " " + param;
+    if (cuda && param == kIndexFault) {  // a kernel's parameters are values
+      decl = "tenet::IndexFault* " + param + "_at";
+      prologue = "  tenet::IndexFault& " + param + " = *" + param + "_at;\n";
+    }
+    list += (list.empty() ? "" : ", ") + decl;
+  }
+  const std::string head = cuda ? "extern \"C\" __global__ void " : "static void ";
+  std::string signature = break_line(head + name + "(" + list + ") {", 0, Code::kColumnLimit);
+  if (signature.empty() || signature.back() != '\n') signature += '\n';
+  return signature + prologue + body + "}\n";
+}
+
+}  // namespace tenet::codegen::detail
