@@ -91,7 +91,7 @@ void FunctionEmitter::print_kernel(Code& code, const lower::Node& n, const Scope
 void FunctionEmitter::print_grid_loop(Code& code, const lower::Node& n, const Scope& scope) {
   TENET_ASSERT(!thread_.empty(), "a loop of a grid outside its kernel in " << fn_.name);
   declare(n.var);
-  const std::string& v = var_name(n.var);
+  const std::string v = var_name(n.var);
   std::string value = thread_;
   if (!(n.grid_stride->kind == lower::IndexKind::Const && n.grid_stride->value == 1))
     value += " / " + wrap(index_text(n.grid_stride, scope), kPrecMultiplicative + 1);

@@ -241,7 +241,7 @@ void FunctionEmitter::print_node(Code& code, const lower::Node& n, Scope& scope)
 void FunctionEmitter::print_for(Code& code, const lower::Node& n, const Scope& scope) {
   if (n.loop_kind == lower::LoopKind::GpuThread) return print_grid_loop(code, n, scope);
   declare(n.var);
-  const std::string& v = var_name(n.var);
+  const std::string v = var_name(n.var);  // a copy: the body's declarations grow var_names_
   if (thread_.empty()) host_vars_.insert(v);
   if (n.loop_kind == lower::LoopKind::Parallel && n.parallel)
     code.line(parallel_text(*n.parallel, scope));

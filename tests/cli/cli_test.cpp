@@ -138,11 +138,21 @@ TEST_F(Cli, PrintTargets) {
   CommandResult grad = run_in_dir("print squash.tn --grad squash --vjp --stage cpp --target cpp");
   EXPECT_EQ(grad.exit_code, 0) << grad.err;
   EXPECT_NE(grad.out.find("tenet_squash_grad("), std::string::npos);
-  for (const char* command : {"print squash.tn --target cuda", "emit squash.tn --target cuda -o x",
-                              "print squash.tn --grad squash --target cuda"}) {
+  // A GPU target's stages: its kernels in the loop tree, then its code.
+  CommandResult kernels =
+      run_in_dir("print squash.tn --grad squash --vjp --stage map_kernels --target cuda");
+  EXPECT_EQ(kernels.exit_code, 0) << kernels.err;
+  EXPECT_NE(kernels.out.find("kernel thread"), std::string::npos) << kernels.out;
+  CommandResult cuda = run_in_dir("print squash.tn --stage cuda --target cuda");
+  EXPECT_EQ(cuda.exit_code, 0) << cuda.err;
+  EXPECT_NE(cuda.out.find("__global__ void tenet_squash__k0("), std::string::npos) << cuda.out;
+  for (const char* command :
+       {"print squash.tn --target metal", "emit squash.tn --target metal -o x",
+        "print squash.tn --grad squash --target metal"}) {
     CommandResult bad = run_in_dir(command);
     EXPECT_EQ(bad.exit_code, 1) << command;
-    EXPECT_EQ(bad.err, "error: unknown target 'cuda' (targets: cpp)\n") << command;
+    EXPECT_EQ(bad.err, "error: unknown target 'metal' (targets: cpp, cuda-emulated, cuda)\n")
+        << command;
   }
 }
 

@@ -66,23 +66,31 @@ TEST(Driver, ListsTheStagesInOrder) {
 // The default target is cpp; its table is the shared stages with its own
 // pass (schedule) after the shared passes and its printer (cpp) last.
 TEST(Driver, TargetsChooseTheirStages) {
-  EXPECT_EQ(target_names(), "cpp");
+  EXPECT_EQ(target_names(), "cpp, cuda-emulated, cuda");
   EXPECT_EQ(std::string(Request{}.target), "cpp");
   EXPECT_EQ(&stages("cpp"), &stages());
   EXPECT_EQ(std::string(stages().back().name), "cpp");
   EXPECT_EQ(stages().back().form, Form::Code);
   EXPECT_EQ(find_stage("schedule", "cpp").form, Form::Optimised);
-  const std::string listed = " (targets: cpp)";
+  // The GPU targets: no CPU schedule; their kernels mapped, then printed.
+  for (const char* gpu : {"cuda", "cuda-emulated"}) {
+    EXPECT_THROW(find_stage("schedule", gpu), UsageError) << gpu;
+    EXPECT_EQ(find_stage("map_kernels", gpu).form, Form::Loops) << gpu;
+    EXPECT_EQ(stages(gpu).back().form, Form::Code) << gpu;
+  }
+  EXPECT_EQ(std::string(stages("cuda").back().name), "cuda");
+  EXPECT_EQ(std::string(stages("cuda-emulated").back().name), "emulate");
+  const std::string listed = " (targets: cpp, cuda-emulated, cuda)";
   try {
-    find_target("cuda");
+    find_target("metal");
     FAIL() << "no error";
   } catch (const UsageError& e) {
-    EXPECT_EQ(std::string(e.what()), "unknown target 'cuda'" + listed);
+    EXPECT_EQ(std::string(e.what()), "unknown target 'metal'" + listed);
   }
   Request r = request({{"model", std::nullopt}});
-  r.target = "cuda";
+  r.target = "metal";
   EXPECT_THROW(compile(r), UsageError);
-  EXPECT_THROW(stages("cuda"), UsageError);
+  EXPECT_THROW(stages("metal"), UsageError);
 }
 
 // --dump-after=all: one section per stage; the source's and the C++'s are
