@@ -84,7 +84,7 @@ CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
   out.source_name = unit + ".cpp";
 
   std::set<std::string> symbols;
-  std::string declarations, definitions;
+  std::string declarations, definitions, kernels;
   bool uses_bool = false, uses_half = false, checks_indices = false, uses_conv = false;
   for (const lower::LoweredFunction* lowered : functions) {
     const ir::Function* f = lowered->function;
@@ -94,6 +94,7 @@ CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
     detail::FunctionEmitter emitter(*lowered, symbol, options);
     declarations += (declarations.empty() ? "" : "\n") + emitter.declarations();
     definitions += "\n" + emitter.definitions();
+    for (const std::string& kernel : emitter.kernels()) kernels += "\n" + kernel;
     out.uses_gemm = out.uses_gemm || emitter.uses_gemm() || emitter.uses_conv();
     uses_conv = uses_conv || emitter.uses_conv();
     checks_indices = checks_indices || emitter.checks_indices();
@@ -126,6 +127,11 @@ CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
       (checks_indices ? "#include \"tenet_index.h\"\n" : "") +
       (options.kernels == CppOptions::Kernels::Emulated ? "#include \"tenet_emulator.h\"\n" : "") +
       "#include \"tenet_runtime.h\"\n" + definitions;
+  if (options.kernels == CppOptions::Kernels::Cuda) {
+    out.kernels_name = unit + ".cu";
+    out.kernels = "// " + out.kernels_name + ": the kernels " + out.source_name + " launches.\n" +
+                  banner + "#include \"tenet_cuda_device.h\"\n" + kernels;
+  }
   return out;
 }
 

@@ -93,6 +93,11 @@ struct CppUnit {
   /// includes tenet_gemm.h and must be built with a BLAS backend macro and
   /// linked with that BLAS, or it uses the header's plain loops.
   bool uses_gemm = false;
+  /// Kernels::Cuda: the kernels, a CUDA source of their own ("softmax.cu",
+  /// including tenet_cuda_device.h) that NVRTC compiles; the host source
+  /// launches them by name. Empty for the other dialects.
+  std::string kernels_name;
+  std::string kernels;
 };
 
 /// Prints lowered functions (lower/lowered.h: the driver's lowering stages)

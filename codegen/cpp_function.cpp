@@ -381,7 +381,8 @@ std::string FunctionEmitter::definitions() {
   code.line("");
   Code host;
   emit_body(host);  // prints the kernels (lower/kernels.h) it launches into kernels_
-  for (const std::string& kernel : kernels_) code.raw(kernel + "\n");
+  if (options_.kernels == CppOptions::Kernels::Emulated)
+    for (const std::string& kernel : kernels_) code.raw(kernel + "\n");
   code.raw(host.str());
   code.line("");
   emit_wrappers(code);

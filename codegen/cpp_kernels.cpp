@@ -78,7 +78,7 @@ void FunctionEmitter::print_kernel(Code& code, const lower::Node& n, const Scope
   std::set<const ir::Value*> written;
   written_tensors(n.body, written);
   const auto params = kernel_parameters(body.str(), written);
-  kernels_[kernels_.size() - 1] = kernel_definition(name, params, body.str());
+  kernels_[kernels_.size() - 1] = kernel_definition(name, params, body.str(), n.count);
   std::string args;
   for (const auto& [type, param] : params) args += ", " + param;
   const std::string per_block = std::to_string(n.count);
@@ -137,7 +137,7 @@ std::vector<std::pair<std::string, std::string>> FunctionEmitter::kernel_paramet
 
 std::string FunctionEmitter::kernel_definition(
     const std::string& name, const std::vector<std::pair<std::string, std::string>>& params,
-    const std::string& body) const {
+    const std::string& body, int64_t per_block) const {
   const bool cuda = options_.kernels == CppOptions::Kernels::Cuda;
   std::string list = cuda ? ""
                           : "tenet::emu::Dim3 blockIdx, tenet::emu::Dim3 blockDim, "
@@ -151,7 +151,10 @@ std::string FunctionEmitter::kernel_definition(
     }
     list += (list.empty() ? "" : ", ") + decl;
   }
-  const std::string head = cuda ? "extern \"C\" __global__ void " : "static void ";
+  // A block's threads: ptxas fits the registers to it (no launch fails for them).
+  const std::string head =
+      cuda ? "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(per_block) + ") "
+           : "static void ";
   std::string signature = break_line(head + name + "(" + list + ") {", 0, Code::kColumnLimit);
   if (signature.empty() || signature.back() != '\n') signature += '\n';
   return signature + prologue + body + "}\n";

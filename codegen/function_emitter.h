@@ -36,6 +36,9 @@ class FunctionEmitter {
 
   std::string declarations() const;
   std::string definitions();
+  /// The kernels definitions() printed (lower/kernels.h), in order: in the
+  /// host source for the emulator, a CUDA source of their own for CUDA.
+  const std::vector<std::string>& kernels() const { return kernels_; }
   /// Whether some statement calls tenet::gemm (the unit includes tenet_gemm.h).
   bool uses_gemm() const { return !gemms_.empty(); }
   /// Whether some statement calls the convolution library (tenet_conv.h).
@@ -112,7 +115,7 @@ class FunctionEmitter {
   /// The kernel's definition: its signature in the chosen dialect, then `body`.
   std::string kernel_definition(const std::string& name,
                                 const std::vector<std::pair<std::string, std::string>>& params,
-                                const std::string& body) const;
+                                const std::string& body, int64_t per_block) const;
 
   /// Before a statement with checked computed indices: fails when one reads
   /// an empty dimension (runtime/tenet_index.h's checks read element 0).

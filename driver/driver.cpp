@@ -411,6 +411,17 @@ codegen::CppUnit emit_cpp(const ir::Module& m, const std::vector<std::string>& f
   return *compile(r, from_ir(m, functions)).cpp;
 }
 
+codegen::CppUnit emit_code(const ir::Module& m, const std::vector<std::string>& functions,
+                           const std::string& target, const codegen::CppOptions& options) {
+  Request r;
+  r.target = target;
+  r.emit_code = true;
+  r.cpp = options;
+  const Compilation c = compile(r, from_ir(m, functions, target));
+  TENET_ASSERT(c.cpp, "the target " << target << " printed no code");
+  return *c.cpp;
+}
+
 std::vector<jit::CompiledFunction> jit_compile_together(const ir::Module& m,
                                                         const std::vector<std::string>& functions,
                                                         const jit::JitOptions& options,
@@ -463,8 +474,11 @@ void run_passes(ir::Module& m, const std::vector<std::string>& names, const std:
 }
 
 std::string print_cpp(const codegen::CppUnit& unit) {
-  return "// ----- " + unit.header_name + " -----\n" + unit.header + "// ----- " +
-         unit.source_name + " -----\n" + unit.source;
+  std::string text = "// ----- " + unit.header_name + " -----\n" + unit.header + "// ----- " +
+                     unit.source_name + " -----\n" + unit.source;
+  if (!unit.kernels_name.empty())
+    text += "// ----- " + unit.kernels_name + " -----\n" + unit.kernels;
+  return text;
 }
 
 }  // namespace tenet::driver

@@ -174,6 +174,11 @@ void optimise(ir::Module& m, const std::string& target = kDefaultTarget);
 /// through the lowering stages and `cpp`.
 codegen::CppUnit emit_cpp(const ir::Module& m, const std::vector<std::string>& functions = {},
                           const codegen::CppOptions& options = {});
+/// The named functions of `m` (optimised for `target`: optimise()) through
+/// the lowering stages and `target`'s tail: its code (a C++ unit, with a
+/// CUDA source for the `cuda` target).
+codegen::CppUnit emit_code(const ir::Module& m, const std::vector<std::string>& functions,
+                           const std::string& target, const codegen::CppOptions& options = {});
 /// The same, built and loaded into one library, in the order named, by
 /// `target`'s tail and loader (`m` optimised for that target: optimise()).
 std::vector<jit::CompiledFunction> jit_compile_together(const ir::Module& m,

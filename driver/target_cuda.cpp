@@ -84,8 +84,8 @@ Target make_cuda_target() {
   t.load_request = [](Request& r, const jit::JitOptions& options) { r.cpp = options.cpp; };
   t.load = [](const Compilation&, const jit::JitOptions&) -> std::vector<jit::CompiledFunction> {
     throw UsageError(
-        "target cuda: running on a GPU is not built yet; `--target cuda-emulated` runs the same "
-        "kernels on the CPU (docs/cuda.md)");
+        "target cuda: running on a GPU is not built yet; `--backend cuda-emulated` runs the "
+        "same kernels on the CPU (docs/cuda.md)");
   };
   return t;
 }

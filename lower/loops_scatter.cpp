@@ -73,9 +73,12 @@ void LoopBuilder::scatter_start(Cursor& out, const ir::Compute& c, const std::ve
   start.kind = Operand::Identity;
   start.of = c.op;
   if (c.init) start = load(Place{c.init.get(), target.indices, {}, nullptr});
-  for (size_t d = 0; d < c.out.size(); ++d)
-    out.open(for_node(vars[d], ix::constant(0), ix::extent(c.result.get(), int(d)),
-                      d == 0 ? literal_work(count) : std::nullopt));
+  for (size_t d = 0; d < c.out.size(); ++d) {
+    Node loop = for_node(vars[d], ix::constant(0), ix::extent(c.result.get(), int(d)),
+                         d == 0 ? literal_work(count) : std::nullopt);
+    loop.independent = true;
+    out.open(std::move(loop));
+  }
   out.add(assign_node(target, start, ir::ReduceOp::None, c.result->type));
   out.close(c.out.size());
 }
@@ -90,8 +93,10 @@ void LoopBuilder::scatter_terms(Cursor& out, const ir::Compute& c, const IndexSc
   for (size_t d : form.free) work.push_back(ix::extent(c.result.get(), int(d)));
   for (size_t k = 0; k < form.outer.size(); ++k) {
     const size_t d = form.outer[k];
-    out.open(for_node(out_vars[d], ix::constant(0), ix::extent(c.result.get(), int(d)),
-                      k == 0 ? literal_work(work) : std::nullopt));
+    Node loop = for_node(out_vars[d], ix::constant(0), ix::extent(c.result.get(), int(d)),
+                         k == 0 ? literal_work(work) : std::nullopt);
+    loop.independent = true;  // the targets name it as it is: its elements are its own
+    out.open(std::move(loop));
   }
   const bool blocked = form.outer.empty() && !form.free.empty();
   Var block, block_end;

@@ -22,25 +22,35 @@
 /// from 1 - 2 / (e^{2|x|} + 1) above.
 #pragma once
 
+#if !defined(__CUDACC_RTC__)  // NVRTC: tenet_cuda_device.h includes libcu++'s instead
 #include <cstdint>
 #include <cstring>
+#endif
+
+#if !defined(TENET_HD)  // as tenet_scalar.h defines it
+#if defined(__CUDACC__)
+#define TENET_HD __host__ __device__
+#else
+#define TENET_HD
+#endif
+#endif
 
 namespace tenet::math {
 
-inline uint32_t to_bits(float x) {
+TENET_HD inline uint32_t to_bits(float x) {
   uint32_t u;
   std::memcpy(&u, &x, sizeof u);
   return u;
 }
 
-inline float from_bits(uint32_t u) {
+TENET_HD inline float from_bits(uint32_t u) {
   float x;
   std::memcpy(&x, &u, sizeof x);
   return x;
 }
 
 /// c ? a : b, without a branch.
-inline float blend(bool c, float a, float b) {
+TENET_HD inline float blend(bool c, float a, float b) {
   const uint32_t mask = 0u - uint32_t(c);
   return from_bits((to_bits(a) & mask) | (to_bits(b) & ~mask));
 }
@@ -50,15 +60,22 @@ namespace vmath_detail {
 /// a * b + c, rounded once (a fused multiply-add) when Fused, else twice.
 /// Both are IEEE operations, the same bits scalar or in vector lanes.
 template <bool Fused>
-inline float mad(float a, float b, float c) {
+TENET_HD inline float mad(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)  // explicit roundings: the device never contracts them
+  if constexpr (Fused)
+    return __fmaf_rn(a, b, c);
+  else
+    return __fadd_rn(__fmul_rn(a, b), c);
+#else
   if constexpr (Fused)
     return __builtin_fmaf(a, b, c);
   else
     return a * b + c;
+#endif
 }
 
 /// 2^n for n in [-126, 127], from its exponent bits.
-inline float pow2(int32_t n) {
+TENET_HD inline float pow2(int32_t n) {
   return from_bits(uint32_t(n + 127) << 23);
 }
 
@@ -68,7 +85,7 @@ namespace vmath_detail {
 
 /// e^x (see the file comment).
 template <bool Fused>
-inline float exp(float x) {
+TENET_HD inline float exp(float x) {
   // Clamped, n stays in [-150, 129]; results beyond overflow or underflow.
   float xc = blend(x < -104.0f, -104.0f, x);
   xc = blend(xc > 89.0f, 89.0f, xc);
@@ -97,7 +114,7 @@ inline float exp(float x) {
 
 /// The natural logarithm (see the file comment).
 template <bool Fused>
-inline float log(float x) {
+TENET_HD inline float log(float x) {
   // Subnormals are scaled into the normal range first.
   const bool tiny = x < 1.17549435e-38f;
   const float xs = blend(tiny, x * 33554432.0f, x);  // 2^25
@@ -131,7 +148,7 @@ inline float log(float x) {
 
 /// The hyperbolic tangent (see the file comment).
 template <bool Fused>
-inline float tanh(float x) {
+TENET_HD inline float tanh(float x) {
   const uint32_t sign = to_bits(x) & 0x80000000u;
   const float a = from_bits(to_bits(x) & 0x7fffffffu);
   // Small |x|: x + x^3 P(x^2).
@@ -151,7 +168,7 @@ inline float tanh(float x) {
 /// erfc(|x|) with erfc(a) = e^{-a^2} / a * P(1 / a^2) (one P below 2, another
 /// above), with the sign of x. Within 2 ulp (the extra one near 0).
 template <bool Fused>
-inline float erf(float x) {
+TENET_HD inline float erf(float x) {
   const uint32_t sign = to_bits(x) & 0x80000000u;
   const float a = from_bits(to_bits(x) & 0x7fffffffu);
   const float z = x * x;
@@ -193,22 +210,22 @@ inline float erf(float x) {
 /// FMA instructions (x86-64-v3, every AVX2 machine; AArch64), which the JIT's
 /// -march=native enables. Each choice is exact to its own contract; the bits
 /// differ between the two in the last place.
-#if defined(__FMA__) || defined(__aarch64__)
+#if defined(__FMA__) || defined(__aarch64__) || defined(__CUDA_ARCH__)
 inline constexpr bool kFusedMath = true;
 #else
 inline constexpr bool kFusedMath = false;
 #endif
 
-inline float exp(float x) {
+TENET_HD inline float exp(float x) {
   return vmath_detail::exp<kFusedMath>(x);
 }
-inline float log(float x) {
+TENET_HD inline float log(float x) {
   return vmath_detail::log<kFusedMath>(x);
 }
-inline float tanh(float x) {
+TENET_HD inline float tanh(float x) {
   return vmath_detail::tanh<kFusedMath>(x);
 }
-inline float erf(float x) {
+TENET_HD inline float erf(float x) {
   return vmath_detail::erf<kFusedMath>(x);
 }
 

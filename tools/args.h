@@ -28,6 +28,8 @@ class Args {
   /// (the help text is then printed to stdout).
   bool parse(const std::vector<std::string>& argv);
 
+  /// Whether the command declares the option (has() and get() need it to).
+  bool declares(const std::string& name) const { return specs_.count(name) != 0; }
   bool has(const std::string& name) const;
   std::string get(const std::string& name) const;
   bool is_set(const std::string& name) const;  // flag given

@@ -131,7 +131,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   a.option("inputs", "DIR",
            "read inputs from DIR/<input>.npy instead of random values (with --grad --vjp, "
            "also the cotangents DIR/d_<output>.npy)");
-  a.option("backend", "interp|cpp", "the reference interpreter or JIT-compiled C++", "interp");
+  add_backend_option(a);
   a.option("save", "DIR", "also write each output (and gradient) to DIR/<name>.npy");
   a.flag("float64", "interpreter: compute every float in float64");
   a.flag("grad", "run forward and backward: the gradient program of the function");
@@ -144,8 +144,9 @@ int cmd_run(const std::vector<std::string>& argv) {
   prepare_save_folder(a);
   if (a.is_set("grad")) return run_gradient(a);
   std::string path = require_file(a);
-  driver::Compilation front = front_end(path, a.get("dump-after"));
-  driver::Request r = request(path, a.get("dump-after"));
+  const std::string target = code_target(a);
+  driver::Compilation front = front_end(path, a.get("dump-after"), target);
+  driver::Request r = request(path, a.get("dump-after"), target);
   r.functions = {{select_function(front, a.get("fn")).name, std::nullopt}};
   const driver::Compilation p = compile_after(front, r);
   const ir::Function& fn = p.optimised.functions.at(0);
@@ -167,13 +168,11 @@ int cmd_run(const std::vector<std::string>& argv) {
     ir::InterpOptions options;
     if (a.is_set("float64")) options.float_type = ElemType::F64;
     outputs = ir::interpret(fn, inputs, given, options);
-  } else if (backend == "cpp") {
+  } else {
     if (a.is_set("float64")) throw UsageError("--float64 applies to --backend interp only");
     jit::JitOptions options;
     options.verbose = a.is_set("verbose");
     outputs = driver::load(r, p, options).at(0).run(inputs, given);
-  } else {
-    throw UsageError("--backend must be 'interp' or 'cpp', not '" + backend + "'");
   }
 
   std::cout << "function " << fn.name << " (backend " << backend << ")\n";

@@ -59,8 +59,8 @@ ad::GradRequest grad_request(const Args& a) {
 Gradient load_gradient(const Args& a, const std::string& fn_name,
                        const std::string& stop_after = "") {
   const std::string path = require_file(a);
-  // --target: print's option only; the other commands run the default's code.
-  const std::string target = a.is_set("target") ? a.get("target") : driver::kDefaultTarget;
+  // print's --target, or the --backend of the commands that run code.
+  const std::string target = code_target(a);
   Gradient g;
   g.front = front_end(path, a.get("dump-after"), target);
   g.forward = &select_function(g.front, fn_name);
@@ -191,13 +191,11 @@ int run_gradient(const Args& a) {
     ir::InterpOptions options;
     if (a.is_set("float64")) options.float_type = ElemType::F64;
     outputs = ir::interpret(grad, inputs, given, options);
-  } else if (backend == "cpp") {
+  } else {
     if (a.is_set("float64")) throw UsageError("--float64 applies to --backend interp only");
     jit::JitOptions options;
     options.verbose = a.is_set("verbose");
     outputs = driver::load(g.request, g.compiled, options).at(0).run(inputs, given);
-  } else {
-    throw UsageError("--backend must be 'interp' or 'cpp', not '" + backend + "'");
   }
 
   size_t n_forward_inputs = g.forward->inputs.size();

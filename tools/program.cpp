@@ -130,6 +130,21 @@ void add_target_option(Args& a) {
   a.option("target", "NAME", "the code target: " + driver::target_names(), driver::kDefaultTarget);
 }
 
+void add_backend_option(Args& a) {
+  a.option("backend", "NAME",
+           "interp (the reference interpreter) or a code target: " + driver::target_names(),
+           "interp");
+}
+
+std::string code_target(const Args& a) {
+  if (a.declares("backend") && a.get("backend") != "interp") {
+    driver::find_target(a.get("backend"));  // an unknown name lists the targets
+    return a.get("backend");
+  }
+  if (a.declares("target") && a.is_set("target")) return a.get("target");
+  return driver::kDefaultTarget;
+}
+
 void prepare_save_folder(const Args& a) {
   if (!a.is_set("save")) return;
   const std::string dir = a.get("save");

@@ -64,6 +64,12 @@ void require_sizes(const ir::Function& fn, const ir::SizeBindings& given, bool i
 void add_common_options(Args& a);
 /// --target NAME (driver/target.h); the default target's name by default.
 void add_target_option(Args& a);
+/// --backend NAME of the commands that run code: interp (the reference
+/// interpreter) or a code target (driver/target.h: cpp, cuda-emulated, ...).
+void add_backend_option(Args& a);
+/// The code target a command compiles for: its --backend unless that is
+/// interp, else its --target, else the default (cpp).
+std::string code_target(const Args& a);
 
 /// Creates the --save folder (when the option is set) before anything runs,
 /// so that a path that cannot be a folder is a UsageError, not a lost result.

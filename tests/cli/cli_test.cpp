@@ -145,7 +145,9 @@ TEST_F(Cli, PrintTargets) {
   EXPECT_NE(kernels.out.find("kernel thread"), std::string::npos) << kernels.out;
   CommandResult cuda = run_in_dir("print squash.tn --stage cuda --target cuda");
   EXPECT_EQ(cuda.exit_code, 0) << cuda.err;
-  EXPECT_NE(cuda.out.find("__global__ void tenet_squash__k0("), std::string::npos) << cuda.out;
+  EXPECT_NE(cuda.out.find("__global__ void __launch_bounds__(256) tenet_squash__k0("),
+            std::string::npos)
+      << cuda.out;
   for (const char* command :
        {"print squash.tn --target metal", "emit squash.tn --target metal -o x",
         "print squash.tn --grad squash --target metal"}) {

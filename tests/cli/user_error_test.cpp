@@ -140,7 +140,10 @@ TEST_F(UserErrors, BadSizesSeedsAndInputs) {
       {"gradcheck f.tn --sizes N=3 --tolerance nan",
        "error: --tolerance expects a positive number"},
       {"run f.tn --sizes N=3 --backend gpu",
-       "error: --backend must be 'interp' or 'cpp', not 'gpu'"},
+       "error: unknown target 'gpu' (targets: cpp, cuda-emulated, cuda)"},
+      {"run f.tn --sizes N=3 --backend cuda",
+       "error: target cuda: running on a GPU is not built yet; `--backend cuda-emulated` runs the "
+       "same kernels on the CPU (docs/cuda.md)"},
   };
   for (const ErrorCase& c : cases) expect_user_error(c);
 }

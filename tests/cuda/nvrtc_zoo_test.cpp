@@ -1,0 +1,97 @@
+// The CUDA target's kernels through NVRTC (tier T0 of docs/cuda.md): every
+// kernel of the operator zoo's gradients (tests/zoo/zoo_table.cpp), printed
+// by the `cuda` target, compiles for sm_90 (H100) and sm_80 (A100) within the
+// launch bounds, without shared memory, spilling at most a few words. No GPU is needed: NVRTC and
+// ptxas run on the host.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "ad/grad.h"
+#include "codegen/cpp.h"
+#include "cuda/nvrtc.h"
+#include "driver/driver.h"
+#include "support/error.h"
+#include "tests/zoo/zoo_util.h"
+
+namespace tenet::zoo {
+namespace {
+
+// The zoo's gradients as one CUDA unit.
+const codegen::CppUnit& zoo_cuda_unit() {
+  static const codegen::CppUnit unit = [] {
+    ir::Module m;
+    std::vector<std::string> names;
+    for (const ZooCase& c : zoo_table()) {
+      const ir::Function* fn = zoo_module(c.file).find(c.fn);
+      TENET_ASSERT(fn, "zoo table: no function " + c.fn + " in " + c.file);
+      ir::Function grad = ad::differentiate(*fn, c.request);
+      grad.name = case_id(c) + "_grad";
+      names.push_back(grad.name);
+      m.functions.push_back(std::move(grad));
+    }
+    driver::optimise(m, "cuda");
+    return driver::emit_code(m, names, "cuda");
+  }();
+  return unit;
+}
+
+constexpr int64_t kSpillBudget = 64;  // bytes stored and loaded, per kernel
+
+class NvrtcZoo : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(NvrtcZoo, EveryKernelCompilesWithinBudgets) {
+  std::string why;
+  if (!cuda::nvrtc_available(&why)) GTEST_SKIP() << why;
+  const codegen::CppUnit& unit = zoo_cuda_unit();
+  ASSERT_FALSE(unit.kernels.empty());
+  const cuda::DeviceCode code = cuda::compile_kernels(unit.kernels, unit.kernels_name, GetParam());
+  EXPECT_FALSE(code.cubin.empty());
+  // One report per kernel the source defines.
+  size_t defined = 0;
+  for (size_t at = 0; (at = unit.kernels.find("__global__", at)) != std::string::npos; ++at)
+    ++defined;
+  EXPECT_EQ(code.kernels.size(), defined) << code.log;
+  int most = 0;
+  int64_t most_spilled = 0;
+  for (const cuda::KernelResources& k : code.kernels) {
+    // A kernel's only spills are the registers saved around the out-of-line
+    // slow paths of IEEE division and square root (no fast-math), a few
+    // words; a kernel that keeps arrays or long live ranges in local memory
+    // spills far more.
+    const int64_t spilled = k.spill_store_bytes + k.spill_load_bytes;
+    EXPECT_LE(spilled, kSpillBudget) << k.name << " spills on " << GetParam();
+    most_spilled = std::max(most_spilled, spilled);
+    // __launch_bounds__(256): 65536 registers per block on both.
+    EXPECT_LE(k.registers * 256, 65536) << k.name;
+    EXPECT_EQ(k.shared_bytes, 0) << k.name << ": one thread per element uses no shared memory";
+    most = std::max(most, k.registers);
+  }
+  std::printf("[nvrtc] %zu kernels for %s: at most %d registers, %lld bytes of spills\n",
+              code.kernels.size(), GetParam(), most, static_cast<long long>(most_spilled));
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, NvrtcZoo, ::testing::Values("sm_90", "sm_80"));
+
+// ptxas' report as the compiler writes it.
+TEST(Nvrtc, ParsesPtxasReports) {
+  const auto kernels = cuda::parse_ptxas_log(
+      "ptxas info    : Compiling entry function 'k0' for 'sm_90'\n"
+      "ptxas info    : Function properties for k0\n"
+      "ptxas         .     8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads\n"
+      "ptxas info    : Used 22 registers, used 0 barriers, 64 bytes smem\n"
+      "ptxas info    : Compiling entry function 'k1' for 'sm_90'\n"
+      "ptxas info    : Used 7 registers, used 1 barriers\n");
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(kernels[0].name, "k0");
+  EXPECT_EQ(kernels[0].stack_bytes, 8);
+  EXPECT_EQ(kernels[0].spill_store_bytes, 4);
+  EXPECT_EQ(kernels[0].spill_load_bytes, 12);
+  EXPECT_EQ(kernels[0].registers, 22);
+  EXPECT_EQ(kernels[0].shared_bytes, 64);
+  EXPECT_EQ(kernels[1].registers, 7);
+  EXPECT_EQ(kernels[1].shared_bytes, 0);
+}
+
+}  // namespace
+}  // namespace tenet::zoo
