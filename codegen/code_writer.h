@@ -44,6 +44,8 @@ class Code {
     ++depth_;
   }
   std::string str() const { return out_.str(); }
+  /// How deep the next line is indented, in blocks.
+  int depth() const { return depth_; }
 
  private:
   int indent() const { return 2 * (depth_ < kMaxIndentDepth ? depth_ : kMaxIndentDepth); }

@@ -98,6 +98,9 @@ struct CppUnit {
   /// launches them by name. Empty for the other dialects.
   std::string kernels_name;
   std::string kernels;
+  /// Kernels::Cuda: the host source includes runtime/tenet_cuda.h and links
+  /// the CUDA runtime and cuBLAS.
+  bool uses_cuda = false;
 };
 
 /// Prints lowered functions (lower/lowered.h: the driver's lowering stages)

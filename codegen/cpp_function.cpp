@@ -308,9 +308,10 @@ std::string FunctionEmitter::declarations() const {
   code.line(
       "int " + symbol_ +
       "__packed_with_workspace(const int64_t* sizes, void* const* buffers, void* workspace);");
-  if (checks_indices()) {
-    code.line("/// Returns 0, or 3 when a computed index was out of range (the others");
-    code.line("/// throw tenet::IndexError then): the message of that failure in this thread.");
+  if (checks_indices() || on_device()) {
+    code.line("/// After a packed entry point returned 3 (a computed index out of range;");
+    code.line("/// the others throw tenet::IndexError then) or 4 (the device failed):");
+    code.line("/// the message of that failure in this thread.");
     code.line("const char* " + symbol_ + "__error(void);");
   }
   code.line("/// The ABI of " + symbol_ + ", for loaders to check.");
@@ -383,6 +384,15 @@ std::string FunctionEmitter::definitions() {
   emit_body(host);  // prints the kernels (lower/kernels.h) it launches into kernels_
   if (options_.kernels == CppOptions::Kernels::Emulated)
     for (const std::string& kernel : kernels_) code.raw(kernel + "\n");
+  if (options_.kernels == CppOptions::Kernels::Cuda && !kernels_.empty()) {
+    code.comment("The kernels (" + symbol_ +
+                 "__k0...): in the unit's .cu, compiled by NVRTC for the GPU at hand.");
+    for (size_t k = 0; k < kernels_.size(); ++k) {
+      const std::string name = symbol_ + "__k" + std::to_string(k);
+      code.line("static tenet::cuda::Kernel " + name + "(\"" + name + "\");");
+    }
+    code.line("");
+  }
   code.raw(host.str());
   code.line("");
   emit_wrappers(code);
@@ -428,8 +438,8 @@ void FunctionEmitter::emit_body(Code& code) {
   scope.size_names = &size_names_;
   scope.check_indices = options_.index_checks;
   if (checks_indices()) {
-    statements.line("tenet::IndexFault " + std::string(kIndexFault) +
-                    ";  // the first computed index out of range");
+    statements.line(std::string(on_device() ? "tenet::device::IndexFault " : "tenet::IndexFault ") +
+                    kIndexFault + ";  // the first computed index out of range");
     statements.line("");
   }
   TENET_ASSERT(lowered_.loops.built, "the function " << fn_.name
@@ -438,8 +448,8 @@ void FunctionEmitter::emit_body(Code& code) {
   print_block(statements, lowered_.loops.body, scope);
   for (const auto& [param, value] : output_copies_) {
     const TensorAccess& from = access(value);
-    statements.line("std::copy_n(" + from.pointer + ", " + count_text(*value) + ", " + param +
-                    ");  // the output is " + value->name);
+    statements.line(copy_text(from.pointer, count_text(*value), param) + "  // the output is " +
+                    value->name);
   }
   const std::string body = statements.str();
   std::unordered_set<std::string> body_names;
@@ -489,8 +499,8 @@ void FunctionEmitter::emit_wrappers(Code& code) const {
   if (memory_.slots.empty()) {
     code.line(symbol_ + "__with_workspace(" + args + (args.empty() ? "" : ", ") + "nullptr);");
   } else {
-    code.line("tenet::Workspace workspace(" + symbol_ + "__workspace_bytes(" +
-              size_argument_list() + "));");
+    code.line(std::string(on_device() ? "tenet::device::Workspace" : "tenet::Workspace") +
+              " workspace(" + symbol_ + "__workspace_bytes(" + size_argument_list() + "));");
     code.line(symbol_ + "__with_workspace(" + args + ", workspace.data());");
   }
   code.close();
@@ -511,7 +521,7 @@ void FunctionEmitter::emit_wrappers(Code& code) const {
   code.close();
 }
 
-void FunctionEmitter::emit_packed_wrappers(Code& code) const {
+void FunctionEmitter::emit_packed_wrappers(Code& code) {
   // The entry points for loaders: sizes and buffers as arrays.
   const size_t n_sizes = size_params_.size();
   std::vector<std::string> args;
@@ -535,7 +545,7 @@ void FunctionEmitter::emit_packed_wrappers(Code& code) const {
     code.line("  if (sizes[i] < 0) return " + failure + ";");
   };
 
-  const bool checks = checks_indices();
+  const bool checks = checks_indices() || on_device();
   if (checks) {
     code.line("static thread_local std::string " + symbol_ + "__last_error;");
     code.line("");
@@ -547,12 +557,19 @@ void FunctionEmitter::emit_packed_wrappers(Code& code) const {
   auto catch_index_error = [&] {  // after a try block's last statement or handler
     code.line("  " + symbol_ + "__last_error = e.what();");
     code.line("  return 3;");
+    if (!on_device()) return;
+    code.line("} catch (const std::exception& e) {  // the device runtime's failure");
+    code.line("  " + symbol_ + "__last_error = e.what();");
+    code.line("  return 4;");
   };
 
   code.open("extern \"C\" int " + symbol_ + "__packed(const int64_t* sizes, void* const* buffers)");
   check_sizes("1");
   code.open("try");
-  code.line(symbol_ + "(" + all + ");");
+  if (on_device())
+    emit_device_call(code);
+  else
+    code.line(symbol_ + "(" + all + ");");
   code.close("} catch (const std::bad_alloc&) {");
   code.line("  return 2;");
   if (checks) {

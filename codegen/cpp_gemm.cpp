@@ -238,10 +238,11 @@ void FunctionEmitter::emit_gemm_call(Code& code, const lower::Node& call, const 
   }
   const ElemType type = c.result->type;
   const std::string beta = literal(c.init && !g.c_buffer ? 1 : 0, type).text;
-  const std::string text =
-      "tenet::gemm(" + bool_text(a.transposed) + ", " + bool_text(b.transposed) + ", " + m + ", " +
-      n + ", " + k + ", " + literal(1, type).text + ", " + a.pointer + ", " + a.ld + ", " +
-      b.pointer + ", " + b.ld + ", " + beta + ", " + result.pointer + ", " + result.ld + ");";
+  const std::string text = std::string(on_device() ? "tenet::device::gemm(" : "tenet::gemm(") +
+                           bool_text(a.transposed) + ", " + bool_text(b.transposed) + ", " + m +
+                           ", " + n + ", " + k + ", " + literal(1, type).text + ", " + a.pointer +
+                           ", " + a.ld + ", " + b.pointer + ", " + b.ld + ", " + beta + ", " +
+                           result.pointer + ", " + result.ld + ");";
   code.line(text);
 }
 

@@ -80,12 +80,10 @@ void FunctionEmitter::print_kernel(Code& code, const lower::Node& n, const Scope
   const auto params = kernel_parameters(body.str(), written);
   kernels_[kernels_.size() - 1] = kernel_definition(name, params, body.str(), n.count);
   std::string args;
-  for (const auto& [type, param] : params) args += ", " + param;
-  const std::string per_block = std::to_string(n.count);
-  if (options_.kernels == CppOptions::Kernels::Emulated)
-    code.line("tenet::emu::launch(" + name + ", " + threads + ", " + per_block + args + ");");
-  else
-    code.line("tenet::cuda::launch(" + name + ", " + threads + ", " + per_block + args + ");");
+  for (const auto& [type, param] : params)
+    args += ", " + (param == kIndexFault ? param + ".on_device()" : param);
+  code.line("tenet::device::launch(" + name + ", " + threads + ", " + std::to_string(n.count) +
+            args + ");");
 }
 
 void FunctionEmitter::print_grid_loop(Code& code, const lower::Node& n, const Scope& scope) {
@@ -158,6 +156,41 @@ std::string FunctionEmitter::kernel_definition(
   std::string signature = break_line(head + name + "(" + list + ") {", 0, Code::kColumnLimit);
   if (signature.empty() || signature.back() != '\n') signature += '\n';
   return signature + prologue + body + "}\n";
+}
+
+std::string FunctionEmitter::copy_text(const std::string& from, const std::string& count,
+                                       const std::string& to) const {
+  if (on_device()) return "tenet::device::copy(" + from + ", " + count + ", " + to + ");";
+  return "std::copy_n(" + from + ", " + count + ", " + to + ");";
+}
+
+void FunctionEmitter::emit_device_call(Code& code) {
+  code.note("The buffers are the caller's, in host memory: copied to the device, and back.");
+  Code body(code.depth());
+  std::string sizes, args;
+  for (size_t i = 0; i < size_params_.size(); ++i) {
+    sizes +=
+        (i ? ", " : "const int64_t ") + size_params_[i] + " = sizes[" + std::to_string(i) + "]";
+    args += (args.empty() ? "" : ", ") + size_params_[i];
+  }
+  size_t b = 0;
+  std::vector<std::string> outputs;
+  auto buffer = [&](const ir::Value& v, const std::string& name, const char* mode) {
+    const std::string type = c_type(v.type);
+    body.line("tenet::device::Buffer<" + type + "> " + name + "(static_cast<" + type +
+              "*>(buffers[" + std::to_string(b++) + "]), " + count_text(v) +
+              ", tenet::device::" + mode + ");");
+    args += (args.empty() ? "" : ", ") + name + ".data()";
+  };
+  for (size_t i = 0; i < abi_inputs_.size(); ++i) buffer(*abi_inputs_[i], input_params_[i], "kIn");
+  for (size_t i = 0; i < fn_.outputs.size(); ++i) {
+    buffer(*fn_.outputs[i], output_params_[i], fn_.updated_input(i) >= 0 ? "kInOut" : "kOut");
+    outputs.push_back(output_params_[i]);
+  }
+  body.line(symbol_ + "(" + args + ");");
+  for (const std::string& out : outputs) body.line(out + ".copy_out();");  // after the call
+  if (!sizes.empty()) code.line(sizes + ";");
+  code.raw(used_size_locals(body.str(), code.depth()) + body.str());
 }
 
 }  // namespace tenet::codegen::detail

@@ -66,7 +66,7 @@ void FunctionEmitter::emit_loop(Code& code, const lower::Node& n, const Scope& s
       case lower::CarryKind::Copy: {
         const std::string slot = carry_buffers_.at(&c) + "[" + var + " % 2]";
         if (!any) code.line("");
-        code.line("std::copy_n(" + next + ", " + count_text(*c.next) + ", " + slot + ");");
+        code.line(copy_text(next, count_text(*c.next), slot));
         code.line(state + " = " + slot + ";");
         any = true;
         continue;

@@ -36,6 +36,9 @@ class FunctionEmitter {
 
   std::string declarations() const;
   std::string definitions();
+  /// A GPU target's unit (kernels, and host code that calls the device
+  /// runtime: tenet::device is tenet_emulator.h's or tenet_cuda.h's).
+  bool on_device() const { return options_.kernels != CppOptions::Kernels::None; }
   /// The kernels definitions() printed (lower/kernels.h), in order: in the
   /// host source for the emulator, a CUDA source of their own for CUDA.
   const std::vector<std::string>& kernels() const { return kernels_; }
@@ -76,7 +79,7 @@ class FunctionEmitter {
   std::string workspace_pointers() const;
   void emit_body(Code& code);
   void emit_wrappers(Code& code) const;
-  void emit_packed_wrappers(Code& code) const;
+  void emit_packed_wrappers(Code& code);
 
   // The loop tree (lower/loops.h), printed by cpp_loops.cpp.
   void print_block(Code& code, const lower::Block& block, Scope scope);
@@ -128,6 +131,13 @@ class FunctionEmitter {
   /// A Loop statement (cpp_loop.cpp): its carried tensors handed on around its body.
   void emit_loop(Code& code, const lower::Node& n, const Scope& scope);
   static std::string comment_text(const ir::Stmt& s);
+  /// The host's copy of `count` elements: std::copy_n, or the device
+  /// runtime's for a GPU target (memory on the device).
+  std::string copy_text(const std::string& from, const std::string& count,
+                        const std::string& to) const;
+  /// A GPU target's packed entry's call: the host buffers copied to the
+  /// device and back around the allocating entry point.
+  void emit_device_call(Code& code);
   Namer statement_namer(const ir::Compute& c, const Scope& scope) const;
   /// Marks every name statement `c` uses (tensors, strides, extents, sizes, indices in scope).
   void reserve_names(Namer& names, const ir::Compute& c, const Scope& scope) const;

@@ -3,9 +3,12 @@
 // the CPU (`cuda-emulated`: the same kernel text as C++, built and loaded by
 // the host JIT). docs/cuda.md describes both.
 #include "codegen/cpp.h"
+#include "cuda/device.h"
+#include "cuda/nvrtc.h"
 #include "driver/target.h"
 #include "jit/jit.h"
 #include "lower/kernels.h"
+#include "passes/contraction.h"
 #include "support/error.h"
 
 namespace tenet::driver {
@@ -33,6 +36,11 @@ const Stage kMapKernels = {
     "the loop tree -> host code and kernels, one thread per element (lower/kernels.h)", Form::Loops,
     map_kernels};
 
+const passes::Pass kGpuContraction = {
+    "gpu_contraction",
+    "contractions as GEMM plans, convolutions too (no cuDNN yet: im2col GEMMs or loops)",
+    passes::contraction_without_convolutions};
+
 codegen::CppOptions with_kernels(codegen::CppOptions o, codegen::CppOptions::Kernels kernels) {
   o.kernels = kernels;
   o.openmp = false;  // the kernels are the parallel code
@@ -51,12 +59,31 @@ void generate_cuda(Compilation& c, const Request& r) {
   c.cpp = codegen::emit_cpp(functions, with_kernels(r.cpp, codegen::CppOptions::Kernels::Cuda));
 }
 
+/// The GPU at hand (a UsageError without one), the kernels compiled for it
+/// by NVRTC, the host code by the host JIT, the kernels handed to it.
+std::vector<jit::CompiledFunction> load_cuda(const Compilation& c, const jit::JitOptions& options) {
+  TENET_ASSERT(c.cpp && c.cpp->uses_cuda, "the cuda target loads a compilation that ran its stage");
+  const cuda::Gpu gpu = cuda::find_gpu();
+  const cuda::DeviceCode code =
+      cuda::compile_kernels(c.cpp->kernels, c.cpp->kernels_name, gpu.arch());
+  std::vector<jit::CompiledFunction> functions =
+      jit::jit_compile_unit(*c.cpp, c.optimised, c.function_names(), options);
+  using LoadKernels = const char* (*)(const void*);
+  auto load = reinterpret_cast<LoadKernels>(functions.at(0).unit().symbol("tenet__load_kernels"));
+  TENET_ASSERT(load, "the cuda unit " << c.cpp->source_name << " has no tenet__load_kernels");
+  if (const char* error = load(code.cubin.data()))
+    throw BindError(std::string("the kernels of ") + c.cpp->kernels_name +
+                    " do not load on the GPU: " + error);
+  return functions;
+}
+
 Target make_emulated_target() {
   Target t;
   t.name = "cuda-emulated";
   t.summary =
       "the CUDA target's kernels run on the CPU by the grid emulator (runtime/tenet_emulator.h)";
   t.language = "C++";
+  t.passes = {kGpuContraction};
   t.lowering = gpu_lowering;
   t.tail = {
       kMapKernels,
@@ -76,17 +103,14 @@ Target make_cuda_target() {
   t.name = "cuda";
   t.summary = "CUDA kernels (NVRTC) and their host code, for NVIDIA GPUs";
   t.language = "CUDA";
+  t.passes = {kGpuContraction};
   t.lowering = gpu_lowering;
   t.tail = {kMapKernels,
             {"cuda", "host code and kernels -> CUDA C++ (codegen/cpp.h, Kernels::Cuda)", Form::Code,
              generate_cuda}};
   t.print = [](const Compilation& c) { return print_cpp(*c.cpp); };
   t.load_request = [](Request& r, const jit::JitOptions& options) { r.cpp = options.cpp; };
-  t.load = [](const Compilation&, const jit::JitOptions&) -> std::vector<jit::CompiledFunction> {
-    throw UsageError(
-        "target cuda: running on a GPU is not built yet; `--backend cuda-emulated` runs the "
-        "same kernels on the CPU (docs/cuda.md)");
-  };
+  t.load = load_cuda;
   return t;
 }
 

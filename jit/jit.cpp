@@ -304,6 +304,24 @@ GemmBuild gemm_build(const codegen::CppUnit& unit) {
   return build;
 }
 
+/// What the CUDA target's host code needs: the toolkit's headers, the CUDA
+/// runtime and cuBLAS (under $CUDA_HOME, else /usr/local/cuda).
+GemmBuild cuda_build() {
+  const char* env = std::getenv("CUDA_HOME");
+  const std::string home = env && *env ? env : "/usr/local/cuda";
+  GemmBuild build;
+  build.compile_flags.push_back("-I" + home + "/include");
+  for (const char* name : {"libcudart.so", "libcublas.so"}) {
+    const std::string library = home + "/lib64/" + name;
+    check_library("CUDA library", library, "CUDA_HOME",
+                  "The cuda target needs the CUDA toolkit (its runtime and cuBLAS); set CUDA_HOME "
+                  "to where it is installed");
+    build.link_flags.push_back(library);
+  }
+  build.link_flags.push_back("-Wl,-rpath," + home + "/lib64");
+  return build;
+}
+
 /// The compiler command for `unit` and its cache key (everything the
 /// library depends on).
 struct HostBuild {
@@ -330,6 +348,13 @@ HostBuild host_build(const codegen::CppUnit& unit, const JitOptions& options) {
   // initialiser (gemm_build's BindError) throws.
   HostBuild b;
   b.gemm = gemm_build(unit);
+  if (unit.uses_cuda) {  // the CUDA target's host code (runtime/tenet_cuda.h)
+    const GemmBuild cuda = cuda_build();
+    b.gemm.compile_flags.insert(b.gemm.compile_flags.end(), cuda.compile_flags.begin(),
+                                cuda.compile_flags.end());
+    b.gemm.link_flags.insert(b.gemm.link_flags.end(), cuda.link_flags.begin(),
+                             cuda.link_flags.end());
+  }
   b.compile.prefix = {cxx};
   b.compile.origin = origin;
   b.key.add(unit.source);
@@ -424,6 +449,8 @@ void CompiledFunction::fail(int status, const ir::SizeBindings& sizes) const {
                     (values.empty() ? "" : " for " + values));
   }
   if (status == 3 && entry_.error) throw BindError(entry_.error());
+  if (status == 4 && entry_.error)  // a GPU target's device runtime failed
+    throw BindError(fn.name + " failed on the device: " + entry_.error());
   TENET_UNREACHABLE(fn.name + "'s packed entry point returned " + std::to_string(status));
 }
 

@@ -302,16 +302,16 @@ bool library_convolution(const ir::ConvPlan& plan) {
 
 namespace {
 
-void annotate(std::vector<ir::Stmt>& body) {
+void annotate(std::vector<ir::Stmt>& body, bool convolutions) {
   for (ir::Stmt& s : body) {
     if (s.kind == ir::StmtKind::Loop) {
-      annotate(s.loop->body);
+      annotate(s.loop->body, convolutions);
       continue;
     }
     s.annotations.gemm = nullptr;
     s.annotations.conv = nullptr;
     if (std::optional<ir::ConvPlan> conv = ir::plan_convolution(s.compute);
-        conv && library_convolution(*conv)) {
+        convolutions && conv && library_convolution(*conv)) {
       s.annotations.conv = std::make_shared<const ir::ConvPlan>(std::move(*conv));
       continue;
     }
@@ -327,7 +327,11 @@ void annotate(std::vector<ir::Stmt>& body) {
 }  // namespace
 
 void contraction(ir::Function& fn) {
-  annotate(fn.body);
+  annotate(fn.body, true);
+}
+
+void contraction_without_convolutions(ir::Function& fn) {
+  annotate(fn.body, false);
 }
 
 }  // namespace tenet::passes

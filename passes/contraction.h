@@ -99,4 +99,10 @@ std::optional<ir::GemmPlan> plan_contraction(const ir::Compute& c);
 
 void contraction(ir::Function& fn);
 
+/// The same decisions with no library convolution: a convolution is a GEMM
+/// where plan_contraction finds one (im2col), else a loop nest. The GPU
+/// targets' pass `gpu_contraction` (driver/target_cuda.cpp) until their
+/// convolutions call cuDNN.
+void contraction_without_convolutions(ir::Function& fn);
+
 }  // namespace tenet::passes

@@ -8,12 +8,26 @@
 /// and read nothing another thread of the launch writes (what map_kernels
 /// guarantees), so the order does not change a bit of the result.
 ///
-/// Expects: C++17, the kernels of one generated unit. Guarantees: a launch
-/// of zero threads runs nothing; every thread index below `threads` runs
-/// once.
+/// The host code around the kernels is the CUDA target's too: it calls the
+/// device runtime as tenet::device (this header's tenet::emu here,
+/// tenet_cuda.h's tenet::cuda on a GPU), for launches, copies between
+/// buffers, GEMMs, the workspace, the record of an out-of-range computed
+/// index and the caller's buffers, which it copies in and out as it would
+/// to a GPU (an output's copy starts as NaN bytes, so that an element the
+/// code never writes shows).
+///
+/// Expects: C++17, the kernels of one generated unit; included after
+/// tenet_gemm.h when the unit calls GEMMs. Guarantees: a launch of zero
+/// threads runs nothing; every thread index below `threads` runs once.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <memory>
+
+#include "tenet_index.h"
+#include "tenet_runtime.h"
 
 namespace tenet::emu {
 
@@ -34,4 +48,53 @@ void launch(Kernel kernel, int64_t threads, int64_t per_block, Args&&... args) {
       kernel(Dim3{block, 0, 0}, block_dim, Dim3{thread, 0, 0}, args...);
 }
 
+/// `count` elements from one device buffer to another.
+template <typename T>
+void copy(const T* from, int64_t count, T* to) {
+  std::copy_n(from, count, to);
+}
+
+#ifdef TENET_GEMM_H
+/// tenet_gemm.h's GEMM (a GPU's is cuBLAS').
+template <typename T>
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+          int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  ::tenet::gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+#endif
+
+using Workspace = ::tenet::Workspace;
+
+/// The record of an out-of-range computed index, where kernels write it.
+struct IndexFault : ::tenet::IndexFault {
+  ::tenet::IndexFault& on_device() { return *this; }
+};
+
+/// How a caller's buffer is used: read, written, or both.
+enum Mode { kIn, kOut, kInOut };
+
+/// A caller's buffer in the device's memory (here: a copy in host memory).
+template <typename T>
+class Buffer {
+ public:
+  Buffer(T* host, int64_t count, Mode mode)
+      : host_(host), count_(count), copy_(new T[size_t(count > 0 ? count : 1)]) {
+    if (mode == kOut)
+      std::memset(static_cast<void*>(copy_.get()), 0xff, size_t(count) * sizeof(T));
+    else
+      std::copy_n(host, count, copy_.get());
+  }
+  T* data() { return copy_.get(); }
+  void copy_out() { std::copy_n(copy_.get(), count_, host_); }
+
+ private:
+  T* host_;
+  int64_t count_;
+  std::unique_ptr<T[]> copy_;
+};
+
 }  // namespace tenet::emu
+
+namespace tenet {
+namespace device = emu;  // the device runtime the host code calls
+}

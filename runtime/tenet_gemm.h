@@ -38,6 +38,7 @@
 /// loops. The sum over K may run in any order, so results can differ from a
 /// sequential sum in the last bits, and differ between backends.
 #pragma once
+#define TENET_GEMM_H 1  // tenet_emulator.h forwards to tenet::gemm when defined
 
 #include <algorithm>
 #include <climits>

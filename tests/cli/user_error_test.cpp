@@ -141,11 +141,26 @@ TEST_F(UserErrors, BadSizesSeedsAndInputs) {
        "error: --tolerance expects a positive number"},
       {"run f.tn --sizes N=3 --backend gpu",
        "error: unknown target 'gpu' (targets: cpp, cuda-emulated, cuda)"},
-      {"run f.tn --sizes N=3 --backend cuda",
-       "error: target cuda: running on a GPU is not built yet; `--backend cuda-emulated` runs the "
-       "same kernels on the CPU (docs/cuda.md)"},
+
   };
   for (const ErrorCase& c : cases) expect_user_error(c);
+}
+
+// --backend cuda on a machine without a GPU (or its driver, or the CUDA
+// runtime) is a user error naming what is missing and the backend that runs
+// the same kernels without one; with a GPU it runs and agrees with the CPU.
+TEST_F(UserErrors, CudaWithoutAGpuSaysWhatIsMissing) {
+  write("f.tn", kProduct);
+  const CommandResult cuda = run_in_dir("run f.tn --sizes N=3 --backend cuda");
+  if (cuda.exit_code == 0) {
+    const CommandResult cpp = run_in_dir("run f.tn --sizes N=3 --backend cpp");
+    EXPECT_EQ(cuda.out.substr(cuda.out.find('\n')), cpp.out.substr(cpp.out.find('\n')));
+    return;
+  }
+  EXPECT_EQ(cuda.exit_code, 1) << cuda.err;
+  EXPECT_EQ(cuda.err.rfind("error: ", 0), 0u) << cuda.err;
+  EXPECT_NE(cuda.err.find("`--backend cuda-emulated`"), std::string::npos) << cuda.err;
+  EXPECT_TRUE(cuda.out.empty());
 }
 
 // A value that reaches the loss only through `* 0` has a zero gradient

@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "ad/grad.h"
 #include "codegen/cpp.h"
 #include "cuda/nvrtc.h"
 #include "driver/driver.h"
+#include "jit/jit.h"
 #include "support/error.h"
 #include "tests/zoo/zoo_util.h"
 
@@ -18,22 +20,32 @@ namespace tenet::zoo {
 namespace {
 
 // The zoo's gradients as one CUDA unit.
-const codegen::CppUnit& zoo_cuda_unit() {
-  static const codegen::CppUnit unit = [] {
-    ir::Module m;
-    std::vector<std::string> names;
+struct CudaZoo {
+  ir::Module module;
+  std::vector<std::string> names;
+  codegen::CppUnit unit;
+};
+
+const CudaZoo& cuda_zoo() {
+  static const CudaZoo zoo = [] {
+    CudaZoo z;
     for (const ZooCase& c : zoo_table()) {
       const ir::Function* fn = zoo_module(c.file).find(c.fn);
       TENET_ASSERT(fn, "zoo table: no function " + c.fn + " in " + c.file);
       ir::Function grad = ad::differentiate(*fn, c.request);
       grad.name = case_id(c) + "_grad";
-      names.push_back(grad.name);
-      m.functions.push_back(std::move(grad));
+      z.names.push_back(grad.name);
+      z.module.functions.push_back(std::move(grad));
     }
-    driver::optimise(m, "cuda");
-    return driver::emit_code(m, names, "cuda");
+    driver::optimise(z.module, "cuda");
+    z.unit = driver::emit_code(z.module, z.names, "cuda");
+    return z;
   }();
-  return unit;
+  return zoo;
+}
+
+const codegen::CppUnit& zoo_cuda_unit() {
+  return cuda_zoo().unit;
 }
 
 constexpr int64_t kSpillBudget = 64;  // bytes stored and loaded, per kernel
@@ -72,6 +84,23 @@ TEST_P(NvrtcZoo, EveryKernelCompilesWithinBudgets) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, NvrtcZoo, ::testing::Values("sm_90", "sm_80"));
+
+// The host side of the same unit (runtime/tenet_cuda.h: launches through
+// the CUDA runtime, GEMMs through cuBLAS, buffers copied to the device and
+// back) compiles, links against the toolkit and loads with every entry
+// point's signature checked: no GPU is needed until a function runs.
+TEST(CudaHost, ZooHostCodeBuildsLinksAndLoads) {
+  std::string why;
+  if (!cuda::nvrtc_available(&why)) GTEST_SKIP() << "no CUDA toolkit: " << why;
+  const CudaZoo& zoo = cuda_zoo();
+  jit::JitOptions options;
+  const char* dir = std::getenv("TENET_CACHE_DIR");
+  options.cache_dir = dir && *dir ? dir : std::string(TENET_BINARY_DIR) + "/tenet-cache";
+  const std::vector<jit::CompiledFunction> functions =
+      jit::jit_compile_unit(zoo.unit, zoo.module, zoo.names, options);
+  ASSERT_EQ(functions.size(), zoo.names.size());
+  EXPECT_NE(functions[0].unit().symbol("tenet__load_kernels"), nullptr);
+}
 
 // ptxas' report as the compiler writes it.
 TEST(Nvrtc, ParsesPtxasReports) {
