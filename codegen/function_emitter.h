@@ -80,6 +80,8 @@ class FunctionEmitter {
   void emit_body(Code& code);
   void emit_wrappers(Code& code) const;
   void emit_packed_wrappers(Code& code);
+  /// `<symbol>__error`: the message of the last failure in this thread.
+  void emit_error_entry(Code& code) const;
 
   // The loop tree (lower/loops.h), printed by cpp_loops.cpp.
   void print_block(Code& code, const lower::Block& block, Scope scope);
