@@ -8,17 +8,11 @@
 // checks on every CI run, without a GPU.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <map>
 
-#include "ad/grad.h"
-#include "driver/driver.h"
 #include "ir/interp.h"
-#include "jit/jit.h"
-#include "support/error.h"
+#include "tests/cuda/cuda_zoo.h"
 #include "tests/zoo/zoo_util.h"
 
 namespace tenet::zoo {
@@ -32,59 +26,13 @@ constexpr const char* kTarget = "cuda-emulated";
 // wrong index or a missing term gives errors of order 1.
 constexpr double kTolerance = 1e-4;
 
-jit::JitOptions jit_options() {
-  jit::JitOptions options;
-  const char* dir = std::getenv("TENET_CACHE_DIR");
-  options.cache_dir = dir && *dir ? dir : std::string(TENET_BINARY_DIR) + "/tenet-cache";
-  return options;
-}
-
-struct EmulatedZoo {
-  std::map<std::string, size_t> index;  // case_id -> position
-  std::vector<ir::Function> reference;
-  std::vector<jit::CompiledFunction> compiled;
-  std::string error;
-};
-
-// Every zoo gradient in one unit (one compiler run, cached across runs).
-const EmulatedZoo& emulated_zoo() {
-  static const EmulatedZoo zoo = [] {
-    EmulatedZoo z;
-    const auto start = std::chrono::steady_clock::now();
-    try {
-      ir::Module m;
-      std::vector<std::string> names;
-      for (const ZooCase& c : zoo_table()) {
-        const ir::Function* fn = zoo_module(c.file).find(c.fn);
-        TENET_ASSERT(fn, "zoo table: no function " + c.fn + " in " + c.file);
-        ir::Function grad = ad::differentiate(*fn, c.request);
-        grad.name = case_id(c) + "_grad";
-        z.index[case_id(c)] = names.size();
-        names.push_back(grad.name);
-        z.reference.push_back(grad.clone());
-        m.functions.push_back(std::move(grad));
-      }
-      driver::optimise(m, kTarget);
-      z.compiled = driver::jit_compile_together(m, names, jit_options(), kTarget);
-    } catch (const std::exception& e) {
-      z.error = e.what();
-    }
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf("[emulated zoo] %zu gradient functions built in %.1f s\n", z.reference.size(),
-                seconds);
-    return z;
-  }();
-  return zoo;
-}
-
 class EmulatedZooGrad : public ::testing::TestWithParam<ZooCase> {};
 
 TEST_P(EmulatedZooGrad, MatchesInterpreter) {
   const ZooCase& c = GetParam();
   const ir::Function* fn = zoo_module(c.file).find(c.fn);
   ASSERT_NE(fn, nullptr);
-  const EmulatedZoo& zoo = emulated_zoo();
+  const TargetZoo& zoo = zoo_on(kTarget);
   ASSERT_TRUE(zoo.error.empty()) << zoo.error;
   const size_t k = zoo.index.at(case_id(c));
   const ir::Function& grad = zoo.reference[k];
