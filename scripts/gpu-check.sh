@@ -19,6 +19,9 @@ log() { echo "[gpu-check $(date +%T)] $*" | tee -a "$out/summary.txt"; }
 if compgen -G "gpu-debs/*.deb" >/dev/null; then
   for deb in gpu-debs/*.deb; do dpkg -x "$deb" gpu-root; done
   prefix=$PWD/gpu-root/usr
+  # zlib1g-dev's libz.so points at Debian's exact libz.so.1.x: the image's instead.
+  libz=$(ls /lib/x86_64-linux-gnu/libz.so.1 /usr/lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -1)
+  [ -n "$libz" ] && ln -sf "$libz" "$prefix/lib/x86_64-linux-gnu/libz.so"
   export CMAKE_PREFIX_PATH=$prefix:$prefix/lib/x86_64-linux-gnu/cmake:${CMAKE_PREFIX_PATH:-}
   export CPATH=$prefix/include:${CPATH:-}
   export LIBRARY_PATH=$prefix/lib/x86_64-linux-gnu:${LIBRARY_PATH:-}
