@@ -66,33 +66,11 @@ void FunctionEmitter::emit_packed_wrappers(Code& code) {
     code.line("for (int i = 0; i < " + std::to_string(n_sizes) + "; ++i)");
     code.line("  if (sizes[i] < 0) return " + failure + ";");
   };
-
-  const bool checks = checks_indices() || on_device();
-  if (checks) emit_error_entry(code);
-  auto catch_index_error = [&] {  // after a try block's last statement or handler
-    code.line("  " + symbol_ + "__last_error = e.what();");
-    code.line("  return 3;");
-    if (!on_device()) return;
-    code.line("} catch (const std::exception& e) {  // the device runtime's failure");
-    code.line("  " + symbol_ + "__last_error = e.what();");
-    code.line("  return 4;");
-  };
+  if (checks_indices() || on_device()) emit_error_entry(code);
 
   code.open("extern \"C\" int " + symbol_ + "__packed(const int64_t* sizes, void* const* buffers)");
   check_sizes("1");
-  code.open("try");
-  if (on_device())
-    emit_device_call(code);
-  else
-    code.line(symbol_ + "(" + all + ");");
-  code.close("} catch (const std::bad_alloc&) {");
-  code.line("  return 2;");
-  if (checks) {
-    code.line("} catch (const tenet::IndexError& e) {");
-    catch_index_error();
-  }
-  code.line("}");
-  code.line("return 0;");
+  emit_packed_call(code, symbol_ + "(" + all + ");", true);
   code.close();
   code.line("");
 
@@ -105,19 +83,44 @@ void FunctionEmitter::emit_packed_wrappers(Code& code) {
   code.open("extern \"C\" int " + symbol_ +
             "__packed_with_workspace(const int64_t* sizes, void* const* buffers, void* workspace)");
   check_sizes("1");
-  const std::string call =
-      symbol_ + "__with_workspace(" + all + (all.empty() ? "" : ", ") + "workspace);";
-  if (checks) {
-    code.open("try");
-    code.line(call);
-    code.close("} catch (const tenet::IndexError& e) {");
-    catch_index_error();
-    code.line("}");
-  } else {
-    code.line(call);
-  }
-  code.line("return 0;");
+  // A GPU target's loaders pass host memory: the buffers are copied, the
+  // workspace is the device's (tenet_f__with_workspace takes device memory).
+  if (on_device()) code.line("(void)workspace;");
+  emit_packed_call(
+      code, symbol_ + "__with_workspace(" + all + (all.empty() ? "" : ", ") + "workspace);", false);
   code.close();
+}
+
+void FunctionEmitter::emit_packed_call(Code& code, const std::string& call, bool allocates) {
+  const bool checks = checks_indices() || on_device();
+  if (!checks && !allocates && !on_device()) {
+    code.line(call);
+    code.line("return 0;");
+    return;
+  }
+  code.open("try");
+  if (on_device())
+    emit_device_call(code);
+  else
+    code.line(call);
+  if (allocates || on_device()) {
+    code.close("} catch (const std::bad_alloc&) {");
+    code.line("  return 2;");
+    if (checks) code.line("} catch (const tenet::IndexError& e) {");
+  } else {
+    code.close("} catch (const tenet::IndexError& e) {");
+  }
+  if (checks) {
+    code.line("  " + symbol_ + "__last_error = e.what();");
+    code.line("  return 3;");
+  }
+  if (on_device()) {
+    code.line("} catch (const std::exception& e) {  // the device runtime's failure");
+    code.line("  " + symbol_ + "__last_error = e.what();");
+    code.line("  return 4;");
+  }
+  code.line("}");
+  code.line("return 0;");
 }
 
 void FunctionEmitter::emit_error_entry(Code& code) const {

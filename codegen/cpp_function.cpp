@@ -303,7 +303,13 @@ std::string FunctionEmitter::declarations() const {
   code.line("int " + symbol_ + "__packed(const int64_t* sizes, void* const* buffers);");
   code.line("/// " + symbol_ + "__workspace_bytes with packed sizes; -1 for a negative size.");
   code.line("int64_t " + symbol_ + "__packed_workspace_bytes(const int64_t* sizes);");
-  code.line("/// " + symbol_ + "__with_workspace with packed arguments: allocates nothing.");
+  if (on_device()) {
+    code.line("/// The packed entry points take host buffers, copied to the device and back");
+    code.line("/// (the workspace is the device's); " + symbol_ +
+              "__with_workspace takes device memory.");
+  } else {
+    code.line("/// " + symbol_ + "__with_workspace with packed arguments: allocates nothing.");
+  }
   code.line("/// Returns 0, or 1 for a negative size.");
   code.line(
       "int " + symbol_ +

@@ -59,7 +59,7 @@ std::vector<py::array> run_kernel(Kernel& k, const std::vector<py::array>& input
 
 std::unique_ptr<Kernel> compile(const CheckedProgram& p, const Variant& v,
                                 const std::string& cache_dir, const std::string& cxx, bool openmp,
-                                bool verbose, bool index_checks) {
+                                bool verbose, bool index_checks, const std::string& target) {
   jit::JitOptions options;
   options.cache_dir = cache_dir;
   options.cxx = cxx;
@@ -67,7 +67,7 @@ std::unique_ptr<Kernel> compile(const CheckedProgram& p, const Variant& v,
   options.cpp.index_checks = index_checks;
   options.verbose = verbose;
   py::gil_scoped_release release;
-  return p.compile(v, options);
+  return p.compile(v, options, target);
 }
 
 std::vector<py::array> interpret(const CheckedProgram& p, const Variant& v,
@@ -274,7 +274,8 @@ PYBIND11_MODULE(_tenet, m) {
       .def("info", &CheckedProgram::info, py::arg("variant"))
       .def("unparse", &CheckedProgram::unparse, py::arg("variant"))
       .def("compile", &compile, py::arg("variant"), py::arg("cache_dir") = "", py::arg("cxx") = "",
-           py::arg("openmp") = true, py::arg("verbose") = false, py::arg("index_checks") = true)
+           py::arg("openmp") = true, py::arg("verbose") = false, py::arg("index_checks") = true,
+           py::arg("target") = driver::kDefaultTarget)
       .def("interpret", &interpret, py::arg("variant"), py::arg("inputs"), py::arg("sizes"))
       .def(
           "random_inputs",

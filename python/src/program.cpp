@@ -90,9 +90,10 @@ std::string CheckedProgram::unparse(const Variant& v) const {
   return lang::unparse(derive(v));
 }
 
-std::unique_ptr<Kernel> CheckedProgram::compile(const Variant& v,
-                                                const jit::JitOptions& options) const {
-  const driver::Request r = request(v, "");
+std::unique_ptr<Kernel> CheckedProgram::compile(const Variant& v, const jit::JitOptions& options,
+                                                const std::string& target) const {
+  driver::Request r = request(v, "");
+  r.target = target;  // a UsageError for an unknown one
   const driver::Compilation c = driver::compile(r, front_);
   return std::make_unique<Kernel>(driver::load(r, c, options).at(0),
                                   describe(c.derived.functions.at(0)));

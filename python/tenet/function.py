@@ -43,7 +43,11 @@ Signature = collections.namedtuple("Signature", "name size_params inputs outputs
 
 # The JIT options that change what a compiled function does (not where it is cached or
 # how much it prints): part of Function.key.
-_BEHAVIOUR_OPTIONS = ("index_checks", "openmp", "cxx")
+_BEHAVIOUR_OPTIONS = ("index_checks", "openmp", "cxx", "target")
+
+# compile(target=...): the driver's target of each (driver/target.h, docs/cuda.md). The GPU
+# targets take and return host arrays (numpy, CPU tensors), copied to the device and back.
+_TARGETS = {"cpu": "cpp", "cuda-emulated": "cuda-emulated", "cuda": "cuda"}
 
 
 def _signature(info):
@@ -341,11 +345,14 @@ def compile(source, entry=None, target="cpu", *, sizes=None, filename="<string>"
     ``index_checks=False`` leaves out the run-time range checks of computed indices
     (data-dependent reads such as ``W(tokens(b, l), d)``): for release code whose
     index data is known to be in range, since an index out of range then reads
-    outside its tensor."""
-    if target != "cpu":
-        raise ValueError(f"unknown target {target!r} (supported: 'cpu')")
+    outside its tensor. ``target``: "cpu" (C++ with OpenMP), "cuda" (kernels on an NVIDIA
+    GPU; without one, an error saying so) or "cuda-emulated" (the same kernels
+    run on the CPU by the grid emulator, docs/cuda.md)."""
+    if target not in _TARGETS:
+        raise ValueError(f"unknown target {target!r} (targets: "
+                         f"{', '.join(repr(t) for t in _TARGETS)})")
     program = load(source, filename)
-    jit = {"cache_dir": _text(cache_dir, "cache_dir", optional=True),
+    jit = {"target": _TARGETS[target], "cache_dir": _text(cache_dir, "cache_dir", optional=True),
            "cxx": _text(cxx, "cxx", optional=True), "openmp": _flag(openmp, "openmp"),
            "verbose": _flag(verbose, "verbose"), "index_checks": _flag(index_checks, "index_checks")}
     function = Function(program, source, pick_entry(program, entry), sizes=checked_sizes(sizes),
