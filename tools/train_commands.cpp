@@ -139,6 +139,18 @@ void add_model_options(Args& a) {
   a.option("data", "DIR", "MNIST folder: train-*/t10k-* IDX files, .gz or not",
            "the bundled data/mnist-sample");
   a.flag("verbose", "print the JIT's compiler commands and cache hits");
+  a.option("device", "cpu|cuda|cuda-emulated",
+           "where the steps run: the CPU, an NVIDIA GPU, or the GPU's kernels emulated on the CPU "
+           "(checkpoints are the same files)",
+           "cpu");
+}
+
+/// --device as a code target (driver/target.h).
+std::string device_target(const Args& a) {
+  const std::string device = a.get("device");
+  if (device == "cpu") return driver::kDefaultTarget;
+  if (device == "cuda" || device == "cuda-emulated") return device;
+  throw UsageError("--device must be cpu, cuda or cuda-emulated, not '" + device + "'");
 }
 
 std::string data_dir(const Args& a) {
@@ -225,7 +237,7 @@ int cmd_train(const std::vector<std::string>& argv) {
   RunOptions options = run_options(a, model_path, saved ? &*saved : nullptr);
 
   // The model's directives and the data before anything compiles.
-  TrainableModel model(model_path, a.is_set("verbose"));
+  TrainableModel model(model_path, a.is_set("verbose"), device_target(a));
   show_warnings(model);
   HyperParams hyper =
       saved ? train::resumed_hyper_params(HyperParams::from_map(saved->metadata, options.resume),
@@ -257,7 +269,7 @@ int cmd_eval(const std::vector<std::string>& argv) {
   int64_t limit = parse_int("--limit", a.get("limit"), 0, INT64_MAX);
   train::MnistDataset test = train::load_mnist_dir(data_dir(a), train::MnistSplit::Test, limit);
 
-  TrainableModel model(model_path, a.is_set("verbose"));
+  TrainableModel model(model_path, a.is_set("verbose"), device_target(a));
   show_warnings(model);
   model.load_weights(checkpoint);
   DatasetEvaluation e = train::evaluate_dataset(model, test, batch);
@@ -299,7 +311,7 @@ int cmd_predict(const std::vector<std::string>& argv) {
       data.images.data<float>()[i] = float(pixels.data<uint8_t>()[i]) / 255.0f;
     data.labels = Tensor(ElemType::I32, {n});  // unknown: zeros, not printed
   }
-  TrainableModel model(model_path, a.is_set("verbose"));
+  TrainableModel model(model_path, a.is_set("verbose"), device_target(a));
   show_warnings(model);
   model.load_weights(checkpoint);
 

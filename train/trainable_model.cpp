@@ -2,6 +2,8 @@
 // compiled gradient and evaluation programs.
 #include "train/trainable_model.h"
 
+#include "driver/target.h"
+
 #include <cstdio>
 #include <cstring>
 
@@ -33,8 +35,9 @@ driver::Request training_request(const std::string& path, const ModelSpec& spec)
   return request;
 }
 
-TrainableModel::TrainableModel(const std::string& path, bool verbose)
-    : path_(path), verbose_(verbose) {
+TrainableModel::TrainableModel(const std::string& path, bool verbose, const std::string& target)
+    : path_(path), verbose_(verbose), target_(target) {
+  driver::find_target(target);  // an unknown one, before any work
   driver::Request request;
   request.path = path;
   front_ = driver::front_end(request);
@@ -71,7 +74,8 @@ void TrainableModel::load_weights(const std::string& path) {
 
 void TrainableModel::compile() {
   if (!compiled_.empty()) return;
-  const driver::Request request = training_request(path_, spec_);
+  driver::Request request = training_request(path_, spec_);
+  request.target = target_;
   jit::JitOptions jit;
   jit.verbose = verbose_;
   compiled_ = driver::load(request, driver::compile(request, front_), jit);

@@ -51,8 +51,11 @@ class TrainableModel {
  public:
   /// Loads and checks `path` and its directives (CompileError for either);
   /// the programs are compiled on first use. `verbose` prints the JIT's
-  /// cache hits and compiler commands.
-  TrainableModel(const std::string& path, bool verbose);
+  /// cache hits and compiler commands. `target`: the code target the
+  /// programs are compiled for (driver/target.h: cpp; cuda, cuda-emulated:
+  /// docs/cuda.md), their parameters and data in host memory whatever it is.
+  TrainableModel(const std::string& path, bool verbose,
+                 const std::string& target = driver::kDefaultTarget);
 
   const std::string& path() const { return path_; }
   const ModelSpec& spec() const { return spec_; }
@@ -119,7 +122,8 @@ class TrainableModel {
   std::shared_ptr<const SourceFile> file_;
   ModelSpec spec_;
   ParameterStore params_;
-  std::vector<jit::CompiledFunction> compiled_;        // kGradient, kEvaluation
+  std::vector<jit::CompiledFunction> compiled_;  // kGradient, kEvaluation
+  std::string target_;
   std::map<std::pair<size_t, int64_t>, Bound> bound_;  // by (program, batch size)
 };
 
