@@ -312,7 +312,13 @@ void emit_project(const codegen::CppUnit& code, const ir::Function& first, const
   std::vector<ProjectFile> files = {{code.header_name, code.header},
                                     {code.source_name, code.source}};
   for (ProjectFile& f : runtime_header_files()) files.push_back(std::move(f));
-  files.push_back({"CMakeLists.txt", cmake_lists(unit, code.uses_gemm)});
+  if (code.uses_cuda) {  // the CUDA target: the kernels and how nvcc builds them
+    files.push_back({code.kernels_name, code.kernels});
+    files.push_back({"CMakeLists.txt", cmake_lists_cuda(unit)});
+    files.push_back({"embed_kernels.cmake", embed_kernels_cmake()});
+  } else {
+    files.push_back({"CMakeLists.txt", cmake_lists(unit, code.uses_gemm)});
+  }
   files.push_back({"README.md", readme(unit, code, first)});
   write_project(files, dir, overwrite);
 }

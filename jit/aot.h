@@ -46,6 +46,11 @@ void write_project(const std::vector<ProjectFile>& files, const std::string& dir
 /// code, which calls tenet::gemm) with TENET_GEMM_CBLAS, or leave
 /// tenet_gemm.h's plain loops when none is found; `project` names it in the
 /// message.
+/// The CUDA target's project (CppUnit::uses_cuda; aot_cuda.cpp): its
+/// CMakeLists.txt, and the CMake script that embeds the kernels' fatbin.
+std::string cmake_lists_cuda(const std::string& unit);
+std::string embed_kernels_cmake();
+
 std::string cmake_blas_lines(const std::string& objects, const std::string& libraries,
                              const std::string& project);
 

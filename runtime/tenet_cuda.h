@@ -67,6 +67,17 @@ inline Unit& unit() {
   return u;
 }
 
+/// Loads the unit's kernels (a cubin or fatbin for this GPU) once, before any call.
+inline void load_kernels(const void* cubin) {
+  if (!unit().kernels)
+    check(cudaLibraryLoadData(&unit().kernels, cubin, nullptr, nullptr, 0, nullptr, nullptr, 0),
+          "loading the unit's kernels");
+}
+
+/// An emitted project's kernels, embedded by its build (jit/aot_cuda.cpp);
+/// undefined (null) where the loader hands them over instead.
+extern "C" __attribute__((weak)) const unsigned char tenet__kernels_image[];
+
 /// A kernel of the unit's .cu, found by name at its first launch.
 class Kernel {
  public:
@@ -74,6 +85,7 @@ class Kernel {
   const char* name() const { return name_; }
   cudaKernel_t handle() {
     if (!handle_) {
+      if (!unit().kernels && tenet__kernels_image) load_kernels(tenet__kernels_image);
       if (!unit().kernels) throw Error(std::string(name_) + ": the unit's kernels are not loaded");
       check(cudaLibraryGetKernel(&handle_, unit().kernels, name_), name_);
     }
@@ -216,13 +228,6 @@ class Buffer {
   size_t bytes_;
   void* device_ = nullptr;
 };
-
-/// Loads the unit's kernels (a cubin for this GPU) once, before any call.
-inline void load_kernels(const void* cubin) {
-  if (!unit().kernels)
-    check(cudaLibraryLoadData(&unit().kernels, cubin, nullptr, nullptr, 0, nullptr, nullptr, 0),
-          "loading the unit's kernels");
-}
 
 }  // namespace tenet::cuda
 

@@ -187,11 +187,12 @@ int cmd_run(const std::vector<std::string>& argv) {
 }
 
 int cmd_emit(const std::vector<std::string>& argv) {
-  Args a("emit", "FILE --target cpp -o DIR [--fn NAME | --train]",
+  Args a("emit", "FILE --target cpp|cuda -o DIR [--fn NAME | --train]",
          "Writes standalone C++17 sources for FILE's functions, with the runtime\n"
-         "headers they need and a CMakeLists.txt that builds them on their own; with\n"
+         "headers they need and a CMakeLists.txt that builds them on their own (with\n"
+         "--target cuda: host code and CUDA kernels, built with the CUDA toolkit); with\n"
          "--train, a project that trains and runs the model with no Python or Tenet.");
-  a.option("target", "cpp", "the code generator (a C++ project: cpp only)", "cpp");
+  a.option("target", "cpp|cuda", "the code generator: C++ for the CPU, or CUDA", "cpp");
   a.option("o", "DIR", "output directory");
   a.option("fn", "NAME", "emit only this function (default: every function)");
   a.flag("no-openmp", "emit serial code");
@@ -204,9 +205,14 @@ int cmd_emit(const std::vector<std::string>& argv) {
          "train and predict programs (docs/standalone.md)");
   add_common_options(a);
   if (!a.parse(argv)) return 0;
-  // An unknown target lists the known ones; a project is C++ for the CPU.
-  if (driver::find_target(a.get("target")).name != std::string("cpp"))
-    throw UsageError("tenet emit writes C++ projects: --target must be 'cpp'");
+  // An unknown target lists the known ones; a project is for the CPU or CUDA.
+  const std::string target = driver::find_target(a.get("target")).name;
+  if (target != "cpp" && target != "cuda")
+    throw UsageError(
+        "tenet emit writes projects for the CPU or CUDA: --target must be 'cpp' or "
+        "'cuda'");
+  if (target == "cuda" && a.is_set("train"))
+    throw UsageError("--train projects are for the CPU so far: --target cuda emits functions");
   if (!a.is_set("o")) throw UsageError("emit needs an output directory: -o DIR");
   std::string path = require_file(a);
   if (a.is_set("train")) {
@@ -222,8 +228,8 @@ int cmd_emit(const std::vector<std::string>& argv) {
     std::cout << "wrote " << a.get("o") << " (" << name << "_train.h, train, predict)\n";
     return 0;
   }
-  driver::Compilation front = front_end(path, a.get("dump-after"));
-  driver::Request r = request(path, a.get("dump-after"));
+  driver::Compilation front = front_end(path, a.get("dump-after"), target);
+  driver::Request r = request(path, a.get("dump-after"), target);
   std::vector<std::string> fns = chosen_functions(front, a.get("fn"));
   for (const std::string& name : fns) r.functions.push_back({name, std::nullopt});
   r.emit_code = true;

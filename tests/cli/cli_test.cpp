@@ -179,6 +179,30 @@ TEST_F(Cli, DumpAfterAll) {
   EXPECT_EQ(env.err.find("after check"), std::string::npos) << env.err;
 }
 
+// The CUDA target's project (docs/cuda.md): host code, the kernels' .cu and
+// a CMakeLists.txt that needs only the CUDA toolkit; built here (nvcc needs
+// no GPU), the kernels embedded in the library. Without a toolkit, skipped.
+TEST_F(Cli, EmitCudaBuildsWithTheToolkitAlone) {
+  if (run_command("command -v nvcc || test -x /usr/local/cuda/bin/nvcc").exit_code != 0)
+    GTEST_SKIP() << "no CUDA toolkit (nvcc) here";
+  write("squash.tn", kSquash);
+  CommandResult r = run_in_dir("emit squash.tn --target cuda -o out");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* file : {"tenet_squash.cu", "tenet_squash.cpp", "tenet_cuda.h",
+                           "tenet_cuda_device.h", "embed_kernels.cmake"})
+    EXPECT_TRUE(fs::exists(dir_ / "out" / file)) << file;
+  CommandResult build = run_command(
+      "PATH=$PATH:/usr/local/cuda/bin cmake -S " + (dir_ / "out").string() + " -B " +
+      (dir_ / "out-build").string() + " >/dev/null && cmake --build " +
+      (dir_ / "out-build").string() + " >/dev/null && nm -D " +
+      (dir_ / "out-build" / "libtenet_squash.so").string() + " | grep -c tenet__kernels_image");
+  EXPECT_EQ(build.exit_code, 0) << build.out << build.err;
+  EXPECT_EQ(build.out, "1\n");
+  CommandResult train = run_in_dir("emit squash.tn --target cuda --train -o out2");
+  EXPECT_EQ(train.exit_code, 1);
+  EXPECT_NE(train.err.find("--train projects are for the CPU so far"), std::string::npos);
+}
+
 TEST_F(Cli, EmitBuildsStandalone) {
   write("squash.tn", kSquash);
   CommandResult r = run_in_dir("emit squash.tn --target cpp -o out");
