@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "support/error.h"
 
@@ -168,6 +169,24 @@ std::string Namer::take_free(const std::string& base) {
     name = base + (base.back() == '_' ? "" : "_") + std::to_string(n);
   used_.insert(name);
   return name;
+}
+
+std::vector<std::string> words_of(const std::string& text) {
+  auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (size_t at = 0; at < text.size();) {
+    if (!is_word(text[at])) {
+      ++at;
+      continue;
+    }
+    size_t end = at;
+    while (end < text.size() && is_word(text[end])) ++end;
+    std::string word = text.substr(at, end - at);
+    if (seen.insert(word).second) out.push_back(std::move(word));
+    at = end;
+  }
+  return out;
 }
 
 }  // namespace tenet::codegen::detail

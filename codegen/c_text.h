@@ -106,6 +106,10 @@ std::string output_name(const ir::Function& fn, size_t i);
 /// (ir::Function::updated_input): the ABI passes it as that output's buffer.
 bool is_updated_input(const ir::Function& fn, size_t k);
 
+/// The words of C++ text (maximal runs of letters, digits and '_'; numbers
+/// too), each once, in the order they first appear.
+std::vector<std::string> words_of(const std::string& text);
+
 /// `name` made into a valid C identifier: characters other than letters,
 /// digits and '_' as '_', runs of '_' as one; a name that would be empty or
 /// start with a digit gets a leading 'v'. Not injective ("a.b" and "a_b" both

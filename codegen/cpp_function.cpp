@@ -16,20 +16,10 @@ namespace {
 /// at most this many symbolic factors, else the next extent times the next stride.
 constexpr size_t kMaxStrideFactors = 8;
 
-/// The identifiers `text` mentions (maximal runs of letters, digits and '_'),
-/// so that asking whether it mentions a name does not scan it per name.
+/// The identifiers `text` mentions, so that asking whether it mentions a
+/// name does not scan it per name.
 void add_identifiers(const std::string& text, std::unordered_set<std::string>& out) {
-  auto is_ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  for (size_t at = 0; at < text.size();) {
-    if (!is_ident(text[at])) {
-      ++at;
-      continue;
-    }
-    size_t end = at;
-    while (end < text.size() && is_ident(text[end])) ++end;
-    out.insert(text.substr(at, end - at));
-    at = end;
-  }
+  for (std::string& word : words_of(text)) out.insert(std::move(word));
 }
 
 std::string c_type(ElemType t) {

@@ -19,27 +19,6 @@ std::string c_type(ElemType t) {
   return std::string(c_type_name(t));
 }
 
-/// The identifiers of `text` (maximal runs of letters, digits and '_' that
-/// start with a letter or '_'), each once, in order of first appearance.
-std::vector<std::string> identifiers_in_order(const std::string& text) {
-  auto is_ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  std::vector<std::string> out;
-  std::set<std::string> seen;
-  for (size_t at = 0; at < text.size();) {
-    if (!is_ident(text[at])) {
-      ++at;
-      continue;
-    }
-    size_t end = at;
-    while (end < text.size() && is_ident(text[end])) ++end;
-    const bool number = std::isdigit(static_cast<unsigned char>(text[at]));
-    std::string word = text.substr(at, end - at);
-    if (!number && seen.insert(word).second) out.push_back(std::move(word));
-    at = end;
-  }
-  return out;
-}
-
 /// The tensors the assignments of `block` write.
 void written_tensors(const lower::Block& block, std::set<const ir::Value*>& out) {
   for (const lower::Node& n : block) {
@@ -126,8 +105,8 @@ std::vector<std::pair<std::string, std::string>> FunctionEmitter::kernel_paramet
   }
   if (checks_indices()) known[kIndexFault] = "tenet::IndexFault&";
   std::vector<std::pair<std::string, std::string>> params;
-  for (const std::string& word : identifiers_in_order(text)) {
-    if (kernel_locals_.count(word)) continue;  // the kernel declares it
+  for (const std::string& word : words_of(text)) {  // numbers match no name
+    if (kernel_locals_.count(word)) continue;       // the kernel declares it
     if (auto it = known.find(word); it != known.end()) params.emplace_back(it->second, word);
   }
   return params;

@@ -118,33 +118,33 @@ void copy(const T* from, int64_t count, T* to) {
           "copying between device buffers");
 }
 
+/// cuBLAS' GEMM of each element type.
+inline cublasStatus_t blas_gemm(cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n,
+                                int64_t k, const float* alpha, const float* a, int64_t lda,
+                                const float* b, int64_t ldb, const float* beta, float* c,
+                                int64_t ldc) {
+  return cublasSgemm_64(unit().blas_handle(), ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+inline cublasStatus_t blas_gemm(cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n,
+                                int64_t k, const double* alpha, const double* a, int64_t lda,
+                                const double* b, int64_t ldb, const double* beta, double* c,
+                                int64_t ldc) {
+  return cublasDgemm_64(unit().blas_handle(), ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
 /// tenet_gemm.h's interface (row-major C = alpha op(A) op(B) + beta C) on
 /// cuBLAS, which is column-major: C^T = op(B)^T op(A)^T. Leading dimensions
 /// of matrices with at most one row are raised to what BLAS requires.
-inline void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-                 const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
-                 int64_t ldc) {
+template <typename T>
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+          int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
   lda = std::max<int64_t>({lda, trans_a ? m : k, 1});
   ldb = std::max<int64_t>({ldb, trans_b ? k : n, 1});
   ldc = std::max<int64_t>({ldc, n, 1});
-  check(cublasSgemm_64(unit().blas_handle(), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                       trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, ldb, a, lda, &beta,
-                       c, ldc),
-        "cublasSgemm");
-}
-
-inline void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
-                 const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
-                 int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  lda = std::max<int64_t>({lda, trans_a ? m : k, 1});
-  ldb = std::max<int64_t>({ldb, trans_b ? k : n, 1});
-  ldc = std::max<int64_t>({ldc, n, 1});
-  check(cublasDgemm_64(unit().blas_handle(), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                       trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, ldb, a, lda, &beta,
-                       c, ldc),
-        "cublasDgemm");
+  check(blas_gemm(trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k,
+                  &alpha, b, ldb, a, lda, &beta, c, ldc),
+        "cuBLAS GEMM");
 }
 
 /// Device memory for the temporaries (cudaMalloc aligns to 256 bytes).
