@@ -219,8 +219,9 @@ int cmd_gradcheck(const std::vector<std::string>& argv) {
          "  1. the interpreter's gradients in float64 against central finite\n"
          "     differences (entries at kinks and ties are warned about, and pass\n"
          "     when they lie between the one-sided derivatives);\n"
-         "  2. the compiled float32 program (C++ JIT) against the interpreter in\n"
-         "     float32: every output and gradient within 1e-4 of its largest value.\n"
+         "  2. the compiled float32 program (C++ JIT, or --backend's) against the\n"
+         "     interpreter in float32: every output and gradient within 1e-4 of its\n"
+         "     largest value.\n"
          "Prints a table for each; the exit status is 1 if anything fails.");
   a.option("fn", "NAME", "the function (needed when FILE has several entry functions)");
   a.option("sizes", "N=V,...", "size parameters, e.g. B=2,N=3");
@@ -228,9 +229,14 @@ int cmd_gradcheck(const std::vector<std::string>& argv) {
   add_grad_request_options(a);
   a.option("max-entries", "N", "check at most N entries per input, evenly spread (0: all)", "0");
   a.option("tolerance", "T", "largest relative error against finite differences", "1e-4");
+  a.option("backend", "NAME", "the code target of step 2: " + driver::target_names(),
+           driver::kDefaultTarget);
   a.flag("verbose", "print compiler commands and cache hits");
   add_common_options(a);
   if (!a.parse(argv)) return 0;
+  if (a.get("backend") == "interp")
+    throw UsageError("--backend of gradcheck is a code target (" + driver::target_names() +
+                     "): the interpreter is what it checks against");
 
   // Differentiating first reports a bad request (integer input, non-scalar
   // output, unknown name) with its source location before anything runs.
@@ -264,7 +270,9 @@ int cmd_gradcheck(const std::vector<std::string>& argv) {
   jit::JitOptions jit;
   jit.verbose = a.is_set("verbose");
   std::vector<Tensor> got = driver::load(g.request, g.compiled, jit).at(0).run(inputs, sizes);
-  std::cout << "\ncompiled (C++, float32) against the interpreter (float32)\n"
+  const std::string& target = g.request.target;
+  std::cout << "\ncompiled (" << (target == driver::kDefaultTarget ? "C++" : target)
+            << ", float32) against the interpreter (float32)\n"
             << row("output/gradient", "max abs err", "rel to max", "pass");
   bool compiled_pass = true;
   std::vector<std::string> problems;

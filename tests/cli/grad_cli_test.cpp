@@ -236,6 +236,13 @@ TEST_F(GradCli, GradcheckPasses) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("\ngradcheck conv_loss: ok\n"), std::string::npos) << r.out;
+  // Step 2 on the CUDA target's kernels, emulated on the CPU (docs/cuda.md).
+  CommandResult emulated =
+      run_in_source("gradcheck models/softmax.tn --vjp --sizes N=3,K=4 --backend cuda-emulated");
+  EXPECT_EQ(emulated.exit_code, 0) << emulated.out << emulated.err;
+  EXPECT_NE(emulated.out.find("compiled (cuda-emulated, float32) against the interpreter"),
+            std::string::npos)
+      << emulated.out;
 
   r = run_in_source("gradcheck models/softmax.tn --vjp --sizes N=3,K=4 --max-entries 5");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
