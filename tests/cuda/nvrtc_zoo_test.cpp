@@ -7,11 +7,13 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include "ad/grad.h"
 #include "codegen/cpp.h"
 #include "cuda/nvrtc.h"
 #include "driver/driver.h"
+#include "driver/front_end.h"
 #include "jit/jit.h"
 #include "support/error.h"
 #include "tests/zoo/zoo_util.h"
@@ -84,6 +86,46 @@ TEST_P(NvrtcZoo, EveryKernelCompilesWithinBudgets) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, NvrtcZoo, ::testing::Values("sm_90", "sm_80"));
+
+// The models of models/ (CapsNet, the MNIST CNN, ...): every function of
+// each file and its vector-Jacobian products, printed by the cuda target and
+// compiled by NVRTC for sm_90 within the same budgets.
+TEST(NvrtcModels, EveryModelsKernelsCompile) {
+  std::string why;
+  if (!cuda::nvrtc_available(&why)) GTEST_SKIP() << why;
+  size_t files = 0, kernels = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(TENET_SOURCE_DIR) + "/models")) {
+    if (entry.path().extension() != ".tn") continue;
+    driver::Request front_request;
+    front_request.path = entry.path().string();
+    front_request.target = "cuda";
+    const driver::Compilation front = driver::front_end(front_request);
+    driver::Request r = front_request;
+    ad::GradRequest vjp;
+    vjp.vjp = true;
+    for (const ir::Function& f : front.checked->functions) {
+      r.functions.push_back({f.name, std::nullopt});
+      bool float_output = false, float_input = false;
+      for (const ir::ValuePtr& v : f.outputs) float_output = float_output || is_float(v->type);
+      for (const ir::ValuePtr& v : f.inputs) float_input = float_input || is_float(v->type);
+      if (float_output && float_input) r.functions.push_back({f.name, vjp});
+    }
+    r.emit_code = true;
+    const driver::Compilation c = driver::compile(r, front);
+    ASSERT_TRUE(c.cpp.has_value()) << entry.path();
+    const cuda::DeviceCode code =
+        cuda::compile_kernels(c.cpp->kernels, c.cpp->kernels_name, "sm_90");
+    for (const cuda::KernelResources& k : code.kernels) {
+      EXPECT_LE(k.spill_store_bytes + k.spill_load_bytes, kSpillBudget) << k.name;
+      EXPECT_EQ(k.shared_bytes, 0) << k.name;
+    }
+    ++files;
+    kernels += code.kernels.size();
+  }
+  EXPECT_GE(files, 10u);
+  std::printf("[nvrtc] %zu kernels of %zu models for sm_90\n", kernels, files);
+}
 
 // The host side of the same unit (runtime/tenet_cuda.h: launches through
 // the CUDA runtime, GEMMs through cuBLAS, buffers copied to the device and
