@@ -90,6 +90,13 @@ std::string CheckedProgram::unparse(const Variant& v) const {
   return lang::unparse(derive(v));
 }
 
+codegen::CppUnit CheckedProgram::cuda_unit(const Variant& v) const {
+  driver::Request r = request(v, "");
+  r.target = "cuda";
+  r.emit_code = true;
+  return *driver::compile(r, front_).cpp;
+}
+
 std::unique_ptr<Kernel> CheckedProgram::compile(const Variant& v, const jit::JitOptions& options,
                                                 const std::string& target) const {
   driver::Request r = request(v, "");

@@ -78,6 +78,8 @@ class CheckedProgram {
   /// The variant as source in the language (lang/unparse.h).
   std::string unparse(const Variant& v) const;
   /// Optimises and JIT-compiles the variant (a cache hit runs no compiler).
+  /// The variant printed by the `cuda` target (its kernels: CppUnit::kernels).
+  codegen::CppUnit cuda_unit(const Variant& v) const;
   std::unique_ptr<Kernel> compile(const Variant& v, const jit::JitOptions& options,
                                   const std::string& target = driver::kDefaultTarget) const;
   /// Runs the variant in the reference interpreter (float64 math for a float64 variant).

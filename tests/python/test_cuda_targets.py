@@ -57,3 +57,29 @@ def test_cuda_runs_or_says_why_not():
 def test_unknown_target_lists_the_targets():
     with pytest.raises(ValueError, match="unknown target 'gpu'.*'cuda-emulated'"):
         tenet.compile(SOFTMAX, target="gpu")
+
+
+@pytest.mark.parametrize("name", sorted(__import__("test_import_models").MODELS))
+def test_imported_models_kernels_compile_with_nvrtc(name):
+    """Tier T0 for imported models (docs/cuda.md): the vector-Jacobian program of every
+    model of test_import_models in training mode (its forward and its backward), printed by the
+    cuda target, compiles with NVRTC for sm_90 within the budgets of
+    tests/cuda/nvrtc_zoo_test.cpp."""
+    torch = pytest.importorskip("torch")
+    from tenet import _tenet
+    from tenet.function import grad_request, load
+
+    torch.manual_seed(0)
+    model, args = __import__("test_import_models").MODELS[name]()
+    program = tenet.from_torch(model, args)
+    checked = load(program.source, "model.tn")
+    entry = program.entry(True)
+    variant = _tenet.Variant(entry, grad=grad_request(None, None, vjp=True))
+    try:
+        report = _tenet.cuda_kernel_report(checked, variant, "sm_90")
+    except RuntimeError as e:  # no CUDA toolkit here
+        pytest.skip(str(e))
+    assert report["kernels"] > 0
+    assert report["max_spill_bytes"] <= 64, report
+    assert report["max_shared_bytes"] == 0, report
+    assert report["max_registers"] * 256 <= 65536, report
