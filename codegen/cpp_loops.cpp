@@ -168,9 +168,9 @@ std::string FunctionEmitter::parallel_text(const lower::ParallelWork& work,
 }
 
 void FunctionEmitter::print_block(Code& code, const lower::Block& block, Scope scope) {
-  const std::set<std::string> host_vars = host_vars_;  // a C++ block: its locals end with it
+  const size_t host_vars = host_vars_.size();  // a C++ block: its locals end with it
   for (const lower::Node& n : block) print_node(code, n, scope);
-  if (thread_.empty()) host_vars_ = host_vars;
+  host_vars_.resize(host_vars);
 }
 
 void FunctionEmitter::print_node(Code& code, const lower::Node& n, Scope& scope) {
@@ -231,8 +231,10 @@ void FunctionEmitter::print_node(Code& code, const lower::Node& n, Scope& scope)
     case NodeKind::CarriedLoop:
       var_names_.resize(std::max(var_names_.size(), size_t(n.var.id) + 1));
       var_names_[size_t(n.var.id)] = loop_vars_.at(n.stmt->loop.get());
-      host_vars_.insert(var_name(n.var));
-      return emit_loop(code, n, scope);
+      host_vars_.push_back(var_name(n.var));
+      emit_loop(code, n, scope);
+      host_vars_.pop_back();  // its variable ends with it
+      return;
     case NodeKind::Kernel:
       return print_kernel(code, n, scope);
   }
@@ -242,7 +244,8 @@ void FunctionEmitter::print_for(Code& code, const lower::Node& n, const Scope& s
   if (n.loop_kind == lower::LoopKind::GpuThread) return print_grid_loop(code, n, scope);
   declare(n.var);
   const std::string v = var_name(n.var);  // a copy: the body's declarations grow var_names_
-  if (thread_.empty()) host_vars_.insert(v);
+  const size_t host_vars = host_vars_.size();
+  if (thread_.empty()) host_vars_.push_back(v);
   if (n.loop_kind == lower::LoopKind::Parallel && n.parallel)
     code.line(parallel_text(*n.parallel, scope));
   const bool device = options_.kernels == CppOptions::Kernels::Cuda && !thread_.empty();
@@ -254,7 +257,7 @@ void FunctionEmitter::print_for(Code& code, const lower::Node& n, const Scope& s
             wrap(index_text(n.end, scope), kPrecRelational + 1) + "; " + step + ")");
   print_block(code, n.body, scope);
   code.close();
-  if (thread_.empty()) host_vars_.erase(v);  // out of scope
+  host_vars_.resize(host_vars);  // its variable ends with it
 }
 
 void FunctionEmitter::print_statement(Code& code, const lower::Node& n, const Scope& scope) {
@@ -299,7 +302,7 @@ void FunctionEmitter::print_let(Code& code, const lower::Node& n, Scope& scope) 
   declare(n.var);
   const std::string& v = var_name(n.var);
   if (n.index) {
-    if (thread_.empty()) host_vars_.insert(v);
+    if (thread_.empty()) host_vars_.push_back(v);
     std::string line = "const int64_t " + v + " = " + index_text(n.index, scope).text;
     for (const auto& [more, value] : n.more) {
       declare(more);

@@ -213,7 +213,7 @@ class FunctionEmitter {
   std::vector<std::string> kernels_;
   std::string thread_;
   bool outermost_grid_loop_ = false;     // the next grid loop printed is the kernel's first
-  std::set<std::string> host_vars_;      // in scope where the host code is printed
+  std::vector<std::string> host_vars_;   // in scope where the host code is printed (a stack)
   std::set<std::string> kernel_locals_;  // what the kernel being printed declares
 
   // Outputs not written in place: copied at the end from their value.
