@@ -219,6 +219,32 @@ py::dict vocabulary() {
   return out;
 }
 
+/// The cuda target's NVRTC check of a variant (tests/python/test_cuda_targets.py).
+void bind_cuda(py::module_& m) {
+  m.def(
+      "cuda_kernel_report",
+      [](const CheckedProgram& p, const Variant& v, const std::string& arch) {
+        std::string why;
+        if (!cuda::nvrtc_available(&why)) throw std::runtime_error(why);
+        const codegen::CppUnit unit = p.cuda_unit(v);
+        py::gil_scoped_release release;
+        const cuda::DeviceCode code = cuda::compile_kernels(unit.kernels, unit.kernels_name, arch);
+        std::map<std::string, int64_t> report{{"kernels", int64_t(code.kernels.size())}};
+        for (const cuda::KernelResources& k : code.kernels) {
+          report["max_registers"] = std::max<int64_t>(report["max_registers"], k.registers);
+          report["max_spill_bytes"] = std::max<int64_t>(report["max_spill_bytes"],
+                                                        k.spill_store_bytes + k.spill_load_bytes);
+          report["max_shared_bytes"] =
+              std::max<int64_t>(report["max_shared_bytes"], k.shared_bytes);
+        }
+        return report;
+      },
+      py::arg("program"), py::arg("variant"), py::arg("arch"),
+      "the variant's kernels printed by the cuda target and compiled by NVRTC for `arch`: "
+      "their count and largest resources (RuntimeError without NVRTC; BindError with NVRTC's "
+      "log when they do not compile)");
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_tenet, m) {
@@ -287,27 +313,7 @@ PYBIND11_MODULE(_tenet, m) {
            py::arg("inputs"), py::arg("seed"), py::arg("step"), py::arg("tolerance"),
            py::arg("max_entries"));
 
-  m.def(
-      "cuda_kernel_report",
-      [](const CheckedProgram& p, const Variant& v, const std::string& arch) {
-        std::string why;
-        if (!cuda::nvrtc_available(&why)) throw std::runtime_error(why);
-        const codegen::CppUnit unit = p.cuda_unit(v);
-        py::gil_scoped_release release;
-        const cuda::DeviceCode code = cuda::compile_kernels(unit.kernels, unit.kernels_name, arch);
-        std::map<std::string, int64_t> report{{"kernels", int64_t(code.kernels.size())}};
-        for (const cuda::KernelResources& k : code.kernels) {
-          report["max_registers"] = std::max<int64_t>(report["max_registers"], k.registers);
-          report["max_spill_bytes"] = std::max<int64_t>(
-              report["max_spill_bytes"], k.spill_store_bytes + k.spill_load_bytes);
-          report["max_shared_bytes"] = std::max<int64_t>(report["max_shared_bytes"], k.shared_bytes);
-        }
-        return report;
-      },
-      py::arg("program"), py::arg("variant"), py::arg("arch"),
-      "the variant's kernels printed by the cuda target and compiled by NVRTC for `arch`: "
-      "their count and largest resources (RuntimeError without NVRTC; BindError with NVRTC's "
-      "log when they do not compile)");
+  bind_cuda(m);
   m.def("runtime_dir", &jit::runtime_dir,
         "where JIT-compiled code finds the runtime headers ($TENET_RUNTIME_DIR)");
 }
