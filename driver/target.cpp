@@ -5,6 +5,12 @@
 
 namespace tenet::driver {
 
+std::vector<const lower::LoweredFunction*> lowered_functions(const Compilation& c) {
+  std::vector<const lower::LoweredFunction*> functions;
+  for (const lower::LoweredFunction& f : c.lowered->functions) functions.push_back(&f);
+  return functions;
+}
+
 const std::vector<const Target*>& targets() {
   static const std::vector<const Target*> all = {&cpp_target(), &cuda_emulated_target(),
                                                  &cuda_target()};

@@ -73,6 +73,10 @@ struct Target {
       load;
 };
 
+/// The lowered functions of `c` (after the shared lowering), in order: what
+/// a target's printing stage prints.
+std::vector<const lower::LoweredFunction*> lowered_functions(const Compilation& c);
+
 /// Every target, the default (kDefaultTarget) first.
 const std::vector<const Target*>& targets();
 /// "cpp" (for messages and --help).

@@ -11,9 +11,7 @@ namespace tenet::driver {
 namespace {
 
 void generate_cpp(Compilation& c, const Request& r) {
-  std::vector<const lower::LoweredFunction*> functions;
-  for (const lower::LoweredFunction& f : c.lowered->functions) functions.push_back(&f);
-  c.cpp = codegen::emit_cpp(functions, r.cpp);
+  c.cpp = codegen::emit_cpp(lowered_functions(c), r.cpp);
 }
 
 Target make_cpp_target() {

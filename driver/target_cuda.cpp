@@ -47,16 +47,10 @@ codegen::CppOptions with_kernels(codegen::CppOptions o, codegen::CppOptions::Ker
   return o;
 }
 
-void generate_emulated(Compilation& c, const Request& r) {
-  std::vector<const lower::LoweredFunction*> functions;
-  for (const lower::LoweredFunction& f : c.lowered->functions) functions.push_back(&f);
-  c.cpp = codegen::emit_cpp(functions, with_kernels(r.cpp, codegen::CppOptions::Kernels::Emulated));
-}
-
-void generate_cuda(Compilation& c, const Request& r) {
-  std::vector<const lower::LoweredFunction*> functions;
-  for (const lower::LoweredFunction& f : c.lowered->functions) functions.push_back(&f);
-  c.cpp = codegen::emit_cpp(functions, with_kernels(r.cpp, codegen::CppOptions::Kernels::Cuda));
+/// The tail's printing stage: the unit with its kernels in `dialect`.
+template <codegen::CppOptions::Kernels dialect>
+void generate(Compilation& c, const Request& r) {
+  c.cpp = codegen::emit_cpp(lowered_functions(c), with_kernels(r.cpp, dialect));
 }
 
 /// The GPU at hand (a UsageError without one), the kernels compiled for it
@@ -88,7 +82,7 @@ Target make_emulated_target() {
   t.tail = {
       kMapKernels,
       {"emulate", "host code and kernels -> one C++17 unit for the grid emulator (codegen/cpp.h)",
-       Form::Code, generate_emulated}};
+       Form::Code, generate<codegen::CppOptions::Kernels::Emulated>}};
   t.print = [](const Compilation& c) { return print_cpp(*c.cpp); };
   t.load_request = [](Request& r, const jit::JitOptions& options) { r.cpp = options.cpp; };
   t.load = [](const Compilation& c, const jit::JitOptions& options) {
@@ -107,7 +101,7 @@ Target make_cuda_target() {
   t.lowering = gpu_lowering;
   t.tail = {kMapKernels,
             {"cuda", "host code and kernels -> CUDA C++ (codegen/cpp.h, Kernels::Cuda)", Form::Code,
-             generate_cuda}};
+             generate<codegen::CppOptions::Kernels::Cuda>}};
   t.print = [](const Compilation& c) { return print_cpp(*c.cpp); };
   t.load_request = [](Request& r, const jit::JitOptions& options) { r.cpp = options.cpp; };
   t.load = load_cuda;

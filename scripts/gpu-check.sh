@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU check of issue 29 (docs/cuda.md, tier T2), one command on a GPU
-# machine (CUDA 13, its image: /work/.library/device/KINDS.md), results in
+# machine (CUDA 13; its image is described in the device tool's KINDS.md), results in
 # ${OUT:-gpu-results}/: the machine, the build, the CUDA test suite on the
 # GPU (every zoo program against the interpreter, the grid emulator and a
 # second run), compute-sanitizer's memcheck and racecheck on a training-size

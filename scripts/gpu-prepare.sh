@@ -3,7 +3,7 @@
 # that the GPU machine's image lacks (GoogleTest, nlohmann-json, zlib's
 # headers) into gpu-debs/ (ignored by git, carried to the machine), where
 # scripts/gpu-check.sh unpacks them with dpkg -x. The image has CUDA,
-# g++, CMake and ninja (/work/.library/device/KINDS.md).
+# g++, CMake and ninja (the device tool's KINDS.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p gpu-debs
