@@ -12,6 +12,7 @@ packages=(
   zlib1g-dev                         # train/: gzipped MNIST IDX files
   nlohmann-json3-dev                 # train/json.cpp: safetensors headers (emitted projects ship the header)
   clang-format                       # format check
+  libopenmpi-dev openmpi-bin          # data-parallel training across processes (train/team.h; optional)
   python3 python3-venv python3-dev # .venv (scripts/venv.sh): PyTorch, the Python package
 )
 

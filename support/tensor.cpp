@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <stdexcept>
 
 #include "runtime/tenet_runtime.h"
 #include "support/checked.h"
@@ -101,6 +102,21 @@ void Tensor::set(int64_t i, double v) {
       data<uint16_t>()[i] = float_to_half(float(v));
       break;
   }
+}
+
+Tensor Tensor::alias(const Tensor& base, int64_t offset, std::vector<int64_t> shape) {
+  int64_t numel = 1;
+  for (int64_t d : shape) numel *= d;
+  if (offset < 0 || numel < 0 || offset > base.numel_ || numel > base.numel_ - offset)
+    throw std::out_of_range("Tensor::alias: " + shape_text(shape) + " at " +
+                            std::to_string(offset) + " does not fit in " + base.describe());
+  Tensor t;
+  t.type_ = base.type_;
+  t.shape_ = std::move(shape);
+  t.numel_ = numel;
+  char* start = static_cast<char*>(base.data_.get()) + size_t(offset) * byte_size(base.type_);
+  t.data_ = std::shared_ptr<void>(base.data_, start);
+  return t;
 }
 
 Tensor Tensor::cast(ElemType to) const {

@@ -39,6 +39,11 @@ class Tensor {
   double get(int64_t flat) const;
   void set(int64_t flat, double v);
 
+  /// A tensor of `shape` over `base`'s storage from element `offset` on (the
+  /// same element type): writes through either show in both, and it keeps
+  /// the storage alive. std::out_of_range when it does not fit in `base`.
+  static Tensor alias(const Tensor& base, int64_t offset, std::vector<int64_t> shape);
+
   /// The same values in another element type (float<->float rounds, float->int truncates).
   Tensor cast(ElemType to) const;
   /// "float32[2, 3]"

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -21,6 +22,7 @@
 #include "train/mnist.h"
 #include "train/options.h"
 #include "train/safetensors.h"
+#include "train/team.h"
 #include "train/trainable_model.h"
 
 namespace tenet::cli {
@@ -127,6 +129,45 @@ class ConsoleReporter final : public train::TrainingReporter {
 };
 
 /// --resume takes a checkpoint file or a run directory (its last.safetensors).
+/// What the ranks other than 0 of a data-parallel run report: nothing.
+class SilentReporter final : public train::TrainingReporter {
+ public:
+  void line(const std::string&) override {}
+  void warning(const std::string&) override {}
+  void epoch_begins(const std::string&, int64_t, int64_t) override {}
+  void step_done(int64_t, int64_t, double, double) override {}
+  void epoch_ends() override {}
+};
+
+/// Runs `command` as this process's part of the job an MPI launcher
+/// started (train/team.h); alone, just runs it. A failure every rank sees
+/// alike (a TeamError) is reported once, by rank 0, and the job ends in
+/// order; any other failure is reported by its rank and ends the whole job
+/// (MPI_Abort), since the others would wait for it forever.
+int as_part_of_the_job(const std::function<int(train::Team&)>& command) {
+  train::Team& team = train::Team::world();
+  if (team.size() == 1) return command(team);
+  const std::string rank =
+      "rank " + std::to_string(team.rank()) + " of " + std::to_string(team.size());
+  try {
+    const int status = command(team);
+    team.finish();
+    return status;
+  } catch (const train::TeamError& e) {
+    if (e.lost()) {
+      std::fprintf(stderr, "error (%s): %s\n", rank.c_str(), e.what());
+      team.abort(1);
+    }
+    if (team.leader()) std::fprintf(stderr, "error: %s\n", e.what());
+    team.finish();
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error (%s): %s; ending the job\n", rank.c_str(), e.what());
+  }
+  std::fflush(stderr);
+  team.abort(1);
+}
+
 std::string checkpoint_file(const std::string& given, const std::string& flag) {
   std::string path = fs::is_directory(given) ? given + "/last.safetensors" : given;
   if (!fs::exists(path))
@@ -202,6 +243,8 @@ RunOptions run_options(const Args& a, const std::string& model_path,
   return options;
 }
 
+int train_model(const Args& a, train::Team& team);
+
 }  // namespace
 
 int cmd_train(const std::vector<std::string>& argv) {
@@ -223,6 +266,13 @@ int cmd_train(const std::vector<std::string>& argv) {
   a.option("resume", "CKPT|RUNDIR",
            "continue a run from a checkpoint (or RUNDIR/last.safetensors)");
   if (!a.parse(argv)) return 0;
+  return as_part_of_the_job([&](train::Team& team) { return train_model(a, team); });
+}
+
+namespace {
+
+/// `tenet train` once its flags are parsed, on each rank of the job.
+int train_model(const Args& a, train::Team& team) {
   std::string model_path = require_file(a);
   const train::OptionValues given = given_training_options(a);
   train::check_option_values(given, flag_name);
@@ -248,9 +298,13 @@ int cmd_train(const std::vector<std::string>& argv) {
   train::MnistDataset test_data =
       train::load_mnist_dir(options.data_dir, train::MnistSplit::Test, hyper.limit_test);
   ConsoleReporter console;
-  train::run_training(model, hyper, options, train_data, test_data, console);
+  SilentReporter silent;
+  train::run_training(model, hyper, options, train_data, test_data,
+                      team.leader() ? static_cast<train::TrainingReporter&>(console) : silent);
   return 0;
 }
+
+}  // namespace
 
 int cmd_eval(const std::vector<std::string>& argv) {
   Args a("eval", "MODEL.tn --checkpoint CKPT [options]",

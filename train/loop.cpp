@@ -2,11 +2,8 @@
 // checkpoints, with exact resumption.
 #include "train/loop.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdarg>
@@ -22,18 +19,18 @@
 #include "support/error.h"
 #include "support/temp_files.h"
 #include "train/checkpoint.h"
+#include "train/data_parallel.h"
 #include "train/metrics.h"
 #include "train/optimizer.h"
 #include "train/rng.h"
+#include "train/run_dir.h"
+#include "train/team.h"
 
 namespace tenet::train {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr const char* kLogHeader =
-    "epoch,step,split,loss,accuracy,lr,images_per_second,elapsed_seconds";
 
 /// Doubles as text that reads back to the same value.
 std::string exact(double v) {
@@ -63,12 +60,6 @@ std::string short_number(double v) {
   va_end(args);
   out.resize(size_t(n));
   return out;
-}
-
-std::string fixed(double v, int digits) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -133,91 +124,6 @@ std::unique_ptr<Optimizer> make_optimizer(ParameterStore& params, const HyperPar
   return std::make_unique<Sgd>(params, o);
 }
 
-/// The CSV log: rewritten on resume to the rows the checkpoint had seen.
-class CurveLog {
- public:
-  CurveLog(const std::string& path, int64_t resume_step, int64_t completed_epochs) : path_(path) {
-    std::vector<std::string> kept;
-    std::error_code ec;  // not through a link, nor from /dev/zero (read without end)
-    const fs::file_status status = fs::symlink_status(path, ec);
-    if (fs::exists(status) && !fs::is_regular_file(status))
-      throw BindError(path + " is not a regular file; remove it or choose another run directory");
-    if (resume_step > 0 && fs::exists(status)) {
-      std::ifstream in(path);
-      std::string line;
-      std::getline(in, line);  // header
-      while (std::getline(in, line))
-        if (keep(line, resume_step, completed_epochs)) kept.push_back(line);
-    }
-    out_.open(path, std::ios::trunc);
-    if (!out_) throw BindError("cannot write " + path);
-    out_ << kLogHeader << "\n";
-    for (const std::string& line : kept) out_ << line << "\n";
-    out_.flush();
-  }
-
-  void row(int64_t epoch, int64_t step, const char* split, double loss, double accuracy, double lr,
-           double images_per_second, double elapsed) {
-    out_ << epoch << "," << step << "," << split << "," << exact(loss) << "," << exact(accuracy)
-         << "," << exact(lr) << "," << fixed(images_per_second, 1) << "," << fixed(elapsed, 3)
-         << "\n";
-    out_.flush();
-  }
-
- private:
-  /// Train rows up to the checkpoint's step; test rows of completed epochs;
-  /// nothing that does not parse (a log edited by hand).
-  static bool keep(const std::string& line, int64_t step, int64_t completed_epochs) {
-    std::stringstream ss(line);
-    std::string epoch, row_step, split;
-    if (!std::getline(ss, epoch, ',') || !std::getline(ss, row_step, ',') ||
-        !std::getline(ss, split, ','))
-      return false;
-    char* end = nullptr;
-    long long value = std::strtoll((split == "test" ? epoch : row_step).c_str(), &end, 10);
-    if (*end != '\0') return false;
-    return split == "test" ? value <= completed_epochs : value <= step;
-  }
-
-  std::string path_;
-  std::ofstream out_;
-};
-
-/// An exclusive flock on RUNDIR/.lock for as long as a run writes there, so
-/// that a second run given the same folder fails at once instead of both
-/// interleaving log.csv and checkpoints. The kernel drops it when the
-/// process dies; the descriptor is close-on-exec, so the compilers a run
-/// starts do not hold it.
-class RunDirLock {
- public:
-  RunDirLock() = default;
-  RunDirLock(const RunDirLock&) = delete;
-  RunDirLock& operator=(const RunDirLock&) = delete;
-  ~RunDirLock() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-
-  void take(const std::string& dir, const std::string& out_option) {
-    const std::string path = dir + "/.lock";
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd_ < 0)
-      throw BindError("cannot create the lock file " + path + ": " + std::strerror(errno) +
-                      "; choose another " + out_option);
-    if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
-    const bool busy = errno == EWOULDBLOCK;
-    const std::string reason = std::strerror(errno);
-    ::close(fd_);
-    fd_ = -1;
-    if (busy)
-      throw BindError("another run is writing to the run directory " + dir + " (it holds " + path +
-                      "); wait for it to end or choose another " + out_option);
-    throw BindError("cannot lock " + path + ": " + reason + "; choose another " + out_option);
-  }
-
- private:
-  int fd_ = -1;
-};
-
 class Trainer {
  public:
   Trainer(TrainableModel& model, const HyperParams& hyper, const RunOptions& options,
@@ -227,38 +133,19 @@ class Trainer {
         options_(options),
         train_data_(train_data),
         test_data_(test_data),
-        reporter_(reporter) {}
+        reporter_(reporter) {
+    if (hyper_.shards == 0) hyper_.shards = team_.size();  // one per process
+  }
 
   TrainingResult run() {
-    BatchOptions b;
-    b.batch_size = hyper_.batch;
-    b.seed = hyper_.seed;
-    b.shuffle = true;
-    b.max_shift = int(hyper_.shift);
-    batcher_ = std::make_unique<Batcher>(train_data_, b);
-    optimizer_ = make_optimizer(model_.params(), hyper_);
-    schedule_ = {hyper_.lr, hyper_.lr_decay, hyper_.lr_decay_every, hyper_.lr_decay_staircase};
-    schedule_.validate();
-    create_run_dir();
-    if (options_.resume.empty()) {
-      model_.params().initialize(hyper_.seed);
-      std::error_code ec;
-      fs::copy_file(model_.path(), options_.run_dir + "/model.tn",
-                    fs::copy_options::overwrite_existing, ec);
-      if (ec)
-        throw BindError("cannot write " + options_.run_dir + "/model.tn: " + ec.message() +
-                        "; choose another " + options_.spell("out"));
-    } else {
-      resume();
-    }
-    report_setup();
-    model_.compile();
-    log_ = std::make_unique<CurveLog>(options_.run_dir + "/log.csv", step_, epoch_);
+    start();
     start_ = std::chrono::steady_clock::now();
     for (; epoch_ < hyper_.epochs; ++epoch_) {
       train_epoch();
-      evaluate_epoch();
-      save(epoch_ + 1);
+      team_.leader_does([&] {
+        evaluate_epoch();
+        save(epoch_ + 1);
+      });
     }
     reporter_.line(format("done: %lld steps; checkpoint %s", static_cast<long long>(step_),
                           checkpoint_path().c_str()));
@@ -269,6 +156,73 @@ class Trainer {
   }
 
  private:
+  /// Everything before the first step, on every rank of the team: rank 0
+  /// alone writes the run directory and reads a checkpoint, then shares the
+  /// state it starts from.
+  void start() {
+    BatchOptions b;
+    b.batch_size = hyper_.batch;
+    b.seed = hyper_.seed;
+    b.shuffle = true;
+    b.max_shift = int(hyper_.shift);
+    batcher_ = std::make_unique<Batcher>(train_data_, b);
+    optimizer_ = make_optimizer(model_.params(), hyper_);
+    schedule_ = {hyper_.lr, hyper_.lr_decay, hyper_.lr_decay_every, hyper_.lr_decay_staircase};
+    schedule_.validate();
+    parallel_ = std::make_unique<DataParallel>(team_, model_.params(), hyper_.shards,
+                                               options_.spell("shards"));
+    check_team_agrees();
+    team_.leader_does([&] { create_run_dir(); });
+    model_.params().initialize(hyper_.seed);
+    team_.leader_does([&] {
+      if (options_.resume.empty())
+        copy_model_file();
+      else
+        resume();
+    });
+    share_state();
+    report_setup();
+    team_.leader_does([&] { model_.compile(); });  // the others find it in the cache
+    model_.compile();
+    team_.leader_does(
+        [&] { log_ = std::make_unique<CurveLog>(options_.run_dir + "/log.csv", step_, epoch_); });
+  }
+
+  void copy_model_file() const {
+    std::error_code ec;
+    fs::copy_file(model_.path(), options_.run_dir + "/model.tn",
+                  fs::copy_options::overwrite_existing, ec);
+    if (ec)
+      throw BindError("cannot write " + options_.run_dir + "/model.tn: " + ec.message() +
+                      "; choose another " + options_.spell("out"));
+  }
+
+  /// What must be equal on every rank for their steps to make one run.
+  void check_team_agrees() const {
+    if (team_.size() == 1) return;
+    std::vector<std::pair<std::string, std::string>> facts = {
+        {"model file " + model_.path(), model_.fingerprint()},
+        {"code target", model_.target()},
+        {"training data in " + options_.data_dir, dataset_digest(train_data_)},
+        {"test data in " + options_.data_dir, dataset_digest(test_data_)}};
+    for (const auto& [key, value] : hyper_.to_map()) facts.push_back({"value of " + key, value});
+    team_.agree(facts);
+  }
+
+  /// Rank 0's parameters, optimiser state and position in the run, on every rank.
+  void share_state() {
+    if (team_.size() == 1) return;
+    for (Parameter& p : model_.params()) team_.broadcast(p.value.raw(), p.value.nbytes());
+    NamedTensors state = optimizer_->state();
+    for (NamedTensor& t : state) team_.broadcast(t.tensor.raw(), t.tensor.nbytes());
+    if (!team_.leader()) optimizer_->load_state(state, "rank 0's optimiser state");
+    int64_t position[3] = {step_, epoch_, first_batch_};
+    team_.broadcast(position, sizeof position);
+    step_ = position[0];
+    epoch_ = position[1];
+    first_batch_ = position[2];
+  }
+
   std::string checkpoint_path() const { return options_.run_dir + "/last.safetensors"; }
 
   /// The run directory, created if need be, without checkpoint temporaries
@@ -333,6 +287,14 @@ class Trainer {
         "batch %lld (%lld steps per epoch), %lld epochs, shift %lld pixels",
         static_cast<long long>(hyper_.batch), static_cast<long long>(batcher_->batches_per_epoch()),
         static_cast<long long>(hyper_.epochs), static_cast<long long>(hyper_.shift)));
+    if (hyper_.shards > 1)
+      reporter_.line(
+          format("data parallel: %lld shards per batch (%lld examples each), %d "
+                 "processes; the same bits with any number of processes dividing "
+                 "%lld",
+                 static_cast<long long>(hyper_.shards),
+                 static_cast<long long>(hyper_.batch / hyper_.shards), team_.size(),
+                 static_cast<long long>(hyper_.shards)));
     std::string every = options_.checkpoint_every > 0
                             ? "every " + std::to_string(options_.checkpoint_every) + " steps and "
                             : "";
@@ -356,8 +318,7 @@ class Trainer {
       check_interrupt();
       const double lr = schedule_.lr_at(step_);
       optimizer_->set_lr(lr);
-      BatchResult r = model_.train_step(*batch.images, *batch.labels,
-                                        dropout_key(hyper_.seed, epoch_, batch.index));
+      const BatchResult r = step(batch);
       const std::string bad_gradient =
           std::isfinite(r.loss) ? model_.params().first_non_finite_gradient() : "";
       if (!std::isfinite(r.loss) || !bad_gradient.empty()) {
@@ -378,13 +339,38 @@ class Trainer {
       // The last step's checkpoint is the end-of-epoch one, after evaluation.
       if (options_.checkpoint_every > 0 && step_ % options_.checkpoint_every == 0 &&
           batch.index + 1 < per_epoch)
-        save(epoch_);
+        team_.leader_does([&] { save(epoch_); });
     }
     reporter_.epoch_ends();
   }
 
+  /// Forward and backward on the batch, shard by shard (data_parallel.h):
+  /// the batch's gradient in the parameters' gradients on every rank.
+  BatchResult step(const Batch& batch) {
+    const uint64_t key = dropout_key(hyper_.seed, epoch_, batch.index);
+    auto shard = [&](int64_t s, int64_t first, int64_t rows) {
+      BatchResult r;
+      if (rows == batch.size) {
+        r = model_.train_step(*batch.images, *batch.labels, key);
+      } else {
+        copy_rows(*batch.images, first, rows, shard_images_);
+        copy_rows(*batch.labels, first, rows, shard_labels_);
+        r = model_.train_step(shard_images_, shard_labels_,
+                              DataParallel::shard_key(key, s, hyper_.shards));
+      }
+      return ShardOutcome{r.loss, r.correct};
+    };
+    const ShardOutcome o = parallel_->step(batch.size, shard);
+    BatchResult r;
+    r.loss = o.loss;
+    r.correct = o.correct;
+    r.size = batch.size;
+    return r;
+  }
+
   /// The step is not taken: the parameters stay finite, and so does the
-  /// last checkpoint.
+  /// last checkpoint. Every rank sees the same combined values, so every
+  /// rank stops here alike (a TeamError).
   [[noreturn]] void throw_non_finite(double loss, const std::string& bad_gradient,
                                      int64_t batch_index) const {
     const std::string what =
@@ -394,7 +380,7 @@ class Trainer {
                   "the loss is %g but the gradient of %s (a NaN or infinity the loss does "
                   "not show: fmax and comparisons drop NaN)",
                   loss, bad_gradient.c_str());
-    throw BindError(
+    throw TeamError(
         format("%s at step %lld (epoch %lld, batch %lld), so the parameters were not "
                "updated; try a lower learning rate (%s)",
                what.c_str(), static_cast<long long>(step_ + 1), static_cast<long long>(epoch_ + 1),
@@ -403,6 +389,7 @@ class Trainer {
 
   /// A "train" row of the log for the steps since the last one.
   void log_interval(double lr, double seconds) {
+    if (!log_) return;  // not rank 0
     log_->row(epoch_ + 1, step_, "train", interval_.loss(), interval_.accuracy(), lr,
               seconds > 0 ? double(interval_.images) / seconds : 0.0, seconds_since(start_));
     interval_ = Tally{};
@@ -448,6 +435,7 @@ class Trainer {
                           checkpoint_path().c_str()));
   }
 
+  Team& team_ = Team::world();
   TrainableModel& model_;
   HyperParams hyper_;
   RunOptions options_;
@@ -455,6 +443,8 @@ class Trainer {
   const MnistDataset& test_data_;
   std::unique_ptr<Batcher> batcher_;
   std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<DataParallel> parallel_;
+  Tensor shard_images_, shard_labels_;  // a shard's rows, when a batch has several
   ExponentialDecay schedule_;
   std::unique_ptr<CurveLog> log_;
   RunDirLock lock_;

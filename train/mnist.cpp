@@ -5,6 +5,7 @@
 #endif
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -295,6 +296,24 @@ void Batcher::fill(int64_t first, int64_t count, Tensor& images, Tensor& labels)
     const auto [dx, dy] = shift_of(epoch_, index);
     shift_image(src + index * pixels, dst + r * pixels, kMnistRows, kMnistCols, dx, dy);
   }
+}
+
+std::string dataset_digest(const MnistDataset& data) {
+  uint64_t h = hash_key(0, uint64_t(data.size()));
+  for (const Tensor* t : {&data.images, &data.labels}) {
+    const auto* bytes = static_cast<const unsigned char*>(t->raw());
+    const size_t n = t->nbytes();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t word;
+      std::memcpy(&word, bytes + i, 8);
+      h = hash_key(h, word);
+    }
+    for (; i < n; ++i) h = hash_key(h, uint64_t(bytes[i]));
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
 }
 
 }  // namespace tenet::train

@@ -38,6 +38,10 @@ struct MnistDataset {
   int64_t size() const { return labels.numel(); }
 };
 
+/// A hash of the dataset's images and labels (16 hex digits): ranks of a
+/// data-parallel run compare theirs at start.
+std::string dataset_digest(const MnistDataset& data);
+
 /// An IDX file's contents after validation: raw pixels (uint8 [N, 28, 28]) or
 /// labels (uint8 [N]).
 Tensor read_idx_images(const std::string& path);

@@ -122,6 +122,7 @@ HyperParams typed(const OptionValues& v) {
   h.seed = std::strtoull(text("seed").c_str(), nullptr, 10);
   h.limit_train = count("limit_train");
   h.limit_test = count("limit_test");
+  h.shards = count("shards");
   return h;
 }
 
@@ -157,6 +158,10 @@ const std::vector<TrainingOption>& training_options() {
       integer("seed", 0, kUint64Max, "1", "seed of initialisation, shuffling, shifts and dropout"),
       integer("limit_train", 0, kInt64Max, "0", "train on the first N training images (0: all)"),
       integer("limit_test", 0, kInt64Max, "0", "evaluate on the first N test images (0: all)"),
+      integer("shards", 0, 1 << 20, "0",
+              "cut each batch into this many equal parts whose gradients are added in a fixed "
+              "order, shared among MPI processes; the same value gives the same bits with any "
+              "number of processes dividing it (0: one per process)"),
   };
   return options;
 }
@@ -246,7 +251,8 @@ OptionValues HyperParams::to_map() const {
           {"shift", std::to_string(shift)},
           {"seed", std::to_string(seed)},
           {"limit_train", std::to_string(limit_train)},
-          {"limit_test", std::to_string(limit_test)}};
+          {"limit_test", std::to_string(limit_test)},
+          {"shards", std::to_string(shards)}};
 }
 
 HyperParams HyperParams::from_map(const OptionValues& values, const std::string& source) {
@@ -303,8 +309,8 @@ HyperParams resumed_hyper_params(const HyperParams& saved, const OptionValues& g
   check_option_values(given, name);
   for (const auto& [key, text] : given) {
     const TrainingOption& o = *find_training_option(key);
-    if (key == "epochs") {
-      values[key] = text;  // train longer (or stop sooner)
+    if (key == "epochs" || key == "shards") {
+      values[key] = text;  // train longer (or stop sooner); share the batch otherwise
     } else if (!same_value(o, text, kept.at(key))) {
       throw OptionError(name(o) + " " + text + " differs from the run being resumed (" + key + "=" +
                         kept.at(key) + "); a resumed run keeps its hyper-parameters");

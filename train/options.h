@@ -90,6 +90,7 @@ struct HyperParams {
   uint64_t seed = 0;
   int64_t limit_train = 0;  // 0: every training image
   int64_t limit_test = 0;   // 0: every test image
+  int64_t shards = 0;       // parts of a batch (data_parallel.h); 0: one per process
 
   /// Every option's value as text (checkpoint metadata, keys as in @defaults).
   OptionValues to_map() const;
@@ -111,7 +112,8 @@ HyperParams resolve_hyper_params(const OptionValues& given, const OptionValues& 
 
 /// A resumed run keeps `saved`'s hyper-parameters: `given` may repeat one
 /// (numbers compare as numbers) but not change it, except `epochs`, which
-/// may grow the run. An OptionError names the option and both values.
+/// may grow the run, and `shards` (a run resumed on another number of
+/// processes may need another). An OptionError names the option and both values.
 HyperParams resumed_hyper_params(const HyperParams& saved, const OptionValues& given,
                                  const OptionNamer& name);
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <sstream>
+#include <stdexcept>
 
 #include "support/checked.h"
 #include "support/error.h"
@@ -34,6 +35,8 @@ Parameter& ParameterStore::add(const std::string& name, std::vector<int64_t> sha
   for (int64_t d : shape)
     if (d <= 0)
       throw BindError("parameter '" + name + "' has a non-positive dimension " + std::to_string(d));
+  if (flat_grad_.numel() > 0)
+    throw std::logic_error("ParameterStore::add after pack_gradients: " + name);
   const std::string what = "parameter '" + name + "'";
   const int64_t bytes = check_tensor_bytes(what, ElemType::F32, shape);
   check_allocation(what + " of shape " + shape_text(shape), bytes);
@@ -41,6 +44,22 @@ Parameter& ParameterStore::add(const std::string& name, std::vector<int64_t> sha
   Tensor grad(ElemType::F32, std::move(shape));
   params_.push_back(Parameter{name, std::move(value), std::move(grad), init});
   return params_.back();
+}
+
+void ParameterStore::pack_gradients() {
+  if (flat_grad_.numel() > 0) throw std::logic_error("ParameterStore::pack_gradients twice");
+  constexpr int64_t kAlign = 16;  // floats in 64 bytes
+  int64_t total = 0;
+  for (const Parameter& p : params_) total += (p.grad.numel() + kAlign - 1) / kAlign * kAlign;
+  if (total == 0) return;
+  flat_grad_ = Tensor(ElemType::F32, {total});
+  int64_t offset = 0;
+  for (Parameter& p : params_) {
+    Tensor view = Tensor::alias(flat_grad_, offset, p.grad.shape());
+    std::memcpy(view.raw(), p.grad.raw(), p.grad.nbytes());
+    p.grad = view;
+    offset += (p.grad.numel() + kAlign - 1) / kAlign * kAlign;
+  }
 }
 
 Parameter& ParameterStore::add(const std::string& name, std::vector<int64_t> shape,

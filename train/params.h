@@ -7,7 +7,9 @@
 /// so they never contain '/', which checkpoints use for training state);
 /// references to a Parameter stay valid while the store lives (adding more
 /// parameters moves nothing); values and gradients are 64-byte aligned
-/// (support/tensor.h) and allocated once, at add().
+/// (support/tensor.h) and allocated once, at add(); after pack_gradients()
+/// the gradients are views of one flat buffer (what data_parallel.h
+/// combines across processes in place).
 #pragma once
 
 #include <cstdint>
@@ -53,6 +55,14 @@ class ParameterStore {
   auto begin() const { return params_.begin(); }
   auto end() const { return params_.end(); }
 
+  /// Moves every gradient (its values kept) into one flat float32 buffer,
+  /// each starting on a 64-byte boundary, the gaps zero; call it once every
+  /// parameter is added and before anything holds a gradient tensor (a
+  /// std::logic_error when called twice or followed by add()).
+  void pack_gradients();
+  /// The flat buffer of every gradient (empty before pack_gradients()).
+  Tensor& flat_gradient() { return flat_grad_; }
+
   /// Initialises every parameter with its own InitSpec from (seed, name).
   void initialize(uint64_t seed);
   /// Sets every gradient to zero.
@@ -69,6 +79,7 @@ class ParameterStore {
 
  private:
   std::deque<Parameter> params_;
+  Tensor flat_grad_;
 };
 
 }  // namespace tenet::train

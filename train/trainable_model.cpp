@@ -49,6 +49,7 @@ TrainableModel::TrainableModel(const std::string& path, bool verbose, const std:
   fingerprint_ = hex;
   spec_ = parse_model_spec(*file_, module);
   for (const ParamSpec& p : spec_.params) params_.add(p.input, p.shape, p.init);
+  params_.pack_gradients();  // one region, what data-parallel steps combine
 }
 
 CheckpointState TrainableModel::load_checkpoint(const std::string& path, Optimizer* optimizer) {

@@ -58,6 +58,8 @@ class TrainableModel {
                  const std::string& target = driver::kDefaultTarget);
 
   const std::string& path() const { return path_; }
+  /// The code target (driver/target.h) the programs are compiled for.
+  const std::string& target() const { return target_; }
   const ModelSpec& spec() const { return spec_; }
   /// The checker's warnings and notes about the file, rendered ("" when none).
   std::string warnings() const { return front_.render_warnings(); }
