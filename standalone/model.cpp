@@ -12,6 +12,7 @@
 #include "train/init.h"
 #include "train/rng.h"
 #include "train/safetensors.h"
+#include "train/team.h"
 
 namespace tenet::standalone {
 
@@ -30,10 +31,18 @@ int find(const std::vector<BufferInfo>& buffers, Role role) {
   return -1;
 }
 
+/// The draws of a mask's rows before `first_row` (a shard's: the rows of
+/// the batch's mask, as `tenet train` draws them).
+int64_t mask_skip(const BufferInfo& mask, const Tensor& values, int64_t first_row) {
+  if (first_row == 0 || mask.shape.empty() || mask.shape[0] != kBatch) return 0;
+  return first_row * (values.numel() / values.shape()[0]);
+}
+
 }  // namespace
 
 Model::Model(const ModelInfo& info, uint64_t seed) : info_(info) {
   for (const ParamInfo& p : info_.params) params_.add(p.name, p.shape, p.init);
+  params_.pack_gradients();  // one region, what data-parallel steps combine
   params_.initialize(seed);
   set_optimizer("sgd", 0.01, 0);
 }
@@ -105,24 +114,32 @@ void Model::run(const ProgramInfo& program, Bound& b, int64_t batch) {
                   (why ? std::string(": ") + why : std::string()));
 }
 
+void Model::set_shards(int64_t shards) {
+  train::Team& team = train::Team::world();
+  if (shards == 0) shards = team.size();
+  parallel_ = std::make_unique<train::DataParallel>(team, params_, shards);
+  for (train::Parameter& p : params_) team.broadcast(p.value.raw(), p.value.nbytes());
+}
+
 double Model::train_step(const float* images, const int32_t* labels, int64_t batch,
                          uint64_t dropout_key) {
-  const ProgramInfo& program = info_.train;
-  Bound& b = bound(program, batch);
-  for (size_t i = 0; i < program.inputs.size(); ++i) {
-    const BufferInfo& in = program.inputs[i];
-    if (in.role == Role::Image) b.buffers[i] = const_cast<float*>(images);
-    if (in.role == Role::Label) b.buffers[i] = const_cast<int32_t*>(labels);
-    if (in.role == Role::Dropout)
-      train::fill_dropout_mask(b.owned[i], in.dropout_p, train::hash_key(dropout_key, in.name));
-  }
   for (int64_t i = 0; i < batch; ++i)
     if (labels[i] < 0 || labels[i] >= info_.classes)
       throw BindError("label " + std::to_string(labels[i]) + " of example " + std::to_string(i) +
                       " is not a class 0.." + std::to_string(info_.classes - 1));
-  run(program, b, batch);
-  const int loss_at = find(program.outputs, Role::Loss);
-  const float loss = *static_cast<const float*>(b.buffers[program.inputs.size() + size_t(loss_at)]);
+  double loss = 0;
+  if (!parallel_) {
+    loss = gradient(images, labels, batch, dropout_key, 0);
+  } else {
+    int64_t row = 1;  // floats per image
+    for (int64_t d : info_.train.inputs[size_t(find(info_.train.inputs, Role::Image))].shape)
+      if (d != kBatch) row *= d;
+    auto shard = [&](int64_t, int64_t first, int64_t rows) {
+      return train::ShardOutcome{
+          gradient(images + first * row, labels + first, rows, dropout_key, first), 0};
+    };
+    loss = parallel_->step(batch, shard).loss;
+  }
   if (!std::isfinite(loss))
     throw BindError("the loss is " + std::to_string(loss) + " at step " +
                     std::to_string(steps() + 1) + ": the parameters were not updated");
@@ -133,6 +150,23 @@ double Model::train_step(const float* images, const int32_t* labels, int64_t bat
                     "not updated");
   optimizer_->step();
   return loss;
+}
+
+double Model::gradient(const float* images, const int32_t* labels, int64_t batch,
+                       uint64_t dropout_key, int64_t first_row) {
+  const ProgramInfo& program = info_.train;
+  Bound& b = bound(program, batch);
+  for (size_t i = 0; i < program.inputs.size(); ++i) {
+    const BufferInfo& in = program.inputs[i];
+    if (in.role == Role::Image) b.buffers[i] = const_cast<float*>(images);
+    if (in.role == Role::Label) b.buffers[i] = const_cast<int32_t*>(labels);
+    if (in.role == Role::Dropout)
+      train::fill_dropout_mask(b.owned[i], in.dropout_p, train::hash_key(dropout_key, in.name),
+                               mask_skip(in, b.owned[i], first_row));
+  }
+  run(program, b, batch);
+  const int loss_at = find(program.outputs, Role::Loss);
+  return *static_cast<const float*>(b.buffers[program.inputs.size() + size_t(loss_at)]);
 }
 
 void Model::forward(const float* images, int64_t batch, float* scores) {

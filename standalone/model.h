@@ -21,6 +21,7 @@
 
 #include "standalone/model_info.h"
 #include "support/tensor.h"
+#include "train/data_parallel.h"
 #include "train/optimizer.h"
 #include "train/params.h"
 
@@ -45,6 +46,14 @@ class Model {
   double lr() const { return optimizer_->lr(); }
   void set_lr(double lr) { optimizer_->set_lr(lr); }
   int64_t steps() const { return optimizer_->step_count(); }
+
+  /// Shares each training batch among the processes of the job an MPI
+  /// launcher started (train/team.h; alone: this process) in `shards`
+  /// parts (train/data_parallel.h; 0: one per process), starting from rank
+  /// 0's parameters: the same shards give the same steps on any number of
+  /// processes dividing them. Every process calls it, then train_step with
+  /// the whole batch. A BindError when the processes cannot share them.
+  void set_shards(int64_t shards);
 
   /// One step: forward and backward on the batch, then the optimiser's
   /// update. Returns the batch's loss (the parameters are not updated when
@@ -71,11 +80,18 @@ class Model {
     std::unique_ptr<char, void (*)(void*)> workspace{nullptr, nullptr};
   };
   Bound& bound(const ProgramInfo& program, int64_t batch);
+  /// Forward and backward on `batch` rows: their mean gradient in the
+  /// parameters' gradients; returns their loss.
+  /// `first_row`: where these rows start in the batch whose masks
+  /// `dropout_key` draws.
+  double gradient(const float* images, const int32_t* labels, int64_t batch, uint64_t dropout_key,
+                  int64_t first_row);
   void run(const ProgramInfo& program, Bound& b, int64_t batch);
 
   const ModelInfo& info_;
   train::ParameterStore params_;
   std::unique_ptr<train::Optimizer> optimizer_;
+  std::unique_ptr<train::DataParallel> parallel_;  // after set_shards
   std::map<std::pair<const ProgramInfo*, int64_t>, Bound> bound_;
 };
 

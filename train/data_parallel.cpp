@@ -7,7 +7,6 @@
 #include <string>
 
 #include "support/error.h"
-#include "train/rng.h"
 
 namespace tenet::train {
 
@@ -24,10 +23,6 @@ DataParallel::DataParallel(Team& team, ParameterStore& params, int64_t shards,
 std::pair<int64_t, int64_t> DataParallel::shard_rows(int64_t n, int64_t shards, int64_t s) {
   const int64_t first = n * s / shards, end = n * (s + 1) / shards;
   return {first, end - first};
-}
-
-uint64_t DataParallel::shard_key(uint64_t batch_key, int64_t shard, int64_t shards) {
-  return shards == 1 ? batch_key : hash_key(batch_key, uint64_t(shard));
 }
 
 void DataParallel::plan(int64_t n) {

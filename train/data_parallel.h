@@ -3,7 +3,8 @@
 /// processes take them. A batch of n rows is cut into `shards` fixed parts
 /// (shard s: rows [s·n/S, (s+1)·n/S)); each rank of the team (team.h) takes
 /// S/N consecutive shards; each shard's gradient is the model's mean
-/// gradient over its rows. The batch's gradient is defined as
+/// gradient over its rows, with the rows of the batch's dropout masks
+/// (init.h: fill_dropout_mask's skip). The batch's gradient is defined as
 ///
 ///     g = (Σ_s n_s · g_s) / n,   summed in shard order in float64, rounded once,
 ///
@@ -53,8 +54,6 @@ class DataParallel {
   int64_t shards() const { return shards_; }
   /// The first row and the number of rows of shard `s` of a batch of `n`.
   static std::pair<int64_t, int64_t> shard_rows(int64_t n, int64_t shards, int64_t s);
-  /// The dropout key of shard `s`: the batch's own with one shard.
-  static uint64_t shard_key(uint64_t batch_key, int64_t shard, int64_t shards);
 
   /// Computes one shard: its mean gradient into the parameters' gradients,
   /// its mean loss and correct count returned.

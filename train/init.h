@@ -102,8 +102,10 @@ std::string describe_init(std::string_view name, const std::vector<int64_t>& sha
                           const InitSpec& spec);
 
 /// Fills a float32 `mask` with Bernoulli(1 - p) / (1 - p) values drawn from
-/// `key`: a dropout mask.
-void fill_dropout_mask(Tensor& mask, double p, uint64_t key);
+/// `key`: a dropout mask. `skip`: draws to pass over first, so that the mask
+/// of a batch's rows [r, r + n) is those rows of the whole batch's mask
+/// (skip = r x elements per row; data_parallel.h's shards).
+void fill_dropout_mask(Tensor& mask, double p, uint64_t key, int64_t skip = 0);
 /// The key of the dropout masks of batch `batch_index` of `epoch` (both from
 /// 0) in a run seeded with `seed`; mask `m` is filled from hash_key(key, m).
 uint64_t dropout_key(uint64_t seed, int64_t epoch, int64_t batch_index);

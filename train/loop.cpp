@@ -348,15 +348,14 @@ class Trainer {
   /// the batch's gradient in the parameters' gradients on every rank.
   BatchResult step(const Batch& batch) {
     const uint64_t key = dropout_key(hyper_.seed, epoch_, batch.index);
-    auto shard = [&](int64_t s, int64_t first, int64_t rows) {
+    auto shard = [&](int64_t, int64_t first, int64_t rows) {
       BatchResult r;
       if (rows == batch.size) {
         r = model_.train_step(*batch.images, *batch.labels, key);
       } else {
         copy_rows(*batch.images, first, rows, shard_images_);
         copy_rows(*batch.labels, first, rows, shard_labels_);
-        r = model_.train_step(shard_images_, shard_labels_,
-                              DataParallel::shard_key(key, s, hyper_.shards));
+        r = model_.train_step(shard_images_, shard_labels_, key, first);
       }
       return ShardOutcome{r.loss, r.correct};
     };

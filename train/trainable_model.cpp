@@ -119,8 +119,20 @@ TrainableModel::Bound& TrainableModel::bound(size_t program, int64_t batch) {
   return bound_.emplace(key, std::move(b)).first->second;
 }
 
+int64_t TrainableModel::mask_skip(const ir::Value& input, const Tensor& mask,
+                                  int64_t first_row) const {
+  if (first_row == 0) return 0;
+  bool batch_first = false, batch_later = false;
+  for (size_t d = 0; d < input.shape.size(); ++d)
+    if (input.shape[d].as_symbol() == spec_.batch_size) (d == 0 ? batch_first : batch_later) = true;
+  if (batch_later)
+    throw BindError("dropout mask '" + input.name + "' has the batch size " + spec_.batch_size +
+                    " after its first dimension: its rows cannot be cut into shards (--shards)");
+  return batch_first ? first_row * (mask.numel() / mask.shape()[0]) : 0;
+}
+
 void TrainableModel::set_batch(Bound& b, const Tensor& images, const Tensor& labels, bool training,
-                               uint64_t dropout_key) {
+                               uint64_t dropout_key, int64_t first_row) {
   const ir::Function& fn = b.executable.function().function();
   for (size_t i = 0; i < fn.inputs.size(); ++i) {
     const BufferRole& in = b.roles.inputs[i];
@@ -131,16 +143,17 @@ void TrainableModel::set_batch(Bound& b, const Tensor& images, const Tensor& lab
       // prediction reports the scores.
       b.inputs[i] = labels.numel() > 0 ? labels : b.no_labels;
     } else if (in.role == Role::Dropout && training) {
-      fill_dropout_mask(b.inputs[i], in.dropout_p, hash_key(dropout_key, fn.inputs[i]->name));
+      fill_dropout_mask(b.inputs[i], in.dropout_p, hash_key(dropout_key, fn.inputs[i]->name),
+                        mask_skip(*fn.inputs[i], b.inputs[i], first_row));
     }
   }
 }
 
 BatchResult TrainableModel::train_step(const Tensor& images, const Tensor& labels,
-                                       uint64_t dropout_key) {
+                                       uint64_t dropout_key, int64_t first_row) {
   const int64_t batch = images.shape().at(0);
   Bound& b = bound(kGradient, batch);
-  set_batch(b, images, labels, true, dropout_key);
+  set_batch(b, images, labels, true, dropout_key, first_row);
   b.executable.run_into(b.inputs, b.outputs);
   const ir::Function& fn = b.executable.function().function();
   BatchResult r;
@@ -153,7 +166,7 @@ BatchResult TrainableModel::train_step(const Tensor& images, const Tensor& label
 
 TrainableModel::Evaluation TrainableModel::evaluate(const Tensor& images, const Tensor& labels) {
   Bound& b = bound(kEvaluation, images.shape().at(0));
-  set_batch(b, images, labels, false, 0);
+  set_batch(b, images, labels, false, 0, 0);
   b.executable.run_into(b.inputs, b.outputs);
   const ir::Function& fn = b.executable.function().function();
   Evaluation e;

@@ -87,7 +87,10 @@ class TrainableModel {
   /// Forward and backward through the training function on one batch
   /// (images float32 [B, 1, 28, 28], labels int32 [B]); the gradients land in
   /// the parameters' grad tensors. `dropout_key` seeds the masks.
-  BatchResult train_step(const Tensor& images, const Tensor& labels, uint64_t dropout_key);
+  /// `first_row`: where these rows start in the batch whose masks `dropout_key`
+  /// draws (a shard of it: data_parallel.h), so they get those rows of the masks.
+  BatchResult train_step(const Tensor& images, const Tensor& labels, uint64_t dropout_key,
+                         int64_t first_row = 0);
 
   /// The evaluation function on one batch: its class scores [B, 10] and, when
   /// the model names a loss for it, the loss (else 0). Labels may be empty
@@ -114,7 +117,10 @@ class TrainableModel {
   Bound& bound(size_t program, int64_t batch);
   /// Sets the data inputs of `b` (and refills its masks when training).
   void set_batch(Bound& b, const Tensor& images, const Tensor& labels, bool training,
-                 uint64_t dropout_key);
+                 uint64_t dropout_key, int64_t first_row);
+  /// The draws of a mask's rows before `first_row` (0 when the mask does
+  /// not depend on the batch). A BindError when the batch is not its first dimension.
+  int64_t mask_skip(const ir::Value& input, const Tensor& mask, int64_t first_row) const;
   size_t output_index(const ir::Function& fn, const std::string& name) const;
 
   std::string path_;

@@ -45,6 +45,30 @@ std::string lower(std::string s) {
   return s;
 }
 
+#ifdef TENET_MPIEXEC
+/// The emitted `train` under mpirun: 2 ranks save the parameters of one
+/// process taking the same 2 shards, byte for byte; rank 0 alone prints.
+void check_train_under_mpirun(const std::string& source_dir, const std::string& train,
+                              const std::string& dir) {
+  const std::string options =
+      " --data data/mnist-sample --limit-train 160 --batch 16 --epochs 1 --seed 5 --shards 2 ";
+  const std::string env = "cd " + source_dir + " && OMP_NUM_THREADS=1 ";
+  CommandResult r = run_command(env + train + options + "--save " + dir + "/one.st");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  r = run_command(env +
+                  "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " TENET_MPIEXEC
+                  " --oversubscribe -np 2 " +
+                  train + options + "--save " + dir + "/two.st");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("test accuracy"), r.out.rfind("test accuracy")) << r.out;
+  std::ifstream one(dir + "/one.st", std::ios::binary), two(dir + "/two.st", std::ios::binary);
+  std::stringstream a, b;
+  a << one.rdbuf();
+  b << two.rdbuf();
+  EXPECT_TRUE(a.str() == b.str() && !a.str().empty());
+}
+#endif
+
 // One test builds the project once (about a minute on two cores) and checks
 // everything that needs the build.
 // The model is models/mnist_cnn.tn saved as time.tn: its generated header
@@ -112,6 +136,10 @@ TEST_F(Training, StandaloneProjectTrainsLikeTenetTrain) {
     }
     EXPECT_LE(worst, 1e-5 * scale);
   }
+
+#ifdef TENET_MPIEXEC
+  check_train_under_mpirun(source_path(""), project + "/build/train", path(""));
+#endif
 
   // predict with the saved parameters: train's accuracy on the same images.
   const std::string predict = "cd " + source_path("") + " && OMP_NUM_THREADS=1 " + project +
