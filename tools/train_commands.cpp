@@ -129,16 +129,6 @@ class ConsoleReporter final : public train::TrainingReporter {
 };
 
 /// --resume takes a checkpoint file or a run directory (its last.safetensors).
-/// What the ranks other than 0 of a data-parallel run report: nothing.
-class SilentReporter final : public train::TrainingReporter {
- public:
-  void line(const std::string&) override {}
-  void warning(const std::string&) override {}
-  void epoch_begins(const std::string&, int64_t, int64_t) override {}
-  void step_done(int64_t, int64_t, double, double) override {}
-  void epoch_ends() override {}
-};
-
 /// Runs `command` as this process's part of the job an MPI launcher
 /// started (train/team.h); alone, just runs it. A failure every rank sees
 /// alike (a TeamError) is reported once, by rank 0, and the job ends in
@@ -297,10 +287,8 @@ int train_model(const Args& a, train::Team& team) {
       train::load_mnist_dir(options.data_dir, train::MnistSplit::Train, hyper.limit_train);
   train::MnistDataset test_data =
       train::load_mnist_dir(options.data_dir, train::MnistSplit::Test, hyper.limit_test);
-  ConsoleReporter console;
-  SilentReporter silent;
-  train::run_training(model, hyper, options, train_data, test_data,
-                      team.leader() ? static_cast<train::TrainingReporter&>(console) : silent);
+  ConsoleReporter console;  // rank 0's: the others say nothing (loop.h)
+  train::run_training(model, hyper, options, train_data, test_data, console);
   return 0;
 }
 

@@ -124,6 +124,16 @@ std::unique_ptr<Optimizer> make_optimizer(ParameterStore& params, const HyperPar
   return std::make_unique<Sgd>(params, o);
 }
 
+/// What the ranks other than 0 of a data-parallel run report: nothing.
+class SilentReporter final : public TrainingReporter {
+ public:
+  void line(const std::string&) override {}
+  void warning(const std::string&) override {}
+  void epoch_begins(const std::string&, int64_t, int64_t) override {}
+  void step_done(int64_t, int64_t, double, double) override {}
+  void epoch_ends() override {}
+};
+
 class Trainer {
  public:
   Trainer(TrainableModel& model, const HyperParams& hyper, const RunOptions& options,
@@ -133,7 +143,7 @@ class Trainer {
         options_(options),
         train_data_(train_data),
         test_data_(test_data),
-        reporter_(reporter) {
+        reporter_(team_.leader() ? reporter : silent_) {
     if (hyper_.shards == 0) hyper_.shards = team_.size();  // one per process
   }
 
@@ -448,6 +458,7 @@ class Trainer {
   std::unique_ptr<CurveLog> log_;
   RunDirLock lock_;
   std::chrono::steady_clock::time_point start_;
+  SilentReporter silent_;
   TrainingReporter& reporter_;
   TrainingResult result_;
   int64_t step_ = 0, epoch_ = 0, first_batch_ = 0;

@@ -104,6 +104,11 @@ DatasetEvaluation evaluate_dataset(TrainableModel& model, const MnistDataset& da
 /// goes to `reporter`; check_interrupt() (support/child_processes.h) runs
 /// before each step. A BindError when the loss stops being finite (the step
 /// is not taken, the last checkpoint stays) or the parameters diverge.
+/// As one of the processes an MPI launcher started (train/team.h), every
+/// rank calls it with the same arguments: they share each batch
+/// (data_parallel.h: `hyper.shards` parts, 0 for one per process), rank 0
+/// alone reports to `reporter`, writes the run directory and evaluates;
+/// failures every rank sees alike are TeamErrors.
 TrainingResult run_training(TrainableModel& model, const HyperParams& hyper,
                             const RunOptions& options, const MnistDataset& train_data,
                             const MnistDataset& test_data, TrainingReporter& reporter);
