@@ -114,6 +114,8 @@ void Team::broadcast(void* data, size_t bytes) {
     check(MPI_Bcast(p + done, int(n), MPI_BYTE, 0, MPI_COMM_WORLD), "a broadcast");
     done += n;
   }
+#else
+  (void)data;
 #endif
 }
 
@@ -204,6 +206,8 @@ void Team::exchange(const float* send, const std::vector<int64_t>& send_counts,
   check(MPI_Alltoallv(send, sc.data(), so.data(), MPI_FLOAT, recv, rc.data(), ro.data(), MPI_FLOAT,
                       MPI_COMM_WORLD),
         "the gradient exchange");
+#else
+  (void)recv_counts;
 #endif
 }
 

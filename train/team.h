@@ -90,7 +90,9 @@ class Team {
  private:
   Team();
   int rank_ = 0, size_ = 1, local_size_ = 1;
-  bool mpi_ = false, owns_mpi_ = false, finished_ = false;
+  // MPI's state: unread in a build without MPI
+  [[maybe_unused]] bool mpi_ = false, owns_mpi_ = false;
+  bool finished_ = false;
 };
 
 }  // namespace tenet::train
