@@ -11,6 +11,8 @@ VENV=${TENET_VENV:-.venv}
 PY=${PYTHON:-python3}
 requirements=(
   "torch>=2.3"
+  torchvision   # the model zoo (python -m tenet.zoo) and its tests
+  transformers  # the same: BERT, GPT-2, T5 and ViT from tiny configs
   numpy
   safetensors
   pytest

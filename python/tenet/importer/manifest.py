@@ -5,7 +5,7 @@ tensor, what was expected and what was found."""
 
 import re
 
-KINDS_IN = ("user", "parameter", "buffer", "constant", "dropout")
+KINDS_IN = ("user", "parameter", "buffer", "constant", "dropout", "bernoulli")
 KINDS_OUT = ("user", "buffer")
 
 
@@ -62,11 +62,12 @@ def _check_function(name, signature, where):
             _expect(d, str, where, f"{at}.shape", "a list of sizes (strings)")
         if kind == "user":
             users.append(spec["key"])
-        if kind == "dropout":
+        if kind in ("dropout", "bernoulli"):
             p = spec.get("p")
-            if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p < 1:
-                raise ValueError(f"{where}: {at}.p is {p!r}, not a dropout probability "
-                                 f"in [0, 1)")
+            top = 1 if kind == "bernoulli" else 0.999999999999  # dropout: p < 1
+            if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= top:
+                raise ValueError(f"{where}: {at}.p is {p!r}, not a {kind} probability "
+                                 f"in [0, 1{']' if kind == 'bernoulli' else ')'}")
     if sorted(users) != list(range(len(users))):
         raise ValueError(f"{where}: {field}: the user inputs' keys are {users}, not the "
                          f"argument positions 0..{len(users) - 1}")
@@ -92,7 +93,7 @@ def _check_spec(spec, at, where, kinds):
     if kind not in kinds:
         raise ValueError(f"{where}: {at}.kind is {kind!r}, not one of {', '.join(kinds)}")
     key = spec.get("key")
-    wanted = {"user": int, "dropout": type(None)}.get(kind, str)
+    wanted = {"user": int, "dropout": type(None), "bernoulli": type(None)}.get(kind, str)
     if not isinstance(key, wanted) or isinstance(key, bool) or (kind == "user" and key < 0):
         what = {int: "an argument position", str: "a state_dict key", type(None): "null"}
         raise ValueError(f"{where}: {at}.key is {key!r}, not {what[wanted]}")

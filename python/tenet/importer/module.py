@@ -89,10 +89,9 @@ class TenetModule(torch.nn.Module):
                 inputs.append(value.clone() if spec["key"] in updated else value)
             elif kind == "user":
                 inputs.append(args[spec["key"]])
-            elif kind == "dropout":
+            elif kind in ("dropout", "bernoulli"):
                 shape = [d if isinstance(d, int) else d(args) for d in masks[spec["name"]]]
-                keep = 1 - spec["p"]
-                inputs.append(torch.empty(shape, dtype=float_dtype).bernoulli_(keep).div_(keep))
+                inputs.append(_draw(kind, spec["p"], shape, float_dtype))
         try:
             results = op(*inputs)
         except BindError as error:
@@ -130,6 +129,14 @@ def _check_arguments(signature, args):
                             f"(it takes {expected})")
 
 
+def _draw(kind, p, shape, dtype):
+    """A dropout mask (Bernoulli(1 - p) / (1 - p)) or a Bernoulli(p) draw, as PyTorch
+    draws them."""
+    if kind == "dropout":
+        return torch.empty(shape, dtype=dtype).bernoulli_(1 - p).div_(1 - p)
+    return torch.empty(shape, dtype=dtype).bernoulli_(p)
+
+
 def _mask_shapes(signature, declared):
     """{dropout mask: its shape}, each dimension an int or a function of the forward's
     arguments (the size read off the argument that has it). ``declared``: the operator's
@@ -144,7 +151,7 @@ def _mask_shapes(signature, declared):
                     where.setdefault(name, (spec["key"], d))
     shapes = {}
     for spec, decl in zip(signature["inputs"], declared):
-        if spec["kind"] == "dropout":
+        if spec["kind"] in ("dropout", "bernoulli"):
             shapes[spec["name"]] = [_dimension(size, where) for size in decl.shape]
     return shapes
 

@@ -113,6 +113,10 @@ class _Layout:
                            for i in self.inputs if i["kind"] == "parameter"]
         self.masks = []
         for i in self.inputs:
+            if i["kind"] == "bernoulli":
+                _refuse(f"the {mode} forward draws Bernoulli values ('{i['name']}': "
+                        f"stochastic depth, or dropout written as bernoulli_), which the "
+                        f"project's trainer does not draw; only dropout masks")
             if i["kind"] == "dropout":
                 shape = tuple(declared[i["name"]].shape)
                 if not shape or shape[0] != "B":

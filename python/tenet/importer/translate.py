@@ -183,6 +183,12 @@ class Translator:
                 self.fail(f"input '{node.name}' ({spec.kind.name}) is not supported")
             key = spec.target if kind != "user" else user
             user += kind == "user"
+            if kind == "constant" and val.numel() == 0:
+                # an empty constant (a key/value cache before its first step): no
+                # values to pass, so not an input; the ops that take it (cat) skip it
+                self.values[node] = Tensor("", self.shape(node), self.dtype(node),
+                                           literal="0")
+                continue
             wanted = spec.target if kind in ("parameter", "buffer") else node.name
             if kind == "user" and len(wanted) == 1:
                 wanted += "_in"  # single letters are index names

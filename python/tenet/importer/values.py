@@ -121,6 +121,9 @@ def _paren(text):
     return text if re.fullmatch(r"[A-Za-z0-9_]+", text) else f"({text})"
 
 
+_FLOAT32_MAX = 3.4028234663852886e38
+
+
 def literal(value, dtype=None):
     """A Python number as a Tenet literal: floats keep a '.' or an exponent, negatives
     are parenthesised."""
@@ -136,6 +139,12 @@ def literal(value, dtype=None):
             # before a softmax give what they give in PyTorch)
             return {"nan": "(0.0 / 0.0)", "inf": "(1.0 / 0.0)"}.get(
                 repr(value), "(-1.0 / 0.0)")
+        if abs(value) > _FLOAT32_MAX:
+            # a float64 constant past float32's range (torch.finfo(torch.float64).min as a
+            # mask): the language checks literals against float32, so the largest float32
+            # of its sign stands for it (as "very large" as a mask needs; finite, so a
+            # fully masked softmax row stays uniform as in PyTorch)
+            value = _FLOAT32_MAX if value > 0 else -_FLOAT32_MAX
         text = repr(value)
         if "e" not in text and "." not in text:
             text += ".0"

@@ -16,4 +16,4 @@ def op(*names):
     return register
 
 
-from . import conv, elementwise, index, linalg, norm, random, reduce, shape  # noqa: E402,F401
+from . import attention, conv, elementwise, index, linalg, norm, random, reduce, shape  # noqa: E402,F401,I001

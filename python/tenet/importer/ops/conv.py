@@ -134,50 +134,91 @@ def _transposed(t, x, w, bias, stride, padding, dilation, groups):
 
 @op("aten.max_pool2d_with_indices.default")
 def max_pool2d(t, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
-    out = _pool(t, x, kernel, stride, padding, dilation, ceil_mode, "max=!", "max_pool2d")
+    out = _pool(t, x, kernel, stride, padding, dilation, ceil_mode, "max=!")
     return (out, None)
 
 
 @op("aten.avg_pool2d.default")
 def avg_pool2d(t, x, kernel, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-    if _expand(padding, 2) != [0, 0] and not count_include_pad:
-        t.fail("avg_pool2d with padding and count_include_pad=False is not supported")
-    out = _pool(t, x, kernel, stride, padding, 1, ceil_mode, "+=!", "avg_pool2d")
+    """The window's sum over PyTorch's divisor: the window's size, or, where windows are
+    cut short (ceil_mode's last windows, padding with count_include_pad=False), the
+    number of its positions inside the input (and its padding, when counted)."""
+    out = _pool(t, x, kernel, stride, padding, 1, ceil_mode, "+=!")
     kernel = _expand(kernel, 2)
-    divisor = divisor_override or kernel[0] * kernel[1]
+    padding = _expand(padding, 2)
+    stride = _expand(stride, 2) if stride else kernel
     idx = names.own_indices(out.rank)
-    t.statement(out, idx, "=", f"{out.read(idx)} / {divisor}")
+    cut = ceil_mode and any(_overhang(out, x, kernel, stride, padding, [1, 1]))
+    if divisor_override or not (cut or (any(padding) and not count_include_pad)):
+        divisor = divisor_override or kernel[0] * kernel[1]
+        t.statement(out, idx, "=", f"{out.read(idx)} / {divisor}")
+        return out
+    window = names.reduced_indices(2)
+    at, _ = _spatial(kernel, stride, padding, [1, 1], idx[-2:], window)
+    counted = padding if count_include_pad else [0, 0]
+    inside = [f"{e} >= {-c} && {e} < {size} + {c}" if c else f"{e} >= 0 && {e} < {size}"
+              for e, size, c in zip(at, x.shape[-2:], counted)]
+    count = _window_count(t, out, idx[-2:], inside, window, kernel)
+    t.statement(out, idx, "=", f"{out.read(idx)} / {count.read(idx[-2:])}")
     return out
+
+
+def _window_count(t, out, own, conditions, window, sizes):
+    """count(own) +=! the window positions where every condition holds: a divisor per
+    output position (a constant of the shape; no gradient flows through it)."""
+    count = t.new(f"{out.name}_count", shape=out.shape[-2:], dtype=out.dtype)
+    ranges = dict(zip(own, out.shape[-2:]))
+    where = [f"{w} in 0:{k}" for w, k in zip(window, sizes)]
+    t.statement(count, own, "+=!", f"select({' && '.join(conditions)}, 1.0, 0.0)", [],
+                ranges, where)
+    return count
+
+
+def _overhang(out, x, kernel, stride, padding, dilation):
+    """Per spatial dimension, whether ceil_mode's last window ends past the input and its
+    padding (True when a size is symbolic)."""
+    beyond = []
+    for k in range(2):
+        try:
+            outs, size = int(out.shape[-2 + k]), int(x.shape[-2 + k])
+        except ValueError:
+            beyond.append(True)
+            continue
+        end = (outs - 1) * stride[k] - padding[k] + dilation[k] * (kernel[k] - 1) + 1
+        beyond.append(end > size)
+    return beyond
 
 
 _NAN = literal(float("nan"))
 
 
-def _pool(t, x, kernel, stride, padding, dilation, ceil_mode, reduction, what):
+def _pool(t, x, kernel, stride, padding, dilation, ceil_mode, reduction):
     kernel = _expand(kernel, 2)
     stride = _expand(stride, 2) if stride else kernel
     padding, dilation = _expand(padding, 2), _expand(dilation, 2)
-    if ceil_mode:
-        t.fail(f"{what} with ceil_mode=True is not supported")
     out = t.new()
     idx = names.own_indices(out.rank)
     window = names.reduced_indices(2)
     lead = idx[:-2]
     at, padded = _spatial(kernel, stride, padding, dilation, idx[-2:], window)
-    if padded:
+    # ceil_mode's last windows may end past the input: guarded reads there too
+    beyond = _overhang(out, x, kernel, stride, padding, dilation) if ceil_mode else [False] * 2
+    guarded = padded or any(beyond)
+    if guarded:
         x = t.materialise(x)
     x_at = lead + at
     ranges = dict(zip(idx, out.shape))
     where = [f"{window[0]} in 0:{kernel[0]}", f"{window[1]} in 0:{kernel[1]}"]
-    value = x.read(x_at, guarded=padded)
-    if padded and reduction == "max=!":
+    value = x.read(x_at, guarded=guarded)
+    if guarded and reduction == "max=!":
         # padding is NaN, which max=! ignores: a window of -inf stays -inf, and the
         # gradient goes to a pixel, never to the padding
         inside = " && ".join(f"{e} >= 0 && {e} < {size}"
-                             for e, size, p in zip(at, x.shape[-2:], padding) if p)
+                             for e, size, p, b in zip(at, x.shape[-2:], padding, beyond)
+                             if p or b)
         value = f"select({inside}, {value}, {_NAN})"
-    reads = [] if padded else [(x, x_at)]
+    reads = [] if guarded else [(x, x_at)]
     if reduction != "max=!":
         t.statement(out, idx, reduction, value, reads, ranges, where)
         return out
@@ -189,7 +230,7 @@ def _pool(t, x, kernel, stride, padding, dilation, ceil_mode, reduction, what):
     largest = t.new(f"{out.name}_max", shape=out.shape, dtype=out.dtype)
     t.statement(largest, idx, reduction, value, reads, ranges, where)
     nan = t.new(f"{out.name}_nan", shape=out.shape, dtype=out.dtype)
-    read = x.read(x_at, guarded=padded)
+    read = x.read(x_at, guarded=guarded)
     t.statement(nan, idx, "+=!", f"select({read} != {read}, {read}, 0)", reads, ranges, where)
     t.statement(out, idx, "=", f"select({nan.read(idx)} != {nan.read(idx)}, "
                                f"stop_gradient({nan.read(idx)}), {largest.read(idx)})")
@@ -198,10 +239,27 @@ def _pool(t, x, kernel, stride, padding, dilation, ceil_mode, reduction, what):
 
 @op("aten._adaptive_avg_pool2d.default", "aten.adaptive_avg_pool2d.default")
 def adaptive_avg_pool2d(t, x, output_size):
+    """PyTorch's windows: output o of n over an input of size h averages inputs
+    floor(o*h/n) to ceil((o+1)*h/n) - 1 (equal windows when n divides h)."""
     size = _expand(output_size, 2)
     height, width = (int(d) for d in x.shape[-2:])
-    if height % size[0] or width % size[1]:
-        t.fail(f"adaptive_avg_pool2d from {height}x{width} to {size[0]}x{size[1]} is "
-               f"supported only when the sizes divide")
-    kernel = [height // size[0], width // size[1]]
-    return avg_pool2d(t, x, kernel, kernel)
+    if height % size[0] == 0 and width % size[1] == 0:
+        kernel = [height // size[0], width // size[1]]
+        return avg_pool2d(t, x, kernel, kernel)
+    x = t.materialise(x)
+    out = t.new()
+    idx = names.own_indices(out.rank)
+    window = names.reduced_indices(2)
+    at, inside, widest = [], [], []
+    for own, r, h, n in zip(idx[-2:], window, (height, width), size):
+        start, end = f"({own} * {h}) / {n}", f"(({own} + 1) * {h} + {n - 1}) / {n}"
+        at.append(f"{start} + {r}")
+        inside.append(f"{r} < {end} - {start}")
+        widest.append(max((-(-(o + 1) * h // n)) - (o * h // n) for o in range(n)))
+    ranges = dict(zip(idx, out.shape))
+    where = [f"{w} in 0:{k}" for w, k in zip(window, widest)]
+    value = f"select({' && '.join(inside)}, {x.read(idx[:-2] + at, guarded=True)}, 0)"
+    t.statement(out, idx, "+=!", value, [], ranges, where)
+    count = _window_count(t, out, idx[-2:], inside, window, widest)
+    t.statement(out, idx, "=", f"{out.read(idx)} / {count.read(idx[-2:])}")
+    return out

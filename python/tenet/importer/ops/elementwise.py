@@ -131,11 +131,15 @@ def where(t, condition, a, b):
 
 @op("aten.maximum.default")
 def maximum(t, a, b):
+    if t.dtype() != "float":  # integers: no NaN, no gradient
+        return t.elementwise(lambda x, y: f"select({x} < {y}, {y}, {x})", [a, b])
     return t.elementwise(lambda x, y: _extremum(x, y, "<"), [a, b])
 
 
 @op("aten.minimum.default")
 def minimum(t, a, b):
+    if t.dtype() != "float":
+        return t.elementwise(lambda x, y: f"select({x} > {y}, {y}, {x})", [a, b])
     return t.elementwise(lambda x, y: _extremum(x, y, ">"), [a, b])
 
 
@@ -294,3 +298,13 @@ def _atom(text):
         if depth == 0 and ch in " +-*/<>=!&|?":
             return f"({text})"
     return text
+
+
+@op("aten.copy.default")
+def copy(t, x, src, non_blocking=False):
+    """x's shape and dtype with src's values (broadcast): what an in-place write into a
+    slice becomes after export's functionalisation (then a slice_scatter)."""
+    target = t.dtype()
+    cast = "float32" if target == "float" else target
+    same = not isinstance(src, Tensor) or src.dtype == target
+    return t.elementwise(lambda _, v: v if same else f"{cast}({v})", [x, src])

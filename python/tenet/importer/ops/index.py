@@ -6,15 +6,18 @@ from .. import names
 
 @op("aten.embedding.default")
 def embedding(t, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    if padding_idx is not None and padding_idx >= 0:
-        t.fail("embedding with padding_idx is not supported (its row would get a gradient)")
+    """``W(idx(i, j), k)``; with padding_idx, that row's value is read as it is but
+    passes no gradient (``stop_gradient`` in the branch that reads it), as in PyTorch."""
     if scale_grad_by_freq:
         t.fail("embedding with scale_grad_by_freq=True is not supported")
     out = t.new()
     idx = names.own_indices(out.rank)
     at = idx[:indices.rank]
     row = indices.read(at)
-    t.statement(out, idx, "=", weight.read([row, idx[-1]]),
+    value = weight.read([row, idx[-1]])
+    if padding_idx is not None and padding_idx >= 0:
+        value = f"select({row} == {padding_idx}, stop_gradient({value}), {value})"
+    t.statement(out, idx, "=", value,
                 [(indices, at), (weight, [row, idx[-1]])], dict(zip(idx, out.shape)))
     return out
 

@@ -175,7 +175,15 @@ def cat(t, tensors, dim=0):
     out = t.new()
     dim = dim % out.rank
     idx = names.own_indices(out.rank)
-    parts = [x for x in tensors if not (x.shape[dim] == "0")]
+    # empty parts add nothing; a 1-D empty one may sit among tensors of any rank (as
+    # PyTorch allows: an empty key cache before the first step's keys)
+    parts = [x for x in tensors
+             if not (x.shape[dim if x.rank == out.rank else 0] == "0" and
+                     (x.rank == out.rank or x.rank == 1))]
+    if len(parts) == 1 and parts[0].shape == out.shape:
+        return parts[0]
+    if not all(x.shape[dim].isdigit() for x in parts[:-1]):
+        t.fail("cat along a dimension of dynamic size is not supported")
     value, start = None, 0
     terms = []
     for x in parts:
@@ -207,4 +215,95 @@ def view(t, x, shape):
     out = t.new()
     t.comment()
     t.lines.append(f"  {out.name} = reshape({x.name}, {', '.join(out_shape)})")
+    return out
+
+
+@op("aten.as_strided.default")
+def as_strided(t, x, size, stride, storage_offset=None):
+    """A strided view of x's storage. x must be contiguous in PyTorch (the export's
+    metadata says): then the view reads x's row-major elements at offset + Σ stride·i.
+    The common case, a restride of a fresh tensor that only moves size-1 dimensions
+    (ConvNeXt's head), is x itself."""
+    meta = t.node.args[0].meta.get("val")
+    if meta is None or not meta.is_contiguous():
+        t.fail("as_strided of a tensor that is not contiguous is not supported")
+    out_shape = t.shape()
+    offset = int(storage_offset or 0) - int(meta.storage_offset())
+    strides = [str(s) for s in stride]
+    contiguous, running = [], "1"
+    for d in reversed(out_shape):
+        contiguous.insert(0, running)
+        running = d if running == "1" else f"{d}*{running}"
+    if out_shape == x.shape and offset == 0 and all(
+            d == "1" or s == c for d, s, c in zip(out_shape, strides, contiguous)):
+        return x
+    if not all(s.lstrip("-").isdigit() for s in strides):
+        t.fail("as_strided with symbolic strides is not supported")
+    x = t.materialise(x)
+    flat = t.new(f"{x.name}_flat", shape=("*".join(x.shape),), dtype=x.dtype)
+    t.lines.append(f"  {flat.name} = reshape({x.name}, {flat.shape[0]})")
+    out = t.new()
+    idx = names.own_indices(out.rank)
+    terms = [f"{s}*{i}" for s, i in zip(strides, idx) if s != "0"] + ([str(offset)] if offset else [])
+    t.statement(out, idx, "=", flat.read([" + ".join(terms) or "0"]), [],
+                dict(zip(idx, out.shape)))
+    return out
+
+
+@op("aten.slice_scatter.default")
+def slice_scatter(t, base, src, dim=0, start=None, end=None, step=1):
+    """base with src written over the slice start:end:step of dimension dim: a select,
+    so each gradient goes where its values went (src's to the slice, base's elsewhere)."""
+    dim = dim % base.rank
+    whole = (start is None or start == 0) and step == 1 and (
+        end is None or (not isinstance(end, Size) and end >= 2 ** 62))
+    if whole and src.shape == base.shape:
+        return src  # a write over the whole dimension (x[:, 1:3] = ... writes x[:] too)
+    out = t.new()
+    size = out.shape[dim]
+    if not size.isdigit():
+        t.fail("slice_scatter on a dimension of dynamic size is not supported")
+    length = int(size)
+    start, end = _bound(start, 0, length), _bound(end, length, length)
+    idx = names.own_indices(out.rank)
+    i = idx[dim]
+    inside = [f"{i} >= {start}", f"{i} < {end}"]
+    at = list(idx)
+    shifted = f"{i} - {start}" if start else i
+    if step != 1:
+        inside.append(f"({shifted}) % {step} == 0")
+        at[dim] = f"({shifted}) / {step}"
+    else:
+        at[dim] = shifted
+    source = t.materialise(src, f"{out.name}_src").read(at, guarded=True)
+    value = f"select({' && '.join(inside)}, {source}, {base.read(idx)})"
+    t.statement(out, idx, "=", value, [], dict(zip(idx, out.shape)))
+    return out
+
+
+def _bound(value, default, length):
+    """A slice bound as PyTorch clamps it: None is the default, negatives count from the
+    end, and the result lies in [0, length]."""
+    if value is None:
+        return default
+    value = int(value)
+    if value < 0:
+        value += length
+    return min(max(value, 0), length)
+
+
+@op("aten.select_scatter.default")
+def select_scatter(t, base, src, dim, index):
+    """base with src written over index `index` of dimension dim."""
+    out = t.new()
+    dim = dim % out.rank
+    if index < 0:
+        if not out.shape[dim].isdigit():
+            t.fail("select_scatter at a negative index of a dimension of dynamic size is not "
+                   "supported")
+        index += int(out.shape[dim])
+    idx = names.own_indices(out.rank)
+    at = idx[:dim] + idx[dim + 1:]
+    value = f"select({idx[dim]} == {index}, {src.read(at)}, {base.read(idx)})"
+    t.statement(out, idx, "=", value, [], dict(zip(idx, out.shape)))
     return out
