@@ -2,6 +2,10 @@
 add_library(tenet_options INTERFACE)
 target_include_directories(tenet_options INTERFACE ${PROJECT_SOURCE_DIR})
 target_compile_options(tenet_options INTERFACE -Wall -Wextra -Wpedantic -Wno-unused-parameter)
+# __FILE__ relative to the source tree: internal-error messages name
+# "codegen/cpp_expr.cpp", not the build machine's folders (debug information
+# keeps the full paths).
+target_compile_options(tenet_options INTERFACE -fmacro-prefix-map=${PROJECT_SOURCE_DIR}/=)
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   # GCC 12's -Wmaybe-uninitialized reports false positives through std::optional
   # at -O2 (GCC bug 80635); real uninitialised reads are caught by the sanitizer

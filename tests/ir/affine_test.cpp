@@ -72,6 +72,19 @@ TEST(Affine, SolvesForAUnitCoefficient) {
   EXPECT_THROW(solve(e, "x", Affine::var("y")), InternalError);
 }
 
+// An internal error names the file in the source tree, not the build machine's
+// folders (-fmacro-prefix-map, cmake/TenetOptions.cmake).
+TEST(Affine, InternalErrorsNameFilesInTheSourceTree) {
+  try {
+    solve(aff({{"x", 2}}, 1), "x", Affine::var("y"));
+    FAIL() << "no internal error";
+  } catch (const InternalError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("(at ir/"), std::string::npos) << what;
+    EXPECT_EQ(what.find(TENET_SOURCE_DIR), std::string::npos) << what;
+  }
+}
+
 TEST(Affine, LinearFormOfIndexArithmetic) {
   // The cases both old rules agreed on.
   EXPECT_EQ(

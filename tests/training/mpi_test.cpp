@@ -17,6 +17,14 @@
 namespace tenet::testing {
 namespace {
 
+// A short run on the bundled sample: 300 images in batches of 32 (the last
+// one of 12), dropout on, Adam.
+const char* kRun =
+    "train models/mnist_cnn.tn --epochs 1 --limit-train 300 --limit-test 100 "
+    "--batch 32 --log-every 2 --seed 3";
+
+#ifdef TENET_MPIEXEC
+
 /// The whole file's bytes.
 std::string file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -31,14 +39,6 @@ std::vector<std::string> log_lines(const std::string& path) {
   for (const LogRow& row : read_log(path)) lines.push_back(row.line);
   return lines;
 }
-
-// A short run on the bundled sample: 300 images in batches of 32 (the last
-// one of 12), dropout on, Adam.
-const char* kRun =
-    "train models/mnist_cnn.tn --epochs 1 --limit-train 300 --limit-test 100 "
-    "--batch 32 --log-every 2 --seed 3";
-
-#ifdef TENET_MPIEXEC
 
 class Mpi : public Training {
  protected:
