@@ -234,8 +234,12 @@ std::optional<GemmPlan> plan_contraction(const ir::Compute& c) {
   if (c.result->type == ElemType::F16) return {};  // the GEMM library has no float16 storage
   if (std::optional<ir::SplitGather> split = detail::split_gather(c)) {
     // The product has no strided guarded dimension left, so this recursion ends.
+    // A product that would need a split of its own (the input gradient of a
+    // grouped convolution, whose weight is read at y1 - 8*j) is not a GEMM of
+    // the split: the lowering gathers one set of columns (RegNet's internal
+    // error, "index y1 is not in scope", came from the inner split's columns).
     std::optional<GemmPlan> plan = plan_contraction(split->product);
-    if (plan) {
+    if (plan && !plan->split) {
       plan->split = std::make_shared<const ir::SplitGather>(std::move(*split));
       return plan;
     }

@@ -71,6 +71,7 @@ const std::vector<ZooCase>& zoo_table() {
           {{"B", 2}, {"C", 2}, {"H", 7}, {"W", 8}, {"O", 2}, {"KH", 3}, {"KW", 3}}, vjp()),
       row("conv2d_padded", {{"B", 2}, {"C", 2}, {"H", 5}, {"W", 4}, {"O", 2}}, vjp()),
       row("transposed_conv", {{"B", 2}, {"C", 2}, {"H", 3}, {"W", 2}, {"O", 2}}, vjp()),
+      row("conv2d_grouped", {{"B", 2}}, vjp(), {}, 10, 24),
       row("maxpool2x2", {{"B", 2}, {"C", 2}, {"H", 5}, {"W", 6}}, vjp()),
       row("avgpool2x2", {{"B", 2}, {"C", 2}, {"H", 4}, {"W", 5}}, vjp()),
       row("softmax", {{"N", 3}, {"K", 5}}, vjp()),
