@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from import_models import check
-from zoo_models import Attentions, Draws, Lookups, Pools, Scatters
+from zoo_models import Attentions, Draws, Lookups, Pools, Resampling, Scatters
 
 torchvision = pytest.importorskip("torchvision")
 
@@ -37,6 +37,10 @@ def test_lookups():
 # float64 programs): ceil-mode pools, padded embeddings, attention whole with an empty
 # key cache, relative positions and integer minima. T5's RMS norm computes in float32
 # on purpose (transformers casts to it), so its differences are float32 rounding.
+def test_resampling():
+    check(Resampling(), (torch.randn(2, 2, 3, 4), torch.randint(-20, 20, (5,))))
+
+
 ZOO = {"squeezenet1_1": 1e-9, "hf-bert": 1e-9, "hf-gpt2": 1e-9, "hf-t5": 1e-6}
 
 

@@ -95,3 +95,22 @@ class Lookups(nn.Module):
         far = torch.maximum(tokens - 4, torch.zeros_like(tokens))
         rows = self.embedding(tokens) + self.table[near] * self.table[far]
         return torch.cat([torch.tensor([]), rows.flatten()], 0).square().sum()
+
+
+class Resampling(nn.Module):
+    """Bilinear interpolation (segmentation heads, FPNs: with and without align_corners,
+    up and down) and division with a rounding mode."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 2, 1)
+
+    def forward(self, x, n):
+        y = self.conv(x)
+        up = F.interpolate(y, scale_factor=2, mode="bilinear")
+        corners = F.interpolate(y, size=(5, 7), mode="bilinear", align_corners=True)
+        down = F.interpolate(y, size=(2, 3), mode="bilinear")
+        steps = torch.div(y, 0.3, rounding_mode="trunc")
+        counts = torch.div(n, 3, rounding_mode="floor") + torch.div(n, -4, rounding_mode="trunc")
+        return (up.square().sum() + corners.pow(3).sum() + down.sum() * steps.sum()
+                + counts.sum())

@@ -84,7 +84,9 @@ def _constants(functions):
     for function, translator in functions.items():
         for spec in translator.inputs:
             if spec.kind == "constant":
-                value = translator.exported.constants[spec.key]
+                value = translator.made_constants.get(spec.key)
+                if value is None:
+                    value = translator.exported.constants[spec.key]
                 spec.key = f"{function}:{spec.name}"
                 found[spec.key] = value.detach().clone()
     return found

@@ -49,6 +49,7 @@ class Translator:
         self.sizes = {}            # sympy symbol name -> Tenet size name
         self.values = {}           # fx node -> what it is in Tenet
         self.inputs = []           # Input, in declaration order
+        self.made_constants = {}   # name -> tensor: constants the translation computes
         self.outputs = []          # Output
         self.lines = []            # the body
         self._origin = None        # (module path, kind, location, code) of the node at hand
@@ -196,6 +197,16 @@ class Translator:
             tensor = Tensor(name, self.shape(node), self.dtype(node))
             self.inputs.append(Input(name, kind, key, tensor))
             self.values[node] = tensor
+
+    def add_constant(self, wanted, value):
+        """A constant the translation computes (interpolation indices and weights): an
+        input of kind 'constant' whose value goes into the weights file."""
+        name = self.namer(wanted)
+        tensor = Tensor(name, tuple(str(d) for d in value.shape),
+                        values.tenet_type(value.dtype))
+        self.inputs.append(Input(name, "constant", name, tensor))
+        self.made_constants[name] = value
+        return tensor
 
     def add_input(self, wanted, shape, dtype, kind, extra=None):
         """A new input the module supplies (a dropout mask): its Tensor."""

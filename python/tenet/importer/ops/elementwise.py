@@ -74,6 +74,32 @@ for _name, _symbol in {"add": "+", "sub": "-", "mul": "*", "div": "/"}.items():
     _binary(_name, _symbol)
 
 
+@op("aten.div.Tensor_mode", "aten.div.Scalar_mode")
+def div_rounding(t, a, b, rounding_mode=None):
+    """Division rounded as PyTorch rounds it: 'trunc' is trunc(a / b) on floats (exactly
+    PyTorch's) and C's / on integers; 'floor' on integers corrects C's / where the signs
+    differ and it does not divide. Floor division of floats is refused: PyTorch's rounds
+    the exact quotient (1.0 // 0.1 is 9), which floor(a / b) gets wrong, and the language
+    has no fmod to do it exactly."""
+    if rounding_mode is None:
+        return _binary_division(t, a, b)
+    if t.dtype() == "float":
+        if rounding_mode == "trunc":
+            return t.elementwise(lambda x, y: f"trunc({x} / {_atom(y)})", [a, b])
+        t.fail("floor division of floats (rounding_mode='floor', //) is not supported")
+    if rounding_mode == "trunc":
+        return t.elementwise(lambda x, y: f"{x} / {_atom(y)}", [a, b])
+    return t.elementwise(
+        lambda x, y: f"select({x} % {_atom(y)} != 0 && ({x} < 0) != ({_atom(y)} < 0), "
+                     f"{x} / {_atom(y)} - 1, {x} / {_atom(y)})", [a, b])
+
+
+def _binary_division(t, a, b):
+    if t.dtype() == "float" and not _any_float(a, b):
+        return t.elementwise(lambda x, y: f"float32({x}) / float32({y})", [a, b])
+    return t.elementwise(lambda x, y: f"{x} / {_atom(y)}", [a, b])
+
+
 @op("aten.fmod.Scalar", "aten.fmod.Tensor", "aten.remainder.Scalar", "aten.remainder.Tensor")
 def remainder(t, a, b):
     """Integers only: fmod is C's % (the dividend's sign); remainder takes the divisor's."""

@@ -307,3 +307,50 @@ def select_scatter(t, base, src, dim, index):
     value = f"select({idx[dim]} == {index}, {src.read(at)}, {base.read(idx)})"
     t.statement(out, idx, "=", value, [], dict(zip(idx, out.shape)))
     return out
+
+
+@op("aten.upsample_bilinear2d.vec", "aten.upsample_bilinear2d.default")
+def upsample_bilinear(t, x, output_size=None, align_corners=False, scale_factors=None):
+    """Bilinear interpolation as PyTorch's: each output row reads input rows i0 and i1
+    with weights 1 - l and l, where the source position is scale * (k + 0.5) - 0.5
+    clamped at 0 (or scale * k with align_corners); the rows and weights, which depend
+    on the shapes only, are constants of the program (computed here as PyTorch does)."""
+    out = t.new()
+    idx = names.own_indices(out.rank)
+    rows, weights = [], []
+    for k, axis in ((2, "h"), (3, "w")):
+        size, target = x.shape[k], out.shape[k]
+        if not (size.isdigit() and target.isdigit()):
+            t.fail("upsample_bilinear2d of a dynamic spatial size is not supported")
+        factor = scale_factors[k - 2] if scale_factors else None
+        first, second, low, high = _linear_taps(int(size), int(target), align_corners, factor)
+        rows.append([t.add_constant(f"{out.name}_{axis}{n}", v).read([idx[k]])
+                     for n, v in ((0, first), (1, second))])
+        weights.append([t.add_constant(f"{out.name}_{axis}_weight{n}", v).read([idx[k]])
+                        for n, v in ((0, low), (1, high))])
+    lead = idx[:2]
+    terms = []
+    for a in range(2):
+        inner = " + ".join(f"{weights[1][b]} * {x.read(lead + [rows[0][a], rows[1][b]])}"
+                           for b in range(2))
+        terms.append(f"{weights[0][a]} * ({inner})")
+    t.statement(out, idx, "=", " + ".join(terms), [], dict(zip(idx, out.shape)))
+    return out
+
+
+def _linear_taps(size, target, align_corners, factor):
+    """PyTorch's linear interpolation along one axis: the two source indices and their
+    weights for each of ``target`` outputs (area_pixel_compute_source_index), the
+    weights in float64 (the module casts them to the model's float type)."""
+    import torch
+    float_dtype = torch.float64
+    if align_corners:
+        scale = (size - 1) / (target - 1) if target > 1 else 0.0
+    else:
+        scale = 1.0 / factor if factor else size / target
+    k = torch.arange(target, dtype=float_dtype)
+    source = k * scale if align_corners else (scale * (k + 0.5) - 0.5).clamp(min=0)
+    first = source.to(torch.int64).clamp(max=size - 1)
+    second = torch.where(first < size - 1, first + 1, first)
+    high = source - first.to(float_dtype)
+    return first, second, 1 - high, high
