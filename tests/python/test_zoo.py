@@ -27,6 +27,7 @@ ZOO = {
                        lambda img, w, b: F.conv2d(img, w, b, stride=2)),
     "conv2d_padded": ({"B": 2, "C": 2, "H": 5, "W": 4, "O": 2},
                       lambda img, w, b: F.conv2d(img, w, b, padding=1)),
+    "conv2d_grouped": ({"B": 2}, lambda w, x: F.conv2d(x, w, padding=1, groups=2)),
     "transposed_conv": ({"B": 2, "C": 2, "H": 3, "W": 2, "O": 2},
                         lambda img, w: F.conv_transpose2d(img, w, stride=2)),
     "maxpool2x2": ({"B": 2, "C": 2, "H": 5, "W": 6}, lambda img: F.max_pool2d(img, 2)),
