@@ -31,11 +31,17 @@ int find(const std::vector<BufferInfo>& buffers, Role role) {
   return -1;
 }
 
-/// The draws of a mask's rows before `first_row` (a shard's: the rows of
-/// the batch's mask, as `tenet train` draws them).
-int64_t mask_skip(const BufferInfo& mask, const Tensor& values, int64_t first_row) {
-  if (first_row == 0 || mask.shape.empty() || mask.shape[0] != kBatch) return 0;
-  return first_row * (values.numel() / values.shape()[0]);
+/// The row of a mask a shard's rows start at, as `tenet train` takes them:
+/// `first_row`, or 0 when the mask does not depend on the batch; a BindError
+/// when the batch is not its first dimension.
+int64_t mask_first_row(const BufferInfo& mask, int64_t first_row) {
+  if (first_row == 0) return 0;
+  for (size_t d = 1; d < mask.shape.size(); ++d)
+    if (mask.shape[d] == kBatch)
+      throw BindError("dropout mask '" + mask.name +
+                      "' has the batch size after its first dimension: its rows cannot be cut "
+                      "into shards");
+  return !mask.shape.empty() && mask.shape[0] == kBatch ? first_row : 0;
 }
 
 }  // namespace
@@ -162,7 +168,7 @@ double Model::gradient(const float* images, const int32_t* labels, int64_t batch
     if (in.role == Role::Label) b.buffers[i] = const_cast<int32_t*>(labels);
     if (in.role == Role::Dropout)
       train::fill_dropout_mask(b.owned[i], in.dropout_p, train::hash_key(dropout_key, in.name),
-                               mask_skip(in, b.owned[i], first_row));
+                               mask_first_row(in, first_row));
   }
   run(program, b, batch);
   const int loss_at = find(program.outputs, Role::Loss);

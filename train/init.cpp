@@ -386,8 +386,9 @@ std::string describe_init(std::string_view name, const std::vector<int64_t>& sha
   return os.str();
 }
 
-void fill_dropout_mask(Tensor& mask, double p, uint64_t key, int64_t skip) {
+void fill_dropout_mask(Tensor& mask, double p, uint64_t key, int64_t first_row) {
   Rng rng(key);
+  const int64_t skip = first_row > 0 ? first_row * (mask.numel() / mask.shape().at(0)) : 0;
   for (int64_t i = 0; i < skip; ++i) rng.uniform();
   const float keep = float(1.0 / (1.0 - p));
   float* m = mask.data<float>();

@@ -102,10 +102,11 @@ std::string describe_init(std::string_view name, const std::vector<int64_t>& sha
                           const InitSpec& spec);
 
 /// Fills a float32 `mask` with Bernoulli(1 - p) / (1 - p) values drawn from
-/// `key`: a dropout mask. `skip`: draws to pass over first, so that the mask
-/// of a batch's rows [r, r + n) is those rows of the whole batch's mask
-/// (skip = r x elements per row; data_parallel.h's shards).
-void fill_dropout_mask(Tensor& mask, double p, uint64_t key, int64_t skip = 0);
+/// `key`: a dropout mask. `first_row`: the mask holds rows [first_row,
+/// first_row + rows) of a batch's mask whose first dimension is the batch
+/// (a shard's: data_parallel.h); the earlier rows' draws are passed over, so
+/// they are those rows of the whole batch's mask.
+void fill_dropout_mask(Tensor& mask, double p, uint64_t key, int64_t first_row = 0);
 /// The key of the dropout masks of batch `batch_index` of `epoch` (both from
 /// 0) in a run seeded with `seed`; mask `m` is filled from hash_key(key, m).
 uint64_t dropout_key(uint64_t seed, int64_t epoch, int64_t batch_index);

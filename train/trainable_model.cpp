@@ -119,8 +119,7 @@ TrainableModel::Bound& TrainableModel::bound(size_t program, int64_t batch) {
   return bound_.emplace(key, std::move(b)).first->second;
 }
 
-int64_t TrainableModel::mask_skip(const ir::Value& input, const Tensor& mask,
-                                  int64_t first_row) const {
+int64_t TrainableModel::mask_first_row(const ir::Value& input, int64_t first_row) const {
   if (first_row == 0) return 0;
   bool batch_first = false, batch_later = false;
   for (size_t d = 0; d < input.shape.size(); ++d)
@@ -128,7 +127,7 @@ int64_t TrainableModel::mask_skip(const ir::Value& input, const Tensor& mask,
   if (batch_later)
     throw BindError("dropout mask '" + input.name + "' has the batch size " + spec_.batch_size +
                     " after its first dimension: its rows cannot be cut into shards (--shards)");
-  return batch_first ? first_row * (mask.numel() / mask.shape()[0]) : 0;
+  return batch_first ? first_row : 0;
 }
 
 void TrainableModel::set_batch(Bound& b, const Tensor& images, const Tensor& labels, bool training,
@@ -144,7 +143,7 @@ void TrainableModel::set_batch(Bound& b, const Tensor& images, const Tensor& lab
       b.inputs[i] = labels.numel() > 0 ? labels : b.no_labels;
     } else if (in.role == Role::Dropout && training) {
       fill_dropout_mask(b.inputs[i], in.dropout_p, hash_key(dropout_key, fn.inputs[i]->name),
-                        mask_skip(*fn.inputs[i], b.inputs[i], first_row));
+                        mask_first_row(*fn.inputs[i], first_row));
     }
   }
 }

@@ -118,9 +118,10 @@ class TrainableModel {
   /// Sets the data inputs of `b` (and refills its masks when training).
   void set_batch(Bound& b, const Tensor& images, const Tensor& labels, bool training,
                  uint64_t dropout_key, int64_t first_row);
-  /// The draws of a mask's rows before `first_row` (0 when the mask does
-  /// not depend on the batch). A BindError when the batch is not its first dimension.
-  int64_t mask_skip(const ir::Value& input, const Tensor& mask, int64_t first_row) const;
+  /// The row of a mask these rows start at: `first_row`, or 0 when the mask
+  /// does not depend on the batch. A BindError when the batch is not its
+  /// first dimension.
+  int64_t mask_first_row(const ir::Value& input, int64_t first_row) const;
   size_t output_index(const ir::Function& fn, const std::string& name) const;
 
   std::string path_;

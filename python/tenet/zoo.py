@@ -88,18 +88,18 @@ def build(name, batch=2, size=64):
     return _torchvision(name, batch, size)
 
 
-def relative(a, b):
-    """max |a - b| / max |b| (0 when both are 0)."""
-    scale = b.abs().max().item() if b.numel() else 0.0
-    diff = (a - b).abs().max().item() if b.numel() else 0.0
-    return diff / scale if scale > 0 else diff
+def _largest_difference(pairs):
+    """max |a - b| over the (ours, PyTorch's) pairs, relative to the largest |b| of
+    them all (0 for none)."""
+    pairs = list(pairs)
+    scale = max((b.abs().max().item() for _, b in pairs if b.numel()), default=0.0) or 1.0
+    return max(((a - b).abs().max().item() / scale for a, b in pairs if b.numel()),
+               default=0.0)
 
 
 def _first_line(error):
     text = str(error).strip().splitlines()
     line = text[0] if text else type(error).__name__
-    if line.startswith("error: ") and len(text) > 1 and text[0] == "error: ":
-        line = text[1]
     return f"{type(error).__name__}: {line[:160]}"
 
 
@@ -135,32 +135,25 @@ def check(model, args, dtype=torch.float64, lr=0.01):
         _loss(got, weights).backward()
         _loss(expected, weights).backward()
         if step == 0:
-            found["forward"] = relative(got.detach(), expected.detach())
-            # relative to the model's largest gradient: a gradient that is zero in
-            # exact arithmetic (a key bias under softmax) is rounding noise on both sides
+            found["forward"] = _largest_difference([(got.detach(), expected.detach())])
             mine = dict(module.named_parameters())
-            grads = [(mine[k].grad, p.grad) for k, p in reference.named_parameters()
-                     if p.grad is not None]
-            scale = max((b.abs().max().item() for _, b in grads), default=0.0) or 1.0
-            found["gradient"] = max(((a - b).abs().max().item() / scale for a, b in grads),
-                                    default=0.0)
+            found["gradient"] = _largest_difference(
+                (mine[k].grad, p.grad) for k, p in reference.named_parameters()
+                if p.grad is not None)
         ours.step()
         theirs.step()
         if step == 0:
             mine = dict(module.named_buffers())
-            buffers = [(mine[k].to(b.dtype), b) for k, b in reference.named_buffers()
-                       if b.is_floating_point()]
-            scale = max((b.abs().max().item() for _, b in buffers), default=0.0) or 1.0
-            found["buffers"] = max(((a - b).abs().max().item() / scale for a, b in buffers),
-                                   default=0.0)
+            found["buffers"] = _largest_difference(
+                (mine[k].to(b.dtype), b) for k, b in reference.named_buffers()
+                if b.is_floating_point())
     mine = dict(module.named_parameters())
-    scale = max(p.detach().abs().max().item() for p in reference.parameters()) or 1.0
-    found["2 steps"] = max((mine[k].detach() - p.detach()).abs().max().item() / scale
-                           for k, p in reference.named_parameters())
+    found["2 steps"] = _largest_difference(
+        (mine[k].detach(), p.detach()) for k, p in reference.named_parameters())
     reference.eval()
     module.eval()
     with torch.no_grad():
-        found["eval"] = relative(module(*args), reference(*args))
+        found["eval"] = _largest_difference([(module(*args), reference(*args))])
     return found
 
 
