@@ -25,9 +25,10 @@
 ///
 /// Deterministic at any thread count. Both libraries may split the sum over K
 /// among their threads (256 x 256 x 4096 comes out different at 1 and 2
-/// threads with either), so every call is single-threaded, on blocks of rows
-/// or columns that depend on the shape alone, the blocks shared among OpenMP
-/// threads (gemm_blocks).
+/// threads with either), so every call is single-threaded, on tiles of C's
+/// rows and columns and slices of the sum that depend on the shape and the
+/// machine alone (gemm_grid, tenet_parallel.h), the tiles shared among
+/// OpenMP threads and the slices' partial products added in slice order.
 ///
 /// Expects: M, N, K >= 0; C does not overlap A or B. Guarantees, for every
 /// backend: M or N of 0 touches nothing; K of 0 gives beta * C, and beta == 0
@@ -45,11 +46,13 @@
 #include <cstdint>
 
 #include <type_traits>
+#include <vector>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
 #include "tenet_dnnl.h"  // <dnnl.h> and the primitives' helpers, where installed
+#include "tenet_parallel.h"
 #ifdef TENET_DNNL_PRIMITIVES
 #include <array>
 #include <cstring>
@@ -336,46 +339,145 @@ void one_thread_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha,
   if (!done) gemm_loops(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-/// How many blocks of C's rows (or columns, the longer side) a GEMM is cut
-/// into, from its shape alone: at least 8 MFLOP and 64 rows or columns
-/// each, at most 8 blocks; so every element of C is computed by the same
-/// call at any thread count. (Fewer, larger blocks pack the shared operand
-/// fewer times: 2048^3 takes 77 ms in 16 blocks, 72 ms in 8, 69 ms in one.)
-/// A power of two (1, 2, 4 or 8), so that 2, 4 or 8 threads share the blocks
-/// evenly: 5 blocks on 2 threads leave one idle for a fifth of the call.
-inline int64_t gemm_blocks(int64_t m, int64_t n, int64_t k) {
-  const int64_t side = std::max(m, n), flops = 2 * m * n * k;
-  const int64_t most = std::min<int64_t>({8, side / 64, flops >> 23});
-  int64_t blocks = 1;
-  while (blocks * 2 <= most) blocks *= 2;
-  return blocks;
+/// How a GEMM is cut into tiles: `rows` blocks of C's rows times `cols`
+/// blocks of its columns times `slices` of the sum over K. Each tile is one
+/// single-threaded library call; a slice after the first computes its partial
+/// product into a buffer, and the partial products are added onto the first
+/// slice's in slice order. The grid depends on the shape alone, never on the
+/// thread count, so every element of C is computed by the same calls in the
+/// same order at any thread count (docs/performance.md, "The parallel
+/// decomposition").
+struct GemmGrid {
+  int64_t rows = 1, cols = 1, slices = 1;
+  int64_t tiles() const { return rows * cols * slices; }
+};
+
+/// The grid's limits: at most parallel_pieces() tiles (tenet_parallel.h), each
+/// at least 16 MFLOP (a call costs a few microseconds to start: 4 MFLOP tiles
+/// took 10-20% longer in all), 64 rows, 64 columns and 256 terms of the sum;
+/// partial products of at most 64 MiB.
+constexpr int64_t kLeastTileFlops = int64_t(1) << 24;
+constexpr int64_t kLeastTileRows = 64, kLeastTileCols = 64, kLeastTileDepth = 256;
+constexpr int64_t kMostPartialBytes = int64_t(64) << 20;
+
+/// What a grid costs beyond the multiply-adds, in elements moved: a model
+/// fitted to single-threaded oneDNN on 15 GEMM shapes of CapsNet, the MNIST
+/// CNN, ResNet and a transformer, each cut every way the limits allow into 2
+/// to 64 tiles (docs/performance.md, "The parallel decomposition": among the
+/// grids of one size it picks one 2% slower than the fastest on average, 11%
+/// at worst). Every tile packs its A panel (A is packed `cols` times) and
+/// its B panel (`rows` times); a tile whose operand is not one dense block of
+/// the caller's matrix copies it first (oneDNN's fast kernels take dense
+/// matrices only: 3 more moves per element); a block of C's columns is copied
+/// out (2); partial products are written and read again (4); each costs 1.5
+/// times as much once its block outgrows a 1 MiB cache.
+inline double grid_cost(const GemmGrid& g, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                        size_t element_bytes) {
+  const double tm = double(m) / g.rows, tn = double(n) / g.cols, tk = double(k) / g.slices;
+  const auto cached = [element_bytes](double elements) {
+    return elements * double(element_bytes) <= double(1 << 20) ? 1.0 : 1.5;
+  };
+  const double a_moves = double(g.cols) * double(m) * double(k) * cached(tm * tk);
+  const double b_moves = double(g.rows) * double(k) * double(n) * cached(tk * tn);
+  const bool a_copied = ta ? g.rows > 1 : g.slices > 1;  // a block of A's stored columns
+  const bool b_copied = tb ? g.slices > 1 : g.cols > 1;  // a block of B's stored columns
+  const double c_elements = double(m) * double(n);
+  return a_moves * (a_copied ? 4 : 1) + b_moves * (b_copied ? 4 : 1) +
+         (g.cols > 1 ? 2.0 * double(g.slices) * c_elements * cached(tm * tn) : 0.0) +
+         4.0 * double(g.slices - 1) * c_elements * cached(c_elements);
 }
 
-/// The library's GEMM over blocks of rows or columns, each block one
-/// single-threaded call, the blocks in parallel when not already inside a
-/// parallel region (a region that is inactive counts: whether one encloses
-/// the call does not depend on the thread count).
+/// The grid of a GEMM, from its shape and the machine alone: the most tiles
+/// (a power of two, so that 2, 4, ... threads share them evenly; at most
+/// `pieces`, a power of two) that the limits allow, cut the cheapest way by
+/// grid_cost.
+inline GemmGrid gemm_grid(bool ta, bool tb, int64_t m, int64_t n, int64_t k, size_t element_bytes,
+                          int64_t pieces = parallel_pieces()) {
+  const int64_t flops = 2 * m * n * k;
+  int64_t most = 1;
+  while (most * 2 <= pieces && flops / (most * 2) >= kLeastTileFlops) most *= 2;
+  for (int64_t tiles = most; tiles > 1; tiles /= 2) {
+    GemmGrid best;
+    double best_cost = -1;
+    for (int64_t rows = 1; rows <= tiles; rows *= 2)
+      for (int64_t cols = 1; rows * cols <= tiles; cols *= 2) {
+        const GemmGrid g{rows, cols, tiles / (rows * cols)};
+        if ((g.rows > 1 && m / g.rows < kLeastTileRows) ||
+            (g.cols > 1 && n / g.cols < kLeastTileCols) ||
+            (g.slices > 1 && k / g.slices < kLeastTileDepth) ||
+            (g.slices - 1) * m * n * int64_t(element_bytes) > kMostPartialBytes)
+          continue;
+        const double cost = grid_cost(g, ta, tb, m, n, k, element_bytes);
+        if (best_cost < 0 || cost < best_cost) {
+          best = g;
+          best_cost = cost;
+        }
+      }
+    if (best_cost >= 0) return best;
+  }
+  return GemmGrid{};
+}
+
+/// The part [first, first + count) of `extent` that block `block` of
+/// `blocks` takes (the first extent % blocks blocks one longer).
+inline void block_range(int64_t extent, int64_t block, int64_t blocks, int64_t& first,
+                        int64_t& count) {
+  first = extent * block / blocks;
+  count = extent * (block + 1) / blocks - first;
+}
+
+/// The partial products of the calling thread's GEMMs (slices after the
+/// first), kept and grown: no allocation once the largest has been seen.
+template <typename T>
+T* partial_products(size_t elements) {
+  thread_local std::vector<T> buffer;
+  if (buffer.size() < elements) buffer.resize(elements);
+  return buffer.data();
+}
+
+/// The library's GEMM over the tiles of gemm_grid, each one single-threaded
+/// call, the tiles in parallel when not already inside a parallel region (a
+/// region that is inactive counts: whether one encloses the call does not
+/// depend on the thread count). Tiles are handed out dynamically: which
+/// thread computes a tile changes nothing in its bits, and a thread that the
+/// machine's load delays does not hold the others up.
 template <typename T>
 void blocked_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
                   int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
-  int64_t blocks = gemm_blocks(m, n, k);
+  GemmGrid g = gemm_grid(ta, tb, m, n, k, sizeof(T));
 #ifdef _OPENMP
-  if (omp_get_level() > 0) blocks = 1;
+  if (omp_get_level() > 0) g = GemmGrid{};
 #else
-  blocks = 1;
+  g = GemmGrid{};
 #endif
-  const bool by_rows = m >= n;
-  const int64_t side = by_rows ? m : n;
-#pragma omp parallel for schedule(static) if (blocks > 1)
-  for (int64_t block = 0; block < blocks; ++block) {
-    const int64_t first = side * block / blocks, count = side * (block + 1) / blocks - first;
-    if (by_rows)  // rows of C: rows of op(A)
-      one_thread_gemm(ta, tb, count, n, k, alpha, ta ? a + first : a + first * lda, lda, b, ldb,
-                      beta, c + first * ldc, ldc);
-    else  // columns of C: columns of op(B)
-      one_thread_gemm(ta, tb, m, count, k, alpha, a, lda, tb ? b + first * ldb : b + first, ldb,
-                      beta, c + first, ldc);
+  // Slice s > 0 of tile (r, c) writes rows [first_row, ...) of partial s - 1,
+  // an m x n matrix.
+  T* partials = g.slices > 1 ? partial_products<T>(size_t((g.slices - 1) * m * n)) : nullptr;
+#pragma omp parallel for schedule(dynamic, 1) if (g.tiles() > 1)
+  for (int64_t tile = 0; tile < g.tiles(); ++tile) {
+    int64_t r0, rn, c0, cn, k0, kn;
+    block_range(m, tile % g.rows, g.rows, r0, rn);
+    block_range(n, tile / g.rows % g.cols, g.cols, c0, cn);
+    const int64_t slice = tile / (g.rows * g.cols);
+    block_range(k, slice, g.slices, k0, kn);
+    const T* a_tile = ta ? a + k0 * lda + r0 : a + r0 * lda + k0;
+    const T* b_tile = tb ? b + c0 * ldb + k0 : b + k0 * ldb + c0;
+    if (slice == 0)
+      one_thread_gemm(ta, tb, rn, cn, kn, alpha, a_tile, lda, b_tile, ldb, beta, c + r0 * ldc + c0,
+                      ldc);
+    else
+      one_thread_gemm(ta, tb, rn, cn, kn, alpha, a_tile, lda, b_tile, ldb, T(0),
+                      partials + (slice - 1) * m * n + r0 * n + c0, n);
   }
+  if (g.slices == 1) return;
+    // C += partial 1 + partial 2 + ..., in that order for every element.
+#pragma omp parallel for schedule(static) if (m * n * (g.slices - 1) >= 32768)
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t s = 1; s < g.slices; ++s) {
+      const T* from = partials + (s - 1) * m * n + i * n;
+      T* to = c + i * ldc;
+      for (int64_t j = 0; j < n; ++j) to[j] += from[j];
+    }
 }
 
 /// Both overloads: degenerate shapes, leading dimensions, then the backend.
