@@ -25,7 +25,7 @@ failed rows of the tables (with the message under "Failures"); the other
 frameworks are still measured, and the exit status is non-zero.
 
 Usage: python bench/bench.py [--quick] [--only REGEX] [--group LIST] [--frameworks LIST]
-                             [--build-dir DIR] [--out DIR] [--op-batch N] [--threads N]
+                             [--build-dir DIR] [--out DIR] [--op-batch N] [--threads N[,N...]]
 """
 import argparse
 import datetime
@@ -51,6 +51,7 @@ JOB_TIMEOUT_S = 1200
 sys.path.insert(0, HERE)
 from workloads import all_workloads, write_inputs  # noqa: E402
 import report  # noqa: E402
+import scaling  # noqa: E402
 import worker_entry  # noqa: E402
 
 
@@ -68,9 +69,11 @@ def parse_args():
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     p.add_argument("--op-batch", type=int, default=100, help="batch size of the operator rows")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--threads", type=int, default=2,
+    p.add_argument("--threads", default="2",
                    help="threads for every framework (the comparison is defined at 2; 1 is\n"
-                        "steadier on a machine that other jobs load)")
+                        "steadier on a machine that other jobs load); several, e.g.\n"
+                        "1,2,4,8,16: each count's tables in OUT/threads-N/ and a scaling\n"
+                        "table and plot in OUT/scaling.md")
     return p.parse_args()
 
 
@@ -232,38 +235,12 @@ def environment(threads):
     return env
 
 
-def main():
-    args = parse_args()
-    os.environ["OMP_NUM_THREADS"] = str(args.threads)
-    os.environ.pop("OPENBLAS_CORETYPE", None)
-    frameworks = [f for f in args.frameworks.split(",") if f]
-    unknown = set(frameworks) - set(FRAMEWORKS)
-    if unknown:
-        sys.exit("bench: unknown frameworks %s (known: %s)" % (sorted(unknown), FRAMEWORKS))
-    exe = os.path.join(args.build_dir, "bench", "tenet_bench")
-    if not os.path.exists(exe):
-        sys.exit("bench: %s is missing: build it (bash scripts/build.sh) or pass --build-dir" % exe)
-    if not {"tenet", "eager"} <= set(frameworks):
-        print("bench: no numerical check (it needs both tenet and eager)", file=sys.stderr)
-    steps = step_options(args.quick)
-    groups = select_groups(args.group)
-    workloads = [w for w in all_workloads(args.op_batch) if re.search(args.only, w.name)
-                 and (not groups or w.group in groups)]
-    if not workloads:
-        sys.exit("bench: no workload matches --only %r --group %r" % (args.only, args.group))
+def measure_workloads(args, context, steps, workloads, frameworks):
+    """Every framework on every workload at args.threads; the results, with the floor's."""
     work = os.path.join(args.build_dir, "bench-data")
-
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["torch", "torch_worker"])
-    env = environment(args.threads)
-    started = time.time()
-    print("bench: %d workloads x %s, %s; load average %.1f %.1f %.1f" % (
-        len(workloads), ",".join(frameworks), "quick" if args.quick else "full",
-        *env["load_start"]), flush=True)
-
     results = measure_floor(args, context, steps)
     for w in workloads:
-        print("== %s" % w.title, flush=True)
+        print("== %s (%d threads)" % (w.title, args.threads), flush=True)
         data_dir = os.path.join(work, w.name)
         dump_dir = os.path.join(data_dir, "tenet-out")
         write_inputs(w, data_dir, args.seed)
@@ -283,30 +260,100 @@ def main():
                         r["stage"] = "compile or run"
                 tenet = r
             else:
-                if w.imported and not os.path.exists(os.path.join(data_dir, "state")):
-                    r = {"framework": framework, "workload": w.name,
-                         "error": "no weights: the import step failed before writing them"}
-                else:
-                    job = dict(steps, threads=args.threads, op_batch=args.op_batch,
-                               workload=w.name, framework=framework, data_dir=data_dir,
-                               tolerance=TOLERANCE)
-                    if framework == "eager" and tenet is not None and "error" not in tenet:
-                        job["check_against"] = dump_dir
-                    r = run_torch(context, "run_job", job)
-                    if "error" not in r and "check_against" in job:
-                        mismatch = check_rows(r)
-                        if mismatch:
-                            # Tenet's times stay in the JSON, but the row is a failure.
-                            print("  NUMERICAL CHECK FAILED: %s" % mismatch, file=sys.stderr,
-                                  flush=True)
-                            tenet["mismatch"] = mismatch
-                            tenet["check"] = r["check"]
+                r = measure_torch(args, context, steps, w, framework, data_dir, tenet)
             r["load"] = os.getloadavg()[0]
+            r["threads"] = args.threads
             r.setdefault("flops", w.flops)
             results.append(r)
             print("  %-8s %s" % (framework, describe(r)), flush=True)
             if "error" in r:
                 print(r["error"], file=sys.stderr, flush=True)
+    return results
+
+
+def measure_torch(args, context, steps, w, framework, data_dir, tenet):
+    """One PyTorch mode on one workload; eager also checks Tenet's first call."""
+    if w.imported and not os.path.exists(os.path.join(data_dir, "state")):
+        return {"framework": framework, "workload": w.name,
+                "error": "no weights: the import step failed before writing them"}
+    dump_dir = os.path.join(data_dir, "tenet-out")
+    job = dict(steps, threads=args.threads, op_batch=args.op_batch, workload=w.name,
+               framework=framework, data_dir=data_dir, tolerance=TOLERANCE)
+    if framework == "eager" and tenet is not None and "error" not in tenet:
+        job["check_against"] = dump_dir
+    r = run_torch(context, "run_job", job)
+    if "error" not in r and "check_against" in job:
+        mismatch = check_rows(r)
+        if mismatch:
+            # Tenet's times stay in the JSON, but the row is a failure.
+            print("  NUMERICAL CHECK FAILED: %s" % mismatch, file=sys.stderr, flush=True)
+            tenet["mismatch"] = mismatch
+            tenet["check"] = r["check"]
+    return r
+
+
+def thread_counts(text):
+    try:
+        counts = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        counts = []
+    if not counts or min(counts) < 1 or counts != sorted(set(counts)):
+        sys.exit("bench: --threads takes thread counts in increasing order, e.g. 2 or "
+                 "1,2,4,8,16 (got %r)" % text)
+    return counts
+
+
+def main():
+    args = parse_args()
+    counts = thread_counts(args.threads)
+    os.environ.pop("OPENBLAS_CORETYPE", None)
+    frameworks = [f for f in args.frameworks.split(",") if f]
+    unknown = set(frameworks) - set(FRAMEWORKS)
+    if unknown:
+        sys.exit("bench: unknown frameworks %s (known: %s)" % (sorted(unknown), FRAMEWORKS))
+    exe = os.path.join(args.build_dir, "bench", "tenet_bench")
+    if not os.path.exists(exe):
+        sys.exit("bench: %s is missing: build it (bash scripts/build.sh) or pass --build-dir" % exe)
+    if not {"tenet", "eager"} <= set(frameworks):
+        print("bench: no numerical check (it needs both tenet and eager)", file=sys.stderr)
+    steps = step_options(args.quick)
+    groups = select_groups(args.group)
+    workloads = [w for w in all_workloads(args.op_batch) if re.search(args.only, w.name)
+                 and (not groups or w.group in groups)]
+    if not workloads:
+        sys.exit("bench: no workload matches --only %r --group %r" % (args.only, args.group))
+
+    os.environ["OMP_NUM_THREADS"] = str(counts[0])
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["torch", "torch_worker"])
+    started = time.time()
+    runs, all_results = [], []
+    for threads in counts:
+        args.threads = threads
+        os.environ["OMP_NUM_THREADS"] = str(threads)  # tenet_bench's threads
+        env = environment(threads)
+        print("bench: %d workloads x %s, %s, %d threads; load average %.1f %.1f %.1f" % (
+            len(workloads), ",".join(frameworks), "quick" if args.quick else "full", threads,
+            *env["load_start"]), flush=True)
+        round_started = time.time()
+        results = measure_workloads(args, context, steps, workloads, frameworks)
+        finish_environment(env, args, results, round_started)
+        out = args.out if len(counts) == 1 else os.path.join(args.out, "threads-%d" % threads)
+        tables = report.write(out, env, workloads, frameworks, results)
+        if len(counts) == 1:
+            print(tables)
+        print("bench: wrote %s (%.1f minutes)" % (out, env["minutes"]))
+        runs.append((threads, results))
+        all_results += results
+    if len(counts) > 1:
+        env = environment(counts[-1])
+        finish_environment(env, args, all_results, started)
+        print(scaling.write(args.out, env, workloads, frameworks, runs))
+        print("bench: wrote %s/scaling.md (%.1f minutes)" % (args.out, env["minutes"]))
+    return exit_status(all_results)
+
+
+def finish_environment(env, args, results, started):
     env["load_end"] = os.getloadavg()
     env["minutes"] = (time.time() - started) / 60
     env["mode"] = "quick" if args.quick else "full"
@@ -314,16 +361,16 @@ def main():
     env["torch"] = next((r["torch"] for r in results if "torch" in r), "?")
     env.update(step_options(args.quick))
 
-    tables = report.write(args.out, env, workloads, frameworks, results)
-    print(tables)
-    print("bench: wrote %s (%.1f minutes)" % (args.out, env["minutes"]))
+
+def exit_status(results):
     errors = [r for r in results if "error" in r]
     mismatches = [r for r in results if "mismatch" in r]
     if errors:
         print("bench: %d measurements failed (see above)" % len(errors), file=sys.stderr)
     if mismatches:
-        print("bench: NUMERICAL CHECK FAILED on %s" % ", ".join(r["workload"] for r in mismatches),
-              file=sys.stderr)
+        print("bench: NUMERICAL CHECK FAILED on %s" % ", ".join(
+            sorted({"%s (%d threads)" % (r["workload"], r.get("threads", 0))
+                    for r in mismatches})), file=sys.stderr)
         return 2
     return 1 if errors else 0
 

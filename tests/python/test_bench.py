@@ -13,6 +13,7 @@ from conftest import REPO
 sys.path.insert(0, str(REPO / "bench"))
 import bench  # noqa: E402
 import report  # noqa: E402
+import scaling  # noqa: E402
 import workloads  # noqa: E402
 
 
@@ -44,6 +45,32 @@ def test_imported_inputs_are_the_arguments():
             assert sorted(arrays) == sorted(w.arg_names), w.name
             if "label" in arrays:
                 assert arrays["label"].dtype == np.int64
+
+
+def test_thread_counts():
+    assert bench.thread_counts("2") == [2]
+    assert bench.thread_counts("1,2,4,8,16") == [1, 2, 4, 8, 16]
+    for bad in ("", "0", "4,2", "1,1", "two"):
+        with pytest.raises(SystemExit):
+            bench.thread_counts(bad)
+
+
+def test_scaling_report(tmp_path):
+    """The scaling tables on made-up measurements at 1, 2 and 4 threads."""
+    w = next(w for w in workloads.all_workloads() if w.name == "capsnet_train_b100")
+    runs = [(1, [_result("tenet", w.name, 0.8), _result("eager", w.name, 2.0)]),
+            (2, [_result("tenet", w.name, 0.4), _result("eager", w.name, 1.2)]),
+            (4, [_result("tenet", w.name, 0.25), _result("eager", w.name, 0.5, error="died")])]
+    env = {"date": "today", "mode": "quick", "minutes": 1.0, "cpu": "cpu", "cores": 4,
+           "load_start": (0.0, 0.0, 0.0), "load_end": (0.0, 0.0, 0.0)}
+    text = scaling.write(str(tmp_path), env, [w], ["tenet", "eager"], runs)
+    assert "| CapsNet training step, batch 100 | tenet | 800 | 400 | 250 | 3.20x | 80% |" in text
+    # eager failed at 4 threads: no speed-up, the cell says so.
+    assert "| CapsNet training step, batch 100 | eager | 2000 | 1200 | error |  |  |" in text
+    assert "| CapsNet training step, batch 100 | eager | 2.50x | 3.00x |  |" in text
+    assert (tmp_path / "scaling.png").stat().st_size > 0
+    lines = (tmp_path / "scaling.jsonl").read_text().splitlines()
+    assert len(lines) == 1 + 6
 
 
 def test_groups():
