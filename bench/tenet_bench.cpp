@@ -48,6 +48,7 @@
 #include "driver/driver.h"
 #include "jit/executable.h"
 #include "jit/jit.h"
+#include "runtime/tenet_parallel.h"
 #include "support/diagnostics.h"
 #include "support/error.h"
 #include "support/npy.h"
@@ -372,6 +373,7 @@ int run_gemm(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tenet::settle_openmp_waiting(argv);  // as the tenet CLI: idle threads spin briefly
   // OpenBLAS picks its kernels for this CPU unless OPENBLAS_CORETYPE forces
   // others (some environments force AVX2 ones). Unset before any BLAS loads.
   ::unsetenv("OPENBLAS_CORETYPE");

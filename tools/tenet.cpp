@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/tenet_parallel.h"
 #include "support/child_processes.h"
 #include "support/diagnostics.h"
 #include "support/error.h"
@@ -43,6 +44,7 @@ Run 'tenet <command> --help' for a command's options.
 }  // namespace
 
 int main(int argc, char** argv) {
+  tenet::settle_openmp_waiting(argv);  // first: it may start this program again
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << kUsage;

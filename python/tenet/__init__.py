@@ -24,6 +24,27 @@ _RUNTIME = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtime")
 if os.path.isdir(_RUNTIME) and not os.environ.get("TENET_RUNTIME_DIR"):
     os.environ["TENET_RUNTIME_DIR"] = _RUNTIME
 
+
+
+def _settle_openmp_waiting():
+    """As the tenet CLI does (runtime/tenet_parallel.h, settle_openmp_waiting):
+    idle OpenMP threads spin 3,000 rounds, not libgomp's 300,000, so that a
+    machine another job shares does not slow both down severalfold. libgomp
+    reads the setting when it is loaded (with the extension below), so only
+    where it is not loaded yet and the user set neither variable."""
+    if "GOMP_SPINCOUNT" in os.environ or "OMP_WAIT_POLICY" in os.environ:
+        return
+    try:
+        with open("/proc/self/maps") as maps:
+            if any("/libgomp.so" in line for line in maps):
+                return
+    except OSError:
+        return  # not Linux: OpenMP keeps its defaults
+    os.environ["GOMP_SPINCOUNT"] = "3000"
+
+
+_settle_openmp_waiting()
+
 from ._tenet import BindError, CompileError, InternalError  # noqa: E402
 from .function import CompileWarning, Function, compile, compile_file, print_grad  # noqa: E402
 from .gradcheck import gradcheck  # noqa: E402

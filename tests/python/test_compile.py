@@ -326,3 +326,18 @@ def test_the_default_entry_is_the_one_def_no_other_calls():
                                          r"other\): name one with entry=NAME$"):
         tenet.compile(helper + model + other)
     assert tenet.compile(helper + model + other, "other").name == "other"
+
+
+@pytest.mark.parametrize("given, expected", [({}, "3000"), ({"GOMP_SPINCOUNT": "77"}, "77"),
+                                              ({"OMP_WAIT_POLICY": "passive"}, None)])
+def test_import_settles_how_idle_openmp_threads_wait(given, expected):
+    """As the tenet CLI (runtime/tenet_parallel.h): idle OpenMP threads spin 3,000
+    rounds unless the user chose; set before the extension loads libgomp."""
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    env.update(given)
+    out = subprocess.run([sys.executable, "-c", "import os, tenet; "
+                          "print(os.environ.get('GOMP_SPINCOUNT'))"],
+                         env=env, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == str(expected)
