@@ -147,7 +147,8 @@ CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
       "<limits>\n#include <new>\n#include <vector>\n" +
       (checks_indices || options.kernels != CppOptions::Kernels::None ? "#include <string>\n"
                                                                       : "") +
-      "\n" + (out.uses_gemm ? "#include \"tenet_gemm.h\"\n" : "") +
+      "\n" + (options.profile ? "#define TENET_PROFILE 1\n#include \"tenet_profile.h\"\n" : "") +
+      (out.uses_gemm ? "#include \"tenet_gemm.h\"\n" : "") +
       (uses_conv ? "#include \"tenet_conv.h\"\n" : "") +
       (checks_indices ? "#include \"tenet_index.h\"\n" : "") + "#include \"tenet_runtime.h\"\n" +
       device_runtime(options.kernels) + definitions;

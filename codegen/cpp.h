@@ -82,6 +82,10 @@ struct CppOptions {
   /// CUDA __global__ functions (Cuda). The CPU target's tree has none.
   enum class Kernels { None, Emulated, Cuda };
   Kernels kernels = Kernels::None;
+  /// Time each top-level statement of every function (runtime/tenet_profile.h):
+  /// the unit defines TENET_PROFILE and writes a table of regions when it is
+  /// unloaded. The JIT sets it where the environment has TENET_PROFILE.
+  bool profile = false;
 };
 
 struct CppUnit {

@@ -445,7 +445,10 @@ void FunctionEmitter::emit_body(Code& code) {
   TENET_ASSERT(lowered_.loops.built, "the function " << fn_.name
                                                      << " reached the C++ printer without its loop "
                                                         "tree (stage lower_loops)");
-  print_block(statements, lowered_.loops.body, scope);
+  if (profiled())
+    print_profiled_body(statements, scope);
+  else
+    print_block(statements, lowered_.loops.body, scope);
   for (const auto& [param, value] : output_copies_) {
     const TensorAccess& from = access(value);
     statements.line(copy_text(from.pointer, count_text(*value), param) + "  // the output is " +

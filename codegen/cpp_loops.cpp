@@ -149,8 +149,11 @@ std::string FunctionEmitter::parallel_text(const lower::ParallelWork& work,
                  wrap(index_text(f.extent, scope), kPrecMultiplicative + 1);
     if (product.empty() || term.constant != 1)
       product += (product.empty() ? "" : " * ") + std::to_string(term.constant);
+    std::string bound = std::to_string(work.min_work);
+    for (const lower::ParallelWork::Factor& f : work.scale)
+      bound += " * " + wrap(index_text(f.extent, scope), kPrecMultiplicative + 1);
     return "#pragma omp parallel for" + collapse + " if (" + product +
-           (work.below ? " < " : " >= ") + std::to_string(work.min_work) + ")";
+           (work.below ? " < " : " >= ") + bound + ")";
   }
   if (work.terms.empty()) return "#pragma omp parallel for" + collapse;
   std::string sum;
@@ -170,6 +173,40 @@ std::string FunctionEmitter::parallel_text(const lower::ParallelWork& work,
 void FunctionEmitter::print_block(Code& code, const lower::Block& block, Scope scope) {
   const size_t host_vars = host_vars_.size();  // a C++ block: its locals end with it
   for (const lower::Node& n : block) print_node(code, n, scope);
+  host_vars_.resize(host_vars);
+}
+
+std::string FunctionEmitter::group_label(const lower::Node& n) {
+  std::string text;
+  if (n.stmt)  // a statement's code, or a call that computes one (a GEMM, a convolution)
+    text = comment_text(*n.stmt);
+  else if (n.kind == lower::NodeKind::Comment || n.kind == lower::NodeKind::Note)
+    text = n.text;
+  else
+    for (const lower::Node& inner : n.body)
+      if (!(text = group_label(inner)).empty()) break;
+  return text.substr(0, text.find('\n'));
+}
+
+void FunctionEmitter::print_profiled_body(Code& code, const Scope& outer) {
+  Scope scope = outer;
+  const size_t host_vars = host_vars_.size();
+  code.line("static tenet::profile::Table tenet_profile(" + c_string_literal(fn_.name) + ");");
+  int regions = 0;
+  bool open = false;
+  // A region per group of top-level nodes between blank lines.
+  for (const lower::Node& n : lowered_.loops.body) {
+    if (n.kind == lower::NodeKind::Blank && open) {
+      code.line("tenet_profile.stop();");
+      open = false;
+    } else if (n.kind != lower::NodeKind::Blank && !open) {
+      code.line("tenet_profile.start(" + std::to_string(regions++) + ", " +
+                c_string_literal(group_label(n)) + ");");
+      open = true;
+    }
+    print_node(code, n, scope);
+  }
+  if (open) code.line("tenet_profile.stop();");
   host_vars_.resize(host_vars);
 }
 
@@ -246,8 +283,12 @@ void FunctionEmitter::print_for(Code& code, const lower::Node& n, const Scope& s
   const std::string v = var_name(n.var);  // a copy: the body's declarations grow var_names_
   const size_t host_vars = host_vars_.size();
   if (thread_.empty()) host_vars_.push_back(v);
-  if (n.loop_kind == lower::LoopKind::Parallel && n.parallel)
+  if (n.loop_kind == lower::LoopKind::Parallel && n.parallel) {
+    if (profiled())  // the iterations the threads share
+      code.line("tenet::profile::note_pieces(" + index_text(n.end, scope).text + " - " +
+                wrap(index_text(n.first, scope), kPrecAdditive + 1) + ");");
     code.line(parallel_text(*n.parallel, scope));
+  }
   const bool device = options_.kernels == CppOptions::Kernels::Cuda && !thread_.empty();
   if (n.loop_kind == lower::LoopKind::Unrolled)
     code.line((device ? "#pragma unroll " : "#pragma GCC unroll ") + std::to_string(n.unroll));

@@ -49,6 +49,9 @@ class FunctionEmitter {
   /// Some statement reads through a computed index checked at run time: the
   /// unit includes tenet_index.h, and the function has an __error entry point.
   bool checks_indices() const { return lowered_.loops.checks_indices; }
+  /// Each top-level statement is a region of the function's profile table
+  /// (CppOptions::profile, runtime/tenet_profile.h); host code only.
+  bool profiled() const { return options_.profile && !on_device(); }
 
  private:
   // Names (cpp_function.cpp), in the order the function runs.
@@ -88,6 +91,12 @@ class FunctionEmitter {
 
   // The loop tree (lower/loops.h), printed by cpp_loops.cpp.
   void print_block(Code& code, const lower::Block& block, Scope scope);
+  /// The function's body with each top-level statement (from its source
+  /// comment to the next) timed as a region of a static profile table.
+  void print_profiled_body(Code& code, const Scope& scope);
+  /// The first line of what a top-level group of nodes says it does: its
+  /// statement's source, or the comment or note it starts with.
+  static std::string group_label(const lower::Node& n);
   void print_node(Code& code, const lower::Node& n, Scope& scope);
   void print_for(Code& code, const lower::Node& n, const Scope& scope);
   /// A statement's region: its comment, its indices named and bound (a

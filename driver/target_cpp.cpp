@@ -36,7 +36,10 @@ Target make_cpp_target() {
        generate_cpp},
   };
   t.print = [](const Compilation& c) { return print_cpp(*c.cpp); };
-  t.load_request = [](Request& r, const jit::JitOptions& options) { r.cpp = options.cpp; };
+  t.load_request = [](Request& r, const jit::JitOptions& options) {
+    r.cpp = options.cpp;
+    r.cpp.profile = r.cpp.profile || jit::profile_requested();
+  };
   t.load = [](const Compilation& c, const jit::JitOptions& options) {
     TENET_ASSERT(c.cpp, "the cpp target loads a compilation that ran its cpp stage");
     return jit::jit_compile_unit(*c.cpp, c.optimised, c.function_names(), options);

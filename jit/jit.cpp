@@ -88,6 +88,11 @@ void check_runtime_headers(const codegen::CppUnit& unit, const std::string& runt
   }
 }
 
+bool profile_requested() {
+  const char* env = std::getenv("TENET_PROFILE");
+  return env && *env && std::string(env) != "0";
+}
+
 std::string default_jit_compiler() {
   const char* env = std::getenv("TENET_CXX");
   return env && *env ? env : TENET_CXX_COMPILER_DEFAULT;

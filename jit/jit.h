@@ -90,6 +90,11 @@ std::vector<std::string> default_jit_flags();
 /// (GCC 12 vectorises some short conditional loops into wrong code at -O3).
 std::vector<std::string> compiler_workaround_flags(const std::string& cxx);
 
+/// Whether the environment asks for profiled code (TENET_PROFILE set, not
+/// empty or 0): the cpp target then compiles with CppOptions::profile
+/// (runtime/tenet_profile.h).
+bool profile_requested();
+
 /// The compiler used when JitOptions::cxx is empty: $TENET_CXX, else the
 /// compiler that built Tenet.
 std::string default_jit_compiler();

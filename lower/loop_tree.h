@@ -75,6 +75,10 @@ struct ParallelWork {
   /// The team when the work is below min_work instead (small GEMMs one per
   /// thread; a large one is threaded by the library).
   bool below = false;
+  /// Extents min_work is multiplied by (literal only): a loop of GEMMs runs
+  /// them one per thread when each does fewer multiply-adds than min_work
+  /// times the loop's iterations.
+  std::vector<Factor> scale;
   bool always() const { return terms.empty() && constant >= min_work; }
 };
 

@@ -88,6 +88,7 @@ void LoopBuilder::gemm_calls(Cursor& out, const ir::Stmt& s, const GemmLowering&
     ParallelWork::Term term;
     for (const Var& v : sizes) term.factors.push_back({ix::var(v)});
     work->terms.push_back(std::move(term));
+    work->scale.push_back({product_of({p.loops[0]})});
   }
   for (size_t i = 0; i < loops.size(); ++i)
     out.open(for_node(loops[i].var, ix::constant(0), product_of({p.loops[i]}),

@@ -49,6 +49,9 @@
 #include "tenet_conv_loops.h"  // Conv2dProblem, Strides4, the loops
 #include "tenet_dnnl.h"
 #include "tenet_parallel.h"
+#ifdef TENET_PROFILE
+#include "tenet_profile.h"
+#endif
 #include "tenet_runtime.h"
 #ifdef TENET_DNNL_PRIMITIVES
 #define TENET_CONV_DNNL 1
@@ -411,6 +414,9 @@ inline bool library(Op op, const Conv2dProblem& problem, const float* image, Str
                     float* result) {
   const Conv2dProblem p = without_unread_rows(op, problem, image_s, result);
   const int64_t nb = blocks(op, p);
+#if defined(TENET_PROFILE) && defined(_OPENMP)
+  if (omp_get_level() == 0) profile::note_pieces(nb, true);  // not one per thread
+#endif
   Conv2dProblem block = p;
   block.batch = p.batch / nb;
   const Kernel& k = kernel(op, block, image_s, filter_s, map_s);

@@ -53,6 +53,9 @@
 
 #include "tenet_dnnl.h"  // <dnnl.h> and the primitives' helpers, where installed
 #include "tenet_parallel.h"
+#ifdef TENET_PROFILE
+#include "tenet_profile.h"
+#endif
 #ifdef TENET_DNNL_PRIMITIVES
 #include <array>
 #include <cstring>
@@ -453,6 +456,9 @@ void blocked_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, co
   // Slice s > 0 of tile (r, c) writes rows [first_row, ...) of partial s - 1,
   // an m x n matrix.
   T* partials = g.slices > 1 ? partial_products<T>(size_t((g.slices - 1) * m * n)) : nullptr;
+#if defined(TENET_PROFILE) && defined(_OPENMP)
+  if (omp_get_level() == 0) profile::note_pieces(g.tiles(), true);  // not one per thread
+#endif
 #pragma omp parallel for schedule(dynamic, 1) if (g.tiles() > 1)
   for (int64_t tile = 0; tile < g.tiles(); ++tile) {
     int64_t r0, rn, c0, cn, k0, kn;
