@@ -91,6 +91,18 @@ std::string device_runtime(CppOptions::Kernels kernels) {
 
 }  // namespace
 
+/// The runtime headers a unit includes (runtime/): the profile's first, so
+/// that the libraries' headers see TENET_PROFILE.
+std::string runtime_includes(const CppOptions& options, bool uses_gemm, bool uses_conv,
+                             bool checks_indices) {
+  return std::string(options.profile ? "#define TENET_PROFILE 1\n#include \"tenet_profile.h\"\n"
+                                     : "") +
+         (uses_gemm ? "#include \"tenet_gemm.h\"\n" : "") +
+         (uses_conv ? "#include \"tenet_conv.h\"\n" : "") +
+         (checks_indices ? "#include \"tenet_index.h\"\n" : "") + "#include \"tenet_runtime.h\"\n" +
+         device_runtime(options.kernels);
+}
+
 CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
                  const CppOptions& options) {
   TENET_ASSERT(!functions.empty(), "emit_cpp: no functions to emit");
@@ -147,11 +159,7 @@ CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
       "<limits>\n#include <new>\n#include <vector>\n" +
       (checks_indices || options.kernels != CppOptions::Kernels::None ? "#include <string>\n"
                                                                       : "") +
-      "\n" + (options.profile ? "#define TENET_PROFILE 1\n#include \"tenet_profile.h\"\n" : "") +
-      (out.uses_gemm ? "#include \"tenet_gemm.h\"\n" : "") +
-      (uses_conv ? "#include \"tenet_conv.h\"\n" : "") +
-      (checks_indices ? "#include \"tenet_index.h\"\n" : "") + "#include \"tenet_runtime.h\"\n" +
-      device_runtime(options.kernels) + definitions;
+      "\n" + runtime_includes(options, out.uses_gemm, uses_conv, checks_indices) + definitions;
   if (options.kernels == CppOptions::Kernels::Cuda) {
     out.source += "\n/// The loader hands over the kernels of " + unit +
                   ".cu, compiled for the GPU at hand, before any call: null,\n"
