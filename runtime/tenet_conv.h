@@ -80,7 +80,9 @@ constexpr int64_t kMostPartialBytes = int64_t(64) << 20;
 /// How many blocks of images a call is cut into, from the problem and the
 /// machine alone (tenet_parallel.h): a divisor of the batch (so that every
 /// block is one primitive) of at most parallel_pieces(), each block at least
-/// 8 MFLOP, and for the weight gradient partial sums within
+/// 8 MFLOP on a machine of up to 4 cores (8 pieces), less with more (2 MFLOP
+/// at 32 pieces: the MNIST CNN's first convolution, 25 MFLOP, ran in 2
+/// blocks), and for the weight gradient partial sums within
 /// kMostPartialBytes; among those, the one that keeps the machine's cores
 /// busiest, the larger on a tie (a batch of 100 in 5 blocks left one of 2
 /// threads idle for a fifth of CapsNet's convolutions: 4 blocks there; on 16
@@ -88,7 +90,8 @@ constexpr int64_t kMostPartialBytes = int64_t(64) << 20;
 inline int64_t blocks(Op op, const Conv2dProblem& p) {
   const int64_t flops =
       2 * p.batch * p.out_channels * p.out_h * p.out_w * p.group_in() * p.kernel_h * p.kernel_w;
-  int64_t most = std::min<int64_t>(parallel_pieces(), flops >> 23);
+  const int64_t least = std::max<int64_t>(int64_t(1) << 21, (int64_t(1) << 26) / parallel_pieces());
+  int64_t most = std::min<int64_t>(parallel_pieces(), flops / least);
   if (op == Op::BackwardWeights) {
     const int64_t weight_bytes =
         p.out_channels * p.group_in() * p.kernel_h * p.kernel_w * int64_t(sizeof(float));

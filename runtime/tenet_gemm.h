@@ -356,10 +356,18 @@ struct GemmGrid {
 };
 
 /// The grid's limits: at most parallel_pieces() tiles (tenet_parallel.h), each
-/// at least 16 MFLOP (a call costs a few microseconds to start: 4 MFLOP tiles
-/// took 10-20% longer in all), 64 rows, 64 columns and 256 terms of the sum;
+/// at least least_tile_flops, 64 rows, 64 columns and 256 terms of the sum;
 /// partial products of at most 64 MiB.
-constexpr int64_t kLeastTileFlops = int64_t(1) << 24;
+///
+/// A call costs a few microseconds to start: on one thread 4 MFLOP tiles
+/// took 10-20% longer in all than 16 MFLOP ones. So a machine that gets 8
+/// pieces (up to 4 cores) keeps tiles of 16 MFLOP; with more cores, smaller
+/// tiles keep more of them busy than the overhead costs (the MNIST CNN's
+/// 151 MFLOP first dense layer in 8 tiles left half of 16 threads idle):
+/// 8 MFLOP for 16 pieces, 4 MFLOP for 32 and more.
+inline int64_t least_tile_flops(int64_t pieces) {
+  return std::max<int64_t>(int64_t(1) << 22, (int64_t(1) << 27) / std::max<int64_t>(1, pieces));
+}
 constexpr int64_t kLeastTileRows = 64, kLeastTileCols = 64, kLeastTileDepth = 256;
 constexpr int64_t kMostPartialBytes = int64_t(64) << 20;
 
@@ -398,7 +406,7 @@ inline GemmGrid gemm_grid(bool ta, bool tb, int64_t m, int64_t n, int64_t k, siz
                           int64_t pieces = parallel_pieces()) {
   const int64_t flops = 2 * m * n * k;
   int64_t most = 1;
-  while (most * 2 <= pieces && flops / (most * 2) >= kLeastTileFlops) most *= 2;
+  while (most * 2 <= pieces && flops / (most * 2) >= least_tile_flops(pieces)) most *= 2;
   for (int64_t tiles = most; tiles > 1; tiles /= 2) {
     GemmGrid best;
     double best_cost = -1;

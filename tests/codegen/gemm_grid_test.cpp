@@ -35,7 +35,8 @@ TEST(GemmGrid, EveryCutKeepsItsLimits) {
                                           << g.cols << " x " << g.slices);
           EXPECT_TRUE(power_of_two(g.tiles()));
           EXPECT_LE(g.tiles(), pieces);
-          EXPECT_TRUE(g.tiles() == 1 || 2 * m * n * k / g.tiles() >= gemm_detail::kLeastTileFlops);
+          EXPECT_TRUE(g.tiles() == 1 ||
+                      2 * m * n * k / g.tiles() >= gemm_detail::least_tile_flops(pieces));
           EXPECT_TRUE(g.rows == 1 || m / g.rows >= gemm_detail::kLeastTileRows);
           EXPECT_TRUE(g.cols == 1 || n / g.cols >= gemm_detail::kLeastTileCols);
           EXPECT_TRUE(g.slices == 1 || k / g.slices >= gemm_detail::kLeastTileDepth);
@@ -47,6 +48,10 @@ TEST(GemmGrid, LargeProductsGetTheMostTiles) {
   for (int64_t pieces : {8, 16, 32, 64})
     EXPECT_EQ(gemm_grid(false, false, 2048, 2048, 2048, sizeof(float), pieces).tiles(), pieces);
   EXPECT_EQ(gemm_grid(false, false, 64, 64, 64, sizeof(float), 64).tiles(), 1);  // 0.5 MFLOP
+  // The MNIST CNN's first dense layer (64 x 128 x 9216, 151 MFLOP): 8 tiles
+  // of 16 MFLOP or more on a small machine, 32 of 4 MFLOP on a 16-core one.
+  EXPECT_EQ(gemm_grid(false, true, 64, 128, 9216, 4, 8).tiles(), 8);
+  EXPECT_EQ(gemm_grid(false, true, 64, 128, 9216, 4, 32).tiles(), 32);
 }
 
 TEST(GemmGrid, PiecesFollowTheMachinesCores) {
