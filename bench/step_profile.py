@@ -18,7 +18,7 @@ decomposition and the serial parts; it does not know memory bandwidth, the clock
 a loaded chip runs at, or what OpenMP's fork and join cost at many threads, so it
 is an upper bound on the speed-up (a lower bound on the time).
 
-Usage: .venv/bin/python bench/profile.py capsnet_train_b100 [--threads 1,2]
+Usage: .venv/bin/python bench/step_profile.py capsnet_train_b100 [--threads 1,2]
            [--cores 16] [--model 4,8,16] [--top 15] [--build-dir DIR]
 """
 import argparse
@@ -81,7 +81,7 @@ def measure(workload, data_dir, build_dir, threads, cores, steps):
             cmd += ["--output", workload.loss_output]
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if proc.returncode != 0:
-            sys.exit("profile: %s failed:\n%s" % (" ".join(cmd), proc.stderr.strip()))
+            sys.exit("step_profile: %s failed:\n%s" % (" ".join(cmd), proc.stderr.strip()))
         result = json.loads(proc.stdout.strip().splitlines()[-1])
         return parse(out.read()), result["median_s"]
 
@@ -90,7 +90,7 @@ def imported(workload, data_dir):
     """Fills an imported workload's Tenet side from an earlier import (bench.py's)."""
     path = os.path.join(data_dir, "import.json")
     if not os.path.exists(path):
-        sys.exit("profile: %s is imported from PyTorch: run bench.py --only '^%s$' once first"
+        sys.exit("step_profile: %s is imported from PyTorch: run bench.py --only '^%s$' once first"
                  % (workload.name, workload.name))
     with open(path) as f:
         info = json.load(f)
@@ -150,10 +150,10 @@ def main():
     args = p.parse_args()
     counts = [int(t) for t in args.threads.split(",")]
     if len(counts) != 2 or counts[0] != 1:
-        sys.exit("profile: --threads takes 1 and one more count, e.g. 1,2")
+        sys.exit("step_profile: --threads takes 1 and one more count, e.g. 1,2")
     workload = next((w for w in all_workloads() if w.name == args.workload), None)
     if workload is None:
-        sys.exit("profile: no workload %r (bench/workloads.py)" % args.workload)
+        sys.exit("step_profile: no workload %r (bench/workloads.py)" % args.workload)
     data_dir = os.path.join(args.build_dir, "bench-data", workload.name)
     if workload.imported:
         imported(workload, data_dir)
