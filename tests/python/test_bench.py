@@ -152,3 +152,17 @@ def test_models_import(torch, name):
     assert len(outputs) == 2  # scores, then the loss
     program = tenet.from_torch(models_torch.model(name, train=False).eval(), (x,))
     assert [o["kind"] for o in program.signature(False)["outputs"]] == ["user"]
+
+
+def test_step_profile_model():
+    """bench/step_profile.py: the profile lines and the model of more threads."""
+    import step_profile
+    regions = step_profile.parse("profile\tf\t0\t2\t0.5\t32\tconv1(b) +=! x\nother output\n")
+    assert list(regions) == [("f", 0)]
+    assert regions[("f", 0)].pieces == 32 and regions[("f", 0)].label == "conv1(b) +=! x"
+    assert step_profile.busy(32, 16) == 16 and step_profile.busy(10, 16) == 10
+    assert step_profile.busy(25, 16) == 12.5 and step_profile.busy(1, 16) == 1
+    assert abs(step_profile.model(1.0, 0.5, 32, 16) - 1 / 16) < 1e-12  # all parallel
+    assert step_profile.model(1.0, 1.0, 32, 16) == 1.0  # no gain at 2: serial
+    assert abs(step_profile.model(1.0, 0.5, 8, 16) - 1 / 8) < 1e-12  # 8 pieces, 8 threads
+    assert abs(step_profile.model(1.0, 0.75, 64, 16) - (0.5 + 0.5 / 16)) < 1e-12  # half
