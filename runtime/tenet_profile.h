@@ -13,7 +13,7 @@
 ///   profile<TAB>function<TAB>region<TAB>calls<TAB>seconds<TAB>pieces<TAB>label
 ///
 /// to stderr, or appended to the file TENET_PROFILE names when it is not 1.
-/// bench/profile.py turns two such runs (1 and N threads) into the table of
+/// bench/step_profile.py turns two such runs (1 and N threads) into the table of
 /// docs/performance.md, "The parallel decomposition". For diagnosis: regions
 /// are timed on the calling thread, one call of a function at a time.
 #pragma once
