@@ -65,7 +65,9 @@ class TreePrinter {
              (t.constant == 1 ? "" : " * " + std::to_string(t.constant));
     }
     if (w.constant) sum += " + " + std::to_string(w.constant);
-    return "parallel if " + sum + " >= " + std::to_string(w.min_work);
+    std::string bound = std::to_string(w.min_work);
+    for (const ParallelWork::Factor& f : w.scale) bound += " * " + index(f.extent);
+    return "parallel if " + sum + (w.below ? " < " : " >= ") + bound;
   }
   void line(int depth, const std::string& text) {
     out_ << std::string(size_t(2 * depth), ' ') << text << "\n";
