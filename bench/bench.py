@@ -83,19 +83,25 @@ def step_options(quick):
     return {"warmup": 2, "min_steps": 3, "min_time": 1.0, "max_steps": 30}
 
 
-def run_tenet(args, workload, data_dir, steps, dump_dir):
-    exe = os.path.join(args.build_dir, "bench", "tenet_bench")
-    if os.path.exists(dump_dir):
-        shutil.rmtree(dump_dir)  # a failed call must not leave an older call's outputs
-    cmd = [exe, "train" if workload.mode == "train" else workload.mode,
+def tenet_command(build_dir, workload, data_dir, steps):
+    """The tenet_bench command that times `workload` (steps: step_options' keys)."""
+    cmd = [os.path.join(build_dir, "bench", "tenet_bench"),
+           "train" if workload.mode == "train" else workload.mode,
            os.path.join(ROOT, workload.tn_file), workload.tn_fn, "--inputs", data_dir,
-           "--label", workload.name, "--dump", dump_dir,
+           "--label", workload.name,
            "--warmup", str(steps["warmup"]), "--min-steps", str(steps["min_steps"]),
            "--min-time", str(steps["min_time"]), "--max-steps", str(steps["max_steps"])]
     if workload.wrt:
         cmd += ["--wrt", ",".join(workload.wrt)]
     if workload.loss_output:
         cmd += ["--output", workload.loss_output]
+    return cmd
+
+
+def run_tenet(args, workload, data_dir, steps, dump_dir):
+    if os.path.exists(dump_dir):
+        shutil.rmtree(dump_dir)  # a failed call must not leave an older call's outputs
+    cmd = tenet_command(args.build_dir, workload, data_dir, steps) + ["--dump", dump_dir]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=JOB_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as e:

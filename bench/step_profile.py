@@ -33,6 +33,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
+from bench import tenet_command  # noqa: E402
 from workloads import all_workloads, write_inputs  # noqa: E402
 
 Region = collections.namedtuple("Region", "function index calls seconds pieces label")
@@ -67,18 +68,11 @@ def model(t1, t2, pieces, threads):
 
 def measure(workload, data_dir, build_dir, threads, cores, steps):
     """One tenet_bench run with the profile on; its regions and median step time."""
-    exe = os.path.join(build_dir, "bench", "tenet_bench")
     with tempfile.NamedTemporaryFile("r", suffix=".profile") as out:
         env = dict(os.environ, OMP_NUM_THREADS=str(threads), TENET_PROFILE=out.name,
                    TENET_PARALLEL_CORES=str(cores))
-        cmd = [exe, "train" if workload.mode == "train" else workload.mode,
-               os.path.join(ROOT, workload.tn_file), workload.tn_fn, "--inputs", data_dir,
-               "--label", workload.name, "--warmup", "1", "--min-steps", str(steps),
-               "--min-time", "0", "--max-steps", str(steps)]
-        if workload.wrt:
-            cmd += ["--wrt", ",".join(workload.wrt)]
-        if workload.loss_output:
-            cmd += ["--output", workload.loss_output]
+        cmd = tenet_command(build_dir, workload, data_dir, {
+            "warmup": 1, "min_steps": steps, "min_time": 0, "max_steps": steps})
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if proc.returncode != 0:
             sys.exit("step_profile: %s failed:\n%s" % (" ".join(cmd), proc.stderr.strip()))

@@ -90,8 +90,7 @@ constexpr int64_t kMostPartialBytes = int64_t(64) << 20;
 inline int64_t blocks(Op op, const Conv2dProblem& p) {
   const int64_t flops =
       2 * p.batch * p.out_channels * p.out_h * p.out_w * p.group_in() * p.kernel_h * p.kernel_w;
-  const int64_t least = std::max<int64_t>(int64_t(1) << 21, (int64_t(1) << 26) / parallel_pieces());
-  int64_t most = std::min<int64_t>(parallel_pieces(), flops / least);
+  int64_t most = std::min<int64_t>(parallel_pieces(), flops / least_piece_flops(int64_t(1) << 23));
   if (op == Op::BackwardWeights) {
     const int64_t weight_bytes =
         p.out_channels * p.group_in() * p.kernel_h * p.kernel_w * int64_t(sizeof(float));

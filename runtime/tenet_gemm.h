@@ -364,9 +364,9 @@ struct GemmGrid {
 /// pieces (up to 4 cores) keeps tiles of 16 MFLOP; with more cores, smaller
 /// tiles keep more of them busy than the overhead costs (the MNIST CNN's
 /// 151 MFLOP first dense layer in 8 tiles left half of 16 threads idle):
-/// 8 MFLOP for 16 pieces, 4 MFLOP for 32 and more.
+/// 8 MFLOP for 16 pieces, 4 MFLOP for 32 and more (least_piece_flops).
 inline int64_t least_tile_flops(int64_t pieces) {
-  return std::max<int64_t>(int64_t(1) << 22, (int64_t(1) << 27) / std::max<int64_t>(1, pieces));
+  return least_piece_flops(int64_t(1) << 24, pieces);
 }
 constexpr int64_t kLeastTileRows = 64, kLeastTileCols = 64, kLeastTileDepth = 256;
 constexpr int64_t kMostPartialBytes = int64_t(64) << 20;
@@ -455,17 +455,17 @@ T* partial_products(size_t elements) {
 template <typename T>
 void blocked_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
                   int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
-  GemmGrid g = gemm_grid(ta, tb, m, n, k, sizeof(T));
 #ifdef _OPENMP
-  if (omp_get_level() > 0) g = GemmGrid{};
+  const bool nested = omp_get_level() > 0;
 #else
-  g = GemmGrid{};
+  const bool nested = true;
 #endif
+  const GemmGrid g = nested ? GemmGrid{} : gemm_grid(ta, tb, m, n, k, sizeof(T));
   // Slice s > 0 of tile (r, c) writes rows [first_row, ...) of partial s - 1,
   // an m x n matrix.
   T* partials = g.slices > 1 ? partial_products<T>(size_t((g.slices - 1) * m * n)) : nullptr;
-#if defined(TENET_PROFILE) && defined(_OPENMP)
-  if (omp_get_level() == 0) profile::note_pieces(g.tiles(), true);  // not one per thread
+#ifdef TENET_PROFILE
+  if (!nested) profile::note_pieces(g.tiles(), true);  // not one per thread
 #endif
 #pragma omp parallel for schedule(dynamic, 1) if (g.tiles() > 1)
   for (int64_t tile = 0; tile < g.tiles(); ++tile) {
@@ -483,8 +483,8 @@ void blocked_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, co
       one_thread_gemm(ta, tb, rn, cn, kn, alpha, a_tile, lda, b_tile, ldb, T(0),
                       partials + (slice - 1) * m * n + r0 * n + c0, n);
   }
+  // Then C += partial 1 + partial 2 + ..., in that order for every element.
   if (g.slices == 1) return;
-    // C += partial 1 + partial 2 + ..., in that order for every element.
 #pragma omp parallel for schedule(static) if (m * n * (g.slices - 1) >= 32768)
   for (int64_t i = 0; i < m; ++i)
     for (int64_t s = 1; s < g.slices; ++s) {

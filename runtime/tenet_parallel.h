@@ -19,6 +19,7 @@
 #pragma once
 
 #include <unistd.h>
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 
@@ -47,6 +48,14 @@ inline int64_t parallel_pieces() {
   int64_t pieces = 8;
   while (pieces < 64 && pieces < 2 * parallel_cores()) pieces *= 2;
   return pieces;
+}
+
+/// The least work of one piece, for a kind of call whose pieces are worth
+/// `at_8_pieces` FLOP each on a machine that gets 8 pieces (up to 4 cores):
+/// smaller as the machine gets more pieces (more threads kept busy outweigh
+/// each call's few microseconds of start-up), down to a quarter of it at 32.
+inline int64_t least_piece_flops(int64_t at_8_pieces, int64_t pieces = parallel_pieces()) {
+  return std::max<int64_t>(at_8_pieces / 4, at_8_pieces * 8 / std::max<int64_t>(1, pieces));
 }
 
 /// The spin count a program of Tenet's gives OpenMP where the user set none.
