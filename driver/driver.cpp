@@ -142,6 +142,8 @@ void differentiate(Compilation& c, const Request& r) {
     if (functions[i].grad)
       c.derived.functions[i] =
           ad::differentiate(c.derived.functions[i], *functions[i].grad, c.file.get());
+  for (size_t i = 0; i < functions.size(); ++i)
+    if (!functions[i].as.empty()) c.derived.functions[i].name = functions[i].as;
   c.optimised.functions.clear();
   for (const ir::Function& f : c.derived.functions) c.optimised.functions.push_back(f.clone());
 }

@@ -52,6 +52,10 @@ struct FunctionRequest {
   /// output means ad::resolve_outputs' default (the only output, or the only
   /// float scalar among several).
   std::optional<ad::GradRequest> grad;
+  /// The function's name in the result (and in the code's symbols); empty:
+  /// `name`, or `<name>_grad` for a gradient. Several requests of one
+  /// function (a forward and its backwards, each under a name) need it.
+  std::string as = {};
 };
 
 struct Request {

@@ -6,6 +6,7 @@
 
 #include "driver/driver.h"
 #include "driver/front_end.h"
+#include "extension/torch_project.h"
 #include "ir/bind.h"
 #include "ir/interp.h"
 #include "ir/ir_parser.h"
@@ -186,13 +187,46 @@ int cmd_run(const std::vector<std::string>& argv) {
   return 0;
 }
 
+namespace {
+
+/// `tenet emit FILE --target torch -o DIR`: a PyTorch C++ extension.
+int emit_torch(const Args& a) {
+  if (a.is_set("train"))
+    throw UsageError("--train projects are standalone programs: --target torch emits operators");
+  if (!a.is_set("o")) throw UsageError("emit needs an output directory: -o DIR");
+  extension::TorchProjectOptions options;
+  options.ns = a.get("namespace");
+  if (a.is_set("fn")) options.functions = {a.get("fn")};
+  options.name = a.get("name");
+  for (const auto& [name, value] : parse_sizes(a.get("sizes"))) options.sizes[name] = value;
+  options.openmp = !a.is_set("no-openmp");
+  options.index_checks = !a.is_set("no-index-checks");
+  options.overwrite = a.is_set("overwrite");
+  const std::string path = require_file(a);
+  const extension::TorchProject p =
+      extension::emit_torch_project(path, std::nullopt, a.get("o"), options);
+  std::cout << "wrote " << a.get("o") << " (PyTorch extension " << p.ns << ":";
+  for (const std::string& op : p.operators) std::cout << " " << op;
+  std::cout << ")\n";
+  return 0;
+}
+
+}  // namespace
+
 int cmd_emit(const std::vector<std::string>& argv) {
-  Args a("emit", "FILE --target cpp|cuda -o DIR [--fn NAME | --train]",
+  Args a("emit", "FILE --target cpp|cuda|torch -o DIR [--fn NAME | --train]",
          "Writes standalone C++17 sources for FILE's functions, with the runtime\n"
          "headers they need and a CMakeLists.txt that builds them on their own (with\n"
          "--target cuda: host code and CUDA kernels, built with the CUDA toolkit); with\n"
-         "--train, a project that trains and runs the model with no Python or Tenet.");
-  a.option("target", "cpp|cuda", "the code generator: C++ for the CPU, or CUDA", "cpp");
+         "--train, a project that trains and runs the model with no Python or Tenet;\n"
+         "with --target torch, a PyTorch C++ extension: each function an operator\n"
+         "with autograd from its derived backward (docs/python.md).");
+  a.option("target", "cpp|cuda|torch",
+           "the code generator: C++ for the CPU, CUDA, or a PyTorch extension", "cpp");
+  a.option("namespace", "NS",
+           "--target torch: the operators' namespace (torch.ops.NS; default: FILE's stem)");
+  a.option("name", "OP", "--target torch: the operator's name (default: the function's)");
+  a.option("sizes", "N=V,...", "--target torch: fix size parameters no input's shape determines");
   a.option("o", "DIR", "output directory");
   a.option("fn", "NAME", "emit only this function (default: every function)");
   a.flag("no-openmp", "emit serial code");
@@ -205,6 +239,10 @@ int cmd_emit(const std::vector<std::string>& argv) {
          "train and predict programs (docs/standalone.md)");
   add_common_options(a);
   if (!a.parse(argv)) return 0;
+  if (a.get("target") == "torch") return emit_torch(a);
+  for (const char* torch_only : {"namespace", "name", "sizes"})
+    if (a.is_set(torch_only))
+      throw UsageError(std::string("--") + torch_only + " is for --target torch");
   // An unknown target lists the known ones; a project is for the CPU or CUDA.
   const std::string target = driver::find_target(a.get("target")).name;
   if (target != "cpp" && target != "cuda")

@@ -13,6 +13,7 @@
 #include "python/src/benchmark.h"
 #include "python/src/kernel.h"
 #include "python/src/program.h"
+#include "python/src/extension.h"
 #include "python/src/training.h"
 #include "support/child_processes.h"
 #include "support/error.h"
@@ -252,6 +253,7 @@ PYBIND11_MODULE(_tenet, m) {
   bind_errors(m);
   bind_descriptions(m);
   bind_training(m);
+  bind_extension(m);
   m.def("vocabulary", &vocabulary,
         "the language's builtins, keywords and type names (ir/builtins.h)");
   // Ctrl-C during a JIT compile: Python's handler only sets a flag; this

@@ -48,6 +48,7 @@ _settle_openmp_waiting()
 from ._tenet import BindError, CompileError, InternalError  # noqa: E402
 from .function import CompileWarning, Function, compile, compile_file, print_grad  # noqa: E402
 from .gradcheck import gradcheck  # noqa: E402
+from .torch_extension import emit_torch_extension, torch_extension  # noqa: E402
 from .training import (TrainingOption, TrainingResult, emit_standalone, train,  # noqa: E402
                        training_options)
 
@@ -81,5 +82,5 @@ def torch_op(source, entry=None, **options):
 
 __all__ = ["BindError", "CompileError", "CompileWarning", "Function", "InternalError",
            "TorchImportError", "TrainingOption", "TrainingResult", "compile", "compile_file",
-           "emit_standalone", "from_torch", "gradcheck", "load",
-           "print_grad", "torch_op", "train", "training_options"]
+           "emit_standalone", "emit_torch_extension", "from_torch", "gradcheck", "load",
+           "print_grad", "torch_extension", "torch_op", "train", "training_options"]
