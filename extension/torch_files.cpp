@@ -175,9 +175,12 @@ std::string torch_readme(const TorchProject& p, const std::vector<TorchOp>& ops,
   std::string sources;
   for (const std::string& s : p.sources) sources += (sources.empty() ? "\"" : ", \"") + s + "\"";
   const std::string gemm =
-      p.uses_gemm ? "\n(the kernels' contractions then run as plain loops unless you add\n"
-                    "`-DTENET_GEMM_DNNL` and oneDNN, or `-DTENET_GEMM_CBLAS` and a CBLAS)\n"
-                  : "";
+      p.uses_gemm
+          ? "\nThe kernels' contractions then run as tenet_gemm.h's plain loops. The CMake\n"
+            "build (and `tenet.torch_extension` in Python) compiles the kernels apart, with\n"
+            "oneDNN or a CBLAS: PyTorch's include folder has a oneDNN header of its own that\n"
+            "must not shadow the system's.\n"
+          : "";
   return substitute(kReadme, {{"OPERATORS", operator_list(p.ns, ops)},
                               {"ORIGIN", origin},
                               {"UPPER", upper(p.ns)},

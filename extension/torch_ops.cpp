@@ -207,10 +207,16 @@ void OpPrinter::print_backward_call(Code& c, unsigned given, bool zeros) const {
     }
     const auto& names = fn().output_names;
     const auto it = std::find(names.begin(), names.end(), f32.output_names[o]);
-    TENET_ASSERT(it != names.end(), "a backward program's output is neither a gradient nor "
-                                    "an output of the forward");
+    TENET_ASSERT(it != names.end(),
+                 "a backward program's output is neither a gradient nor "
+                 "an output of the forward");
     outputs.push_back("primal[" + std::to_string(it - names.begin()) + "]");
   }
+  // an output that updates an input (the gradient of an output's initial
+  // value, say, on its cotangent) starts as that input's value
+  for (size_t o = 0; o < f32.outputs.size(); ++o)
+    if (const int k = f32.updated_input(o); k >= 0)
+      c.line(outputs[o] + ".copy_(" + inputs[k] + ");");
   c.line("if (f64)");
   c.line("  " + c_call(*op_.f64.backward.at(given), names_.sizes, inputs, outputs) + ";");
   c.line("else");
@@ -232,8 +238,7 @@ void OpPrinter::print_backward_kernels(Code& c) const {
            std::string("std::vector<at::Tensor> grads = gradients(s, f64, ") + arguments(false) +
            ");");
     if (!meta) {
-      c.line("const std::vector<at::Tensor> primal = outputs(s, f64, " + arguments(false) +
-             ");");
+      c.line("const std::vector<at::Tensor> primal = outputs(s, f64, " + arguments(false) + ");");
       for (size_t k = 0; k < fn().inputs.size(); ++k)
         c.line("const at::Tensor c_" + std::to_string(k) + " = " + names_.inputs[k] +
                ".contiguous();");
@@ -375,36 +380,43 @@ void OpPrinter::print_registration(Code& def, Code& cpu, Code& meta, Code& autog
                 "_backward\", torch::autograd::autogradNotImplementedFallback());");
 }
 
+/// One function of the C++ interface: `returns name(params)`, declared (with
+/// an alias for a tuple of results) or defined as a call through `handle`.
+void print_api_function(Code& c, bool definitions, const std::string& name, size_t results,
+                        const OpNames& names, const std::string& params, const std::string& call) {
+  std::string type = names.result_type(results);
+  if (results > 1) {
+    if (!definitions) c.line("using " + name + "_result = " + type + ";");
+    type = name + "_result";
+  }
+  const std::string head = type + " " + name + "(" + params + ")";
+  if (definitions) {
+    c.open(head);
+    c.line("return " + call + ";");
+    c.close();
+  } else {
+    c.line(head + ";");
+  }
+}
+
 void OpPrinter::print_api(Code& c, bool definitions) const {
   const std::string& x = names_.cxx_namespace;
   if (!definitions) {
     c.comment(names_.describe(fn()));
     c.comment("The operator " + qualified() + (differentiable() ? ", with autograd." : "."));
   }
-  const std::string head = names_.result_type(fn().outputs.size()) + " " + op_.name + "(" +
-                           names_.signature_params(false, true) + ")";
-  if (definitions) {
-    c.open(head);
-    c.line("return " + x + "::forward_handle().call(" + arguments(false) + ");");
-    c.close();
-  } else {
-    c.line(head + ";");
-  }
+  print_api_function(c, definitions, op_.name, fn().outputs.size(), names_,
+                     names_.signature_params(false, true),
+                     x + "::forward_handle().call(" + arguments(false) + ")");
   if (!differentiable()) return;
   if (!definitions) {
     c.comment("The vector-Jacobian products of " + qualified() +
               ": a gradient per float input, from the");
     c.comment("cotangents given (std::nullopt: an output the loss does not use).");
   }
-  const std::string back = names_.result_type(names_.float_inputs.size()) + " " + op_.name +
-                           "_backward(" + names_.signature_params(true, true) + ")";
-  if (definitions) {
-    c.open(back);
-    c.line("return " + x + "::backward_handle().call(" + arguments(true) + ");");
-    c.close();
-  } else {
-    c.line(back + ";");
-  }
+  print_api_function(c, definitions, op_.name + "_backward", names_.float_inputs.size(), names_,
+                     names_.signature_params(true, true),
+                     x + "::backward_handle().call(" + arguments(true) + ")");
 }
 
 }  // namespace

@@ -57,7 +57,10 @@ std::string type_with_shape(ElemType t, const std::vector<ir::SizeExpr>& shape) 
 
 std::string size_code(const ir::SizeExpr& e, const std::map<std::string, std::string>& fields) {
   std::string out;
-  for (const auto& [atom, coef] : e.atoms()) {
+  // terms with a positive coefficient first: "L - K + 1", not "-K + L + 1"
+  std::vector<std::pair<ir::SizeExpr::Atom, int64_t>> atoms = e.atoms();
+  std::stable_partition(atoms.begin(), atoms.end(), [](const auto& a) { return a.second > 0; });
+  for (const auto& [atom, coef] : atoms) {
     const std::string a = atom_code(atom, fields);
     const int64_t magnitude = coef < 0 ? -coef : coef;
     const std::string term = magnitude == 1 ? a : a + " * " + std::to_string(magnitude);
@@ -245,13 +248,15 @@ std::string returns(size_t n) {
 
 std::string OpNames::schema(const std::string& name, const ir::Function& fn) const {
   std::string params;
-  for (const std::string& p : schema_inputs) params += std::string(params.empty() ? "" : ", ") + "Tensor " + p;
+  for (const std::string& p : schema_inputs)
+    params += std::string(params.empty() ? "" : ", ") + "Tensor " + p;
   return name + "(" + params + ") -> " + returns(fn.outputs.size());
 }
 
 std::string OpNames::backward_schema(const std::string& name, const ir::Function&) const {
   std::string params;
-  for (const std::string& p : schema_inputs) params += std::string(params.empty() ? "" : ", ") + "Tensor " + p;
+  for (const std::string& p : schema_inputs)
+    params += std::string(params.empty() ? "" : ", ") + "Tensor " + p;
   for (const std::string& d : cotangent_names) params += ", Tensor? " + d;
   return name + "_backward(" + params + ") -> " + returns(float_inputs.size());
 }

@@ -49,17 +49,28 @@ inline c10::SymInt max(const c10::SymInt& a, const c10::SymInt& b) {
 /// A dtype as Python spells it: "float32", "int64", ...
 inline const char* dtype_name(at::ScalarType t) {
   switch (t) {
-    case at::kFloat: return "float32";
-    case at::kDouble: return "float64";
-    case at::kHalf: return "float16";
-    case at::kBFloat16: return "bfloat16";
-    case at::kLong: return "int64";
-    case at::kInt: return "int32";
-    case at::kShort: return "int16";
-    case at::kChar: return "int8";
-    case at::kByte: return "uint8";
-    case at::kBool: return "bool";
-    default: return c10::toString(t);
+    case at::kFloat:
+      return "float32";
+    case at::kDouble:
+      return "float64";
+    case at::kHalf:
+      return "float16";
+    case at::kBFloat16:
+      return "bfloat16";
+    case at::kLong:
+      return "int64";
+    case at::kInt:
+      return "int32";
+    case at::kShort:
+      return "int16";
+    case at::kChar:
+      return "int8";
+    case at::kByte:
+      return "uint8";
+    case at::kBool:
+      return "bool";
+    default:
+      return c10::toString(t);
   }
 }
 
@@ -79,8 +90,8 @@ inline bool all_float64(std::initializer_list<const at::Tensor*> floats) {
 inline void check_input(const char* op, const char* kind, const char* name, const at::Tensor& t,
                         at::ScalarType dtype, bool is_float, int64_t rank, const char* declared) {
   TORCH_CHECK_VALUE(t.defined(), op, ": ", kind, " '", name, "' is an undefined tensor");
-  TORCH_CHECK_TYPE(t.scalar_type() == dtype, op, ": ", kind, " '", name, "' is ", dtype_name(t.scalar_type()),
-                   ", expected ", dtype_name(dtype),
+  TORCH_CHECK_TYPE(t.scalar_type() == dtype, op, ": ", kind, " '", name, "' is ",
+                   dtype_name(t.scalar_type()), ", expected ", dtype_name(dtype),
                    is_float ? " (the float arguments are all float32, or all float64)" : "");
   TORCH_CHECK_VALUE(t.dim() == rank, op, ": ", kind, " '", name, "' has ", t.dim(), " dimension",
                     t.dim() == 1 ? "" : "s", ", expected ", rank, " (", declared, ")");

@@ -91,7 +91,8 @@ std::pair<double, double> train(int steps) {
   double first = 0, last = 0;
   for (int step = 0; step < steps; ++step) {
     const torch::Tensor sequence = torch::randn({kLength, kBatch, kFeatures});
-    const torch::Tensor loss = torch::mse_loss(model.forward(sequence), sequence.select(2, 0).mean(0));
+    const torch::Tensor loss =
+        torch::mse_loss(model.forward(sequence), sequence.select(2, 0).mean(0));
     optimiser.zero_grad();
     loss.backward();  // through lltm_ops::lltm_backward, kLength times a step
     optimiser.step();
@@ -106,8 +107,8 @@ std::pair<double, double> train(int steps) {
 int main() {
   const double f64 = gradient_difference(torch::kFloat64);
   const double f32 = gradient_difference(torch::kFloat32);
-  std::printf("gradients against LibTorch's autograd: float64 %.2e, float32 %.2e (relative)\n",
-              f64, f32);
+  std::printf("gradients against LibTorch's autograd: float64 %.2e, float32 %.2e (relative)\n", f64,
+              f32);
   const auto [first, last] = train(120);
   std::printf("training loss: %.4f in the first ten steps, %.4f in the last ten\n", first, last);
   const bool ok = f64 < 1e-12 && f32 < 1e-5 && last < 0.5 * first;

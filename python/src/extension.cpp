@@ -5,6 +5,7 @@
 #include "extension/torch_project.h"
 #include "jit/cache.h"
 #include "jit/jit.h"
+#include "support/error.h"
 
 namespace py = pybind11;
 
@@ -26,9 +27,11 @@ py::dict emit_torch_project(const std::string& path, const std::optional<std::st
   options.index_checks = index_checks;
   options.overwrite = overwrite;
   extension::TorchProject project;
-  {
+  try {
     py::gil_scoped_release release;
     project = extension::emit_torch_project(path, text, dir, options);
+  } catch (const UsageError& e) {  // a bad name or size: the caller's arguments
+    throw py::value_error(e.what());
   }
   py::dict d;
   d["namespace"] = project.ns;
@@ -41,9 +44,9 @@ py::dict emit_torch_project(const std::string& path, const std::optional<std::st
 }  // namespace
 
 void bind_extension(py::module_& m) {
-  m.def("emit_torch_project", &emit_torch_project, py::arg("path"), py::arg("text"),
-        py::arg("dir"), py::arg("namespace"), py::arg("functions"), py::arg("name"),
-        py::arg("sizes"), py::arg("openmp"), py::arg("index_checks"), py::arg("overwrite"),
+  m.def("emit_torch_project", &emit_torch_project, py::arg("path"), py::arg("text"), py::arg("dir"),
+        py::arg("namespace"), py::arg("functions"), py::arg("name"), py::arg("sizes"),
+        py::arg("openmp"), py::arg("index_checks"), py::arg("overwrite"),
         "writes a PyTorch C++ extension of a program's functions (tenet emit --target torch)");
   m.def("blas_library", &jit::blas_library,
         "the CBLAS library JIT-compiled contractions link ('none': plain loops)");

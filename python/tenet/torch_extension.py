@@ -19,6 +19,7 @@ the same code a C++ program or another Python process loads with
 
 import hashlib
 import os
+import subprocess
 
 from . import _tenet
 from .function import _flag, _text, checked_sizes
@@ -55,10 +56,10 @@ def emit_torch_extension(source, directory, entry=None, *, namespace, name=None,
                                      **options)
 
 
-def _build_flags(uses_gemm, openmp):
+def _kernel_flags(uses_gemm, openmp):
     """The kernels' compiler and linker flags, as Tenet's JIT builds them (jit/jit.h)."""
-    cflags = ["-O3", "-march=native", "-fwrapv", "-ffp-contract=off", "-fno-math-errno",
-              "-fno-tree-loop-if-convert"]
+    cflags = ["-std=c++17", "-fPIC", "-O3", "-march=native", "-fwrapv", "-ffp-contract=off",
+              "-fno-math-errno", "-fno-tree-loop-if-convert"]
     ldflags = []
     if openmp:
         cflags.append("-fopenmp")
@@ -70,6 +71,31 @@ def _build_flags(uses_gemm, openmp):
                 cflags.append(define)
                 ldflags += [library, f"-Wl,-rpath,{os.path.dirname(library)}"]
     return cflags, ldflags
+
+
+def _compile_kernels(directory, sources, build, cflags, verbose):
+    """The generated kernels as object files, compiled apart from the operator source:
+    PyTorch's include folder has a oneDNN header of its own, which must not shadow the
+    system's that the kernels are linked with. Each object is named by a hash of its
+    source and flags, so that a changed kernel makes a new object (and a new link)."""
+    compiler = os.environ.get("CXX", "c++")
+    objects = []
+    for source in sources:
+        path = os.path.join(directory, source)
+        with open(path, "rb") as f:
+            digest = hashlib.sha256(f.read() + repr(cflags).encode()).hexdigest()[:16]
+        obj = os.path.join(build, f"{os.path.splitext(source)[0]}-{digest}.o")
+        if not os.path.exists(obj):
+            command = [compiler, *cflags, "-I", directory, "-c", path, "-o", obj + ".part"]
+            if verbose:
+                print(" ".join(command))
+            done = subprocess.run(command, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise RuntimeError(f"compiling the generated kernels {path} failed:\n"
+                                   f"{' '.join(command)}\n{done.stderr[-4000:]}")
+            os.replace(obj + ".part", obj)
+        objects.append(obj)
+    return objects
 
 
 def torch_extension(source, entry=None, *, namespace, name=None, sizes=None, directory=None,
@@ -103,11 +129,11 @@ def torch_extension(source, entry=None, *, namespace, name=None, sizes=None, dir
         project = _tenet.emit_torch_project(path, text, directory, overwrite=True, **options)
         build = os.path.join(directory, "build")
         os.makedirs(build, mode=0o700, exist_ok=True)
-        cflags, ldflags = _build_flags(project["uses_gemm"], options["openmp"])
-        cpp_extension.load(name=ns, sources=[os.path.join(directory, s)
-                                             for s in project["sources"]],
-                           extra_include_paths=[directory], extra_cflags=cflags,
-                           extra_ldflags=ldflags, build_directory=build,
+        cflags, ldflags = _kernel_flags(project["uses_gemm"], options["openmp"])
+        objects = _compile_kernels(directory, project["sources"][1:], build, cflags, verbose)
+        cpp_extension.load(name=ns, sources=[os.path.join(directory, project["sources"][0])],
+                           extra_include_paths=[directory], extra_cflags=["-O2"],
+                           extra_ldflags=objects + ldflags, build_directory=build,
                            is_python_module=False, verbose=verbose)
         loaded = _LOADED[ns] = (key, getattr(torch.ops, ns))
     operators = loaded[1]
