@@ -4,22 +4,11 @@
 
 #include "extension/torch_text.h"
 #include "jit/aot.h"
+#include "support/templates.h"
 
 namespace tenet::extension {
 
 namespace {
-
-/// Replaces every @KEY@ of `text`.
-std::string substitute(std::string text,
-                       const std::vector<std::pair<std::string, std::string>>& values) {
-  for (const auto& [key, value] : values) {
-    const std::string mark = "@" + key + "@";
-    for (size_t at = text.find(mark); at != std::string::npos;
-         at = text.find(mark, at + value.size()))
-      text.replace(at, mark.size(), value);
-  }
-  return text;
-}
 
 std::string upper(const std::string& s) {
   std::string out;
@@ -84,11 +73,11 @@ endforeach()
 std::string torch_cmake_lists(const TorchProject& p, const std::string& origin) {
   std::string kernels;
   for (size_t i = 1; i < p.sources.size(); ++i) kernels += (i > 1 ? " " : "") + p.sources[i];
-  std::string text = substitute(kCmakeLists, {{"ORIGIN", origin},
-                                              {"UPPER", upper(p.ns)},
-                                              {"KERNELS", kernels},
-                                              {"OPS", p.sources.front()},
-                                              {"NS", p.ns}});
+  std::string text = substitute_marks(kCmakeLists, {{"ORIGIN", origin},
+                                                    {"UPPER", upper(p.ns)},
+                                                    {"KERNELS", kernels},
+                                                    {"OPS", p.sources.front()},
+                                                    {"NS", p.ns}});
   if (p.uses_gemm) text += jit::cmake_blas_lines(p.ns + "_kernels", p.ns, p.ns);
   return text;
 }
@@ -181,13 +170,13 @@ std::string torch_readme(const TorchProject& p, const std::vector<TorchOp>& ops,
             "oneDNN or a CBLAS: PyTorch's include folder has a oneDNN header of its own that\n"
             "must not shadow the system's.\n"
           : "";
-  return substitute(kReadme, {{"OPERATORS", operator_list(p.ns, ops)},
-                              {"ORIGIN", origin},
-                              {"UPPER", upper(p.ns)},
-                              {"FIRST", ops.front().name},
-                              {"SOURCES", sources},
-                              {"GEMM", gemm},
-                              {"NS", p.ns}});
+  return substitute_marks(kReadme, {{"OPERATORS", operator_list(p.ns, ops)},
+                                    {"ORIGIN", origin},
+                                    {"UPPER", upper(p.ns)},
+                                    {"FIRST", ops.front().name},
+                                    {"SOURCES", sources},
+                                    {"GEMM", gemm},
+                                    {"NS", p.ns}});
 }
 
 }  // namespace tenet::extension

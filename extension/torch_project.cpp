@@ -12,6 +12,7 @@
 #include "extension/torch_ops.h"
 #include "jit/aot.h"
 #include "support/error.h"
+#include "support/templates.h"
 
 namespace tenet::extension {
 
@@ -22,14 +23,6 @@ const std::set<std::string>& reserved_namespaces() {
   static const std::set<std::string> names = {"at",   "c10",   "torch", "std", "aten",
                                               "prim", "prims", "ops",   "ext", "caffe2"};
   return names;
-}
-
-std::string stem_identifier(const std::string& path) {
-  std::string name = std::filesystem::path(path).stem().string();
-  for (char& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "ops_" + name;
-  return name;
 }
 
 /// One operator's plan: the def, and the vjp programs to derive (by the set
@@ -189,7 +182,7 @@ void check_torch_name(const std::string& name, const std::string& what) {
 TorchProject emit_torch_project(const std::string& path, const std::optional<std::string>& text,
                                 const std::string& dir, const TorchProjectOptions& o) {
   TorchProject project;
-  project.ns = o.ns.empty() ? stem_identifier(path) : o.ns;
+  project.ns = o.ns.empty() ? identifier_from_stem(path, "ops_") : o.ns;
   check_torch_name(project.ns, "namespace");
   driver::Request front_request;
   front_request.path = path;

@@ -14,6 +14,7 @@
 #include "driver/front_end.h"
 #include "jit/aot.h"
 #include "support/error.h"
+#include "support/templates.h"
 #include "train/buffer_roles.h"
 #include "train/model_spec.h"
 #include "train/options.h"
@@ -22,15 +23,6 @@
 namespace tenet::train {
 
 namespace {
-
-/// The model's name: the file's stem, made an identifier.
-std::string model_name(const std::string& path) {
-  std::string name = std::filesystem::path(path).stem().string();
-  for (char& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "model_" + name;
-  return name;
-}
 
 std::string quoted(const std::string& s) {
   std::string out = "\"";
@@ -44,17 +36,6 @@ std::string quoted(const std::string& s) {
 std::string number(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%.17g", v);
-  return text;
-}
-
-/// Replaces every @KEY@ of `text`.
-std::string substitute(std::string text, const std::map<std::string, std::string>& values) {
-  for (const auto& [key, value] : values) {
-    const std::string mark = "@" + key + "@";
-    for (size_t at = text.find(mark); at != std::string::npos;
-         at = text.find(mark, at + value.size()))
-      text.replace(at, mark.size(), value);
-  }
   return text;
 }
 
@@ -222,7 +203,7 @@ std::string emit_standalone_project(const std::string& model_path, const std::st
   front_request.stop_after = "check";
   const driver::Compilation front = driver::compile(front_request);
   const ModelSpec spec = parse_model_spec(*front.file, *front.checked);
-  const std::string name = model_name(model_path);
+  const std::string name = identifier_from_stem(model_path, "model_");
 
   driver::Request request = training_request(model_path, spec);
   request.emit_code = true;
@@ -271,7 +252,7 @@ std::string emit_standalone_project(const std::string& model_path, const std::st
     if (it == renamed.end())
       files.push_back({f.path, f.text});
     else
-      files.push_back({it->second, substitute(f.text, values)});
+      files.push_back({it->second, substitute_marks(f.text, values)});
   }
   jit::write_project(files, dir, options.overwrite);
   return name;

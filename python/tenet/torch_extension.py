@@ -56,6 +56,18 @@ def emit_torch_extension(source, directory, entry=None, *, namespace, name=None,
                                      **options)
 
 
+def _check_trusted(directory):
+    """The folder whose sources are compiled and loaded is yours and writable by nobody
+    else (docs/security.md): otherwise another user could change the code this process
+    runs."""
+    info = os.stat(directory)
+    if info.st_uid != os.getuid() or info.st_mode & 0o022:
+        raise _tenet.BindError(
+            f"refusing to build a PyTorch extension in '{directory}': it belongs to another "
+            f"user or others can write to it, so another user could change the code this "
+            f"process would load; choose a folder only you can write (directory=)")
+
+
 def _kernel_flags(uses_gemm, openmp):
     """The kernels' compiler and linker flags, as Tenet's JIT builds them (jit/jit.h)."""
     cflags = ["-std=c++17", "-fPIC", "-O3", "-march=native", "-fwrapv", "-ffp-contract=off",
@@ -126,6 +138,7 @@ def torch_extension(source, entry=None, *, namespace, name=None, sizes=None, dir
                                      f"{ns}-{key}")
         directory = os.fspath(directory)
         os.makedirs(directory, mode=0o700, exist_ok=True)
+        _check_trusted(directory)
         project = _tenet.emit_torch_project(path, text, directory, overwrite=True, **options)
         build = os.path.join(directory, "build")
         os.makedirs(build, mode=0o700, exist_ok=True)

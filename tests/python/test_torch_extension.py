@@ -195,3 +195,11 @@ def test_emitting_refuses_what_an_operator_cannot_be():
         tenet.emit_torch_extension(SHAPES, BUILD / "refused", "window", namespace="torch")
     with pytest.raises(ValueError, match="not an identifier"):
         tenet.emit_torch_extension(SHAPES, BUILD / "refused", "window", namespace="my-ops")
+
+
+def test_refuses_to_build_in_a_folder_others_can_write(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    with pytest.raises(tenet.BindError, match="others can write to it"):
+        tenet.torch_extension(SHAPES, "window", namespace="untrusted_ops", directory=shared)
