@@ -1,0 +1,132 @@
+"""One measurement of the abstraction study in a process of its own: a level
+that runs in Python (PyTorch eager, TorchScript, torch.compile, Tenet through
+Program.module()), one model, batch size, resolution and mode.
+
+    python bench/study_worker.py '{"level": "eager", "model": "cnn", "batch": 64,
+        "resolution": 28, "mode": "train", "device": "cpu", "threads": 2, ...}'
+
+Prints one JSON line {"event": "first"} when the first step is done (the
+parent times process start to it: start-up to first result), then one with the
+measurement: the median step time over the timed steps (after `warmup`
+untimed ones; at least min_steps and min_time, at most max_steps), minor page
+faults per timed step (getrusage), and the bytes of every file mapped into the
+process (the binary and the libraries a deployment must carry). The parent
+adds the peak RSS (wait4). A "train" step is forward, backward and an Adam
+step; an "infer" step is a no-grad forward in evaluation mode. On CUDA each
+step ends with a synchronisation, and kernel launches per step are counted
+with the profiler.
+"""
+import json
+import os
+import resource
+import sys
+import time
+import warnings
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import study_models  # noqa: E402
+
+warnings.filterwarnings("ignore", message=".*torch.jit.*deprecated", category=FutureWarning)
+
+
+def mapped_bytes():
+    """The sizes of the distinct files mapped into this process."""
+    paths = set()
+    with open("/proc/self/maps") as f:
+        for line in f:
+            parts = line.split(maxsplit=5)
+            if len(parts) == 6 and parts[5].startswith("/"):
+                paths.add(parts[5].strip())
+    return sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
+
+
+def make_step(job):
+    device, mode = job["device"], job["mode"]
+    model = study_models.initialise(study_models.build(job["model"], job["resolution"]),
+                                    job.get("init", "pytorch-default"), job.get("seed", 0))
+    model = model.to(device).train(mode == "train")
+    torch.manual_seed(job.get("seed", 0))  # dropout's masks
+    x, y = study_models.example_batch(job["model"], job["batch"], job["resolution"],
+                                      device=device)
+    level = job["level"]
+    if level == "script":
+        run = torch.jit.script(model)
+    elif level in ("compile", "compile-reduce-overhead"):
+        run = torch.compile(model, mode="reduce-overhead" if level.endswith("overhead") else None)
+    elif level == "tenet-module":
+        import tenet
+        run = tenet.from_torch(model, (x, y)).module()
+    elif level == "eager":
+        run = model
+    else:
+        raise ValueError(f"unknown Python level {level!r}")
+    if mode == "infer":
+        def step():
+            with torch.no_grad():
+                return run(x, y)[0]
+        return step
+    optimiser = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def step():
+        optimiser.zero_grad(set_to_none=True)
+        loss = run(x, y)[1]
+        loss.backward()
+        optimiser.step()
+        return loss
+    return step
+
+
+def timed(step, sync):
+    t0 = time.perf_counter()
+    step()
+    sync()
+    return time.perf_counter() - t0
+
+
+def first_step(step, sync):
+    """(seconds, the loss of a training step or the first score of an inference)."""
+    t0 = time.perf_counter()
+    out = step()
+    sync()
+    seconds = time.perf_counter() - t0
+    return seconds, float(out.detach().flatten()[0])
+
+
+def launches_per_step(step, sync):
+    """CUDA kernel launches of one step, from the profiler's CUDA runtime events."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        step()
+        sync()
+    names = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cudaGraphLaunch")
+    return sum(e.count for e in prof.key_averages() if e.key in names)
+
+
+def main(job):
+    torch.set_num_threads(job.get("threads", 2))
+    sync = torch.cuda.synchronize if job["device"] == "cuda" else (lambda: None)
+    step = make_step(job)
+    first, value = first_step(step, sync)
+    print(json.dumps({"event": "first", "first_step_s": first, "value": value}), flush=True)
+    for _ in range(job.get("warmup", 2)):
+        timed(step, sync)
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    times, start = [], time.perf_counter()
+    while len(times) < job.get("max_steps", 200) and (
+            len(times) < job.get("min_steps", 5) or
+            time.perf_counter() - start < job.get("min_time", 1.0)):
+        times.append(timed(step, sync))
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+    result = {"event": "result", "step_ms": 1e3 * sorted(times)[len(times) // 2],
+              "steps": len(times), "minflt_per_step": faults / len(times),
+              "deploy_bytes": mapped_bytes()}
+    if job["device"] == "cuda":
+        result["launches_per_step"] = launches_per_step(step, sync)
+        result["device_peak_bytes"] = torch.cuda.max_memory_allocated()
+    print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main(json.loads(sys.argv[1]))
