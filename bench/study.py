@@ -6,7 +6,9 @@
 
 Levels: PyTorch eager ("eager"), TorchScript ("script"), torch.compile
 ("compile"; on CUDA also mode="reduce-overhead"), a LibTorch C++ program
-("libtorch", bench/study_libtorch/), and Tenet through Program.module()
+("libtorch", bench/study_libtorch/), the same program with CapsNet's capsule
+layers as a Tenet operator ("libtorch-tenet": bench/study_ops/capsules.tn
+emitted with `tenet emit --target torch`), and Tenet through Program.module()
 ("tenet-module"). Each measurement runs in a process of its own: the parent
 times process start to the first step's end (start-up to first result) and
 reads the child's peak RSS from wait4; the child reports the median step time,
@@ -22,6 +24,8 @@ fails or takes longer than --step-limit seconds.
 import argparse
 import json
 import os
+import pathlib
+import re
 import subprocess
 import sys
 import tempfile
@@ -34,8 +38,17 @@ sys.path.insert(0, HERE)
 import study_models  # noqa: E402
 
 PYTHON_LEVELS = ("eager", "script", "compile", "compile-reduce-overhead", "tenet-module")
-LEVELS = ("eager", "script", "compile", "compile-reduce-overhead", "libtorch", "tenet-module")
+LEVELS = ("eager", "script", "compile", "compile-reduce-overhead", "libtorch", "libtorch-tenet",
+          "tenet-module", "tenet-standalone")
 CUDA_ONLY = ("compile-reduce-overhead",)
+# The emitted extension has CPU kernels only so far; standalone projects are for the CPU.
+CPU_ONLY = ("libtorch-tenet", "tenet-standalone")
+# Levels that run some models only: LibTorch + Tenet ops needs a custom part to
+# make a Tenet operator of, and only CapsNet has one (its capsule layers).
+LEVEL_MODELS = {"libtorch-tenet": ("capsnet",)}
+# Standalone training programs read MNIST (28x28 images; training steps only): the
+# bundled 5000-image sample, so that their RSS holds 15 MB of images, not 190.
+STANDALONE_DATA = [os.path.join(ROOT, "data", "mnist-sample")]
 
 
 def grid(args):
@@ -64,17 +77,96 @@ def libtorch_binary(device):
     venv_bin = os.path.dirname(sys.executable)
     cmake = os.path.join(venv_bin, "cmake") if os.path.exists(os.path.join(venv_bin, "cmake")) \
         else "cmake"
+    configure = [cmake, "-S", os.path.join(HERE, "study_libtorch"), "-B", build, "-G", "Ninja",
+                 f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}",
+                 f"-DSTUDY_CUDA={'ON' if device == 'cuda' else 'OFF'}"]
+    if device == "cpu":  # the capsule layers as a Tenet operator (libtorch-tenet)
+        import tenet
+        ops = os.path.join(ROOT, "build-study", "capsules_ops")
+        tenet.emit_torch_extension(pathlib.Path(HERE, "study_ops", "capsules.tn"), ops,
+                                   "capsules", namespace="study_capsules", overwrite=True)
+        configure.append(f"-DSTUDY_TENET_OPS={ops}")
     if not os.path.exists(os.path.join(build, "build.ninja")):
-        subprocess.run([cmake, "-S", os.path.join(HERE, "study_libtorch"), "-B", build,
-                        "-G", "Ninja", f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}",
-                        f"-DSTUDY_CUDA={'ON' if device == 'cuda' else 'OFF'}"], check=True)
+        subprocess.run(configure, check=True)
     subprocess.run([cmake, "--build", build], check=True)
     return binary
 
 
+def standalone_binary(model):
+    """The `train` program of the model's standalone project (tenet emit --train), built
+    once under build-study/standalone/<model>: the study's module imported and emitted
+    (Program.emit) for the CNN and ResNet-20, models/capsnet.tn for CapsNet (the same
+    architecture; its loss is not a classifier's cross-entropy, which Program.emit needs)."""
+    import tenet
+    project = os.path.join(ROOT, "build-study", "standalone", model)
+    binary = os.path.join(project, "build", "train")
+    if os.path.exists(binary):
+        return binary
+    if model == "capsnet":
+        tenet.emit_standalone(os.path.join(ROOT, "models", "capsnet.tn"), project, overwrite=True)
+    else:
+        net = study_models.initialise(study_models.build(model, 28))
+        images, _ = study_models.example_batch(model, 2, 28)
+        program = tenet.from_torch(study_models.Scores(net).train(), (images,))
+        program.emit(project, name=f"study_{model}", overwrite=True,
+                     loss="nll" if model == "cnn" else "cross_entropy")
+    cmake = os.path.join(os.path.dirname(sys.executable), "cmake")
+    subprocess.run([cmake if os.path.exists(cmake) else "cmake", "-S", project, "-B",
+                    os.path.join(project, "build"), "-G", "Ninja",
+                    "-DCMAKE_BUILD_TYPE=Release"], check=True, capture_output=True)
+    subprocess.run([cmake if os.path.exists(cmake) else "cmake", "--build",
+                    os.path.join(project, "build")], check=True, capture_output=True)
+    return binary
+
+
+def run_standalone(job, timeout):
+    """A standalone `train` program's step: two runs of it, of `short` and `long` steps;
+    the step time and faults per step from their difference (the program's own timer
+    and wait4), start-up to first result from a one-step run's wall time, the peak RSS
+    from the long run, the deployment from ldd (the binary and the libraries it loads)."""
+    record = dict(job)
+    try:
+        binary = standalone_binary(job["model"])
+    except Exception as e:  # noqa: BLE001 (reported as the measurement's error)
+        return dict(record, error=f"{type(e).__name__}: {e}"[:300])
+    data = next(d for d in STANDALONE_DATA if os.path.isdir(d))
+    short, long = 1, 1 + max(job["min_steps"], 3)
+    runs = {}
+    for steps in (short, long):
+        start = time.perf_counter()
+        proc = subprocess.Popen([binary, "--data", data, "--batch", str(job["batch"]),
+                                 "--steps", str(steps), "--epochs", "1000", "--limit-test", "1"],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        watchdog = threading.Timer(timeout, proc.kill)
+        watchdog.start()
+        out = proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        watchdog.cancel()
+        found = re.search(r"trained (\d+) steps in ([0-9.]+) s", out)
+        if os.waitstatus_to_exitcode(status) != 0 or not found:
+            return dict(record, error=(out.strip().splitlines() or ["no output"])[-1][:300])
+        runs[steps] = (int(found.group(1)), float(found.group(2)), usage,
+                       time.perf_counter() - start)
+    (n1, t1, u1, wall1), (n2, t2, u2, _) = runs[short], runs[long]
+    record["step_ms"] = 1e3 * (t2 - t1) / (n2 - n1)
+    record["steps"] = n2 - n1
+    record["minflt_per_step"] = (u2.ru_minflt - u1.ru_minflt) / (n2 - n1)
+    record["peak_rss_mib"] = u2.ru_maxrss / 1024
+    record["startup_s"] = wall1
+    record["deploy_bytes"] = linked_bytes(binary)
+    return record
+
+
+def linked_bytes(binary):
+    """The binary and every shared library ldd says it loads."""
+    listing = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
+    paths = {binary} | set(re.findall(r"(/\S+) \(0x", listing))
+    return sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
+
+
 def command(job, binary):
-    if job["level"] == "libtorch":
-        cmd = [binary]
+    if job["level"] in ("libtorch", "libtorch-tenet"):
+        cmd = [binary, "--tenet-ops", "1" if job["level"] == "libtorch-tenet" else "0"]
         for key in ("model", "batch", "resolution", "mode", "device", "threads", "warmup",
                     "min_steps", "min_time", "max_steps"):
             cmd += ["--" + key.replace("_", "-"), str(job[key])]
@@ -134,7 +226,7 @@ def main():
     args.batches = [int(b) for b in args.batches.split(",")] if args.batches else None
     args.resolutions = [int(r) for r in args.resolutions.split(",")] if args.resolutions else None
     levels = args.levels.split(",") if args.levels else \
-        [lv for lv in LEVELS if args.device == "cuda" or lv not in CUDA_ONLY]
+        [lv for lv in LEVELS if lv not in (CPU_ONLY if args.device == "cuda" else CUDA_ONLY)]
     os.makedirs(args.out, exist_ok=True)
     results = os.path.join(args.out, "results.jsonl")
     done = {}
@@ -143,7 +235,8 @@ def main():
             for line in f:
                 record = json.loads(line)
                 done[key(record)] = record
-    binary = libtorch_binary(args.device) if "libtorch" in levels else None
+    binary = libtorch_binary(args.device) if {"libtorch", "libtorch-tenet"} & set(levels) \
+        else None
     os.environ.setdefault("TENET_CACHE_DIR", os.path.join(ROOT, "build-study", "tenet-cache"))
     timing = {"warmup": 1 if args.quick else 3, "min_steps": 3 if args.quick else 10,
               "min_time": 0.5 if args.quick else 2.0, "max_steps": 200}
@@ -152,12 +245,15 @@ def main():
             stopped = set()  # (model, along resolution?) that failed or grew too slow
             for model, batch, resolution in grid(args):
                 axis = (model, resolution != 28)
-                if axis in stopped:
+                if axis in stopped or model not in LEVEL_MODELS.get(level, (model,)) or (
+                        level == "tenet-standalone" and (resolution != 28 or mode != "train")):
                     continue
                 job = dict(timing, level=level, model=model, batch=batch, resolution=resolution,
                            mode=mode, device=args.device, threads=args.threads)
                 record = done.get(key(job))
-                if record is None:
+                if record is None and level == "tenet-standalone":
+                    record = run_standalone(job, args.timeout)
+                elif record is None:
                     record = run_job(job, binary, args.timeout)
                     with open(results, "a") as f:
                         f.write(json.dumps(record) + "\n")

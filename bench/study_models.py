@@ -48,12 +48,16 @@ class StudyCNN(nn.Module):
         self.fc1 = nn.Linear(64 * side * side, 128)
         self.fc2 = nn.Linear(128, 10)
 
-    def forward(self, x: torch.Tensor, label: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    def scores(self, x: torch.Tensor) -> torch.Tensor:
+        """Log-probabilities."""
         x = F.relu(self.conv1(x))
         x = F.relu(self.conv2(x))
         x = self.dropout1(F.max_pool2d(x, 2))
         x = self.dropout2(F.relu(self.fc1(torch.flatten(x, 1))))
-        scores = F.log_softmax(self.fc2(x), dim=1)
+        return F.log_softmax(self.fc2(x), dim=1)
+
+    def forward(self, x: torch.Tensor, label: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        scores = self.scores(x)
         return scores, F.nll_loss(scores, label)
 
 
@@ -87,9 +91,13 @@ class StudyResNet20(nn.Module):
         self.layers = nn.Sequential(*blocks)
         self.fc = nn.Linear(64, 10)
 
-    def forward(self, x: torch.Tensor, label: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    def scores(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits."""
         x = self.layers(F.relu(self.bn1(self.conv1(x))))
-        scores = self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+    def forward(self, x: torch.Tensor, label: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        scores = self.scores(x)
         return scores, F.cross_entropy(scores, label)
 
 
@@ -124,6 +132,17 @@ class StudyCapsNet(nn.Module):
         reconstruction = torch.sigmoid(self.dec3(hidden))
         error = ((reconstruction - image.reshape(batch, 784)) ** 2).sum(dim=1).mean()
         return lengths, margin + 0.0005 * error
+
+
+class Scores(nn.Module):
+    """A study model's scores alone (what Program.emit's MNIST classifier returns)."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.model.scores(x)
 
 
 def build(name: str, resolution: int) -> nn.Module:

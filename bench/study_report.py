@@ -13,10 +13,12 @@ import re
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 LEVEL_ORDER = ("eager", "script", "compile", "compile-reduce-overhead", "libtorch",
-               "tenet-module")
+               "libtorch-tenet", "tenet-module", "tenet-standalone")
 LEVEL_TITLES = {"eager": "PyTorch eager", "script": "TorchScript", "compile": "torch.compile",
                 "compile-reduce-overhead": "torch.compile (reduce-overhead)",
-                "libtorch": "LibTorch C++", "tenet-module": "Tenet (Program.module())"}
+                "libtorch": "LibTorch C++", "libtorch-tenet": "LibTorch C++ + Tenet ops",
+                "tenet-module": "Tenet (Program.module())",
+                "tenet-standalone": "Tenet standalone (emit --train)"}
 MODEL_TITLES = {"cnn": "MNIST CNN", "resnet20": "ResNet-20", "capsnet": "CapsNet"}
 
 

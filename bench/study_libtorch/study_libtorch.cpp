@@ -7,7 +7,11 @@
 //   study_libtorch --model cnn|resnet20|capsnet --batch N --resolution R
 //                  --mode train|infer [--device cpu|cuda] [--threads N]
 //                  [--warmup N] [--min-steps N] [--min-time S] [--max-steps N]
-//                  [--init pytorch-default|xavier] [--seed N]
+//                  [--init pytorch-default|xavier] [--seed N] [--tenet-ops 0|1]
+// --tenet-ops 1: CapsNet's capsule layers as a Tenet operator (the study's
+// "LibTorch + Tenet ops" level; built with -DSTUDY_TENET_OPS=DIR, the folder
+// `tenet emit bench/study_ops/capsules.tn --target torch --fn capsules
+// --namespace study_capsules` wrote).
 #include <sys/resource.h>
 #include <torch/torch.h>
 
@@ -20,6 +24,10 @@
 #include <sstream>
 #include <string>
 #include <sys/stat.h>
+
+#ifdef STUDY_TENET_OPS
+#include "study_capsules.h"  // bench/study_ops/capsules.tn, emitted by tenet emit --target torch
+#endif
 
 namespace {
 
@@ -111,7 +119,12 @@ Tensor squash(const Tensor& s) {
 }
 
 struct CapsNet : StudyModel {
-  CapsNet() {
+  /// tenet_ops: the capsule layers (squash, predictions, routing) as the Tenet
+  /// operator study_capsules::capsules instead of LibTorch operators.
+  explicit CapsNet(bool tenet_ops) : tenet_ops(tenet_ops) {
+#ifndef STUDY_TENET_OPS
+    if (tenet_ops) throw std::invalid_argument("built without the Tenet operators (STUDY_TENET_OPS)");
+#endif
     conv1 = register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 256, 9)));
     primary = register_module("primary",
                               torch::nn::Conv2d(torch::nn::Conv2dOptions(256, 256, 9).stride(2)));
@@ -133,11 +146,19 @@ struct CapsNet : StudyModel {
   std::pair<Tensor, Tensor> forward(const Tensor& image, const Tensor& label) override {
     const int64_t batch = image.size(0);
     const Tensor relu1 = torch::relu(conv1->forward(image));
-    const Tensor u = squash(
-        primary->forward(relu1).view({batch, 32, 8, 36}).transpose(2, 3).reshape({batch, 1152, 8}));
-    const Tensor u_hat = torch::matmul(W.view({1152, 160, 8}), u.unsqueeze(3))
-                             .view({batch, 1152, 10, 16});
-    const Tensor v = routing(u_hat);
+    // channel 8 t + d of the primary convolution is dimension d of capsule map t
+    const Tensor s =
+        primary->forward(relu1).view({batch, 32, 8, 36}).transpose(2, 3).reshape({batch, 1152, 8});
+    Tensor v;
+    if (tenet_ops) {
+#ifdef STUDY_TENET_OPS
+      v = study_capsules::capsules(s, W);
+#endif
+    } else {
+      const Tensor u_hat =
+          torch::matmul(W.view({1152, 160, 8}), squash(s).unsqueeze(3)).view({batch, 1152, 10, 16});
+      v = routing(u_hat);
+    }
     const Tensor lengths = torch::sqrt((v * v).sum(2) + 1e-7);
     const Tensor target =
         (label.unsqueeze(1) == torch::arange(10, label.options())).to(v.scalar_type());
@@ -150,15 +171,18 @@ struct CapsNet : StudyModel {
     const Tensor error = (reconstruction - image.reshape({batch, 784})).pow(2).sum(1).mean();
     return {lengths, margin + 0.0005 * error};
   }
+  bool tenet_ops;
   torch::nn::Conv2d conv1{nullptr}, primary{nullptr};
   Tensor W;
   torch::nn::Linear dec1{nullptr}, dec2{nullptr}, dec3{nullptr};
 };
 
-std::shared_ptr<StudyModel> build(const std::string& name, int64_t resolution) {
+std::shared_ptr<StudyModel> build(const std::string& name, int64_t resolution, bool tenet_ops) {
+  if (tenet_ops && name != "capsnet")
+    throw std::invalid_argument("only CapsNet has a custom part to run as a Tenet operator");
   if (name == "cnn") return std::make_shared<CNN>(resolution);
   if (name == "resnet20") return std::make_shared<ResNet20>();
-  if (name == "capsnet" && resolution == 28) return std::make_shared<CapsNet>();
+  if (name == "capsnet" && resolution == 28) return std::make_shared<CapsNet>(tenet_ops);
   throw std::invalid_argument("unknown model '" + name + "' at resolution " +
                               std::to_string(resolution));
 }
@@ -218,7 +242,7 @@ std::map<std::string, std::string> parse(int argc, char** argv) {
   std::map<std::string, std::string> args = {
       {"device", "cpu"}, {"threads", "2"},    {"warmup", "2"},   {"min-steps", "5"},
       {"min-time", "1"}, {"max-steps", "200"}, {"init", "pytorch-default"}, {"seed", "0"},
-      {"mode", "train"}, {"resolution", "28"}};
+      {"mode", "train"}, {"resolution", "28"}, {"tenet-ops", "0"}};
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string key = argv[i];
     if (key.rfind("--", 0) != 0) throw std::invalid_argument("expected --option, got " + key);
@@ -235,7 +259,8 @@ int run(const std::map<std::string, std::string>& args) {
   const torch::Device device(args.at("device") == "cuda" ? torch::kCUDA : torch::kCPU);
   const int64_t batch = std::stoll(args.at("batch")), resolution = std::stoll(args.at("resolution"));
   const bool train = args.at("mode") == "train";
-  std::shared_ptr<StudyModel> model = build(args.at("model"), resolution);
+  std::shared_ptr<StudyModel> model =
+      build(args.at("model"), resolution, args.at("tenet-ops") == "1");
   initialise(*model, args.at("init"), std::stoull(args.at("seed")));
   model->to(device);
   model->train(train);
