@@ -128,5 +128,71 @@ def main(job):
     print(json.dumps(result), flush=True)
 
 
+def read_idx(directory, name):
+    """An MNIST IDX file of `directory`, gzipped or not, as a uint8 array."""
+    import gzip
+    import numpy as np
+    path = os.path.join(directory, name)
+    opener = gzip.open if not os.path.exists(path) else open
+    with opener(path if os.path.exists(path) else path + ".gz", "rb") as f:
+        data = f.read()
+    dims = data[3]
+    shape = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(dims)]
+    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
+
+
+def mnist(directory, split, limit):
+    prefix = "train" if split == "train" else "t10k"
+    images = read_idx(directory, f"{prefix}-images-idx3-ubyte")[:limit or None]
+    labels = read_idx(directory, f"{prefix}-labels-idx1-ubyte")[:limit or None]
+    return (torch.from_numpy(images.astype("float32") / 255.0).unsqueeze(1),
+            torch.from_numpy(labels.astype("int64")))
+
+
+def train_mnist(job):
+    """The accuracy experiment (bench/study_accuracy.py): trains on MNIST for
+    job["epochs"] epochs, each in the order torch.randperm gives from seed + epoch
+    (the LibTorch program draws the same), Adam at lr 1e-3; prints after each epoch
+    the mean training loss, the test accuracy and the epoch's seconds."""
+    torch.set_num_threads(job.get("threads", 2))
+    x, y = mnist(job["data"], "train", job.get("limit_train", 0))
+    test_x, test_y = mnist(job["data"], "test", job.get("limit_test", 0))
+    seed, batch = job.get("seed", 0), job["batch"]
+    model = study_models.initialise(study_models.build(job["model"], 28),
+                                    job.get("init", "pytorch-default"), seed)
+    torch.manual_seed(seed)
+    run = model
+    if job["level"] == "tenet-module":
+        import tenet
+        run = tenet.from_torch(model.train(), (x[:batch], y[:batch])).module()
+    elif job["level"] != "eager":
+        raise ValueError(f"the accuracy experiment runs eager and tenet-module in Python, "
+                         f"not {job['level']!r}")
+    optimiser = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for epoch in range(job["epochs"]):
+        start, losses = time.perf_counter(), []
+        model.train()
+        order = torch.randperm(len(x), generator=torch.Generator().manual_seed(seed + epoch))
+        for first in range(0, len(x) - batch + 1, batch):
+            idx = order[first:first + batch]
+            optimiser.zero_grad(set_to_none=True)
+            loss = run(x[idx], y[idx])[1]
+            loss.backward()
+            optimiser.step()
+            losses.append(float(loss))
+        seconds = time.perf_counter() - start
+        model.eval()
+        correct = 0
+        with torch.no_grad():
+            for first in range(0, len(test_x), 1000):
+                scores = model(test_x[first:first + 1000], test_y[first:first + 1000])[0]
+                correct += int((scores.argmax(1) == test_y[first:first + 1000]).sum())
+        print(json.dumps({"event": "epoch", "epoch": epoch + 1,
+                          "train_loss": sum(losses) / len(losses),
+                          "test_accuracy": correct / len(test_x), "seconds": seconds}),
+              flush=True)
+
+
 if __name__ == "__main__":
-    main(json.loads(sys.argv[1]))
+    job = json.loads(sys.argv[1])
+    train_mnist(job) if job.get("task") == "mnist" else main(job)

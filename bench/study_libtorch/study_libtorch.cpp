@@ -8,6 +8,8 @@
 //                  --mode train|infer [--device cpu|cuda] [--threads N]
 //                  [--warmup N] [--min-steps N] [--min-time S] [--max-steps N]
 //                  [--init pytorch-default|xavier] [--seed N] [--tenet-ops 0|1]
+// With --mnist DIR [--epochs N] [--limit-train N] [--limit-test N]: trains on
+// MNIST (the accuracy experiment, bench/study_accuracy.py) instead of timing.
 // --tenet-ops 1: CapsNet's capsule layers as a Tenet operator (the study's
 // "LibTorch + Tenet ops" level; built with -DSTUDY_TENET_OPS=DIR, the folder
 // `tenet emit bench/study_ops/capsules.tn --target torch --fn capsules
@@ -242,7 +244,8 @@ std::map<std::string, std::string> parse(int argc, char** argv) {
   std::map<std::string, std::string> args = {
       {"device", "cpu"}, {"threads", "2"},    {"warmup", "2"},   {"min-steps", "5"},
       {"min-time", "1"}, {"max-steps", "200"}, {"init", "pytorch-default"}, {"seed", "0"},
-      {"mode", "train"}, {"resolution", "28"}, {"tenet-ops", "0"}};
+      {"mode", "train"}, {"resolution", "28"}, {"tenet-ops", "0"},
+      {"epochs", "1"}, {"limit-train", "0"}, {"limit-test", "0"}};
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string key = argv[i];
     if (key.rfind("--", 0) != 0) throw std::invalid_argument("expected --option, got " + key);
@@ -254,7 +257,62 @@ std::map<std::string, std::string> parse(int argc, char** argv) {
   return args;
 }
 
+/// The accuracy experiment (bench/study_accuracy.py), as study_worker.py's
+/// train_mnist: the same epochs in the same order (torch::randperm from seed +
+/// epoch), Adam at lr 1e-3, one JSON line per epoch.
+int train_mnist(const std::map<std::string, std::string>& args) {
+  torch::set_num_threads(std::stoi(args.at("threads")));
+  const uint64_t seed = std::stoull(args.at("seed"));
+  const int64_t batch = std::stoll(args.at("batch"));
+  auto load = [&](torch::data::datasets::MNIST::Mode mode, const std::string& limit) {
+    torch::data::datasets::MNIST data(args.at("mnist"), mode);  // images / 255, float
+    const int64_t n = std::stoll(args.at(limit));
+    const int64_t count = n > 0 ? std::min(n, data.images().size(0)) : data.images().size(0);
+    return std::pair{data.images().slice(0, 0, count), data.targets().slice(0, 0, count)};
+  };
+  const auto [x, y] = load(torch::data::datasets::MNIST::Mode::kTrain, "limit-train");
+  const auto [test_x, test_y] = load(torch::data::datasets::MNIST::Mode::kTest, "limit-test");
+  std::shared_ptr<StudyModel> model = build(args.at("model"), 28, args.at("tenet-ops") == "1");
+  initialise(*model, args.at("init"), seed);
+  torch::manual_seed(seed);
+  torch::optim::Adam optimiser(model->parameters(), torch::optim::AdamOptions(1e-3));
+  for (int64_t epoch = 0; epoch < std::stoll(args.at("epochs")); ++epoch) {
+    const auto start = std::chrono::steady_clock::now();
+    model->train();
+    const Tensor order = torch::randperm(x.size(0), at::detail::createCPUGenerator(seed + epoch));
+    double loss_sum = 0;
+    int64_t steps = 0;
+    for (int64_t first = 0; first + batch <= x.size(0); first += batch, ++steps) {
+      const Tensor idx = order.slice(0, first, first + batch);
+      optimiser.zero_grad(true);
+      const Tensor loss = model->forward(x.index_select(0, idx), y.index_select(0, idx)).second;
+      loss.backward();
+      optimiser.step();
+      loss_sum += loss.item<double>();
+    }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    model->eval();
+    int64_t correct = 0;
+    {
+      torch::NoGradGuard no_grad;
+      for (int64_t first = 0; first < test_x.size(0); first += 1000) {
+        const Tensor images = test_x.slice(0, first, first + 1000);
+        const Tensor labels = test_y.slice(0, first, first + 1000);
+        correct += model->forward(images, labels).first.argmax(1).eq(labels).sum().item<int64_t>();
+      }
+    }
+    std::printf("{\"event\": \"epoch\", \"epoch\": %lld, \"train_loss\": %.9g, "
+                "\"test_accuracy\": %.6f, \"seconds\": %.3f}\n",
+                static_cast<long long>(epoch + 1), loss_sum / double(steps),
+                double(correct) / double(test_x.size(0)), seconds);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 int run(const std::map<std::string, std::string>& args) {
+  if (args.count("mnist")) return train_mnist(args);
   torch::set_num_threads(std::stoi(args.at("threads")));
   const torch::Device device(args.at("device") == "cuda" ? torch::kCUDA : torch::kCPU);
   const int64_t batch = std::stoll(args.at("batch")), resolution = std::stoll(args.at("resolution"));
