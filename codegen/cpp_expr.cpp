@@ -283,14 +283,37 @@ char checked_step(const ir::Expr& e, const Scope& scope) {
 /// bounds where the branch is not taken: docs/language.md) and no computed
 /// index (its run-time check would report a read the program never makes).
 /// The value is the one `?:` gives, bit for bit.
+/// The plain reads `e` makes whatever values it meets (those of a select's
+/// condition, not of its branches), each a read that is in bounds wherever
+/// `e` is evaluated.
+void unconditional_reads(const ir::Expr& e, std::vector<const ir::ExprNode*>& out) {
+  if (e->kind == ir::ExprKind::Read && !e->has_computed_index() && !e->guarded)
+    out.push_back(e.get());
+  if (e->kind == ir::ExprKind::Select) return unconditional_reads(e->args[0], out);
+  for (const ir::Expr& a : e->args) unconditional_reads(a, out);
+}
+
+bool same_element(const ir::ExprNode& a, const ir::ExprNode& b) {
+  if (a.tensor != b.tensor || a.indices.size() != b.indices.size()) return false;
+  for (size_t d = 0; d < a.indices.size(); ++d)
+    if (!ir::equal(a.indices[d], b.indices[d])) return false;
+  return true;
+}
+
 bool blends(const ir::ExprNode& select, const Scope& scope) {
   const ElemType t = select.type;
   if (t == ElemType::Bool || t == ElemType::F16) return false;
   if (!scope.index_site.empty()) return false;  // a branch not taken must not record a fault
+  // A branch's read of an element the condition reads too is in bounds (the
+  // condition is evaluated either way): ELU's select(x > 0, x, exp(x) - 1).
+  std::vector<const ir::ExprNode*> condition_reads;
+  unconditional_reads(select.args[0], condition_reads);
   auto unsafe = [&](const ir::Expr& x) {
     if (x->kind != ir::ExprKind::Read) return false;
     if (x->has_computed_index()) return true;
     if (x->guarded) return false;  // checks its own bounds
+    for (const ir::ExprNode* r : condition_reads)
+      if (same_element(*x, *r)) return false;
     for (size_t d = 0; d < x->indices.size(); ++d) {
       for (const auto& term : x->indices[d].terms)
         if (!scope.indices.count(term.first)) return true;
