@@ -32,6 +32,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import capsnet_torch
+from models_torch import BasicBlock  # ResNet's basic block, projection shortcuts
 
 MODELS = ("cnn", "resnet20", "capsnet")
 RESOLUTION_MODELS = ("cnn", "resnet20")  # CapsNet's capsule grid is fixed at 28x28
@@ -59,23 +60,6 @@ class StudyCNN(nn.Module):
     def forward(self, x: torch.Tensor, label: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         scores = self.scores(x)
         return scores, F.nll_loss(scores, label)
-
-
-class BasicBlock(nn.Module):
-    def __init__(self, channels: int, out: int, stride: int):
-        super().__init__()
-        self.conv1 = nn.Conv2d(channels, out, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(out)
-        self.conv2 = nn.Conv2d(out, out, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(out)
-        self.shortcut = nn.Sequential()
-        if stride != 1 or channels != out:
-            self.shortcut = nn.Sequential(nn.Conv2d(channels, out, 1, stride, bias=False),
-                                          nn.BatchNorm2d(out))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = F.relu(self.bn1(self.conv1(x)))
-        return F.relu(self.bn2(self.conv2(y)) + self.shortcut(x))
 
 
 class StudyResNet20(nn.Module):
