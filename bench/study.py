@@ -119,39 +119,69 @@ def standalone_binary(model):
     return binary
 
 
+def run_program(command, timeout):
+    """Runs a program to its end: (output, exit code, rusage, wall seconds, peak RSS in
+    MiB). The peak is its VmHWM, read every 5 ms while it runs (wait4's ru_maxrss would
+    count this process's pages at the fork too)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    peak = [0.0]
+
+    def watch():
+        while proc.returncode is None:
+            try:
+                with open(f"/proc/{proc.pid}/status") as f:
+                    for line in f:
+                        if line.startswith("VmHWM:"):
+                            peak[0] = max(peak[0], int(line.split()[1]) / 1024)
+            except OSError:
+                return
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    watchdog = threading.Timer(timeout, proc.kill)
+    watchdog.start()
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    watchdog.cancel()
+    watcher.join()
+    return out, proc.returncode, usage, time.perf_counter() - start, peak[0]
+
+
 def run_standalone(job, timeout):
-    """A standalone `train` program's step: two runs of it, of `short` and `long` steps;
-    the step time and faults per step from their difference (the program's own timer
-    and wait4), start-up to first result from a one-step run's wall time, the peak RSS
-    from the long run, the deployment from ldd (the binary and the libraries it loads)."""
+    """A standalone `train` program's step: runs of 1 step and of N steps (N such that
+    they take about 2 min_time), the step time and faults per step from their difference
+    (the program's own timer, and wait4), start-up to first result from the one-step
+    run's wall time, the peak RSS from the long run, the deployment from ldd (the binary
+    and the libraries it loads)."""
     record = dict(job)
     try:
         binary = standalone_binary(job["model"])
     except Exception as e:  # noqa: BLE001 (reported as the measurement's error)
         return dict(record, error=f"{type(e).__name__}: {e}"[:300])
     data = next(d for d in STANDALONE_DATA if os.path.isdir(d))
-    short, long = 1, 1 + max(job["min_steps"], 3)
     runs = {}
-    for steps in (short, long):
-        start = time.perf_counter()
-        proc = subprocess.Popen([binary, "--data", data, "--batch", str(job["batch"]),
-                                 "--steps", str(steps), "--epochs", "1000", "--limit-test", "1"],
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        watchdog = threading.Timer(timeout, proc.kill)
-        watchdog.start()
-        out = proc.stdout.read()
-        _, status, usage = os.wait4(proc.pid, 0)
-        watchdog.cancel()
+    steps = [1, 1 + max(job["min_steps"], 10)]
+    while len(runs) < 3:
+        n = steps[len(runs)]
+        out, code, usage, wall, peak = run_program(
+            [binary, "--data", data, "--batch", str(job["batch"]), "--steps", str(n),
+             "--epochs", "1000000", "--limit-test", "1"], timeout)
         found = re.search(r"trained (\d+) steps in ([0-9.]+) s", out)
-        if os.waitstatus_to_exitcode(status) != 0 or not found:
+        if code != 0 or not found:
             return dict(record, error=(out.strip().splitlines() or ["no output"])[-1][:300])
-        runs[steps] = (int(found.group(1)), float(found.group(2)), usage,
-                       time.perf_counter() - start)
-    (n1, t1, u1, wall1), (n2, t2, u2, _) = runs[short], runs[long]
+        runs[n] = (int(found.group(1)), float(found.group(2)), usage, wall, peak)
+        if len(runs) == 2:  # the estimate; then enough steps for 2 min_time seconds
+            estimate = max((runs[steps[1]][1] - runs[1][1]) / (steps[1] - 1), 1e-4)
+            steps.append(max(steps[1] + 1, min(5000, int(2 * job["min_time"] / estimate))))
+    (n1, t1, u1, wall1, _), (n2, t2, u2, _, peak2) = runs[1], runs[steps[2]]
     record["step_ms"] = 1e3 * (t2 - t1) / (n2 - n1)
     record["steps"] = n2 - n1
     record["minflt_per_step"] = (u2.ru_minflt - u1.ru_minflt) / (n2 - n1)
-    record["peak_rss_mib"] = u2.ru_maxrss / 1024
+    record["peak_rss_mib"] = peak2
     record["startup_s"] = wall1
     record["deploy_bytes"] = linked_bytes(binary)
     return record
@@ -193,7 +223,8 @@ def run_job(job, binary, timeout):
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
         watchdog.cancel()
-        record["peak_rss_mib"] = usage.ru_maxrss / 1024
+        # the worker's own VmHWM (ru_maxrss also counts this process's pages at the fork)
+        record.setdefault("peak_rss_mib", usage.ru_maxrss / 1024)
         if "step_ms" not in record:
             errors.seek(0)
             lines = errors.read().strip().splitlines()

@@ -31,6 +31,16 @@ import study_models  # noqa: E402
 warnings.filterwarnings("ignore", message=".*torch.jit.*deprecated", category=FutureWarning)
 
 
+def peak_rss_mib():
+    """VmHWM: this process's peak resident set since it started (its own program;
+    wait4's ru_maxrss would also count the parent's pages at the fork)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def mapped_bytes():
     """The sizes of the distinct files mapped into this process."""
     paths = set()
@@ -121,7 +131,7 @@ def main(job):
     faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
     result = {"event": "result", "step_ms": 1e3 * sorted(times)[len(times) // 2],
               "steps": len(times), "minflt_per_step": faults / len(times),
-              "deploy_bytes": mapped_bytes()}
+              "deploy_bytes": mapped_bytes(), "peak_rss_mib": peak_rss_mib()}
     if job["device"] == "cuda":
         result["launches_per_step"] = launches_per_step(step, sync)
         result["device_peak_bytes"] = torch.cuda.max_memory_allocated()

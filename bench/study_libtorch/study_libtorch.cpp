@@ -234,6 +234,14 @@ int64_t mapped_bytes() {
   return total;
 }
 
+/// VmHWM: the peak resident set of this process since it started.
+double peak_rss_mib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024;
+  return -1;
+}
+
 long minor_faults() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -365,9 +373,9 @@ int run(const std::map<std::string, std::string>& args) {
   std::sort(times.begin(), times.end());
   std::printf(
       "{\"event\": \"result\", \"step_ms\": %.6f, \"steps\": %zu, \"minflt_per_step\": %.3f, "
-      "\"deploy_bytes\": %lld}\n",
+      "\"deploy_bytes\": %lld, \"peak_rss_mib\": %.1f}\n",
       1e3 * times[times.size() / 2], times.size(), per_step,
-      static_cast<long long>(mapped_bytes()));
+      static_cast<long long>(mapped_bytes()), peak_rss_mib());
   return 0;
 }
 
