@@ -180,7 +180,7 @@ def run_standalone(job, timeout):
     (n1, t1, u1, wall1, _), (n2, t2, u2, _, peak2) = runs[1], runs[steps[2]]
     record["step_ms"] = 1e3 * (t2 - t1) / (n2 - n1)
     record["steps"] = n2 - n1
-    record["minflt_per_step"] = (u2.ru_minflt - u1.ru_minflt) / (n2 - n1)
+    record["minflt_per_step"] = max(0.0, (u2.ru_minflt - u1.ru_minflt) / (n2 - n1))
     record["peak_rss_mib"] = peak2
     record["startup_s"] = wall1
     record["deploy_bytes"] = linked_bytes(binary)
@@ -282,10 +282,9 @@ def main():
                 job = dict(timing, level=level, model=model, batch=batch, resolution=resolution,
                            mode=mode, device=args.device, threads=args.threads)
                 record = done.get(key(job))
-                if record is None and level == "tenet-standalone":
-                    record = run_standalone(job, args.timeout)
-                elif record is None:
-                    record = run_job(job, binary, args.timeout)
+                if record is None:
+                    record = run_standalone(job, args.timeout) \
+                        if level == "tenet-standalone" else run_job(job, binary, args.timeout)
                     with open(results, "a") as f:
                         f.write(json.dumps(record) + "\n")
                     done[key(job)] = record

@@ -107,15 +107,20 @@ def plot(records, device, out_dir):
                                     r["mode"] == mode and r["resolution"] == 28 and
                                     "error" not in r)
                     if points:
-                        ax.plot(*zip(*points), marker="o", label=LEVEL_TITLES[level])
+                        ax.plot(*zip(*points), marker="o", label=LEVEL_TITLES[level],
+                                color=f"C{LEVEL_ORDER.index(level)}")
                 ax.set_xscale("log", base=2)
                 ax.set_yscale("log")
                 ax.set_xlabel("batch size")
                 ax.set_ylabel(label)
                 ax.set_title(f"{MODEL_TITLES[model]}, {mode}")
                 ax.grid(True, which="both", alpha=0.3)
-        axes[0][0].legend(fontsize=8)
-        fig.tight_layout()
+        handles = {}
+        for ax in axes.flat:
+            for h, label in zip(*ax.get_legend_handles_labels()):
+                handles.setdefault(label, h)
+        fig.tight_layout(rect=(0, 0.06, 1, 1))
+        fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=4, fontsize=9)
         name = f"{device}-{mode}-batch.png"
         fig.savefig(os.path.join(out_dir, name), dpi=80)
         plt.close(fig)
