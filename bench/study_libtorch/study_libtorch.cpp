@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <torch/torch.h>
 
+#include <sys/stat.h>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -25,7 +26,6 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <sys/stat.h>
 
 #ifdef STUDY_TENET_OPS
 #include "study_capsules.h"  // bench/study_ops/capsules.tn, emitted by tenet emit --target torch
@@ -125,7 +125,8 @@ struct CapsNet : StudyModel {
   /// operator study_capsules::capsules instead of LibTorch operators.
   explicit CapsNet(bool tenet_ops) : tenet_ops(tenet_ops) {
 #ifndef STUDY_TENET_OPS
-    if (tenet_ops) throw std::invalid_argument("built without the Tenet operators (STUDY_TENET_OPS)");
+    if (tenet_ops)
+      throw std::invalid_argument("built without the Tenet operators (STUDY_TENET_OPS)");
 #endif
     conv1 = register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 256, 9)));
     primary = register_module("primary",
@@ -250,10 +251,11 @@ long minor_faults() {
 
 std::map<std::string, std::string> parse(int argc, char** argv) {
   std::map<std::string, std::string> args = {
-      {"device", "cpu"}, {"threads", "2"},    {"warmup", "2"},   {"min-steps", "5"},
-      {"min-time", "1"}, {"max-steps", "200"}, {"init", "pytorch-default"}, {"seed", "0"},
-      {"mode", "train"}, {"resolution", "28"}, {"tenet-ops", "0"},
-      {"epochs", "1"}, {"limit-train", "0"}, {"limit-test", "0"}};
+      {"device", "cpu"},           {"threads", "2"},   {"warmup", "2"},
+      {"min-steps", "5"},          {"min-time", "1"},  {"max-steps", "200"},
+      {"init", "pytorch-default"}, {"seed", "0"},      {"mode", "train"},
+      {"resolution", "28"},        {"tenet-ops", "0"}, {"epochs", "1"},
+      {"limit-train", "0"},        {"limit-test", "0"}};
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string key = argv[i];
     if (key.rfind("--", 0) != 0) throw std::invalid_argument("expected --option, got " + key);
@@ -310,10 +312,11 @@ int train_mnist(const std::map<std::string, std::string>& args) {
         correct += model->forward(images, labels).first.argmax(1).eq(labels).sum().item<int64_t>();
       }
     }
-    std::printf("{\"event\": \"epoch\", \"epoch\": %lld, \"train_loss\": %.9g, "
-                "\"test_accuracy\": %.6f, \"seconds\": %.3f}\n",
-                static_cast<long long>(epoch + 1), loss_sum / double(steps),
-                double(correct) / double(test_x.size(0)), seconds);
+    std::printf(
+        "{\"event\": \"epoch\", \"epoch\": %lld, \"train_loss\": %.9g, "
+        "\"test_accuracy\": %.6f, \"seconds\": %.3f}\n",
+        static_cast<long long>(epoch + 1), loss_sum / double(steps),
+        double(correct) / double(test_x.size(0)), seconds);
     std::fflush(stdout);
   }
   return 0;
@@ -323,14 +326,15 @@ int run(const std::map<std::string, std::string>& args) {
   if (args.count("mnist")) return train_mnist(args);
   torch::set_num_threads(std::stoi(args.at("threads")));
   const torch::Device device(args.at("device") == "cuda" ? torch::kCUDA : torch::kCPU);
-  const int64_t batch = std::stoll(args.at("batch")), resolution = std::stoll(args.at("resolution"));
+  const int64_t batch = std::stoll(args.at("batch")),
+                resolution = std::stoll(args.at("resolution"));
   const bool train = args.at("mode") == "train";
   std::shared_ptr<StudyModel> model =
       build(args.at("model"), resolution, args.at("tenet-ops") == "1");
   initialise(*model, args.at("init"), std::stoull(args.at("seed")));
   model->to(device);
   model->train(train);
-  torch::manual_seed(std::stoull(args.at("seed")));  // dropout's masks
+  torch::manual_seed(std::stoull(args.at("seed")));        // dropout's masks
   at::Generator data = at::detail::createCPUGenerator(0);  // study_models.example_batch
   const Tensor x = torch::rand({batch, 1, resolution, resolution}, data).to(device);
   const Tensor y = torch::randint(0, 10, {batch}, data).to(device);
@@ -355,8 +359,8 @@ int run(const std::map<std::string, std::string>& args) {
   };
   clock::time_point t0 = clock::now();
   const double value = step().flatten()[0].item<double>();
-  std::printf("{\"event\": \"first\", \"first_step_s\": %.6f, \"value\": %.9g}\n",
-              seconds(t0), value);
+  std::printf("{\"event\": \"first\", \"first_step_s\": %.6f, \"value\": %.9g}\n", seconds(t0),
+              value);
   std::fflush(stdout);
   for (int i = 0; i < std::stoi(args.at("warmup")); ++i) step();
   const long faults = minor_faults();
@@ -374,8 +378,8 @@ int run(const std::map<std::string, std::string>& args) {
   std::printf(
       "{\"event\": \"result\", \"step_ms\": %.6f, \"steps\": %zu, \"minflt_per_step\": %.3f, "
       "\"deploy_bytes\": %lld, \"peak_rss_mib\": %.1f}\n",
-      1e3 * times[times.size() / 2], times.size(), per_step,
-      static_cast<long long>(mapped_bytes()), peak_rss_mib());
+      1e3 * times[times.size() / 2], times.size(), per_step, static_cast<long long>(mapped_bytes()),
+      peak_rss_mib());
   return 0;
 }
 
