@@ -26,6 +26,7 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -77,7 +78,9 @@ def libtorch_binary(device):
     venv_bin = os.path.dirname(sys.executable)
     cmake = os.path.join(venv_bin, "cmake") if os.path.exists(os.path.join(venv_bin, "cmake")) \
         else "cmake"
-    configure = [cmake, "-S", os.path.join(HERE, "study_libtorch"), "-B", build, "-G", "Ninja",
+    ninja = shutil.which("ninja", path=os.path.dirname(sys.executable)) or shutil.which("ninja")
+    configure = [cmake, "-S", os.path.join(HERE, "study_libtorch"), "-B", build,
+                 *(["-G", "Ninja"] if ninja else []),
                  f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}",
                  f"-DSTUDY_CUDA={'ON' if device == 'cuda' else 'OFF'}"]
     if device == "cpu":  # the capsule layers as a Tenet operator (libtorch-tenet)
@@ -86,7 +89,7 @@ def libtorch_binary(device):
         tenet.emit_torch_extension(pathlib.Path(HERE, "study_ops", "capsules.tn"), ops,
                                    "capsules", namespace="study_capsules", overwrite=True)
         configure.append(f"-DSTUDY_TENET_OPS={ops}")
-    if not os.path.exists(os.path.join(build, "build.ninja")):
+    if not os.path.exists(os.path.join(build, "CMakeCache.txt")):
         subprocess.run(configure, check=True)
     subprocess.run([cmake, "--build", build], check=True)
     return binary
