@@ -70,9 +70,12 @@ def _rb(records):
 
 
 def costs_table(records, mode, batch):
-    """Per level and model at one batch size: RSS, faults, start-up, deployment."""
+    """Per level and model at one batch size: RSS, faults, start-up, deployment; and the
+    throughput at the largest batch measured."""
+    largest = max(r["batch"] for r in records if r["resolution"] == 28)
     lines = ["| level | model | peak RSS (MiB) | minor faults / step | start-up to first "
-             "result (s) | mapped files (MiB) |", "|---|---|---:|---:|---:|---:|"]
+             f"result (s) | mapped files (MiB) | images/s at batch {largest} |",
+             "|---|---|---:|---:|---:|---:|---:|"]
     for level in levels_of(records):
         for model in MODEL_TITLES:
             match = [r for r in records if r["level"] == level and r["model"] == model and
@@ -80,10 +83,14 @@ def costs_table(records, mode, batch):
             if not match or "error" in match[0]:
                 continue
             r = match[0]
+            big = [b for b in records if b["level"] == level and b["model"] == model and
+                   b["mode"] == mode and b["batch"] == largest and b["resolution"] == 28 and
+                   "error" not in b]
+            rate = f"{1e3 * largest / big[0]['step_ms']:.0f}" if big else ""
             lines.append(f"| {LEVEL_TITLES[level]} | {MODEL_TITLES[model]} | "
                          f"{r['peak_rss_mib']:.0f} | {r['minflt_per_step']:.0f} | "
                          f"{r.get('startup_s', float('nan')):.2f} | "
-                         f"{r['deploy_bytes'] / 2**20:.0f} |")
+                         f"{r['deploy_bytes'] / 2**20:.0f} | {rate} |")
     return "\n".join(lines)
 
 
@@ -125,7 +132,37 @@ def plot(records, device, out_dir):
         fig.savefig(os.path.join(out_dir, name), dpi=80)
         plt.close(fig)
         files.append(name)
+    files.append(plot_resolution(records, device, out_dir, plt))
     return files
+
+
+def plot_resolution(records, device, out_dir, plt):
+    """Training step time against the input resolution (the resolution sweep's batch)."""
+    batch = _rb(records)
+    models = [m for m in MODEL_TITLES
+              if len({r["resolution"] for r in records if r["model"] == m}) > 1]
+    fig, axes = plt.subplots(1, max(1, len(models)), figsize=(5 * max(1, len(models)), 4),
+                             squeeze=False)
+    for ax, model in zip(axes[0], models):
+        for level in levels_of(records):
+            points = sorted((r["resolution"], r["step_ms"]) for r in records
+                            if r["level"] == level and r["model"] == model and
+                            r["mode"] == "train" and r["batch"] == batch and "error" not in r)
+            if len(points) > 1:
+                ax.plot(*zip(*points), marker="o", label=LEVEL_TITLES[level],
+                        color=f"C{LEVEL_ORDER.index(level)}")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("input resolution (pixels per side)")
+        ax.set_ylabel("ms per training step")
+        ax.set_title(f"{MODEL_TITLES[model]}, batch {batch}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    name = f"{device}-train-resolution.png"
+    fig.savefig(os.path.join(out_dir, name), dpi=80)
+    plt.close(fig)
+    return name
 
 
 def section(records, device, plots):
