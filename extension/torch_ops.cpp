@@ -173,6 +173,12 @@ void OpPrinter::print_gradients(Code& c) const {
 }
 
 void OpPrinter::print_cotangent_checks(Code& c, const std::string& op) const {
+  c.note(
+      "Checks each cotangent given (dtype, rank, shape); returns the set of them, bit j for "
+      "the j-th float output.");
+  std::string params;
+  for (const std::string& d : names_.cotangents) params += ", " + optional_param(d);
+  c.open("unsigned check_cotangents(const Sizes& s, bool f64" + params + ")");
   c.line("unsigned given = 0;");
   for (size_t j = 0; j < names_.float_outputs.size(); ++j) {
     const size_t i = names_.float_outputs[j];
@@ -186,7 +192,10 @@ void OpPrinter::print_cotangent_checks(Code& c, const std::string& op) const {
     c.close();
   }
   c.line("TORCH_CHECK_VALUE(given != 0, \"" + op +
-         ": every cotangent is None, so there is nothing to differentiate\");");
+         "\", \": every cotangent is None, so there is nothing to differentiate\");");
+  c.line("return given;");
+  c.close();
+  c.line("");
 }
 
 /// The vjp call for the cotangents `given`; with `zeros`, the full program
@@ -233,7 +242,10 @@ void OpPrinter::print_backward_kernels(Code& c) const {
            parameters(true) + ")");
     c.line("Sizes s;");
     c.line("const bool f64 = check_inputs(s, " + arguments(false) + ");");
-    print_cotangent_checks(c, op);
+    std::string cotangents;
+    for (const std::string& d : names_.cotangents) cotangents += ", " + d;
+    c.line(std::string(meta ? "" : "const unsigned given = ") + "check_cotangents(s, f64" +
+           cotangents + ");");
     c.line((meta ? "const " : "") +
            std::string("std::vector<at::Tensor> grads = gradients(s, f64, ") + arguments(false) +
            ");");
@@ -358,6 +370,7 @@ void OpPrinter::print(Code& c) const {
   print_forward_kernels(c);
   if (differentiable()) {
     print_gradients(c);
+    print_cotangent_checks(c, qualified("_backward"));
     print_backward_kernels(c);
   }
   print_handles(c);
@@ -366,13 +379,38 @@ void OpPrinter::print(Code& c) const {
   c.line("");
 }
 
+/// `m.def("schema");` in the TORCH_LIBRARY block, the schema split into string
+/// pieces after commas where it would pass the column limit.
+std::string schema_definition(const std::string& schema) {
+  const size_t limit = Code::kColumnLimit;
+  const std::string one = "  m.def(\"" + schema + "\");";
+  if (one.size() <= limit) return one + "\n";
+  const std::string indent = "      \"";
+  std::string out = "  m.def(";
+  for (size_t from = 0; from < schema.size();) {
+    // the longest piece that fits, ending after a comma (at least the first)
+    size_t cut = schema.size();
+    if (indent.size() + (cut - from) + 3 > limit) {
+      const size_t first = schema.find(", ", from);
+      cut = first == std::string::npos ? schema.size() : first + 2;
+      for (size_t at = schema.find(", ", cut);
+           at != std::string::npos && indent.size() + (at + 2 - from) + 1 <= limit;
+           at = schema.find(", ", at + 1))
+        cut = at + 2;
+    }
+    out += "\n" + indent + schema.substr(from, cut - from) + "\"";
+    from = cut;
+  }
+  return out + ");\n";
+}
+
 void OpPrinter::print_registration(Code& def, Code& cpu, Code& meta, Code& autograd) const {
-  def.line("m.def(\"" + names_.schema(op_.name, fn()) + "\");");
+  def.raw(schema_definition(names_.schema(op_.name, fn())));
   const std::string& x = names_.cxx_namespace;
   cpu.line("m.impl(\"" + op_.name + "\", &" + x + "::forward_cpu);");
   meta.line("m.impl(\"" + op_.name + "\", &" + x + "::forward_meta);");
   if (!differentiable()) return;
-  def.line("m.def(\"" + names_.backward_schema(op_.name, fn()) + "\");");
+  def.raw(schema_definition(names_.backward_schema(op_.name, fn())));
   cpu.line("m.impl(\"" + op_.name + "_backward\", &" + x + "::backward_cpu);");
   meta.line("m.impl(\"" + op_.name + "_backward\", &" + x + "::backward_meta);");
   autograd.line("m.impl(\"" + op_.name + "\", &" + x + "::forward_autograd);");
@@ -401,10 +439,9 @@ void print_api_function(Code& c, bool definitions, const std::string& name, size
 
 void OpPrinter::print_api(Code& c, bool definitions) const {
   const std::string& x = names_.cxx_namespace;
-  if (!definitions) {
-    c.comment(names_.describe(fn()));
-    c.comment("The operator " + qualified() + (differentiable() ? ", with autograd." : "."));
-  }
+  if (!definitions)
+    c.note(names_.describe(fn()) + ": the operator " + qualified() +
+           (differentiable() ? ", with autograd." : "."));
   print_api_function(c, definitions, op_.name, fn().outputs.size(), names_,
                      names_.signature_params(false, true),
                      x + "::forward_handle().call(" + arguments(false) + ")");

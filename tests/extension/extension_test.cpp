@@ -46,8 +46,8 @@ TEST(TorchExtensionGolden, Lltm) {
             (std::vector<std::string>{"lltm_ops::lltm", "lltm_ops::lltm_backward"}));
   EXPECT_EQ(e.project.sources, (std::vector<std::string>{"lltm_ops_ops.cpp", "lltm_ops_kernels.cpp",
                                                          "lltm_ops_kernels_f64.cpp"}));
-  tenet::testing::expect_golden("extension/lltm_ops_ops.cpp", e.file("lltm_ops_ops.cpp"));
-  tenet::testing::expect_golden("extension/lltm_ops.h", e.file("lltm_ops.h"));
+  tenet::testing::expect_golden("extension/lltm_ops_ops.cpp.expected", e.file("lltm_ops_ops.cpp"));
+  tenet::testing::expect_golden("extension/lltm_ops.h.expected", e.file("lltm_ops.h"));
   // the project builds on its own: runtime headers and CMake beside the code
   for (const char* f : {"tenet_torch.h", "tenet_runtime.h", "tenet_gemm.h", "CMakeLists.txt",
                         "README.md", "lltm_ops_kernels.h", "lltm_ops_kernels_f64.h"})
@@ -69,7 +69,7 @@ TEST(TorchExtensionGolden, ShapesOfEveryKind) {
   EXPECT_EQ(e.project.ns, "shapes");  // the file's stem
   // count_positive has no float output: no backward operator
   EXPECT_EQ(e.project.operators.back(), "shapes::count_positive");
-  tenet::testing::expect_golden("extension/shapes_ops.cpp", e.file("shapes_ops.cpp"));
+  tenet::testing::expect_golden("extension/shapes_ops.cpp.expected", e.file("shapes_ops.cpp"));
   fs::remove_all(e.dir);
 }
 
