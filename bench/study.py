@@ -22,6 +22,7 @@ A level stops growing the batch (or the resolution) of a model once a step
 fails or takes longer than --step-limit seconds.
 """
 import argparse
+import filecmp
 import json
 import os
 import pathlib
@@ -75,9 +76,7 @@ def libtorch_binary(device):
     import torch
     build = os.path.join(ROOT, "build-study", "libtorch" + ("-cuda" if device == "cuda" else ""))
     binary = os.path.join(build, "study_libtorch")
-    venv_bin = os.path.dirname(sys.executable)
-    cmake = os.path.join(venv_bin, "cmake") if os.path.exists(os.path.join(venv_bin, "cmake")) \
-        else "cmake"
+    cmake = cmake_command()
     ninja = shutil.which("ninja", path=os.path.dirname(sys.executable)) or shutil.which("ninja")
     configure = [cmake, "-S", os.path.join(HERE, "study_libtorch"), "-B", build,
                  *(["-G", "Ninja"] if ninja else []),
@@ -86,8 +85,9 @@ def libtorch_binary(device):
     if device == "cpu":  # the capsule layers as a Tenet operator (libtorch-tenet)
         import tenet
         ops = os.path.join(ROOT, "build-study", "capsules_ops")
-        tenet.emit_torch_extension(pathlib.Path(HERE, "study_ops", "capsules.tn"), ops,
-                                   "capsules", namespace="study_capsules", overwrite=True)
+        emit_synced(lambda folder: tenet.emit_torch_extension(
+            pathlib.Path(HERE, "study_ops", "capsules.tn"), folder, "capsules",
+            namespace="study_capsules", overwrite=True), ops)
         configure.append(f"-DSTUDY_TENET_OPS={ops}")
     if not os.path.exists(os.path.join(build, "CMakeCache.txt")):
         subprocess.run(configure, check=True)
@@ -95,31 +95,59 @@ def libtorch_binary(device):
     return binary
 
 
+def emit_synced(emit, project):
+    """Calls emit(folder) into a fresh staging folder and copies into `project` only the
+    files whose contents changed, so that an unchanged project is not rebuilt and a
+    changed one (a newer Tenet) is, incrementally."""
+    with tempfile.TemporaryDirectory() as staging:
+        emit(staging)
+        for folder, _, files in os.walk(staging):
+            for name in files:
+                source = os.path.join(folder, name)
+                target = os.path.join(project, os.path.relpath(source, staging))
+                if not (os.path.exists(target) and filecmp.cmp(source, target, shallow=False)):
+                    os.makedirs(os.path.dirname(target), exist_ok=True)
+                    shutil.copy2(source, target)
+
+
+def cmake_command():
+    cmake = os.path.join(os.path.dirname(sys.executable), "cmake")
+    return cmake if os.path.exists(cmake) else "cmake"
+
+
+_STANDALONE = {}  # model -> its train program, emitted and built in this run
+
+
 def standalone_binary(model):
-    """The `train` program of the model's standalone project (tenet emit --train), built
-    once under build-study/standalone/<model>: the study's module imported and emitted
-    (Program.emit) for the CNN and ResNet-20, models/capsnet.tn for CapsNet (the same
-    architecture; its loss is not a classifier's cross-entropy, which Program.emit needs)."""
+    """The `train` program of the model's standalone project (tenet emit --train) under
+    build-study/standalone/<model>, emitted and built once per run: the study's module
+    imported and emitted (Program.emit) for the CNN and ResNet-20, models/capsnet.tn for
+    CapsNet (the same architecture; its loss is not a classifier's cross-entropy, which
+    Program.emit needs)."""
+    if model in _STANDALONE:
+        return _STANDALONE[model]
     import tenet
     project = os.path.join(ROOT, "build-study", "standalone", model)
-    binary = os.path.join(project, "build", "train")
-    if os.path.exists(binary):
-        return binary
-    if model == "capsnet":
-        tenet.emit_standalone(os.path.join(ROOT, "models", "capsnet.tn"), project, overwrite=True)
-    else:
+
+    def emit(folder):
+        if model == "capsnet":
+            tenet.emit_standalone(os.path.join(ROOT, "models", "capsnet.tn"), folder,
+                                  overwrite=True)
+            return
         net = study_models.initialise(study_models.build(model, 28))
         images, _ = study_models.example_batch(model, 2, 28)
         program = tenet.from_torch(study_models.Scores(net).train(), (images,))
-        program.emit(project, name=f"study_{model}", overwrite=True,
+        program.emit(folder, name=f"study_{model}", overwrite=True,
                      loss="nll" if model == "cnn" else "cross_entropy")
-    cmake = os.path.join(os.path.dirname(sys.executable), "cmake")
-    subprocess.run([cmake if os.path.exists(cmake) else "cmake", "-S", project, "-B",
-                    os.path.join(project, "build"), "-G", "Ninja",
-                    "-DCMAKE_BUILD_TYPE=Release"], check=True, capture_output=True)
-    subprocess.run([cmake if os.path.exists(cmake) else "cmake", "--build",
-                    os.path.join(project, "build")], check=True, capture_output=True)
-    return binary
+
+    emit_synced(emit, project)
+    build = os.path.join(project, "build")
+    if not os.path.exists(os.path.join(build, "CMakeCache.txt")):
+        subprocess.run([cmake_command(), "-S", project, "-B", build, "-DCMAKE_BUILD_TYPE=Release"],
+                       check=True, capture_output=True)
+    subprocess.run([cmake_command(), "--build", build], check=True, capture_output=True)
+    _STANDALONE[model] = os.path.join(build, "train")
+    return _STANDALONE[model]
 
 
 def run_program(command, timeout):

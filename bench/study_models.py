@@ -38,7 +38,15 @@ MODELS = ("cnn", "resnet20", "capsnet")
 RESOLUTION_MODELS = ("cnn", "resnet20")  # CapsNet's capsule grid is fixed at 28x28
 
 
-class StudyCNN(nn.Module):
+class Classifier(nn.Module):
+    """A classifier's forward: (scores, loss); `scores` and `loss` are the model's."""
+
+    def forward(self, x: torch.Tensor, label: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        scores = self.scores(x)
+        return scores, self.loss(scores, label)
+
+
+class StudyCNN(Classifier):
     def __init__(self, resolution: int = 28):
         super().__init__()
         self.conv1 = nn.Conv2d(1, 32, 3)
@@ -57,12 +65,11 @@ class StudyCNN(nn.Module):
         x = self.dropout2(F.relu(self.fc1(torch.flatten(x, 1))))
         return F.log_softmax(self.fc2(x), dim=1)
 
-    def forward(self, x: torch.Tensor, label: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
-        scores = self.scores(x)
-        return scores, F.nll_loss(scores, label)
+    def loss(self, scores: torch.Tensor, label: torch.Tensor) -> torch.Tensor:
+        return F.nll_loss(scores, label)
 
 
-class StudyResNet20(nn.Module):
+class StudyResNet20(Classifier):
     def __init__(self, resolution: int = 28):
         super().__init__()
         self.conv1 = nn.Conv2d(1, 16, 3, 1, 1, bias=False)
@@ -80,9 +87,8 @@ class StudyResNet20(nn.Module):
         x = self.layers(F.relu(self.bn1(self.conv1(x))))
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
-    def forward(self, x: torch.Tensor, label: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
-        scores = self.scores(x)
-        return scores, F.cross_entropy(scores, label)
+    def loss(self, scores: torch.Tensor, label: torch.Tensor) -> torch.Tensor:
+        return F.cross_entropy(scores, label)
 
 
 class StudyCapsNet(nn.Module):
