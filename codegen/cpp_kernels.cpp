@@ -9,6 +9,7 @@
 #include <string>
 
 #include "codegen/function_emitter.h"
+#include "lower/kernel_nodes.h"
 #include "support/error.h"
 
 namespace tenet::codegen::detail {
@@ -36,6 +37,9 @@ void FunctionEmitter::print_kernel(Code& code, const lower::Node& n, const Scope
   TENET_ASSERT(thread_.empty(), "a kernel inside a kernel in " << fn_.name);
   const std::string name = symbol_ + "__k" + std::to_string(kernels_.size());
   kernels_.emplace_back();  // numbered before the kernels inside it would be
+  const CExpr threads_expr = index_text(n.end, scope);
+  const std::string& threads = threads_expr.text;
+  const std::string lanes = n.grouped ? print_lanes(code, n, scope) : "";
 
   // The kernel's names avoid the host's around it, and CUDA's built-ins.
   Namer names = namers_.empty() ? names_ : namers_.back().namer;
@@ -46,12 +50,15 @@ void FunctionEmitter::print_kernel(Code& code, const lower::Node& n, const Scope
   kernel_locals_ = {thread_};
   outermost_grid_loop_ = true;
   Code body(1);
-  const std::string threads = index_text(n.end, scope).text;
   body.line("const int64_t " + thread_ + " = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;");
-  body.line("if (" + thread_ + " >= " + threads + ") return;");
+  if (n.grouped)
+    print_group_prologue(body, n, threads);  // every thread runs on: the group reduces
+  else
+    body.line("if (" + thread_ + " >= " + threads + ") return;");
   Scope inner = scope;
   print_block(body, n.body, inner);
   thread_.clear();
+  lanes_.clear();
   namers_.pop_back();
 
   std::set<const ir::Value*> written;
@@ -61,6 +68,13 @@ void FunctionEmitter::print_kernel(Code& code, const lower::Node& n, const Scope
   std::string args;
   for (const auto& [type, param] : params)
     args += ", " + (param == kIndexFault ? param + ".on_device()" : param);
+  if (n.grouped) {
+    code.line("tenet::device::launch_grouped(" + name + ", " +
+              wrap(threads_expr, kPrecMultiplicative) + " * " + lanes + ", " +
+              std::to_string(n.count) + args + ");");
+    host_vars_.pop_back();
+    return code.close();
+  }
   code.line("tenet::device::launch(" + name + ", " + threads + ", " + std::to_string(n.count) +
             args + ");");
 }
@@ -83,7 +97,100 @@ void FunctionEmitter::print_grid_loop(Code& code, const lower::Node& n, const Sc
   outermost_grid_loop_ = false;
   if (!from_zero) value = first.text + " + " + value;
   code.open("");
-  code.line("const int64_t " + v + " = " + value + ";  // one per thread");
+  code.line("const int64_t " + v + " = " + value +
+            (lanes_.empty() ? ";  // one per thread" : ";  // one per group of lanes"));
+  print_block(code, n.body, scope);
+  code.close();
+}
+
+/// Opens a scope of the host code, closed after the kernel's launch.
+std::string FunctionEmitter::print_lanes(Code& code, const lower::Node& kernel,
+                                         const Scope& scope) {
+  // Named on the host, where the kernel's names then avoid it.
+  const bool top_level = namers_.empty();
+  if (top_level) namers_.push_back(NameScope{names_, {}});
+  declare(kernel.group.at(0));
+  if (top_level) namers_.pop_back();
+  const std::string lanes = var_name(kernel.group[0]);
+  host_vars_.push_back(lanes);
+  reduce_length_ = index_text(kernel.reduce_length, scope).text;
+  code.open("");  // closed after the launch
+  code.line("const int64_t " + lanes + " = tenet::group_lanes(" +
+            index_text(kernel.end, scope).text + ", " + reduce_length_ +
+            ");  // threads per element, by the shape");
+  return lanes;
+}
+
+void FunctionEmitter::print_group_prologue(Code& body, const lower::Node& kernel,
+                                           const std::string& groups) {
+  lanes_ = var_name(kernel.group.at(0));
+  for (size_t i = 1; i < 4; ++i) declare(kernel.group.at(i));
+  lane_ = var_name(kernel.group[1]);
+  active_ = var_name(kernel.group[2]);
+  const std::string element = var_name(kernel.group[3]);
+  const std::string group = thread_ + " / " + lanes_;
+  body.line("const int64_t " + lane_ + " = " + thread_ + " % " + lanes_ + ";");
+  body.line("const bool " + active_ + " = " + group + " < " + groups + ";");
+  body.note(
+      "The spare threads of the last block compute its last element again; they store nothing.");
+  body.line("const int64_t " + element + " = " + active_ + " ? " + group + " : " + groups +
+            " - 1;");
+  thread_ = element;  // the grid's loops take their indices from the element
+  lane_index_var_ = kernel.group.at(4);
+  lane_index_.clear();
+  outermost_lane_loop_ = true;
+}
+
+void FunctionEmitter::print_lane_loop(Code& code, const lower::Node& n, const Scope& scope) {
+  TENET_ASSERT(!lanes_.empty(),
+               "a loop of a group's lanes outside a grouped kernel in " << fn_.name);
+  declare(n.var);
+  const std::string v = var_name(n.var);
+  const CExpr first = index_text(n.first, scope);
+  const bool from_zero = lower::kernel_nodes::is_zero(n.first);
+  const bool unit_stride =
+      n.grid_stride->kind == lower::IndexKind::Const && n.grid_stride->value == 1;
+  if (outermost_lane_loop_ && unit_stride) {  // the one loop the lanes share
+    outermost_lane_loop_ = false;
+    code.open("for (int64_t " + v + " = " + (from_zero ? lane_ : first.text + " + " + lane_) +
+              "; " + v + " < " + wrap(index_text(n.end, scope), kPrecRelational + 1) + "; " + v +
+              " += " + lanes_ + ")");
+    print_block(code, n.body, scope);
+    return code.close();
+  }
+  std::string value = lane_index_;
+  if (!unit_stride)
+    value += " / " + wrap(index_text(n.grid_stride, scope), kPrecMultiplicative + 1);
+  const std::string extent = from_zero ? wrap(index_text(n.end, scope), kPrecMultiplicative + 1)
+                                       : "(" + index_text(n.end, scope).text + " - " +
+                                             wrap(first, kPrecAdditive + 1) + ")";
+  const bool outermost = outermost_lane_loop_;
+  if (outermost) {  // the loops the lanes share, collapsed into one iteration index
+    outermost_lane_loop_ = false;
+    declare(lane_index_var_);
+    lane_index_ = var_name(lane_index_var_);
+    value = lane_index_ + " / " + wrap(index_text(n.grid_stride, scope), kPrecMultiplicative + 1);
+    code.open("for (int64_t " + lane_index_ + " = " + lane_ + "; " + lane_index_ + " < " +
+              reduce_length_ + "; " + lane_index_ + " += " + lanes_ + ")");
+  } else {
+    value += " % " + extent;
+    code.open("");
+  }
+  if (!from_zero) value = first.text + " + " + value;
+  code.line("const int64_t " + v + " = " + value + ";  // shared by the lanes");
+  print_block(code, n.body, scope);
+  code.close();
+}
+
+void FunctionEmitter::print_group_reduce(Code& code, const lower::Node& n) {
+  static const char* combine[] = {"", "Sum", "Max", "Min", "Prod"};
+  const std::string acc = var_name(n.var);
+  code.line(acc + " = tenet::group_reduce<tenet::Combine::" + combine[int(n.op)] + ">(" + acc +
+            ", threadIdx.x, " + lanes_ + ");");
+}
+
+void FunctionEmitter::print_group_leader(Code& code, const lower::Node& n, const Scope& scope) {
+  code.open("if (" + active_ + " && " + lane_ + " == 0)");
   print_block(code, n.body, scope);
   code.close();
 }

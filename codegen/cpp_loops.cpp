@@ -274,11 +274,16 @@ void FunctionEmitter::print_node(Code& code, const lower::Node& n, Scope& scope)
       return;
     case NodeKind::Kernel:
       return print_kernel(code, n, scope);
+    case NodeKind::GroupReduce:
+      return print_group_reduce(code, n);
+    case NodeKind::GroupLeader:
+      return print_group_leader(code, n, scope);
   }
 }
 
 void FunctionEmitter::print_for(Code& code, const lower::Node& n, const Scope& scope) {
   if (n.loop_kind == lower::LoopKind::GpuThread) return print_grid_loop(code, n, scope);
+  if (n.loop_kind == lower::LoopKind::GpuLane) return print_lane_loop(code, n, scope);
   declare(n.var);
   const std::string v = var_name(n.var);  // a copy: the body's declarations grow var_names_
   const size_t host_vars = host_vars_.size();

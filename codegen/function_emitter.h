@@ -125,6 +125,14 @@ class FunctionEmitter {
   void print_kernel(Code& code, const lower::Node& n, const Scope& scope);
   /// A loop of a kernel's grid: its variable from the thread index.
   void print_grid_loop(Code& code, const lower::Node& n, const Scope& scope);
+  /// A grouped kernel (lower/kernel_groups.h): the host's choice of lanes,
+  /// the group's prologue, a loop the lanes share, the group's reduction and
+  /// what its first lane runs.
+  std::string print_lanes(Code& code, const lower::Node& kernel, const Scope& scope);
+  void print_group_prologue(Code& body, const lower::Node& kernel, const std::string& groups);
+  void print_lane_loop(Code& code, const lower::Node& n, const Scope& scope);
+  void print_group_reduce(Code& code, const lower::Node& n);
+  void print_group_leader(Code& code, const lower::Node& n, const Scope& scope);
   /// The host names a kernel's text mentions, as its parameters: "type name".
   /// `written`: the tensors it writes (the others are `const`).
   std::vector<std::pair<std::string, std::string>> kernel_parameters(
@@ -221,7 +229,12 @@ class FunctionEmitter {
   // printed (empty: printing host code); int64 variables the host declares.
   std::vector<std::string> kernels_;
   std::string thread_;
-  bool outermost_grid_loop_ = false;     // the next grid loop printed is the kernel's first
+  bool outermost_grid_loop_ = false;  // the next grid loop printed is the kernel's first
+  // A grouped kernel's names (lanes, lane, active, iteration index) and
+  // reduction length; whether the next lane loop printed is its first.
+  std::string lanes_, lane_, active_, lane_index_, reduce_length_;
+  lower::Var lane_index_var_;
+  bool outermost_lane_loop_ = false;
   std::vector<std::string> host_vars_;   // in scope where the host code is printed (a stack)
   std::set<std::string> kernel_locals_;  // what the kernel being printed declares
 

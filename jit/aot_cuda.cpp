@@ -36,7 +36,7 @@ std::string cmake_kernel_lines(const std::string& unit, const std::string& optio
          ".fatbin\n"
          "  DEPENDS " +
          unit +
-         ".cu tenet_cuda_device.h tenet_scalar.h tenet_vmath.h\n"
+         ".cu tenet_cuda_device.h tenet_group.h tenet_scalar.h tenet_vmath.h\n"
          "  COMMENT \"Compiling the kernels of " +
          unit + " for ${" + option +
          "}\")\n"

@@ -3,25 +3,15 @@
 
 #include <utility>
 
+#include "lower/kernel_groups.h"
+#include "lower/kernel_nodes.h"
 #include "support/error.h"
 
 namespace tenet::lower {
 
 namespace {
 
-bool is_remark(const Node& n) {
-  return n.kind == NodeKind::Blank || n.kind == NodeKind::Comment || n.kind == NodeKind::Note;
-}
-
-/// A local every thread may compute again (declares, writes no tensor).
-bool is_local(const Node& n) {
-  return n.kind == NodeKind::Let || n.kind == NodeKind::Array;
-}
-
-bool is_container(const Node& n) {
-  return n.kind == NodeKind::Statement || n.kind == NodeKind::NameScope ||
-         n.kind == NodeKind::Scope;
-}
+using namespace kernel_nodes;
 
 /// Whether `n` (or a node inside it) must run on the host: a library call,
 /// the loop of an ir::Loop statement, or an index check that fails the call.
@@ -43,29 +33,8 @@ bool holds_parallel(const Node& n) {
   return false;
 }
 
-/// Bounds of sizes and extents only: the same for every thread.
-bool is_rectangular(const IndexExpr& e) {
-  if (!e) return true;
-  if (e->kind == IndexKind::Variable || e->kind == IndexKind::Affine || e->kind == IndexKind::Value)
-    return false;
-  for (const IndexExpr& a : e->args)
-    if (!is_rectangular(a)) return false;
-  return true;
-}
-
 bool is_grid_loop(const Node& n) {
-  return n.kind == NodeKind::For && !n.step && is_rectangular(n.first) && is_rectangular(n.end) &&
-         (n.loop_kind == LoopKind::Parallel || n.loop_kind == LoopKind::Serial);
-}
-
-IndexExpr extent_of(const Node& loop) {
-  if (loop.first->kind == IndexKind::Const && loop.first->value == 0) return loop.end;
-  return ix::binary(IndexKind::Sub, loop.end, loop.first);
-}
-
-IndexExpr product(IndexExpr a, IndexExpr b) {
-  if (!b) return a;
-  return ix::binary(IndexKind::Mul, std::move(a), std::move(b));
+  return is_rectangular_loop(n);
 }
 
 /// The next loop of a kernel's grid inside `body`: the one independent loop
@@ -167,7 +136,7 @@ class KernelMapper {
   Node kernel(const std::vector<Node>& locals, Block body, bool grid) {
     Node k;
     k.kind = NodeKind::Kernel;
-    k.var = fresh("thread");
+    k.var = fresh_var(tree_, "thread");
     k.count = options_.threads_per_block;
     std::vector<Node*> chain;
     for (Node* loop = grid ? &body.front() : nullptr; loop; loop = next_grid_loop(loop->body))
@@ -183,15 +152,8 @@ class KernelMapper {
     k.end = inner ? inner : ix::constant(1);
     k.body = locals;
     for (Node& n : body) k.body.push_back(std::move(n));
+    group_reduction(k, tree_);
     return k;
-  }
-
-  Var fresh(const std::string& hint) {
-    Var v;
-    v.id = tree_.vars++;
-    v.hint = hint;
-    v.generated = true;
-    return v;
   }
 
   LoopTree& tree_;

@@ -49,6 +49,7 @@ enum class LoopKind {
   Unrolled,    // fully unrolled (a tile's lanes)
   Simd,        // independent iterations the backend vectorises explicitly (OpenMP simd)
   GpuThread,   // one iteration per thread of the enclosing kernel's grid (lower/kernels.h)
+  GpuLane,     // iterations shared by the lanes of a thread group (lower/kernel_groups.h)
 };
 
 /// When a parallel loop is worth the team: the work (out elements times the
@@ -112,6 +113,10 @@ enum class NodeKind {
   RaiseIndexFault,     // after it: a recorded out-of-range index fails the call
   CarriedLoop,         // an ir::Loop statement: body, handing its carried tensors on
   Kernel,              // code run on a device by a grid of threads: body (lower/kernels.h)
+  GroupReduce,         // in a grouped kernel: var op= the other lanes' var (the first lane's
+                       // value is the group's)
+  GroupLeader,         // in a grouped kernel: body only on a group's first lane, for an element
+                       // the grid has (lower/kernel_groups.h)
 };
 
 /// Gemm: a statement lowered to GEMM calls (lower/gemm.h), its calls in
@@ -160,7 +165,9 @@ struct Node {
   bool independent = false;
   /// For of kind GpuThread: the product of the extents of the GpuThread
   /// loops inside it, so that its variable is first + (thread / grid_stride)
-  /// % (end - first) for the kernel's linear thread index.
+  /// % (end - first) for the kernel's linear thread index. Of kind GpuLane:
+  /// the same for the lane loops inside it and the iteration index the lanes
+  /// share (lower/kernel_groups.h).
   IndexExpr grid_stride;
   std::optional<ParallelWork> parallel;
   /// For, Scope, If, Statement, NameScope, CarriedLoop: what runs inside.
@@ -212,6 +219,16 @@ struct Node {
   /// Kernel: `var` is the linear index of a thread in the grid, `end` the
   /// number of threads that run the body (the product of the extents of its
   /// GpuThread loops; 1 without any), `count` the threads per block.
+  /// A grouped kernel (lower/kernel_groups.h) runs each element of its grid
+  /// on a group of `lanes` threads, chosen at launch from `end` and
+  /// `reduce_length` (the product of the extents of its GpuLane loops); its
+  /// `group` variables are, in order: lanes, lane, active (the group's
+  /// element exists), the element's index, the lanes' iteration index.
+  /// GroupReduce: `var` the accumulator, `op` the reduction, `type` and
+  /// `wide` its type.
+  bool grouped = false;
+  IndexExpr reduce_length;
+  std::vector<Var> group;
   /// Array: element type (double when `wide`), count; `row_of`: a row-local
   /// temporary's row (aligned for vector loads).
   ElemType type = ElemType::F32;

@@ -106,18 +106,22 @@ class TreePrinter {
     return std::string(n.wide ? "double " : "") + operand(n.source);
   }
 
+  std::string for_head(const Node& n) {
+    std::string head = "for " + var(n.var) + " in " + index(n.first) + ":" + index(n.end);
+    if (n.step) head += " step " + index(n.step);
+    if (n.loop_kind == LoopKind::Parallel && n.parallel) head += " " + work(*n.parallel);
+    if (n.loop_kind == LoopKind::Vectorized) head += " vectorized";
+    if (n.loop_kind == LoopKind::Simd) head += " simd";
+    if (n.loop_kind == LoopKind::Unrolled) head += " unrolled " + std::to_string(n.unroll);
+    if (n.loop_kind == LoopKind::GpuThread) head += " thread / " + index(n.grid_stride);
+    if (n.loop_kind == LoopKind::GpuLane) head += " lanes / " + index(n.grid_stride);
+    return head;
+  }
+
   void node(const Node& n, int depth) {
     switch (n.kind) {
-      case NodeKind::For: {
-        std::string head = "for " + var(n.var) + " in " + index(n.first) + ":" + index(n.end);
-        if (n.step) head += " step " + index(n.step);
-        if (n.loop_kind == LoopKind::Parallel && n.parallel) head += " " + work(*n.parallel);
-        if (n.loop_kind == LoopKind::Vectorized) head += " vectorized";
-        if (n.loop_kind == LoopKind::Simd) head += " simd";
-        if (n.loop_kind == LoopKind::Unrolled) head += " unrolled " + std::to_string(n.unroll);
-        if (n.loop_kind == LoopKind::GpuThread) head += " thread / " + index(n.grid_stride);
-        return open(depth, head, n.body);
-      }
+      case NodeKind::For:
+        return open(depth, for_head(n), n.body);
       case NodeKind::Scope:
         return open(depth, "scope", n.body);
       case NodeKind::If: {
@@ -179,8 +183,13 @@ class TreePrinter {
       case NodeKind::Kernel:
         return open(depth,
                     "kernel " + var(n.var) + " in 0:" + index(n.end) + " blocks of " +
-                        std::to_string(n.count),
+                        std::to_string(n.count) +
+                        (n.grouped ? " grouped over " + index(n.reduce_length) : ""),
                     n.body);
+      case NodeKind::GroupReduce:
+        return line(depth, "group " + var(n.var) + " " + ir::op_name(n.op));
+      case NodeKind::GroupLeader:
+        return open(depth, "leader", n.body);
       case NodeKind::CarriedLoop:
         return open(depth, "loop " + var(n.var) + " in 0:" + std::to_string(n.stmt->loop->trip),
                     n.body);

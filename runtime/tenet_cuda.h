@@ -27,6 +27,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "tenet_group.h"
 #include "tenet_index.h"
 
 namespace tenet::cuda {
@@ -108,6 +109,13 @@ void launch(Kernel& kernel, int64_t threads, int64_t per_block, const Args&... a
   check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel.handle()), dim3(unsigned(blocks)),
                          dim3(unsigned(per_block)), params, 0, nullptr),
         kernel.name());
+}
+
+/// A grouped kernel (lower/kernel_groups.h): launched as any other, its
+/// threads in whole blocks (it has no early return: the group reduces).
+template <typename... Args>
+void launch_grouped(Kernel& kernel, int64_t threads, int64_t per_block, const Args&... args) {
+  launch(kernel, threads, per_block, args...);
 }
 
 /// `count` elements from one device buffer to another.

@@ -79,6 +79,7 @@ using ::cuda::std::uint8_t;
 #include <cstdint>
 #endif
 
+#include "tenet_group.h"
 #include "tenet_scalar.h"
 
 namespace tenet {
@@ -156,6 +157,50 @@ __device__ inline int64_t index_step(int64_t a, int64_t b, IndexFault& fault, co
   if (exact) return out;
   fault.record(a, b);
   return 0;
+}
+
+/// `v` of the lane `offset` places up in the warp (its own past the warp's end).
+template <typename T>
+__device__ inline T shuffle_down(T v, int offset) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "a group combines 4- or 8-byte values");
+  if constexpr (sizeof(T) == 4) {
+    unsigned int bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    bits = __shfl_down_sync(0xffffffffu, bits, unsigned(offset));
+    std::memcpy(&v, &bits, sizeof bits);
+  } else {
+    unsigned long long bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    bits = __shfl_down_sync(0xffffffffu, bits, unsigned(offset));
+    std::memcpy(&v, &bits, sizeof bits);
+  }
+  return v;
+}
+
+/// The group reduction of a grouped kernel (tenet_group.h): every thread of
+/// the block calls it once with its lane's value `v`; the group's first lane
+/// gets the group's value (group_tree's bits), the others a partial one.
+/// `thread` is the thread's index in its block, `lanes` the group's size (a
+/// power of two that divides the block, uniform over it). Once per kernel:
+/// a second call could overwrite the shared values the first still reads.
+template <Combine C, typename T>
+__device__ inline T group_reduce(T v, unsigned int thread, int64_t lanes) {
+  const int width = lanes < kWarpLanes ? int(lanes) : int(kWarpLanes);
+  for (int offset = width / 2; offset > 0; offset /= 2) v = combine<C>(v, shuffle_down(v, offset));
+  if (lanes <= kWarpLanes) return v;
+  // The warps' first lanes, through shared memory, reduced by the group's first warp.
+  __shared__ T warp_values[32];  // one per warp of a block (at most 1024 threads)
+  const unsigned int warp = thread / unsigned(kWarpLanes), lane = thread % unsigned(kWarpLanes);
+  if (lane == 0) warp_values[warp] = v;
+  __syncthreads();
+  const int warps = int(lanes / kWarpLanes);
+  if (thread % unsigned(lanes) < unsigned(kWarpLanes)) {  // the group's first warp
+    T w = lane < unsigned(warps) ? warp_values[warp + lane] : v;
+    for (int offset = warps / 2; offset > 0; offset /= 2)
+      w = combine<C>(w, shuffle_down(w, offset));
+    v = w;
+  }
+  return v;
 }
 
 }  // namespace tenet

@@ -26,6 +26,7 @@
 #include <cstring>
 #include <memory>
 
+#include "tenet_group.h"
 #include "tenet_index.h"
 #include "tenet_runtime.h"
 
@@ -45,6 +46,27 @@ void launch(Kernel kernel, int64_t threads, int64_t per_block, Args&&... args) {
 #pragma omp parallel for schedule(static) if (blocks > 1)
   for (int64_t block = 0; block < blocks; ++block)
     for (int64_t thread = 0; thread < per_block; ++thread)
+      kernel(Dim3{block, 0, 0}, block_dim, Dim3{thread, 0, 0}, args...);
+}
+
+/// The lanes' values of the block a thread of the team runs (launch_grouped).
+inline unsigned char* lane_values() {
+  alignas(8) static thread_local unsigned char values[kMaxGroupLanes * 4 * 8];  // 1024 threads
+  return values;
+}
+
+/// Runs a grouped kernel (lower/kernel_groups.h) for threads [0, threads) in
+/// blocks of `per_block`: every thread of each block, the last one first, so
+/// that when a group's first lane reaches group_reduce the other lanes have
+/// left their values there.
+template <typename Kernel, typename... Args>
+void launch_grouped(Kernel kernel, int64_t threads, int64_t per_block, Args&&... args) {
+  if (threads <= 0) return;
+  const int64_t blocks = (threads + per_block - 1) / per_block;
+  const Dim3 block_dim{per_block, 1, 1};
+#pragma omp parallel for schedule(static) if (blocks > 1)
+  for (int64_t block = 0; block < blocks; ++block)
+    for (int64_t thread = per_block; thread-- > 0;)
       kernel(Dim3{block, 0, 0}, block_dim, Dim3{thread, 0, 0}, args...);
 }
 
@@ -97,4 +119,18 @@ class Buffer {
 
 namespace tenet {
 namespace device = emu;  // the device runtime the host code calls
+
+/// tenet_cuda_device.h's group reduction, emulated: each lane leaves its
+/// value in the block's lane array; the group's first lane, which runs last
+/// (launch_grouped), combines them by group_tree, the shuffles' tree.
+template <Combine C, typename T>
+T group_reduce(T v, int64_t thread, int64_t lanes) {
+  unsigned char* values = emu::lane_values();
+  std::memcpy(values + thread * int64_t(sizeof(T)), &v, sizeof(T));
+  if (thread % lanes != 0) return v;
+  T group[kMaxGroupLanes];
+  std::memcpy(group, values + thread * int64_t(sizeof(T)), size_t(lanes) * sizeof(T));
+  return group_tree<C>(group, lanes);
 }
+
+}  // namespace tenet

@@ -62,6 +62,19 @@ constexpr bool kSanitizerBuild = __has_feature(address_sanitizer);
 constexpr bool kSanitizerBuild = false;
 #endif
 
+/// The shared memory kernel `name` of `source` may use: a grouped reduction
+/// (lower/kernel_groups.h) combines its warps' values in 32 of up to 8 bytes
+/// (runtime/tenet_cuda_device.h, group_reduce); one thread per element uses none.
+int64_t shared_budget(const std::string& source, const std::string& name) {
+  const size_t at = source.find(" " + name + "(");
+  if (at == std::string::npos) return 0;
+  const size_t end = source.find("extern \"C\"", at);
+  const bool grouped =
+      source.substr(at, end == std::string::npos ? end : end - at).find("tenet::group_reduce<") !=
+      std::string::npos;
+  return grouped ? 32 * 8 : 0;
+}
+
 class NvrtcZoo : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(NvrtcZoo, EveryKernelCompilesWithinBudgets) {
@@ -89,7 +102,7 @@ TEST_P(NvrtcZoo, EveryKernelCompilesWithinBudgets) {
     most_spilled = std::max(most_spilled, spilled);
     // __launch_bounds__(256): 65536 registers per block on both.
     EXPECT_LE(k.registers * 256, 65536) << k.name;
-    EXPECT_EQ(k.shared_bytes, 0) << k.name << ": one thread per element uses no shared memory";
+    EXPECT_LE(k.shared_bytes, shared_budget(unit.kernels, k.name)) << k.name;
     most = std::max(most, k.registers);
   }
   std::printf("[nvrtc] %zu kernels for %s: at most %d registers, %lld bytes of spills\n",
@@ -130,7 +143,7 @@ TEST(NvrtcModels, EveryModelsKernelsCompile) {
         cuda::compile_kernels(c.cpp->kernels, c.cpp->kernels_name, "sm_90");
     for (const cuda::KernelResources& k : code.kernels) {
       EXPECT_LE(k.spill_store_bytes + k.spill_load_bytes, kSpillBudget) << k.name;
-      EXPECT_EQ(k.shared_bytes, 0) << k.name;
+      EXPECT_LE(k.shared_bytes, shared_budget(c.cpp->kernels, k.name)) << k.name;
     }
     ++files;
     kernels += code.kernels.size();

@@ -18,21 +18,27 @@ extern "C" __global__ void __launch_bounds__(256) tenet_routing3__k0(int64_t t_B
   }
 }
 
-extern "C" __global__ void __launch_bounds__(256) tenet_routing3__k1(int64_t t_B, int64_t t_I,
-    int64_t t_J, const float* t_blog_1, int64_t t_blog_1_stride0, int64_t t_blog_1_stride1,
-    float* t_m, int64_t t_m_stride0) {
+extern "C" __global__ void __launch_bounds__(256) tenet_routing3__k1(int64_t lanes, int64_t t_B,
+    int64_t t_I, int64_t t_J, const float* t_blog_1, int64_t t_blog_1_stride0,
+    int64_t t_blog_1_stride1, float* t_m, int64_t t_m_stride0) {
   const int64_t thread = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (thread >= t_B * t_I) return;
+  const int64_t lane = thread % lanes;
+  const bool active = thread / lanes < t_B * t_I;
+  // The spare threads of the last block compute its last element again; they store nothing.
+  const int64_t element = active ? thread / lanes : t_B * t_I - 1;
   {
-    const int64_t t_b = thread / t_I;  // one per thread
+    const int64_t t_b = element / t_I;  // one per group of lanes
     {
-      const int64_t t_i = thread % t_I;  // one per thread
+      const int64_t t_i = element % t_I;  // one per group of lanes
       float acc = tenet::max_identity<float>();
-      for (int64_t t_j = 0; t_j < t_J; ++t_j) {
+      for (int64_t t_j = lane; t_j < t_J; t_j += lanes) {
         acc =
             tenet::math::max(acc, t_blog_1[t_b * t_blog_1_stride0 + t_i * t_blog_1_stride1 + t_j]);
       }
-      t_m[t_b * t_m_stride0 + t_i] = acc;
+      acc = tenet::group_reduce<tenet::Combine::Max>(acc, threadIdx.x, lanes);
+      if (active && lane == 0) {
+        t_m[t_b * t_m_stride0 + t_i] = acc;
+      }
     }
   }
 }
@@ -56,20 +62,26 @@ extern "C" __global__ void __launch_bounds__(256) tenet_routing3__k2(int64_t t_B
   }
 }
 
-extern "C" __global__ void __launch_bounds__(256) tenet_routing3__k3(int64_t t_B, int64_t t_I,
-    int64_t t_J, const float* t_ex, int64_t t_ex_stride0, int64_t t_ex_stride1, float* t_total,
-    int64_t t_total_stride0) {
+extern "C" __global__ void __launch_bounds__(256) tenet_routing3__k3(int64_t lanes, int64_t t_B,
+    int64_t t_I, int64_t t_J, const float* t_ex, int64_t t_ex_stride0, int64_t t_ex_stride1,
+    float* t_total, int64_t t_total_stride0) {
   const int64_t thread = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (thread >= t_B * t_I) return;
+  const int64_t lane = thread % lanes;
+  const bool active = thread / lanes < t_B * t_I;
+  // The spare threads of the last block compute its last element again; they store nothing.
+  const int64_t element = active ? thread / lanes : t_B * t_I - 1;
   {
-    const int64_t t_b = thread / t_I;  // one per thread
+    const int64_t t_b = element / t_I;  // one per group of lanes
     {
-      const int64_t t_i = thread % t_I;  // one per thread
+      const int64_t t_i = element % t_I;  // one per group of lanes
       double acc = 0.0f;
-      for (int64_t t_j = 0; t_j < t_J; ++t_j) {
+      for (int64_t t_j = lane; t_j < t_J; t_j += lanes) {
         acc += t_ex[t_b * t_ex_stride0 + t_i * t_ex_stride1 + t_j];
       }
-      t_total[t_b * t_total_stride0 + t_i] = float(acc);
+      acc = tenet::group_reduce<tenet::Combine::Sum>(acc, threadIdx.x, lanes);
+      if (active && lane == 0) {
+        t_total[t_b * t_total_stride0 + t_i] = float(acc);
+      }
     }
   }
 }
@@ -93,44 +105,56 @@ extern "C" __global__ void __launch_bounds__(256) tenet_routing3__k4(int64_t t_B
   }
 }
 
-extern "C" __global__ void __launch_bounds__(256) tenet_routing3__k5(int64_t t_B, int64_t t_J,
-    int64_t t_E, int64_t t_I, const float* t_c, int64_t t_c_stride0, int64_t t_c_stride1,
-    const float* t_uh, int64_t t_uh_stride0, int64_t t_uh_stride1, int64_t t_uh_stride2, float* t_s,
-    int64_t t_s_stride0, int64_t t_s_stride1) {
+extern "C" __global__ void __launch_bounds__(256) tenet_routing3__k5(int64_t lanes, int64_t t_B,
+    int64_t t_J, int64_t t_E, int64_t t_I, const float* t_c, int64_t t_c_stride0,
+    int64_t t_c_stride1, const float* t_uh, int64_t t_uh_stride0, int64_t t_uh_stride1,
+    int64_t t_uh_stride2, float* t_s, int64_t t_s_stride0, int64_t t_s_stride1) {
   const int64_t thread = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (thread >= t_B * (t_J * t_E)) return;
+  const int64_t lane = thread % lanes;
+  const bool active = thread / lanes < t_B * (t_J * t_E);
+  // The spare threads of the last block compute its last element again; they store nothing.
+  const int64_t element = active ? thread / lanes : t_B * (t_J * t_E) - 1;
   {
-    const int64_t t_b = thread / (t_J * t_E);  // one per thread
+    const int64_t t_b = element / (t_J * t_E);  // one per group of lanes
     {
-      const int64_t t_j = thread / t_E % t_J;  // one per thread
+      const int64_t t_j = element / t_E % t_J;  // one per group of lanes
       {
-        const int64_t t_e = thread % t_E;  // one per thread
+        const int64_t t_e = element % t_E;  // one per group of lanes
         double acc = 0.0f;
-        for (int64_t t_i = 0; t_i < t_I; ++t_i) {
+        for (int64_t t_i = lane; t_i < t_I; t_i += lanes) {
           acc += t_c[t_b * t_c_stride0 + t_i * t_c_stride1 + t_j] *
               t_uh[t_b * t_uh_stride0 + t_i * t_uh_stride1 + t_j * t_uh_stride2 + t_e];
         }
-        t_s[t_b * t_s_stride0 + t_j * t_s_stride1 + t_e] = float(acc);
+        acc = tenet::group_reduce<tenet::Combine::Sum>(acc, threadIdx.x, lanes);
+        if (active && lane == 0) {
+          t_s[t_b * t_s_stride0 + t_j * t_s_stride1 + t_e] = float(acc);
+        }
       }
     }
   }
 }
 
-extern "C" __global__ void __launch_bounds__(256) tenet_routing3__k6(int64_t t_B, int64_t t_J,
-    int64_t t_E, const float* t_s, int64_t t_s_stride0, int64_t t_s_stride1, float* t_n2,
-    int64_t t_n2_stride0) {
+extern "C" __global__ void __launch_bounds__(256) tenet_routing3__k6(int64_t lanes, int64_t t_B,
+    int64_t t_J, int64_t t_E, const float* t_s, int64_t t_s_stride0, int64_t t_s_stride1,
+    float* t_n2, int64_t t_n2_stride0) {
   const int64_t thread = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (thread >= t_B * t_J) return;
+  const int64_t lane = thread % lanes;
+  const bool active = thread / lanes < t_B * t_J;
+  // The spare threads of the last block compute its last element again; they store nothing.
+  const int64_t element = active ? thread / lanes : t_B * t_J - 1;
   {
-    const int64_t t_b = thread / t_J;  // one per thread
+    const int64_t t_b = element / t_J;  // one per group of lanes
     {
-      const int64_t t_j = thread % t_J;  // one per thread
+      const int64_t t_j = element % t_J;  // one per group of lanes
       double acc = 0.0f;
-      for (int64_t t_e = 0; t_e < t_E; ++t_e) {
+      for (int64_t t_e = lane; t_e < t_E; t_e += lanes) {
         acc += t_s[t_b * t_s_stride0 + t_j * t_s_stride1 + t_e] *
             t_s[t_b * t_s_stride0 + t_j * t_s_stride1 + t_e];
       }
-      t_n2[t_b * t_n2_stride0 + t_j] = float(acc);
+      acc = tenet::group_reduce<tenet::Combine::Sum>(acc, threadIdx.x, lanes);
+      if (active && lane == 0) {
+        t_n2[t_b * t_n2_stride0 + t_j] = float(acc);
+      }
     }
   }
 }

@@ -1,0 +1,165 @@
+// Grouped reduction kernels (kernel_groups.h), part of stage map_kernels.
+#include "lower/kernel_groups.h"
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "lower/kernel_nodes.h"
+
+namespace tenet::lower {
+
+namespace {
+
+using namespace kernel_nodes;
+
+/// The value of `e` when it is a constant (of literals and constant extents).
+std::optional<int64_t> constant_of(const IndexExpr& e) {
+  switch (e->kind) {
+    case IndexKind::Const:
+      return e->value;
+    case IndexKind::Size:
+      return e->size.constant();
+    case IndexKind::Extent:
+      return e->tensor->shape.at(size_t(e->dim)).constant();
+    case IndexKind::Mul:
+    case IndexKind::Sub: {
+      const auto a = constant_of(e->args.at(0)), b = constant_of(e->args.at(1));
+      if (!a || !b) return std::nullopt;
+      return e->kind == IndexKind::Mul ? *a * *b : *a - *b;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+/// The block a thread of `kernel` runs per element: inside its innermost
+/// grid loop and the statement regions around the one thing each runs.
+Block* thread_body(Block& block) {
+  Node* only = nullptr;
+  for (Node& n : block) {
+    if (is_remark(n) || is_local(n)) continue;
+    if (only) return &block;  // more than one thing
+    only = &n;
+  }
+  if (only && ((only->kind == NodeKind::For && only->loop_kind == LoopKind::GpuThread) ||
+               (is_container(*only) && !only->resume)))
+    return thread_body(only->body);
+  return &block;
+}
+
+/// The reduction `acc` of a reduce loop's body: every assignment updates
+/// `acc` with one op and nothing else is written or needs the host. Sets `op`.
+bool updates_only(const Block& block, const Var& acc, ir::ReduceOp& op) {
+  for (const Node& n : block) {
+    switch (n.kind) {
+      case NodeKind::Assign:
+        if (n.target.tensor || n.target.local.id != acc.id || n.target.at) return false;
+        if (n.op == ir::ReduceOp::None || (op != ir::ReduceOp::None && n.op != op)) return false;
+        op = n.op;
+        break;
+      case NodeKind::Let:
+        if (n.var.accumulates) return false;  // an accumulator of its own
+        break;
+      case NodeKind::For:
+      case NodeKind::If:
+      case NodeKind::Scope:
+      case NodeKind::Statement:
+      case NodeKind::NameScope:
+      case NodeKind::Comment:
+      case NodeKind::Note:
+      case NodeKind::Blank:
+      case NodeKind::SkipUnlessInBounds:
+        break;
+      default:
+        return false;  // arrays, aliases, calls, kernels, checks that fail the call
+    }
+    if (!updates_only(n.body, acc, op) || !updates_only(n.orelse, acc, op)) return false;
+  }
+  return true;
+}
+
+/// The next loop of the lanes' collapsed nest inside `loop`: its body's one
+/// loop, when everything else is a local or a remark.
+Node* next_lane_loop(Node& loop) {
+  Node* found = nullptr;
+  for (Node& n : loop.body) {
+    if (is_remark(n) || is_local(n)) continue;
+    if (found ||
+        !(n.kind == NodeKind::For && n.loop_kind == LoopKind::Serial && is_rectangular_loop(n)))
+      return nullptr;
+    found = &n;
+  }
+  return found;
+}
+
+}  // namespace
+
+bool group_reduction(Node& kernel, LoopTree& tree) {
+  Block& body = *thread_body(kernel.body);
+  // [locals] let acc = identity [locals] for ... { acc op= ... } [the stores]
+  size_t at = 0;
+  while (at < body.size() &&
+         (is_remark(body[at]) || (is_local(body[at]) && !body[at].var.accumulates)))
+    ++at;
+  if (at == body.size()) return false;
+  const Node& acc = body[at];
+  if (acc.kind != NodeKind::Let || !acc.var.accumulates || acc.index || acc.expr ||
+      acc.computed_dim >= 0 ||
+      !(acc.source.kind == Operand::Identity || acc.source.kind == Operand::Zero))
+    return false;
+  if (!(acc.wide || acc.type == ElemType::F32 || acc.type == ElemType::F64 ||
+        acc.type == ElemType::I32 || acc.type == ElemType::I64))
+    return false;
+  size_t loop_at = at + 1;
+  while (loop_at < body.size() && (is_remark(body[loop_at]) || is_local(body[loop_at]))) ++loop_at;
+  if (loop_at == body.size()) return false;
+  Node& outer = body[loop_at];
+  if (!(outer.kind == NodeKind::For && outer.loop_kind == LoopKind::Serial &&
+        is_rectangular_loop(outer)))
+    return false;
+  ir::ReduceOp op = ir::ReduceOp::None;
+  if (!updates_only(outer.body, acc.var, op) || op == ir::ReduceOp::None) return false;
+  for (size_t i = loop_at + 1; i < body.size(); ++i) {
+    const Node& n = body[i];
+    if (!(is_remark(n) || n.kind == NodeKind::Assign ||
+          (n.kind == NodeKind::Let && !n.var.accumulates)))
+      return false;
+  }
+
+  std::vector<Node*> chain{&outer};
+  while (Node* next = next_lane_loop(*chain.back())) chain.push_back(next);
+  IndexExpr length;
+  for (size_t i = chain.size(); i-- > 0;) {
+    chain[i]->loop_kind = LoopKind::GpuLane;
+    chain[i]->grid_stride = length ? length : ix::constant(1);
+    length = product(extent_of(*chain[i]), length);
+  }
+  if (const auto known = constant_of(length); known && *known < kMinGroupedLength) {
+    for (Node* loop : chain) {  // undone: short enough for one thread
+      loop->loop_kind = LoopKind::Serial;
+      loop->grid_stride.reset();
+    }
+    return false;
+  }
+
+  kernel.grouped = true;
+  kernel.reduce_length = length;
+  kernel.group = {fresh_var(tree, "lanes"), fresh_var(tree, "lane"), fresh_var(tree, "active"),
+                  fresh_var(tree, "element"), fresh_var(tree, "r")};
+  Node reduce;
+  reduce.kind = NodeKind::GroupReduce;
+  reduce.var = acc.var;
+  reduce.op = op;
+  reduce.type = acc.type;
+  reduce.wide = acc.wide;
+  Node leader;
+  leader.kind = NodeKind::GroupLeader;
+  for (size_t i = loop_at + 1; i < body.size(); ++i) leader.body.push_back(std::move(body[i]));
+  body.resize(loop_at + 1);
+  body.push_back(std::move(reduce));
+  body.push_back(std::move(leader));
+  return true;
+}
+
+}  // namespace tenet::lower
