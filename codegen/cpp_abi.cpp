@@ -89,9 +89,23 @@ void FunctionEmitter::emit_packed_wrappers(Code& code) {
   emit_packed_call(
       code, symbol_ + "__with_workspace(" + all + (all.empty() ? "" : ", ") + "workspace);", false);
   code.close();
+  if (!on_device()) return;
+
+  // The device-resident entry: the caller's buffers are device memory already.
+  code.line("");
+  code.open("extern \"C\" int " + symbol_ +
+            "__packed_on_device(const int64_t* sizes, void* const* buffers, void* workspace)");
+  check_sizes("1");
+  emit_packed_call(code,
+                   "tenet::device::Workspace owned(workspace ? 0 : " + symbol_ +
+                       "__workspace_bytes(" + sizes_only + "));\n" + symbol_ + "__with_workspace(" +
+                       all + (all.empty() ? "" : ", ") + "workspace ? workspace : owned.data());",
+                   false, false);
+  code.close();
 }
 
-void FunctionEmitter::emit_packed_call(Code& code, const std::string& call, bool allocates) {
+void FunctionEmitter::emit_packed_call(Code& code, const std::string& call, bool allocates,
+                                       bool copies) {
   const bool checks = checks_indices() || on_device();
   if (!checks && !allocates && !on_device()) {
     code.line(call);
@@ -99,10 +113,14 @@ void FunctionEmitter::emit_packed_call(Code& code, const std::string& call, bool
     return;
   }
   code.open("try");
-  if (on_device())
+  if (on_device() && copies) {
     emit_device_call(code);
-  else
-    code.line(call);
+  } else {
+    size_t start = 0;  // one line each
+    for (size_t end; (end = call.find('\n', start)) != std::string::npos; start = end + 1)
+      code.line(call.substr(start, end - start));
+    code.line(call.substr(start));
+  }
   if (allocates || on_device()) {
     code.close("} catch (const std::bad_alloc&) {");
     code.line("  return 2;");

@@ -305,6 +305,13 @@ std::string FunctionEmitter::declarations() const {
       "int " + symbol_ +
       "__packed_with_workspace(const int64_t* sizes, void* const* buffers, void* workspace);");
   if (on_device()) {
+    code.line("/// Like " + symbol_ + "__packed_with_workspace on device memory: the buffers");
+    code.line("/// and the workspace (" + symbol_ +
+              "__packed_workspace_bytes, or null to allocate it)");
+    code.line("/// are the device's, nothing is copied; an output that updates an input");
+    code.line("/// must be given the input's buffer. Returns as the others do.");
+    code.line("int " + symbol_ +
+              "__packed_on_device(const int64_t* sizes, void* const* buffers, void* workspace);");
     code.line("/// After a packed entry point returned 3 (a computed index out of range;");
     code.line("/// the others throw tenet::IndexError then) or 4 (the device failed):");
     code.line("/// the message of that failure in this thread.");

@@ -83,9 +83,11 @@ class FunctionEmitter {
   void emit_body(Code& code);
   void emit_wrappers(Code& code) const;
   void emit_packed_wrappers(Code& code);
-  /// A packed entry point's call and its failures as status codes (2: no
-  /// memory, when it `allocates`; 3: an index out of range; 4: the device).
-  void emit_packed_call(Code& code, const std::string& call, bool allocates);
+  /// A packed entry point's call (lines) and its failures as status codes
+  /// (2: no memory, when it `allocates`; 3: an index out of range; 4: the
+  /// device). On a GPU target the call `copies` the caller's host buffers
+  /// to the device and back, unless they are the device's already.
+  void emit_packed_call(Code& code, const std::string& call, bool allocates, bool copies = true);
   /// `<symbol>__error`: the message of the last failure in this thread.
   void emit_error_entry(Code& code) const;
 

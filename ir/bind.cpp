@@ -39,7 +39,7 @@ std::string describe_expected(const Value& decl, const SizeBindings& sizes) {
   return out;
 }
 
-[[noreturn]] void shape_mismatch(const Value& decl, const Tensor& actual,
+[[noreturn]] void shape_mismatch(const Value& decl, const TensorShape& actual,
                                  const SizeBindings& sizes) {
   throw BindError("input '" + decl.name + "': expected " + describe_expected(decl, sizes) +
                   ", got " + actual.describe());
@@ -254,18 +254,18 @@ SizeBindings given_sizes(const Function& fn, const SizeBindings& given) {
 /// Binds the input dimensions that are plain symbols (the first binding wins,
 /// later ones must agree) and checks the constant ones; returns the compound
 /// dimensions, to check or solve once the plain symbols are known.
-std::vector<DeferredDim> bind_plain_dims(const Function& fn, const std::vector<Tensor>& inputs,
+std::vector<DeferredDim> bind_plain_dims(const Function& fn, const std::vector<TensorShape>& inputs,
                                          SizeBindings& sizes) {
   std::vector<DeferredDim> deferred;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value& decl = *fn.inputs[i];
-    const Tensor& actual = inputs[i];
+    const TensorShape& actual = inputs[i];
     if (actual.rank() != decl.rank()) shape_mismatch(decl, actual, sizes);
     SizeBindings trial = sizes;
-    bool ok = actual.type() == decl.type;
+    bool ok = actual.type == decl.type;
     for (size_t d = 0; d < decl.shape.size(); ++d) {
       const SizeExpr& e = decl.shape[d];
-      int64_t extent = actual.shape()[d];
+      int64_t extent = actual.shape[d];
       if (auto c = e.constant()) {
         ok = ok && *c == extent;
       } else if (auto sym = e.as_symbol()) {
@@ -283,15 +283,15 @@ std::vector<DeferredDim> bind_plain_dims(const Function& fn, const std::vector<T
 
 /// Checks the compound dimensions, solving each for its one unknown symbol
 /// while any has one; fails on one left with several unknowns.
-void bind_compound_dims(const Function& fn, const std::vector<Tensor>& inputs,
+void bind_compound_dims(const Function& fn, const std::vector<TensorShape>& inputs,
                         std::vector<DeferredDim> deferred, SizeBindings& sizes) {
   for (bool progress = true; progress && !deferred.empty();) {
     progress = false;
     for (auto it = deferred.begin(); it != deferred.end();) {
       const Value& decl = *fn.inputs[it->input];
-      const Tensor& actual = inputs[it->input];
+      const TensorShape& actual = inputs[it->input];
       const SizeExpr& e = decl.shape[it->dim];
-      int64_t extent = actual.shape()[it->dim];
+      int64_t extent = actual.shape[it->dim];
       std::vector<std::string> unknown;
       for (const auto& s : e.symbols())
         if (!sizes.count(s)) unknown.push_back(s);
@@ -324,6 +324,13 @@ void bind_compound_dims(const Function& fn, const std::vector<Tensor>& inputs,
 
 SizeBindings bind_sizes(const Function& fn, const std::vector<Tensor>& inputs,
                         const SizeBindings& given) {
+  std::vector<TensorShape> shapes;
+  for (const Tensor& t : inputs) shapes.push_back(t.shape_only());
+  return bind_shapes(fn, shapes, given);
+}
+
+SizeBindings bind_shapes(const Function& fn, const std::vector<TensorShape>& inputs,
+                         const SizeBindings& given) {
   if (inputs.size() != fn.inputs.size()) {
     size_t n = fn.inputs.size();
     throw BindError("'" + fn.name + "' takes " + std::to_string(n) +

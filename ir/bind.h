@@ -19,6 +19,9 @@ namespace tenet::ir {
 /// Also checks that every output and intermediate range is non-negative.
 SizeBindings bind_sizes(const Function& fn, const std::vector<Tensor>& inputs,
                         const SizeBindings& given = {});
+/// The same from the inputs' types and shapes alone (buffers elsewhere: a device's).
+SizeBindings bind_shapes(const Function& fn, const std::vector<TensorShape>& inputs,
+                         const SizeBindings& given = {});
 
 /// The checks bind_sizes makes once the sizes are known, for sizes given
 /// without tensors: none is negative, every size parameter the function uses

@@ -17,6 +17,7 @@
 #include "jit/shared_library.h"
 #include "jit/trust.h"
 #include "lower/bounds_check.h"
+#include "support/checked.h"
 #include "support/error.h"
 #include "support/temp_files.h"
 
@@ -459,16 +460,26 @@ void CompiledFunction::fail(int status, const ir::SizeBindings& sizes) const {
   TENET_UNREACHABLE(fn.name + "'s packed entry point returned " + std::to_string(status));
 }
 
+namespace {
+
+/// The size parameters' values in `fn`'s order (0: a parameter nothing uses).
+std::vector<int64_t> size_values_of(const ir::Function& fn, const ir::SizeBindings& sizes) {
+  std::vector<int64_t> values;
+  for (const auto& s : fn.size_params) {
+    auto it = sizes.find(s);
+    values.push_back(it == sizes.end() ? 0 : it->second);
+  }
+  return values;
+}
+
+}  // namespace
+
 std::vector<Tensor> CompiledFunction::run(const std::vector<Tensor>& inputs,
                                           const ir::SizeBindings& given) const {
   const ir::Function& fn = *fn_;
   const ir::SizeBindings sizes = ir::bind_sizes(fn, inputs, given);
   lower::check_reads_in_bounds(fn, sizes);
-  std::vector<int64_t> size_values;
-  for (const auto& s : fn.size_params) {
-    auto it = sizes.find(s);
-    size_values.push_back(it == sizes.end() ? 0 : it->second);  // 0: a parameter nothing uses
-  }
+  const std::vector<int64_t> size_values = size_values_of(fn, sizes);
   std::vector<Tensor> outputs;
   std::vector<const void*> in;
   std::vector<void*> out;
@@ -484,6 +495,42 @@ std::vector<Tensor> CompiledFunction::run(const std::vector<Tensor>& inputs,
   const int status = entry_.packed(size_values.data(), buffers.data());
   if (status != 0) fail(status, sizes);
   return outputs;
+}
+
+DeviceBinding CompiledFunction::bind_on_device(const std::vector<TensorShape>& inputs,
+                                               const ir::SizeBindings& given) const {
+  if (!entry_.on_device)
+    throw BindError("'" + fn_->name + "' was not compiled for a GPU target: its buffers are " +
+                    "the host's");
+  const ir::Function& fn = *fn_;
+  DeviceBinding b;
+  b.sizes = ir::bind_shapes(fn, inputs, given);
+  lower::check_reads_in_bounds(fn, b.sizes);
+  for (const auto& v : fn.outputs) {
+    b.outputs.push_back({v->type, ir::concrete_shape(*v, b.sizes)});
+    check_tensor_bytes("output '" + v->name + "'", v->type, b.outputs.back().shape);
+  }
+  b.workspace_bytes = entry_.workspace_bytes(size_values_of(fn, b.sizes).data());
+  if (b.workspace_bytes < 0)
+    throw BindError("the workspace of '" + fn.name + "' overflows a 64-bit byte size");
+  return b;
+}
+
+void CompiledFunction::run_on_device(const DeviceBinding& binding, const void* const* inputs,
+                                     void* const* outputs, void* workspace) const {
+  const ir::Function& fn = *fn_;
+  TENET_ASSERT(entry_.on_device, fn.name << " has no device entry point");
+  for (size_t i = 0; i < fn.outputs.size(); ++i) {
+    const int k = fn.updated_input(i);
+    if (k >= 0 && inputs[k] != outputs[i])
+      throw BindError("output '" + fn.outputs[i]->name + "' of '" + fn.name +
+                      "' updates an input: on the device, give it the input's buffer");
+  }
+  const std::vector<int64_t> size_values = size_values_of(fn, binding.sizes);
+  std::vector<void*> buffers;
+  pack(inputs, outputs, std::vector<size_t>(fn.outputs.size(), 0), buffers);
+  const int status = entry_.on_device(size_values.data(), buffers.data(), workspace);
+  if (status != 0) fail(status, binding.sizes);
 }
 
 void CompiledFunction::pack(const void* const* inputs, void* const* outputs,

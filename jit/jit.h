@@ -118,6 +118,15 @@ std::string runtime_dir();
 
 class Executable;
 
+/// A GPU target's function bound to the shapes of buffers in the device's
+/// memory (CompiledFunction::bind_on_device): the sizes, each output's type
+/// and shape, and the bytes of device workspace a call needs.
+struct DeviceBinding {
+  ir::SizeBindings sizes;
+  std::vector<TensorShape> outputs;
+  int64_t workspace_bytes = 0;
+};
+
 /// One function of a loaded unit (jit/loaded_unit.h: the host's shared
 /// library, or what another target's loader returns). Copies share the
 /// unit, which stays loaded while any copy exists.
@@ -129,6 +138,21 @@ class CompiledFunction {
   /// Runs the function: one tensor per output, in order.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs,
                           const ir::SizeBindings& given = {}) const;
+
+  /// Whether it runs on buffers in a device's memory (a GPU target's
+  /// function; for cuda-emulated the device's memory is the host's).
+  bool runs_on_device() const { return entry_.on_device != nullptr; }
+  /// Binds a GPU target's function to its inputs' types and shapes (a
+  /// BindError as run() gives for a mismatch, or for a CPU target's function).
+  DeviceBinding bind_on_device(const std::vector<TensorShape>& inputs,
+                               const ir::SizeBindings& given = {}) const;
+  /// Runs on device memory, nothing copied: inputs and outputs dense of the
+  /// bound shapes (an output that updates an input given the input's buffer:
+  /// the update happens in place), a workspace of binding.workspace_bytes
+  /// (or null: allocated for the call). Returns when the work is queued on
+  /// the device's stream (docs/cuda.md).
+  void run_on_device(const DeviceBinding& binding, const void* const* inputs, void* const* outputs,
+                     void* workspace) const;
 
   /// True when the unit came from the cache, without running the compiler.
   bool cache_hit() const { return unit_->files().cache_hit; }

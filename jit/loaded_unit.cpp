@@ -35,6 +35,7 @@ PackedEntryPoints LoadedUnit::entry_points(const ir::Function& fn) const {
   e.with_workspace =
       lookup<PackedEntryPoints::WithWorkspace>(*this, symbol + "__packed_with_workspace");
   e.error = lookup<PackedEntryPoints::ErrorMessage>(*this, symbol + "__error");
+  e.on_device = lookup<PackedEntryPoints::OnDevice>(*this, symbol + "__packed_on_device");
   TENET_ASSERT(e.packed && e.workspace_bytes && e.with_workspace,
                files_.artefact_path << " lacks the entry points of " << fn.name);
   return e;

@@ -35,12 +35,17 @@ struct PackedEntryPoints {
   using WithWorkspace = int (*)(const int64_t* sizes, void* const* buffers, void* workspace);
   /// `tenet_f__error`: the failure status 3 reports.
   using ErrorMessage = const char* (*)();
+  /// `tenet_f__packed_on_device` (GPU targets): WithWorkspace on device
+  /// memory, nothing copied; a null workspace is allocated for the call.
+  using OnDevice = WithWorkspace;
 
   Packed packed = nullptr;
   WorkspaceBytes workspace_bytes = nullptr;
   WithWorkspace with_workspace = nullptr;
-  /// Present only when the function checks computed indices.
+  /// Present only when the function checks computed indices (or runs on a device).
   ErrorMessage error = nullptr;
+  /// Present only for a GPU target's function.
+  OnDevice on_device = nullptr;
 };
 
 /// What was built and where it came from, for messages and tests.

@@ -125,12 +125,16 @@ Tensor Tensor::cast(ElemType to) const {
   return out;
 }
 
-std::string Tensor::describe() const {
+std::string TensorShape::describe() const {
   std::ostringstream os;
-  os << type_name(type_) << '[';
-  for (size_t i = 0; i < shape_.size(); ++i) os << (i ? ", " : "") << shape_[i];
+  os << type_name(type) << '[';
+  for (size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i];
   os << ']';
   return os.str();
+}
+
+std::string Tensor::describe() const {
+  return shape_only().describe();
 }
 
 namespace {

@@ -13,6 +13,16 @@
 
 namespace tenet {
 
+/// What a tensor is without its elements: element type and shape (a buffer
+/// elsewhere, e.g. in a device's memory, described for binding).
+struct TensorShape {
+  ElemType type = ElemType::F32;
+  std::vector<int64_t> shape;
+  int rank() const { return int(shape.size()); }
+  /// "float32[2, 3]"
+  std::string describe() const;
+};
+
 class Tensor {
  public:
   Tensor() = default;
@@ -48,6 +58,7 @@ class Tensor {
   Tensor cast(ElemType to) const;
   /// "float32[2, 3]"
   std::string describe() const;
+  TensorShape shape_only() const { return {type_, shape_}; }
 
  private:
   struct FreeDeleter {
