@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "support/error.h"
+
 namespace tenet::python {
 
 Tensor copy_to_tensor(const RawInput& input) {
@@ -43,6 +45,29 @@ std::vector<Tensor> Kernel::run(const std::vector<RawInput>& inputs,
   }
   executable.run_raw(in.data(), out.data());
   return outputs;
+}
+
+const jit::DeviceBinding& Kernel::device_binding(const std::vector<TensorShape>& inputs,
+                                                 const ir::SizeBindings& given) {
+  Key key{{}, given};
+  for (const TensorShape& in : inputs) key.first.emplace_back(in.type, in.shape);
+  auto it = device_bindings_.find(key);
+  if (it != device_bindings_.end()) return it->second;
+  if (device_bindings_.size() >= kMaxBound) device_bindings_.clear();
+  return device_bindings_.emplace(std::move(key), compiled_.bind_on_device(inputs, given))
+      .first->second;
+}
+
+void Kernel::run_on_device(const std::vector<TensorShape>& inputs, const ir::SizeBindings& given,
+                           const std::vector<const void*>& in, const std::vector<void*>& out,
+                           void* workspace) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const jit::DeviceBinding& binding = device_binding(inputs, given);
+  const ir::Function& fn = compiled_.function();
+  if (in.size() != fn.inputs.size() || out.size() != fn.outputs.size())
+    throw BindError("'" + fn.name + "' takes " + std::to_string(fn.inputs.size()) + " input and " +
+                    std::to_string(fn.outputs.size()) + " output buffers");
+  compiled_.run_on_device(binding, in.data(), out.data(), workspace);
 }
 
 }  // namespace tenet::python

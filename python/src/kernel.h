@@ -45,6 +45,17 @@ class Kernel {
   /// Runs on one buffer per input; returns one new tensor per output.
   std::vector<Tensor> run(const std::vector<RawInput>& inputs, const ir::SizeBindings& given);
 
+  /// A GPU target's kernel on buffers in the device's memory (CUDA tensors;
+  /// for cuda-emulated, CPU ones): the binding for these input types and
+  /// shapes (kept, like an Executable), then a call on the caller's buffers,
+  /// outputs and workspace of the binding's shapes and bytes
+  /// (jit::CompiledFunction::run_on_device).
+  const jit::DeviceBinding& device_binding(const std::vector<TensorShape>& inputs,
+                                           const ir::SizeBindings& given);
+  void run_on_device(const std::vector<TensorShape>& inputs, const ir::SizeBindings& given,
+                     const std::vector<const void*>& in, const std::vector<void*>& out,
+                     void* workspace);
+
   const FunctionInfo& info() const { return info_; }
   const jit::CompiledFunction& compiled() const { return compiled_; }
 
@@ -56,6 +67,7 @@ class Kernel {
   FunctionInfo info_;
   std::mutex mutex_;
   std::map<Key, std::unique_ptr<jit::Executable>> executables_;
+  std::map<Key, jit::DeviceBinding> device_bindings_;
 };
 
 /// A copy of a buffer as a Tensor.

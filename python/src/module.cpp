@@ -47,6 +47,19 @@ std::vector<py::array> to_arrays(const std::vector<Tensor>& tensors) {
   return arrays;
 }
 
+/// Input types (Tenet's names) and shapes as TensorShapes.
+std::vector<TensorShape> tensor_shapes(const std::vector<std::string>& types,
+                                       const std::vector<std::vector<int64_t>>& shapes) {
+  if (types.size() != shapes.size()) throw py::value_error("one type per shape");
+  std::vector<TensorShape> out;
+  for (size_t i = 0; i < types.size(); ++i) {
+    const std::optional<ElemType> t = parse_type_name(types[i]);
+    if (!t) throw py::type_error("no element type '" + types[i] + "'");
+    out.push_back({*t, shapes[i]});
+  }
+  return out;
+}
+
 // The arrays stay alive (the caller's list holds them) while the GIL is released.
 std::vector<py::array> run_kernel(Kernel& k, const std::vector<py::array>& inputs,
                                   const ir::SizeBindings& sizes) {
@@ -266,6 +279,42 @@ PYBIND11_MODULE(_tenet, m) {
 
   py::class_<Kernel>(m, "Kernel")
       .def("run", &run_kernel, py::arg("inputs"), py::arg("sizes"))
+      .def_property_readonly("runs_on_device",
+                             [](const Kernel& k) { return k.compiled().runs_on_device(); })
+      .def(
+          "device_binding",
+          [](Kernel& k, const std::vector<std::string>& types,
+             const std::vector<std::vector<int64_t>>& shapes, const ir::SizeBindings& sizes) {
+            const jit::DeviceBinding& b = k.device_binding(tensor_shapes(types, shapes), sizes);
+            std::vector<std::string> out_types;
+            std::vector<std::vector<int64_t>> out_shapes;
+            for (const TensorShape& t : b.outputs) {
+              out_types.emplace_back(type_name(t.type));
+              out_shapes.push_back(t.shape);
+            }
+            return std::make_tuple(out_types, out_shapes, b.workspace_bytes);
+          },
+          py::arg("types"), py::arg("shapes"), py::arg("sizes"),
+          "a GPU target's kernel bound to its inputs' types and shapes: (output types, "
+          "output shapes, workspace bytes)")
+      .def(
+          "run_on_device",
+          [](Kernel& k, const std::vector<std::string>& types,
+             const std::vector<std::vector<int64_t>>& shapes, const ir::SizeBindings& sizes,
+             const std::vector<uintptr_t>& inputs, const std::vector<uintptr_t>& outputs,
+             uintptr_t workspace) {
+            const std::vector<TensorShape> bound = tensor_shapes(types, shapes);
+            std::vector<const void*> in;
+            std::vector<void*> out;
+            for (uintptr_t p : inputs) in.push_back(reinterpret_cast<const void*>(p));
+            for (uintptr_t p : outputs) out.push_back(reinterpret_cast<void*>(p));
+            py::gil_scoped_release release;
+            k.run_on_device(bound, sizes, in, out, reinterpret_cast<void*>(workspace));
+          },
+          py::arg("types"), py::arg("shapes"), py::arg("sizes"), py::arg("inputs"),
+          py::arg("outputs"), py::arg("workspace"),
+          "runs on device buffers (data pointers) of the bound shapes; an output that "
+          "updates an input is given the input's buffer")
       .def_property_readonly("info", &Kernel::info)
       .def_property_readonly("cache_hit", [](const Kernel& k) { return k.compiled().cache_hit(); })
       .def_property_readonly("library_path",

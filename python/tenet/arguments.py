@@ -75,8 +75,9 @@ def order(fn_name, inputs, args, kwargs):
     return values
 
 
-def _array_like(decl, value, allow_meta):
-    """The value as a numpy array or torch tensor of the declared rank on the CPU (a
+def _array_like(decl, value, allow_meta, devices):
+    """The value as a numpy array or torch tensor of the declared rank on one of
+    ``devices`` (device types: "cpu", and "cuda" for a function compiled for the GPU; a
     number for a scalar input becomes an array of the declared type)."""
     if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
         if decl.shape:
@@ -88,9 +89,12 @@ def _array_like(decl, value, allow_meta):
             raise TypeError(f"argument '{decl.name}': expected a numpy array or torch tensor "
                             f"({describe(decl)}), got {type(value).__name__}")
         device = value.device.type
-        if device != "cpu" and not (allow_meta and device == "meta"):
-            raise TypeError(f"argument '{decl.name}': expected a CPU tensor, got device "
-                            f"{value.device}")
+        if device not in devices and not (allow_meta and device == "meta"):
+            expected = " or ".join(d.upper() for d in devices)
+            hint = (" (compile with target='cuda' to run on the GPU)" if device == "cuda"
+                    else "")
+            raise TypeError(f"argument '{decl.name}': expected a {expected} tensor, got "
+                            f"device {value.device}{hint}")
     if len(value.shape) != len(decl.shape):
         raise ValueError(f"argument '{decl.name}': expected rank {len(decl.shape)} "
                          f"({describe(decl)}), got rank {len(value.shape)} "
@@ -125,29 +129,37 @@ def _float64_variant(inputs, values, dtypes):
     raise AssertionError("unreachable: the float dtypes agree")
 
 
-def check(fn_name, inputs, args, kwargs, allow_meta=False):
+def check(fn_name, inputs, args, kwargs, allow_meta=False, devices=("cpu",)):
     """Ordered values (numbers made arrays) and whether to run the float64 variant.
-    ``allow_meta``: also accept meta tensors (a fake kernel's shape inference)."""
+    ``allow_meta``: also accept meta tensors (a fake kernel's shape inference);
+    ``devices``: the device types a tensor may be on (a GPU target's: also "cuda")."""
     values = order(fn_name, inputs, args, kwargs)
-    values = [_array_like(d, v, allow_meta) for d, v in zip(inputs, values)]
-    if allow_meta:
+    values = [_array_like(d, v, allow_meta, devices) for d, v in zip(inputs, values)]
+    if allow_meta or len(devices) > 1:
         _check_one_device(inputs, values)
     return values, _float64_variant(inputs, values, [dtype_name(v) for v in values])
 
 
 def _check_one_device(inputs, values):
     """Meta tensors (shape inference) mixed with CPU ones are an error, as in PyTorch:
-    the results would otherwise be made on one device and never computed."""
-    first = None
+    the results would otherwise be made on one device and never computed; so are CUDA
+    tensors mixed with CPU ones or with numpy arrays (numbers are fine: they are copied)."""
+    tensors = [(d, v) for d, v in zip(inputs, values) if is_torch_tensor(v)]
+    if not tensors:
+        return
+    first_decl, first = tensors[0][0], tensors[0][1].device
     for decl, value in zip(inputs, values):
-        if not is_torch_tensor(value):
+        if is_torch_tensor(value):
+            got = f"device {value.device}"
+            if value.device == first:
+                continue
+        elif first.type == "cuda" and isinstance(value, np.ndarray) and value.ndim > 0:
+            got = "a numpy array"
+        else:
             continue
-        if first is None:
-            first = (decl, value.device)
-        elif value.device != first[1]:
-            raise TypeError(f"argument '{decl.name}': expected a tensor on {first[1]} like "
-                            f"argument '{first[0].name}', got device {value.device} (all "
-                            f"tensor arguments must be on one device)")
+        raise TypeError(f"argument '{decl.name}': expected a tensor on {first} like "
+                        f"argument '{first_decl.name}', got {got} (all tensor arguments "
+                        f"must be on one device)")
 
 
 def to_numpy(value):

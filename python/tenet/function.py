@@ -46,7 +46,8 @@ Signature = collections.namedtuple("Signature", "name size_params inputs outputs
 _BEHAVIOUR_OPTIONS = ("index_checks", "openmp", "cxx", "target")
 
 # compile(target=...): the driver's target of each (driver/target.h, docs/cuda.md). The GPU
-# targets take and return host arrays (numpy, CPU tensors), copied to the device and back.
+# targets run on the device's memory (CUDA tensors; for cuda-emulated, whose device memory is
+# the host's, CPU tensors), nothing copied; numpy arrays are copied to the device and back.
 _TARGETS = {"cpu": "cpp", "cuda-emulated": "cuda-emulated", "cuda": "cuda"}
 
 
@@ -166,14 +167,15 @@ class Function:
     def __call__(self, *args, **kwargs):
         """Runs on numpy arrays or torch tensors (one per input, by position or name);
         returns the same kind: one output, or a tuple of them."""
-        values, float64 = arguments.check(self.name, self._info.inputs, args, kwargs)
+        values, float64 = arguments.check(self.name, self._info.inputs, args, kwargs,
+                                          devices=self.devices)
         if self._grad is None and _needs_autograd(values):
             return self.torch_op()(*values)
         self._check_updated(args, kwargs)
-        outputs = self.run(values, float64)
         if any(arguments.is_torch_tensor(v) for v in values):
-            torch = sys.modules["torch"]
-            outputs = [torch.from_numpy(o) for o in outputs]
+            outputs = self.run_tensors(values, float64)
+        else:
+            outputs = self.run(values, float64)
         outputs = self._update_in_place(values, outputs)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
@@ -210,10 +212,51 @@ class Function:
             outputs[i] = target
         return outputs
 
+    @property
+    def devices(self):
+        """The device types its tensors may be on: ("cpu",), and "cuda" for target="cuda"."""
+        return ("cpu", "cuda") if self._jit.get("target") == "cuda" else ("cpu",)
+
     def run(self, values, float64):
-        """Runs checked values (see arguments.check); returns numpy arrays."""
+        """Runs checked values (see arguments.check); returns numpy arrays (a GPU target
+        copies them to the device and back)."""
         arrays = [arguments.to_numpy(v) for v in values]
         return self.kernel(float64).run(arrays, self._sizes)
+
+    def run_tensors(self, values, float64):
+        """Runs checked values of which some are torch tensors; returns torch tensors on
+        their device. A GPU target runs on the device's memory, nothing copied: CUDA
+        tensors for target="cuda", CPU tensors for "cuda-emulated" (the emulator's device
+        memory is the host's); other targets run as ``run``."""
+        torch = sys.modules["torch"]
+        device = next(v.device for v in values if arguments.is_torch_tensor(v))
+        target = self._jit.get("target", "cpu")
+        if not ((target == "cuda" and device.type == "cuda") or target == "cuda-emulated"):
+            return [torch.from_numpy(o) for o in self.run(values, float64)]
+        return self._run_on_device(values, float64, device)
+
+    def _run_on_device(self, values, float64, device):
+        """The device-resident call: inputs as contiguous tensors on ``device``, outputs
+        and workspace allocated there by PyTorch's allocator, an updated output given a
+        copy of its input's buffer (docs/cuda.md)."""
+        torch = sys.modules["torch"]
+        kernel = self.kernel(float64)
+        tensors = [torch.as_tensor(v, device=device).contiguous() for v in values]
+        types = [arguments.dtype_name(t) for t in tensors]
+        shapes = [list(t.shape) for t in tensors]
+        out_types, out_shapes, workspace = kernel.device_binding(types, shapes, self._sizes)
+        outputs = []
+        for out, dtype, shape in zip(self._info.outputs, out_types, out_shapes):
+            if out.updates is not None:  # updated in place, in a copy of the input
+                tensors[out.updates] = tensors[out.updates].clone()
+                outputs.append(tensors[out.updates])
+            else:
+                outputs.append(torch.empty(shape, dtype=getattr(torch, dtype), device=device))
+        scratch = torch.empty(workspace, dtype=torch.uint8, device=device) if workspace else None
+        kernel.run_on_device(types, shapes, self._sizes, [t.data_ptr() for t in tensors],
+                             [o.data_ptr() for o in outputs],
+                             scratch.data_ptr() if scratch is not None else 0)
+        return outputs
 
     def interpret(self, *args, **kwargs):
         """The same call through Tenet's reference interpreter (slow; the test oracle)."""

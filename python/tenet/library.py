@@ -202,13 +202,14 @@ class TorchOp:
 
     def _forward(self, *args):
         args = args[0] if self._packed else args
-        values, float64 = arguments.check(self.name, self._inputs, args, {})
-        outputs = self.function.run(values, float64)
-        return self._results(torch.from_numpy(o) for o in outputs)
+        values, float64 = arguments.check(self.name, self._inputs, args, {},
+                                          devices=self.function.devices)
+        return self._results(self.function.run_tensors(values, float64))
 
     def _forward_fake(self, *args):
         args = args[0] if self._packed else args
-        values, float64 = arguments.check(self.name, self._inputs, args, {}, allow_meta=True)
+        values, float64 = arguments.check(self.name, self._inputs, args, {}, allow_meta=True,
+                                          devices=self.function.devices)
         bound = symbolic.bind(self._inputs, [v.shape for v in values], self.function.sizes)
         device = values[0].device if values else torch.device("cpu")
         results = []
@@ -228,17 +229,18 @@ class TorchOp:
     def _backward(self, *args, vjp=None, name=None):
         vjp, name = vjp or self._vjp, name or f"{self.name}_backward"
         args = args[0] if self._packed else args
-        values, float64 = arguments.check(name, vjp.inputs, args, {})
-        outputs = vjp.run(values, float64)
+        values, float64 = arguments.check(name, vjp.inputs, args, {}, devices=vjp.devices)
+        outputs = vjp.run_tensors(values, float64)
         # each float input's gradient, as AD marked it (not by position or name)
         gradient = {o.gradient_of: k for k, o in enumerate(vjp.outputs)
                     if o.gradient_of is not None}
-        return self._results(torch.from_numpy(outputs[gradient[i]]) for i in self._float_inputs)
+        return self._results(outputs[gradient[i]] for i in self._float_inputs)
 
     def _backward_fake(self, *args, vjp=None, name=None):
         vjp, name = vjp or self._vjp, name or f"{self.name}_backward"
         args = args[0] if self._packed else args
-        values, _ = arguments.check(name, vjp.inputs, args, {}, allow_meta=True)
+        values, _ = arguments.check(name, vjp.inputs, args, {}, allow_meta=True,
+                                    devices=vjp.devices)
         # the CPU kernel returns dense tensors with the inputs' shapes and dtypes
         return self._results(torch.empty(values[i].shape, dtype=values[i].dtype,
                                          device=values[i].device) for i in self._float_inputs)

@@ -54,6 +54,75 @@ def test_cuda_runs_or_says_why_not():
     np.testing.assert_allclose(p, tenet.compile(SOFTMAX)(z), rtol=1e-5, atol=1e-7)
 
 
+UPDATE = """
+def scale(float(N) x) -> (float(N) y) {
+  y(n) *= x(n) * 2.0
+}
+"""
+
+
+def test_emulated_torch_tensors_run_on_the_device_path():
+    """CPU tensors are the emulator's device memory: they take the device-resident entry
+    point (outputs and workspace allocated by PyTorch, nothing copied), as CUDA tensors
+    do with target="cuda", and agree with the CPU target; an updated input is written."""
+    torch = pytest.importorskip("torch")
+    z = torch.from_numpy(rng_array((37, 300)))
+    f = tenet.compile(SOFTMAX, target="cuda-emulated")
+    assert f.kernel().runs_on_device
+    p = f(z)
+    assert isinstance(p, torch.Tensor) and p.dtype == torch.float32 and p.shape == (37, 300)
+    torch.testing.assert_close(p, tenet.compile(SOFTMAX)(z), rtol=1e-6, atol=1e-7)
+    # float64 tensors run the float64 variant, on the device path too
+    p64 = f(z.double())
+    assert p64.dtype == torch.float64
+    torch.testing.assert_close(p64, torch.softmax(z.double(), 1), rtol=1e-12, atol=1e-15)
+    x, y = torch.arange(1.0, 5.0), torch.ones(4)
+    out = tenet.compile(UPDATE, target="cuda-emulated")(x, y)
+    assert out is y
+    torch.testing.assert_close(y, 2 * torch.arange(1.0, 5.0))
+
+
+def test_emulated_torch_op_autograd_on_the_device_path():
+    torch = pytest.importorskip("torch")
+    op = tenet.torch_op(LINEAR, target="cuda-emulated", name="linear_emulated_device")
+    x, w, b = (torch.from_numpy(rng_array(s, k)).double().requires_grad_()
+               for k, s in enumerate([(6, 5), (4, 5), (4,)]))
+    loss = op(x, w, b)
+    loss.backward()
+    want = (((x @ w.T) + b) ** 2).sum()
+    grads = torch.autograd.grad(want, (x, w, b))
+    torch.testing.assert_close(loss, want)
+    for got, expected in zip((x.grad, w.grad, b.grad), grads):
+        torch.testing.assert_close(got, expected)
+    assert torch.autograd.gradcheck(op, (x, w, b))
+
+
+def test_device_binding_errors_name_the_argument():
+    torch = pytest.importorskip("torch")
+    f = tenet.compile(SOFTMAX, target="cuda-emulated")
+    with pytest.raises(ValueError, match="expected rank 2"):
+        f(torch.ones(3))
+    cpu = tenet.compile(SOFTMAX)
+    meta_cuda = torch.empty((2, 3), device="meta")
+    with pytest.raises(TypeError, match="expected a CPU tensor, got device meta"):
+        cpu(meta_cuda)
+
+
+def test_cuda_target_takes_cuda_tensors_or_says_why_not():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no GPU here: the device path runs on the emulator above "
+                    "(scripts/gpu-check.sh runs this on a GPU)")
+    z = torch.from_numpy(rng_array((37, 300))).cuda()
+    p = tenet.compile(SOFTMAX, target="cuda")(z)
+    assert p.device == z.device
+    torch.testing.assert_close(p.cpu(), torch.softmax(z.cpu(), 1), rtol=1e-5, atol=1e-7)
+    with pytest.raises(TypeError, match="one device"):
+        tenet.compile(LINEAR, target="cuda")(z[:, :5], torch.ones(4, 5), torch.ones(4))
+    with pytest.raises(TypeError, match="compile with target='cuda'"):
+        tenet.compile(SOFTMAX)(z)
+
+
 def test_unknown_target_lists_the_targets():
     with pytest.raises(ValueError, match="unknown target 'gpu'.*'cuda-emulated'"):
         tenet.compile(SOFTMAX, target="gpu")
@@ -81,5 +150,6 @@ def test_imported_models_kernels_compile_with_nvrtc(name):
         pytest.skip(str(e))
     assert report["kernels"] > 0
     assert report["max_spill_bytes"] <= 64, report
-    assert report["max_shared_bytes"] == 0, report
+    # only grouped reductions use shared memory: 32 warp values of up to 8 bytes
+    assert report["max_shared_bytes"] <= 32 * 8, report
     assert report["max_registers"] * 256 <= 65536, report
