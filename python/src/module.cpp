@@ -233,50 +233,8 @@ py::dict vocabulary() {
   return out;
 }
 
-/// The cuda target's NVRTC check of a variant (tests/python/test_cuda_targets.py).
-void bind_cuda(py::module_& m) {
-  m.def(
-      "cuda_kernel_report",
-      [](const CheckedProgram& p, const Variant& v, const std::string& arch) {
-        std::string why;
-        if (!cuda::nvrtc_available(&why)) throw std::runtime_error(why);
-        const codegen::CppUnit unit = p.cuda_unit(v);
-        py::gil_scoped_release release;
-        const cuda::DeviceCode code = cuda::compile_kernels(unit.kernels, unit.kernels_name, arch);
-        std::map<std::string, int64_t> report{{"kernels", int64_t(code.kernels.size())}};
-        for (const cuda::KernelResources& k : code.kernels) {
-          report["max_registers"] = std::max<int64_t>(report["max_registers"], k.registers);
-          report["max_spill_bytes"] = std::max<int64_t>(report["max_spill_bytes"],
-                                                        k.spill_store_bytes + k.spill_load_bytes);
-          report["max_shared_bytes"] =
-              std::max<int64_t>(report["max_shared_bytes"], k.shared_bytes);
-        }
-        return report;
-      },
-      py::arg("program"), py::arg("variant"), py::arg("arch"),
-      "the variant's kernels printed by the cuda target and compiled by NVRTC for `arch`: "
-      "their count and largest resources (RuntimeError without NVRTC; BindError with NVRTC's "
-      "log when they do not compile)");
-}
-
-}  // namespace
-
-PYBIND11_MODULE(_tenet, m) {
-  m.doc() = "Tenet's compiler (C++), as the tenet package uses it";
-  bind_errors(m);
-  bind_descriptions(m);
-  bind_training(m);
-  bind_extension(m);
-  m.def("vocabulary", &vocabulary,
-        "the language's builtins, keywords and type names (ir/builtins.h)");
-  // Ctrl-C during a JIT compile: Python's handler only sets a flag; this
-  // check (run while the compiler runs) raises KeyboardInterrupt, which ends
-  // the compiler's process group (support/child_processes.h).
-  tenet::set_interrupt_check([] {
-    py::gil_scoped_acquire gil;
-    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-  });
-
+/// tenet._tenet.Kernel: a compiled function, on host arrays or device buffers.
+void bind_kernel(py::module_& m) {
   py::class_<Kernel>(m, "Kernel")
       .def("run", &run_kernel, py::arg("inputs"), py::arg("sizes"))
       .def_property_readonly("runs_on_device",
@@ -332,6 +290,53 @@ PYBIND11_MODULE(_tenet, m) {
           py::arg("inputs"), py::arg("sizes"), py::arg("calls"), py::arg("rounds"),
           "CPU seconds per call from C++: (CompiledFunction::run, Executable::run, "
           "Executable::run_raw)");
+}
+
+/// The cuda target's NVRTC check of a variant (tests/python/test_cuda_targets.py).
+void bind_cuda(py::module_& m) {
+  m.def(
+      "cuda_kernel_report",
+      [](const CheckedProgram& p, const Variant& v, const std::string& arch) {
+        std::string why;
+        if (!cuda::nvrtc_available(&why)) throw std::runtime_error(why);
+        const codegen::CppUnit unit = p.cuda_unit(v);
+        py::gil_scoped_release release;
+        const cuda::DeviceCode code = cuda::compile_kernels(unit.kernels, unit.kernels_name, arch);
+        std::map<std::string, int64_t> report{{"kernels", int64_t(code.kernels.size())}};
+        for (const cuda::KernelResources& k : code.kernels) {
+          report["max_registers"] = std::max<int64_t>(report["max_registers"], k.registers);
+          report["max_spill_bytes"] = std::max<int64_t>(report["max_spill_bytes"],
+                                                        k.spill_store_bytes + k.spill_load_bytes);
+          report["max_shared_bytes"] =
+              std::max<int64_t>(report["max_shared_bytes"], k.shared_bytes);
+        }
+        return report;
+      },
+      py::arg("program"), py::arg("variant"), py::arg("arch"),
+      "the variant's kernels printed by the cuda target and compiled by NVRTC for `arch`: "
+      "their count and largest resources (RuntimeError without NVRTC; BindError with NVRTC's "
+      "log when they do not compile)");
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_tenet, m) {
+  m.doc() = "Tenet's compiler (C++), as the tenet package uses it";
+  bind_errors(m);
+  bind_descriptions(m);
+  bind_training(m);
+  bind_extension(m);
+  m.def("vocabulary", &vocabulary,
+        "the language's builtins, keywords and type names (ir/builtins.h)");
+  // Ctrl-C during a JIT compile: Python's handler only sets a flag; this
+  // check (run while the compiler runs) raises KeyboardInterrupt, which ends
+  // the compiler's process group (support/child_processes.h).
+  tenet::set_interrupt_check([] {
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  });
+
+  bind_kernel(m);
 
   py::class_<CheckedProgram>(m, "CheckedProgram")
       .def(py::init<const std::string&, const std::string&>(), py::arg("source"),
