@@ -28,20 +28,64 @@ void* open_runtime() {
   return nullptr;
 }
 
+void* runtime() {
+  static void* const handle = open_runtime();
+  return handle;
+}
+
+/// A runtime entry point by name (the runtime is there: find_gpu() ran).
+template <typename F>
+F entry(const char* name) {
+  auto f = reinterpret_cast<F>(dlsym(runtime(), name));
+  if (!f) throw BindError(std::string("the CUDA runtime found lacks ") + name);
+  return f;
+}
+
+void check(int status, const char* what) {
+  if (status == 0) return;
+  using Message = const char* (*)(int);
+  throw BindError(std::string(what) + ": " + entry<Message>("cudaGetErrorString")(status));
+}
+
+constexpr int kHostToDevice = 1, kDeviceToHost = 2;  // cudaMemcpyKind
+
 }  // namespace
 
+DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
+  find_gpu();
+  using Malloc = int (*)(void**, size_t);
+  if (bytes > 0) check(entry<Malloc>("cudaMalloc")(&data_, bytes), "cudaMalloc");
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  using Free = int (*)(void*);
+  if (data_) entry<Free>("cudaFree")(data_);
+}
+
+void DeviceBuffer::upload(const void* host, size_t bytes) {
+  using Copy = int (*)(void*, const void*, size_t, int);
+  TENET_ASSERT(bytes <= bytes_, "an upload of " << bytes << " bytes into " << bytes_);
+  if (bytes > 0) check(entry<Copy>("cudaMemcpy")(data_, host, bytes, kHostToDevice), "cudaMemcpy");
+}
+
+void DeviceBuffer::download(void* host, size_t bytes) const {
+  using Copy = int (*)(void*, const void*, size_t, int);
+  TENET_ASSERT(bytes <= bytes_, "a download of " << bytes << " bytes from " << bytes_);
+  if (bytes > 0) check(entry<Copy>("cudaMemcpy")(host, data_, bytes, kDeviceToHost), "cudaMemcpy");
+}
+
 Gpu find_gpu() {
-  static void* const runtime = open_runtime();
-  if (!runtime)
+  void* const handle = runtime();
+  if (!handle)
     throw UsageError(std::string("the cuda target needs the CUDA runtime (libcudart, part of the "
                                  "CUDA toolkit), which is not installed here; set CUDA_HOME") +
                      kWithoutGpu);
   using Count = int (*)(int*);
   using Attribute = int (*)(int*, int, int);
   using Message = const char* (*)(int);
-  auto count = reinterpret_cast<Count>(dlsym(runtime, "cudaGetDeviceCount"));
-  auto attribute = reinterpret_cast<Attribute>(dlsym(runtime, "cudaDeviceGetAttribute"));
-  auto message = reinterpret_cast<Message>(dlsym(runtime, "cudaGetErrorString"));
+  auto count = reinterpret_cast<Count>(dlsym(handle, "cudaGetDeviceCount"));
+  auto attribute = reinterpret_cast<Attribute>(dlsym(handle, "cudaDeviceGetAttribute"));
+  auto message = reinterpret_cast<Message>(dlsym(handle, "cudaGetErrorString"));
   if (!count || !attribute || !message)
     throw UsageError(std::string("the CUDA runtime found lacks cudaGetDeviceCount") + kWithoutGpu);
   int devices = 0;

@@ -9,8 +9,10 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <vector>
 
+#include "cuda/device.h"
 #include "driver/driver.h"
 #include "ir/interp.h"
 #include "support/error.h"
@@ -143,6 +145,54 @@ TEST(DeviceEntry, AnIndexOutOfRangeIsABindError) {
     FAIL() << "no error";
   } catch (const BindError& e) {
     EXPECT_NE(std::string(e.what()).find("99"), std::string::npos) << e.what();
+  }
+}
+
+// On a GPU (skipped, saying why, without one): the device entry on buffers
+// uploaded to it gives the emulator's bits for a softmax (its exp is Tenet's
+// own on both) with grouped reductions, and updates an output in place.
+TEST(DeviceEntry, OnTheGpuGivesTheEmulatorsBits) {
+  try {
+    find_gpu();
+  } catch (const UsageError& e) {
+    GTEST_SKIP() << e.what();
+  }
+  for (const auto& [model, sizes] : std::vector<std::pair<std::string, ir::SizeBindings>>{
+           {"softmax", {{"N", 37}, {"K", 3000}}}, {"tc_update_output", {{"N", 6}, {"K", 70}}}}) {
+    const Loaded gpu = load(model, model, "cuda");
+    const Loaded emulated = load(model, model, "cuda-emulated");
+    const std::vector<Tensor> inputs = zoo::make_inputs(*gpu.fn, sizes, 3);
+    const std::vector<Tensor> expected =
+        run_on_device(emulated.compiled[0], *emulated.fn, inputs, true);
+    const jit::DeviceBinding b = gpu.compiled[0].bind_on_device(shapes_of(inputs));
+    std::vector<std::unique_ptr<DeviceBuffer>> in, out;
+    std::vector<const void*> in_ptrs;
+    std::vector<void*> out_ptrs;
+    for (const Tensor& t : inputs) {
+      in.push_back(std::make_unique<DeviceBuffer>(t.nbytes()));
+      in.back()->upload(t.raw(), t.nbytes());
+      in_ptrs.push_back(in.back()->data());
+    }
+    for (size_t i = 0; i < b.outputs.size(); ++i) {
+      const int k = gpu.fn->updated_input(i);
+      if (k < 0) {
+        out.push_back(
+            std::make_unique<DeviceBuffer>(Tensor(b.outputs[i].type, b.outputs[i].shape).nbytes()));
+        out_ptrs.push_back(out.back()->data());
+      } else {
+        out.push_back(nullptr);
+        out_ptrs.push_back(const_cast<void*>(in_ptrs[size_t(k)]));
+      }
+    }
+    DeviceBuffer workspace(size_t(b.workspace_bytes));
+    gpu.compiled[0].run_on_device(b, in_ptrs.data(), out_ptrs.data(), workspace.data());
+    for (size_t i = 0; i < b.outputs.size(); ++i) {
+      Tensor got(b.outputs[i].type, b.outputs[i].shape);
+      const int k = gpu.fn->updated_input(i);
+      (out[i] ? *out[i] : *in[size_t(k)]).download(got.raw(), got.nbytes());
+      EXPECT_EQ(std::memcmp(got.raw(), expected[i].raw(), got.nbytes()), 0)
+          << model << ": " << gpu.fn->output_names[i] << " differs from the emulator's bits";
+    }
   }
 }
 

@@ -127,8 +127,8 @@ def _as_loss(outputs, weights):
 
 
 def check(model, args, *, dtype=torch.float64, steps=3, lr=0.05, tolerance=None,
-          training=True, seed=0):
-    """Runs ``model`` in PyTorch and through tenet.from_torch(...).module() side by side:
+          training=True, seed=0, target=None):
+    """Runs ``model`` in PyTorch and through tenet.from_torch(...).module(target) side by side:
     forward outputs, every parameter gradient and the buffers after one step, then
     parameters after ``steps`` SGD steps. Returns {what: relative difference}; asserts
     each is within ``tolerance`` (1e-9 in float64, 1e-4 in float32)."""
@@ -137,7 +137,7 @@ def check(model, args, *, dtype=torch.float64, steps=3, lr=0.05, tolerance=None,
     reference = copy.deepcopy(model).to(dtype).train(training)
     imported = copy.deepcopy(model).to(dtype).train(training)
     program = tenet.from_torch(imported, args)
-    module = program.module()
+    module = program.module(target)
     ours = torch.optim.SGD(module.parameters(), lr=lr)
     theirs = torch.optim.SGD(reference.parameters(), lr=lr)
     found = {}

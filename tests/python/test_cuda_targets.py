@@ -108,6 +108,17 @@ def test_device_binding_errors_name_the_argument():
         cpu(meta_cuda)
 
 
+@pytest.mark.parametrize("name", ["mlp", "mnist_cnn", "conv_bn", "transformer"])
+def test_imported_module_on_the_emulated_gpu_trains_as_pytorch(name):
+    """Program.module(target="cuda-emulated"): an imported model's training step (forward,
+    backward, BatchNorm's buffers, three SGD steps) on the CUDA target's kernels through
+    the device path, against PyTorch in float64, as the CPU target is checked."""
+    pytest.importorskip("torch")
+    import import_models
+    model, args = __import__("test_import_models").MODELS[name]()
+    import_models.check(model, args, target="cuda-emulated")
+
+
 def test_cuda_target_takes_cuda_tensors_or_says_why_not():
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
@@ -121,6 +132,13 @@ def test_cuda_target_takes_cuda_tensors_or_says_why_not():
         tenet.compile(LINEAR, target="cuda")(z[:, :5], torch.ones(4, 5), torch.ones(4))
     with pytest.raises(TypeError, match="compile with target='cuda'"):
         tenet.compile(SOFTMAX)(z)
+    # an imported module moved to the GPU compiles for it
+    import import_models
+    model, args = __import__("test_import_models").MODELS["mnist_cnn"]()
+    program = tenet.from_torch(model, args)
+    module = program.module().cuda()
+    got = module(*(a.cuda() for a in args))
+    torch.testing.assert_close(got.cpu(), model(*args), rtol=1e-4, atol=1e-5)
 
 
 def test_unknown_target_lists_the_targets():

@@ -42,14 +42,18 @@ def source_of(source, entry, message):
 
 
 class TenetModule(torch.nn.Module):
-    def __init__(self, program, original=None):
+    def __init__(self, program, original=None, target=None):
         super().__init__()
         self.program = program
-        # made now, so that forward only looks them up (also under torch.compile)
-        self._ops = {mode: program.torch_op(mode) for mode in (True, False)}
+        self._target = target  # None: by the tensors' device (cpu, or cuda)
+        # made now, so that forward only looks them up (also under torch.compile); the
+        # GPU's on the first call with CUDA tensors
+        self._ops = {(mode, target or "cpu"): program.torch_op(mode, target or "cpu")
+                     for mode in (True, False)}
         self._signatures = {mode: program.signature(mode) for mode in (True, False)}
-        self._mask_shapes = {mode: _mask_shapes(self._signatures[mode],
-                                                self._ops[mode].function.inputs)
+        declared = {mode: self._ops[(mode, target or "cpu")].function.inputs
+                    for mode in (True, False)}
+        self._mask_shapes = {mode: _mask_shapes(self._signatures[mode], declared[mode])
                              for mode in (True, False)}
         # the structure of the forward's results (a tensor, a tuple, a dict, ...)
         self._results = {mode: pytree.treespec_loads(self._signatures[mode]["results"])
@@ -67,21 +71,30 @@ class TenetModule(torch.nn.Module):
     def extra_repr(self):
         return f"tenet: {self.program.entry(True)} / {self.program.entry(False)}"
 
+    def _op(self, device):
+        """The operator of the current mode for tensors on ``device``."""
+        target = self._target or ("cuda" if device.type == "cuda" else "cpu")
+        key = (self.training, target)
+        if key not in self._ops:
+            self._ops[key] = self.program.torch_op(self.training, target)
+        return self._ops[key]
+
     def forward(self, *args):
         signature = self._signatures[self.training]
-        op = self._ops[self.training]
         _check_arguments(signature, args)
         # every key, tied ones too (b.weight, the same Parameter as a.weight)
         state = dict(self.named_parameters(remove_duplicate=False))
         state.update(self.named_buffers(remove_duplicate=False))
         float_dtype = _float_dtype(state, args)
+        device = _device(state, args)
+        op = self._op(device)
         masks = self._mask_shapes[self.training]
         updated = {spec["key"] for spec in signature["outputs"] if spec["kind"] == "buffer"}
         inputs = []
         for spec in signature["inputs"]:
             kind = spec["kind"]
             if kind == "constant":
-                value = self.program.weights[spec["key"]]
+                value = self.program.weights[spec["key"]].to(device)
                 inputs.append(value.to(float_dtype) if value.is_floating_point() else value)
             elif kind in ("parameter", "buffer"):
                 value = state[spec["key"]]
@@ -91,7 +104,7 @@ class TenetModule(torch.nn.Module):
                 inputs.append(args[spec["key"]])
             elif kind in ("dropout", "bernoulli"):
                 shape = [d if isinstance(d, int) else d(args) for d in masks[spec["name"]]]
-                inputs.append(_draw(kind, spec["p"], shape, float_dtype))
+                inputs.append(_draw(kind, spec["p"], shape, float_dtype, device))
         try:
             results = op(*inputs)
         except BindError as error:
@@ -129,12 +142,21 @@ def _check_arguments(signature, args):
                             f"(it takes {expected})")
 
 
-def _draw(kind, p, shape, dtype):
+def _draw(kind, p, shape, dtype, device):
     """A dropout mask (Bernoulli(1 - p) / (1 - p)) or a Bernoulli(p) draw, as PyTorch
-    draws them."""
+    draws them (on ``device``, with its generator)."""
     if kind == "dropout":
-        return torch.empty(shape, dtype=dtype).bernoulli_(1 - p).div_(1 - p)
-    return torch.empty(shape, dtype=dtype).bernoulli_(p)
+        return torch.empty(shape, dtype=dtype, device=device).bernoulli_(1 - p).div_(1 - p)
+    return torch.empty(shape, dtype=dtype, device=device).bernoulli_(p)
+
+
+def _device(state, args):
+    """Where the call runs: the device of the first tensor argument, else of the first
+    parameter or buffer (CPU without any)."""
+    for value in list(args) + list(state.values()):
+        if isinstance(value, torch.Tensor):
+            return value.device
+    return torch.device("cpu")
 
 
 def _mask_shapes(signature, declared):

@@ -34,23 +34,29 @@ class Program:
         'buffer' (key: the state_dict key), 'constant', 'dropout' (p: its probability)."""
         return self.manifest["functions"][self.entry(training)]
 
-    def function(self, training):
-        """The mode's function, compiled (tenet.Function)."""
-        return tenet_function.compile(self.source, self.entry(training), filename="model.tn")
+    def function(self, training, target="cpu"):
+        """The mode's function, compiled for ``target`` (tenet.Function)."""
+        options = {} if target == "cpu" else {"target": target}  # the CPU's key as before
+        return tenet_function.compile(self.source, self.entry(training), filename="model.tn",
+                                      **options)
 
-    def torch_op(self, training):
-        """The mode's function as a PyTorch operator with Tenet's derived backward."""
-        key = self.entry(training)
+    def torch_op(self, training, target="cpu"):
+        """The mode's function as a PyTorch operator with Tenet's derived backward, its
+        kernels compiled for ``target`` ("cpu"; "cuda" for CUDA tensors)."""
+        key = (self.entry(training), target)
         if key not in self._ops:
-            self._ops[key] = self.function(training).torch_op()
+            self._ops[key] = self.function(training, target).torch_op()
         return self._ops[key]
 
-    def module(self):
+    def module(self, target=None):
         """A torch.nn.Module running this program (see tenet.importer.module). For a
         program from from_torch it shares the original module's parameters and buffers;
-        for a loaded one it owns them (the first module made is the one ``save`` reads)."""
+        for a loaded one it owns them (the first module made is the one ``save`` reads).
+        It runs where its tensors are: compiled for the CPU, or for "cuda" once moved to
+        a GPU (``.cuda()``); ``target`` fixes the target instead ("cuda-emulated": the
+        CUDA kernels on the CPU's tensors, docs/cuda.md)."""
         from .module import TenetModule
-        made = TenetModule(self, self._original)
+        made = TenetModule(self, self._original, target)
         if self._original is None:
             self._original = made
         return made
