@@ -131,11 +131,15 @@ void FunctionEmitter::print_group_prologue(Code& body, const lower::Node& kernel
   const std::string group = thread_ + " / " + lanes_;
   body.line("const int64_t " + lane_ + " = " + thread_ + " % " + lanes_ + ";");
   body.line("const bool " + active_ + " = " + group + " < " + groups + ";");
-  body.note(
-      "The spare threads of the last block compute its last element again; they store nothing.");
-  body.line("const int64_t " + element + " = " + active_ + " ? " + group + " : " + groups +
-            " - 1;");
-  thread_ = element;  // the grid's loops take their indices from the element
+  const bool one_element = kernel.end->kind == lower::IndexKind::Const && kernel.end->value == 1;
+  if (!one_element) {  // the grid's loops take their indices from the element
+    body.note(
+        "The spare threads of the last block compute its last element again; they store "
+        "nothing.");
+    body.line("const int64_t " + element + " = " + active_ + " ? " + group + " : " + groups +
+              " - 1;");
+    thread_ = element;
+  }
   lane_index_var_ = kernel.group.at(4);
   lane_index_.clear();
   outermost_lane_loop_ = true;

@@ -50,6 +50,13 @@ void write_project(const std::vector<ProjectFile>& files, const std::string& dir
 /// CMakeLists.txt, and the CMake script that embeds the kernels' fatbin.
 std::string cmake_lists_cuda(const std::string& unit);
 std::string embed_kernels_cmake();
+/// For a project that builds the CUDA unit's host source in its own target
+/// `objects` (a training project): the toolkit, the architectures option
+/// `option`, the kernels compiled and embedded, added to `objects`, and the
+/// CUDA runtime and cuBLAS linked into `objects` and `libraries` (targets
+/// separated by spaces).
+std::string cmake_cuda_unit_lines(const std::string& unit, const std::string& option,
+                                  const std::string& objects, const std::string& libraries);
 
 std::string cmake_blas_lines(const std::string& objects, const std::string& libraries,
                              const std::string& project);

@@ -13,8 +13,10 @@ namespace tenet::jit {
 
 namespace {
 
-/// The kernels: one fatbin, no fast-math (--fmad=false), embedded as a byte array.
-std::string cmake_kernel_lines(const std::string& unit, const std::string& option) {
+/// The kernels: one fatbin, no fast-math (--fmad=false), embedded as a byte
+/// array; the runtime headers in the folder `runtime` ("" or "runtime/").
+std::string cmake_kernel_lines(const std::string& unit, const std::string& option,
+                               const std::string& runtime = "") {
   return "set(gencode \"\")\n"
          "foreach(arch ${" +
          option +
@@ -30,13 +32,16 @@ std::string cmake_kernel_lines(const std::string& unit, const std::string& optio
          unit +
          ".fatbin\n"
          "  COMMAND ${CUDAToolkit_NVCC_EXECUTABLE} -fatbin -std=c++17 --fmad=false\n"
-         "          --expt-relaxed-constexpr ${gencode} -I${CMAKE_CURRENT_SOURCE_DIR}\n"
+         "          --expt-relaxed-constexpr ${gencode} -I${CMAKE_CURRENT_SOURCE_DIR}/" +
+         runtime +
+         "\n"
          "          ${CMAKE_CURRENT_SOURCE_DIR}/" +
          unit + ".cu -o " + unit +
          ".fatbin\n"
          "  DEPENDS " +
-         unit +
-         ".cu tenet_cuda_device.h tenet_group.h tenet_scalar.h tenet_vmath.h\n"
+         unit + ".cu " + runtime + "tenet_cuda_device.h " + runtime + "tenet_group.h " + runtime +
+         "tenet_scalar.h " + runtime +
+         "tenet_vmath.h\n"
          "  COMMENT \"Compiling the kernels of " +
          unit + " for ${" + option +
          "}\")\n"
@@ -116,6 +121,23 @@ std::string cmake_lists_cuda(const std::string& unit) {
          " \"80;90\" CACHE STRING\n"
          "    \"GPU architectures the kernels are compiled for (compute capability x 10)\")\n\n" +
          cmake_kernel_lines(unit, option) + "\n" + cmake_library_lines(unit);
+}
+
+std::string cmake_cuda_unit_lines(const std::string& unit, const std::string& option,
+                                  const std::string& objects, const std::string& libraries) {
+  return "find_package(CUDAToolkit REQUIRED)\n"
+         "set(" +
+         option +
+         " \"80;90\" CACHE STRING\n"
+         "    \"GPU architectures the kernels are compiled for (compute capability x 10)\")\n" +
+         cmake_kernel_lines(unit, option, "runtime/") + "target_sources(" + objects +
+         " PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/" + unit +
+         "_kernels.cpp)\n"
+         "foreach(target " +
+         objects + " " + libraries +
+         ")\n"
+         "  target_link_libraries(${target} PUBLIC CUDA::cudart CUDA::cublas)\n"
+         "endforeach()\n";
 }
 
 std::string embed_kernels_cmake() {

@@ -93,70 +93,94 @@ Node* next_lane_loop(Node& loop) {
   return found;
 }
 
-}  // namespace
+/// A thread body of the grouped form: where its accumulator and its reduce
+/// loop are, the reduction, the loops the lanes share and their length.
+struct Match {
+  Block* body = nullptr;
+  size_t acc_at = 0, loop_at = 0;
+  ir::ReduceOp op = ir::ReduceOp::None;
+  std::vector<Node*> chain;
+  IndexExpr length;
+};
 
-bool group_reduction(Node& kernel, LoopTree& tree) {
-  Block& body = *thread_body(kernel.body);
-  // [locals] let acc = identity [locals] for ... { acc op= ... } [the stores]
-  size_t at = 0;
-  while (at < body.size() &&
-         (is_remark(body[at]) || (is_local(body[at]) && !body[at].var.accumulates)))
-    ++at;
-  if (at == body.size()) return false;
-  const Node& acc = body[at];
+/// Whether `acc` starts an accumulator a group may split: from the identity,
+/// of a type the lanes combine (4 or 8 bytes).
+bool splittable_accumulator(const Node& acc) {
   if (acc.kind != NodeKind::Let || !acc.var.accumulates || acc.index || acc.expr ||
       acc.computed_dim >= 0 ||
       !(acc.source.kind == Operand::Identity || acc.source.kind == Operand::Zero))
     return false;
-  if (!(acc.wide || acc.type == ElemType::F32 || acc.type == ElemType::F64 ||
-        acc.type == ElemType::I32 || acc.type == ElemType::I64))
-    return false;
+  return acc.wide || acc.type == ElemType::F32 || acc.type == ElemType::F64 ||
+         acc.type == ElemType::I32 || acc.type == ElemType::I64;
+}
+
+/// [locals] let acc = identity [locals] for ... { acc op= ... } [the stores]
+std::optional<Match> match(Block& kernel_body) {
+  Match m;
+  m.body = thread_body(kernel_body);
+  Block& body = *m.body;
+  size_t at = 0;
+  while (at < body.size() &&
+         (is_remark(body[at]) || (is_local(body[at]) && !body[at].var.accumulates)))
+    ++at;
+  if (at == body.size() || !splittable_accumulator(body[at])) return std::nullopt;
+  m.acc_at = at;
   size_t loop_at = at + 1;
   while (loop_at < body.size() && (is_remark(body[loop_at]) || is_local(body[loop_at]))) ++loop_at;
-  if (loop_at == body.size()) return false;
+  if (loop_at == body.size()) return std::nullopt;
   Node& outer = body[loop_at];
   if (!(outer.kind == NodeKind::For && outer.loop_kind == LoopKind::Serial &&
         is_rectangular_loop(outer)))
-    return false;
-  ir::ReduceOp op = ir::ReduceOp::None;
-  if (!updates_only(outer.body, acc.var, op) || op == ir::ReduceOp::None) return false;
+    return std::nullopt;
+  if (!updates_only(outer.body, body[at].var, m.op) || m.op == ir::ReduceOp::None)
+    return std::nullopt;
   for (size_t i = loop_at + 1; i < body.size(); ++i) {
     const Node& n = body[i];
     if (!(is_remark(n) || n.kind == NodeKind::Assign ||
           (n.kind == NodeKind::Let && !n.var.accumulates)))
-      return false;
+      return std::nullopt;
   }
+  m.loop_at = loop_at;
+  m.chain = {&outer};
+  while (Node* next = next_lane_loop(*m.chain.back())) m.chain.push_back(next);
+  for (size_t i = m.chain.size(); i-- > 0;) m.length = product(extent_of(*m.chain[i]), m.length);
+  if (const auto known = constant_of(m.length); known && *known < kMinGroupedLength)
+    return std::nullopt;  // short enough for one thread
+  return m;
+}
 
-  std::vector<Node*> chain{&outer};
-  while (Node* next = next_lane_loop(*chain.back())) chain.push_back(next);
-  IndexExpr length;
-  for (size_t i = chain.size(); i-- > 0;) {
-    chain[i]->loop_kind = LoopKind::GpuLane;
-    chain[i]->grid_stride = length ? length : ix::constant(1);
-    length = product(extent_of(*chain[i]), length);
-  }
-  if (const auto known = constant_of(length); known && *known < kMinGroupedLength) {
-    for (Node* loop : chain) {  // undone: short enough for one thread
-      loop->loop_kind = LoopKind::Serial;
-      loop->grid_stride.reset();
-    }
-    return false;
-  }
+}  // namespace
 
+bool is_group_reduction(const Node& n) {
+  Block copy{n};
+  return match(copy).has_value();
+}
+
+bool group_reduction(Node& kernel, LoopTree& tree) {
+  std::optional<Match> m = match(kernel.body);
+  if (!m) return false;
+  IndexExpr inner;
+  for (size_t i = m->chain.size(); i-- > 0;) {
+    m->chain[i]->loop_kind = LoopKind::GpuLane;
+    m->chain[i]->grid_stride = inner ? inner : ix::constant(1);
+    inner = product(extent_of(*m->chain[i]), inner);
+  }
+  Block& body = *m->body;
+  const Node& acc = body[m->acc_at];
   kernel.grouped = true;
-  kernel.reduce_length = length;
+  kernel.reduce_length = m->length;
   kernel.group = {fresh_var(tree, "lanes"), fresh_var(tree, "lane"), fresh_var(tree, "active"),
                   fresh_var(tree, "element"), fresh_var(tree, "r")};
   Node reduce;
   reduce.kind = NodeKind::GroupReduce;
   reduce.var = acc.var;
-  reduce.op = op;
+  reduce.op = m->op;
   reduce.type = acc.type;
   reduce.wide = acc.wide;
   Node leader;
   leader.kind = NodeKind::GroupLeader;
-  for (size_t i = loop_at + 1; i < body.size(); ++i) leader.body.push_back(std::move(body[i]));
-  body.resize(loop_at + 1);
+  for (size_t i = m->loop_at + 1; i < body.size(); ++i) leader.body.push_back(std::move(body[i]));
+  body.resize(m->loop_at + 1);
   body.push_back(std::move(reduce));
   body.push_back(std::move(leader));
   return true;

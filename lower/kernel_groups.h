@@ -33,4 +33,10 @@ constexpr int64_t kMinGroupedLength = 64;
 /// whether it did.
 bool group_reduction(Node& kernel, LoopTree& tree);
 
+/// Whether `n`, run by one thread (device code outside any parallel loop: a
+/// scalar loss), is one reduction a group could run: map_kernels gives it a
+/// kernel of its own instead of sharing one thread's kernel with its
+/// neighbours.
+bool is_group_reduction(const Node& n);
+
 }  // namespace tenet::lower

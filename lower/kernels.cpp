@@ -94,8 +94,10 @@ class KernelMapper {
         out.push_back(std::move(n));
         continue;
       }
+      if (is_group_reduction(n)) flush();  // a kernel of its own, grouped
       if (run.empty()) run_locals = locals.size();
       run.push_back(std::move(n));
+      if (is_group_reduction(run.back())) flush();
     }
     flush();
     block = std::move(out);

@@ -245,12 +245,10 @@ int cmd_emit(const std::vector<std::string>& argv) {
       throw UsageError(std::string("--") + torch_only + " is for --target torch");
   // An unknown target lists the known ones; a project is for the CPU or CUDA.
   const std::string target = driver::find_target(a.get("target")).name;
-  if (target != "cpp" && target != "cuda")
+  if (target != "cpp" && target != "cuda" && !(target == "cuda-emulated" && a.is_set("train")))
     throw UsageError(
         "tenet emit writes projects for the CPU or CUDA: --target must be 'cpp' or "
-        "'cuda'");
-  if (target == "cuda" && a.is_set("train"))
-    throw UsageError("--train projects are for the CPU so far: --target cuda emits functions");
+        "'cuda' (or 'cuda-emulated' with --train)");
   if (!a.is_set("o")) throw UsageError("emit needs an output directory: -o DIR");
   std::string path = require_file(a);
   if (a.is_set("train")) {
@@ -262,6 +260,7 @@ int cmd_emit(const std::vector<std::string>& argv) {
     options.openmp = !a.is_set("no-openmp");
     options.index_checks = !a.is_set("no-index-checks");
     options.overwrite = a.is_set("overwrite");
+    options.target = target;
     const std::string name = train::emit_standalone_project(path, a.get("o"), options);
     std::cout << "wrote " << a.get("o") << " (" << name << "_train.h, train, predict)\n";
     return 0;

@@ -214,6 +214,7 @@ std::string emit_standalone_project(const std::string& model_path, const std::st
   request.cpp.origin = model_path;
   request.cpp.openmp = options.openmp;
   request.cpp.index_checks = options.index_checks;
+  request.target = options.target;
   const driver::Compilation compiled = driver::compile(request, front);
   const codegen::CppUnit& code = *compiled.cpp;
   const std::vector<ir::Function>& fns = compiled.optimised.functions;
@@ -229,10 +230,15 @@ std::string emit_standalone_project(const std::string& model_path, const std::st
   const int64_t classes = ProgramTable::classes_of(fns.at(1), spec.eval.scores);
   values["CLASSES"] = std::to_string(classes);
   values["CLASSES_MINUS_1"] = std::to_string(classes - 1);
-  values["BLAS"] = code.uses_gemm
-                       ? jit::cmake_blas_lines(name + "_objects",
-                                               name + "_train " + name + "_train_shared", name)
+  const std::string libraries = name + "_train " + name + "_train_shared";
+  // A CUDA unit's GEMMs are cuBLAS'; the emulator's and the CPU's a CBLAS library's.
+  values["BLAS"] = code.uses_gemm && !code.uses_cuda
+                       ? jit::cmake_blas_lines(name + "_objects", libraries, name)
                        : "";
+  values["CUDA"] =
+      code.uses_cuda ? jit::cmake_cuda_unit_lines(name + "_kernels", upper + "_CUDA_ARCHITECTURES",
+                                                  name + "_objects", libraries)
+                     : "";
 
   // Where each template goes.
   const std::map<std::string, std::string> renamed = {
@@ -245,6 +251,10 @@ std::string emit_standalone_project(const std::string& model_path, const std::st
   std::vector<jit::ProjectFile> files = {{code.header_name, code.header},
                                          {code.source_name, code.source},
                                          {name + "_model.cpp", table}};
+  if (code.uses_cuda) {  // the kernels, compiled by nvcc and embedded at build time
+    files.push_back({code.kernels_name, code.kernels});
+    files.push_back({"embed_kernels.cmake", jit::embed_kernels_cmake()});
+  }
   for (jit::ProjectFile& f : jit::runtime_header_files())
     files.push_back({"runtime/" + f.name, std::move(f.text)});
   for (const EmbeddedFile& f : standalone_runtime_files()) {

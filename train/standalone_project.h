@@ -37,6 +37,10 @@ struct StandaloneOptions {
   bool openmp = true;        // parallel loops in the generated code
   bool index_checks = true;  // run-time checks of computed indices
   bool overwrite = false;    // replace files of a project already in the folder
+  /// The code target (driver/target.h): "cpp"; "cuda" (kernels built by nvcc,
+  /// run on a GPU: the project needs the CUDA toolkit); "cuda-emulated" (the
+  /// same kernels run on the CPU by the grid emulator, built as C++).
+  std::string target = "cpp";
 };
 
 /// Writes the project for the model file at `model_path` into `dir`;

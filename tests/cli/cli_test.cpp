@@ -12,6 +12,7 @@ using tenet::testing::Cli;
 using tenet::testing::CommandResult;
 using tenet::testing::expect_golden;
 using tenet::testing::run_command;
+using tenet::testing::source_path;
 using tenet::testing::tenet_cmd;
 
 namespace {
@@ -198,9 +199,20 @@ TEST_F(Cli, EmitCudaBuildsWithTheToolkitAlone) {
       (dir_ / "out-build" / "libtenet_squash.so").string() + " | grep -c tenet__kernels_image");
   EXPECT_EQ(build.exit_code, 0) << build.out << build.err;
   EXPECT_EQ(build.out, "1\n");
-  CommandResult train = run_in_dir("emit squash.tn --target cuda --train -o out2");
-  EXPECT_EQ(train.exit_code, 1);
-  EXPECT_NE(train.err.find("--train projects are for the CPU so far"), std::string::npos);
+  // A training project (the trainer's runtime and the model's kernels): its
+  // generated code and kernels build with the toolkit (the whole project
+  // builds like the CPU one, tests/training/standalone_test.cpp).
+  fs::copy_file(source_path("models/mnist_cnn.tn"), dir_ / "cnn.tn");
+  CommandResult train = run_in_dir("emit cnn.tn --target cuda --train -o out2");
+  ASSERT_EQ(train.exit_code, 0) << train.err;
+  EXPECT_TRUE(fs::exists(dir_ / "out2" / "cnn_kernels.cu"));
+  build = run_command("PATH=$PATH:/usr/local/cuda/bin cmake -S " + (dir_ / "out2").string() +
+                      " -B " + (dir_ / "out2-build").string() + " >/dev/null && cmake --build " +
+                      (dir_ / "out2-build").string() + " --target cnn_objects >/dev/null");
+  EXPECT_EQ(build.exit_code, 0) << build.out << build.err;
+  CommandResult functions = run_in_dir("emit squash.tn --target cuda-emulated -o out3");
+  EXPECT_EQ(functions.exit_code, 1);
+  EXPECT_NE(functions.err.find("(or 'cuda-emulated' with --train)"), std::string::npos);
 }
 
 TEST_F(Cli, EmitBuildsStandalone) {

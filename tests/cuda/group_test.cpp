@@ -144,6 +144,25 @@ TEST(GroupedKernels, LongReductionsAreGroupedShortOnesAreNot) {
   EXPECT_EQ(tree.find("grouped", small), std::string::npos) << tree;  // 8 terms: a thread each
 }
 
+// Device code outside any parallel loop runs on one thread; a reduction there
+// (a scalar loss) gets a grouped kernel of its own instead of sharing that
+// thread's kernel with its neighbours.
+TEST(GroupedKernels, ScalarReductionsGetKernelsOfTheirOwn) {
+  driver::Request r;
+  r.path = std::string(TENET_SOURCE_DIR) + "/models/zoo/scalar_loss.tn";
+  r.target = "cuda";
+  r.functions.push_back({"scalar_loss", std::nullopt});
+  r.stop_after = "map_kernels";
+  const driver::Compilation c = driver::compile(r);
+  const std::string tree =
+      lower::print(c.lowered->functions.at(0).loops, *c.lowered->functions[0].function);
+  size_t kernels = 0, grouped = 0;
+  for (size_t at = 0; (at = tree.find("kernel ", at)) != std::string::npos; ++at) ++kernels;
+  for (size_t at = 0; (at = tree.find("grouped over", at)) != std::string::npos; ++at) ++grouped;
+  EXPECT_EQ(kernels, 3u) << tree;  // data_term, penalty, then loss = data_term + lambda penalty
+  EXPECT_EQ(grouped, 2u) << tree;
+}
+
 TEST(GroupedKernels, MatchTheInterpreterOnTheEmulator) {
   const driver::Request request = sums_request("");
   const driver::Compilation c = driver::compile(request);

@@ -7,9 +7,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
+#include <utility>
 
 #include "tests/training/training_util.h"
+#include "train/safetensors.h"
 
 namespace tenet::testing {
 namespace {
@@ -73,6 +76,50 @@ TEST_F(Training, EmulatedGpuTrainsLikeTheCpuAndSharesCheckpoints) {
   EXPECT_NE(on_emulated.out.find("epoch 2/2: train loss"), std::string::npos) << on_emulated.out;
   EXPECT_LT(parameter_difference(path("emulated2/last.safetensors"), path("cpu2/last.safetensors")),
             1e-3);
+}
+
+// `tenet emit --train --target cuda-emulated`: the standalone project of the
+// CUDA target's kernels, built as C++ for the grid emulator, takes the steps
+// `tenet train --device cuda-emulated` takes (the same generated code, seed,
+// batches and dropout masks), as the CPU's project does the CPU's
+// (standalone_test.cpp). The cuda one builds with nvcc (cli_test.cpp).
+TEST_F(Training, EmulatedGpuStandaloneProjectTrainsLikeTenetTrain) {
+  const std::string project = path("project");
+  CommandResult r = tenet("emit models/mnist_cnn.tn --train --target cuda-emulated -o " + project);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::string libraries;  // the GEMM libraries tenet train's JIT links, as standalone_test.cpp
+  for (const auto& [variable, option] :
+       {std::pair{"TENET_DNNL_LIBRARY", "TENET_DNNL"}, {"TENET_BLAS_LIBRARY", "TENET_BLAS"}}) {
+    const char* value = std::getenv(variable);
+    if (value && *value)
+      libraries += std::string(" -D") + option + "=" +
+                   (std::string(value) == "none" ? std::string("NONE") : value);
+  }
+  r = run_command("cmake -S " + project + " -B " + project + "/build" + libraries + " > " +
+                  project + "/cmake.log 2>&1 && cmake --build " + project + "/build -j2 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string options = "--limit-train 100 --batch 20 --epochs 1 --seed 5";
+  r = tenet("train models/mnist_cnn.tn --device cuda-emulated " + options + " --out " +
+            path("run"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  r = run_command("cd " + source_path("") + " && OMP_NUM_THREADS=1 " + project +
+                  "/build/train --data data/mnist-sample " + options + " --save " +
+                  path("standalone.safetensors"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const train::NamedTensors expected = checkpoint_parameters(path("run/last.safetensors"));
+  const train::SafetensorsFile saved = train::read_safetensors(path("standalone.safetensors"));
+  ASSERT_EQ(saved.tensors.size(), expected.size());
+  for (const train::NamedTensor& e : expected) {
+    const Tensor* got = train::find_tensor(saved.tensors, e.name);
+    ASSERT_NE(got, nullptr) << e.name;
+    ASSERT_EQ(got->numel(), e.tensor.numel()) << e.name;
+    double scale = 0, worst = 0;
+    for (int64_t i = 0; i < e.tensor.numel(); ++i) {
+      scale = std::max(scale, std::abs(e.tensor.get(i)));
+      worst = std::max(worst, std::abs(e.tensor.get(i) - got->get(i)));
+    }
+    EXPECT_LE(worst, 1e-5 * scale) << e.name;
+  }
 }
 
 TEST_F(Training, UnknownDeviceIsAUsageError) {
