@@ -332,6 +332,22 @@ class Lookups(nn.Module):
         return self.fc(picked * x[:, rows[:2]].sum(1, keepdim=True))
 
 
+class PairIndexing(nn.Module):
+    """Several index tensors at once, broadcast together: adjacent (``t[i, j]``, the
+    result where the indexed dimensions were), separated by a slice (``t[i, :, j]``,
+    the broadcast dimensions first) and after a slice (``x[:, i, j]``); negative indices."""
+
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Parameter(torch.randn(5, 6, 6))
+
+    def forward(self, x, i, j):
+        a = self.table[i[:, None], j]            # [3, 2, 6]: i (3, 1) and j (2,) broadcast
+        b = self.table[i[:, None], :, j - 6]     # [3, 2, 6]: a slice between: S first
+        c = x[:, i[:2], j]                       # [B, 2]: after a slice
+        return a.sum(2).sum(1) + b.mean(2).sum(1) + c.sum(0).repeat(2)[:3]
+
+
 class GroupNormActivations(nn.Module):
     """GroupNorm, var, normalize and the activations export writes out in primitives
     (softplus, logsigmoid, hardswish, mish, hardsigmoid)."""

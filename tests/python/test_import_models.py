@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from import_models import (LLTM, MLP, Attention, BinarisedMLP, ConvBN, EmbeddingBagModel,
-                           GroupNormActivations,
-                           LeNet5, Lookups, MnistCNN, OffsetBags, RecurrentCells, RecurrentLayers, ShapeOps,
-                           TinyResNet, TinyTransformer, Upsampler, check)
+                           GroupNormActivations, LeNet5, Lookups, MnistCNN, OffsetBags,
+                           PairIndexing, RecurrentCells, RecurrentLayers, ShapeOps, TinyResNet,
+                           TinyTransformer, Upsampler, check)
 
 
 def _mlp():
@@ -60,6 +60,11 @@ def _lookups():
     return Lookups(), (torch.randn(4, 5), torch.tensor([1, 3, 3, 6]))
 
 
+def _pair_indexing():
+    return PairIndexing(), (torch.randn(2, 5, 6), torch.tensor([4, 0, 4]),
+                            torch.tensor([5, 1]))
+
+
 def _group_norm():
     return GroupNormActivations(), (torch.randn(3, 4, 3, 3),)
 
@@ -76,6 +81,7 @@ MODELS = {"mlp": _mlp, "mnist_cnn": _mnist_cnn, "lenet5": _lenet, "lltm": _lltm,
           "embedding_bag": _embedding_bag, "conv_bn": _conv_bn, "resnet": _resnet,
           "transformer": _transformer, "attention": _attention, "gru_lstm_cells": _recurrent,
           "lstm_gru_layers": _recurrent_layers, "lookups": _lookups,
+          "pair_indexing": _pair_indexing,
           "group_norm_activations": _group_norm, "transposed_convolutions": _upsampler,
           "shape_ops": _shape_ops}
 

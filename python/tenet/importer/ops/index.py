@@ -2,6 +2,7 @@
 
 from . import op
 from .. import names
+from ..values import broadcast_indices
 
 
 @op("aten.embedding.default")
@@ -144,16 +145,30 @@ def index_select(t, x, dim, index):
 
 @op("aten.index.Tensor")
 def index_tensor(t, x, indices):
-    """``x[idx]`` with one integer index tensor on one dimension (the others ``:``)."""
+    """``x[i, :, j]``: integer index tensors on some dimensions (``None`` for the others,
+    ``:``), broadcast together to one shape S, as PyTorch does: the result has S where
+    the indexed dimensions were when they are adjacent, else S first, then the other
+    dimensions in order. Each index is read broadcast to S; a negative one counts from
+    the end of its dimension, one out of range fails at run time."""
     used = [k for k, i in enumerate(indices) if i is not None]
-    if len(used) != 1 or indices[used[0]].dtype == "bool":
-        t.fail("indexing with several index tensors or a bool mask is not supported")
-    dim, index = used[0], indices[used[0]]
+    if any(indices[k].dtype == "bool" for k in used):
+        t.fail("indexing with a bool mask is not supported (its result's shape depends on "
+               "the mask's values)")
     out = t.new()
     idx = names.own_indices(out.rank)
-    own = idx[dim:dim + index.rank]
-    row = index.read(own)  # a negative index counts from the end, as in PyTorch
-    row = f"select({row} < 0, {row} + {x.shape[dim]}, {row})"
-    at = idx[:dim] + [row] + idx[dim + index.rank:]
-    t.statement(out, idx, "=", x.read(at), [(x, at), (index, own)], dict(zip(idx, out.shape)))
+    rank = max(indices[k].rank for k in used)
+    first = used[0] if used == list(range(used[0], used[-1] + 1)) else 0
+    broadcast, shape = idx[first:first + rank], out.shape[first:first + rank]
+    others = iter(idx[:first] + idx[first + rank:])
+    at, reads = [], []
+    for k in range(x.rank):
+        index = indices[k] if k < len(indices) else None
+        if index is None:
+            at.append(next(others))
+            continue
+        own = broadcast_indices(index, shape, broadcast)
+        row = index.read(own)
+        at.append(f"select({row} < 0, {row} + {x.shape[k]}, {row})")
+        reads.append((index, own))
+    t.statement(out, idx, "=", x.read(at), [(x, at)] + reads, dict(zip(idx, out.shape)))
     return out
