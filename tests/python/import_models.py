@@ -277,14 +277,24 @@ class TinyResNet(nn.Module):
 
 
 class OffsetBags(nn.Module):
-    """nn.EmbeddingBag with explicit offsets (bags of different lengths), summed."""
+    """nn.EmbeddingBag with explicit offsets (bags of different lengths), summed; and
+    with a padding index, left out of sums and of a mean's count, in fixed-size and
+    ragged bags (a bag of padding only is 0)."""
 
     def __init__(self, vocabulary=10, dim=3):
         super().__init__()
         self.bag = nn.EmbeddingBag(vocabulary, dim, mode="sum")
+        self.padded_mean = nn.EmbeddingBag(vocabulary, dim, mode="mean", padding_idx=2)
+        self.padded_sum = nn.EmbeddingBag(vocabulary, dim, mode="sum", padding_idx=2)
+        with torch.no_grad():  # the padding row as a trained one: not zero
+            self.padded_mean.weight[2] = 5.0
+            self.padded_sum.weight[2] = 5.0
 
     def forward(self, tokens, offsets):
-        return self.bag(tokens, offsets)
+        rows = tokens[:6].reshape(2, 3)
+        fixed = self.padded_mean(rows) + self.padded_sum(rows)
+        ragged = self.padded_mean(tokens, offsets) + self.padded_sum(tokens, offsets)
+        return self.bag(tokens, offsets) + ragged + fixed.sum(0)
 
 
 class Attention(nn.Module):

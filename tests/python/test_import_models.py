@@ -120,8 +120,8 @@ def test_batch_norm_in_evaluation_mode_uses_the_running_statistics():
 
 def test_embedding_bags_with_offsets():
     torch.manual_seed(6)
-    tokens = torch.tensor([1, 4, 4, 9, 0, 2, 7])
-    offsets = torch.tensor([0, 2, 2, 5])  # bags of 2, 0, 3 and 2 tokens
+    tokens = torch.tensor([1, 4, 2, 2, 9, 0, 2, 7])
+    offsets = torch.tensor([0, 2, 4, 4, 6])  # bags of 2, 2 (padding only), 0, 2 and 2 tokens
     check(OffsetBags(), (tokens, offsets), dtype=torch.float64)
 
 

@@ -77,15 +77,36 @@ def _fixed_bags(t):
     return tokens
 
 
-def _fixed_embedding_bag(t, weight, tokens, mode):
+def _bag_term(weight, token, d, padding_idx):
+    """A bag's term: the token's row, 0 for the padding index (excluded, as in PyTorch)."""
+    value = weight.read([token, d])
+    if padding_idx is None:
+        return value
+    return f"select({token} == {padding_idx}, 0, {value})"
+
+
+def _bag_count(token, padding_idx):
+    """What a token adds to its bag's count for a mean: 1, or 0 for the padding index."""
+    if padding_idx is None:
+        return "1"
+    return f"select({token} == {padding_idx}, 0, 1)"
+
+
+def _fixed_embedding_bag(t, weight, tokens, mode, padding_idx):
     out = t.new(shape=(tokens.shape[0], weight.shape[1]), dtype=weight.dtype)
     b, d = names.own_indices(2)
     (k,) = names.reduced_indices(1)
     row = tokens.read([b, k])
-    t.statement(out, [b, d], "+=!", weight.read([row, d]), [(tokens, [b, k]), (weight, [row, d])],
-                {b: tokens.shape[0], d: weight.shape[1], k: tokens.shape[1]})
-    if mode == "mean":
+    sizes = {b: tokens.shape[0], d: weight.shape[1], k: tokens.shape[1]}
+    t.statement(out, [b, d], "+=!", _bag_term(weight, row, d, padding_idx),
+                [(tokens, [b, k]), (weight, [row, d])], sizes)
+    if mode == "mean" and padding_idx is None:
         t.statement(out, [b, d], "=", f"{out.read([b, d])} / {tokens.shape[1]}")
+    elif mode == "mean":  # divided by the tokens that are not padding (none: 0, as PyTorch)
+        count = t.new(f"{out.name}_count", shape=(tokens.shape[0],), dtype=weight.dtype)
+        t.statement(count, [b], "+=!", f"{weight.dtype}({_bag_count(row, padding_idx)})",
+                    [(tokens, [b, k])], {b: tokens.shape[0], k: tokens.shape[1]})
+        t.statement(out, [b, d], "=", f"{out.read([b, d])} / fmax({count.read([b])}, 1)")
     return out
 
 
@@ -94,11 +115,14 @@ def embedding_bag(t, weight, indices, offsets, scale_grad_by_freq=False, mode=0,
                   per_sample_weights=None, include_last_offset=False, padding_idx=-1):
     if _MODES.get(mode) not in ("sum", "mean"):
         t.fail("embedding_bag in mode 'max' is not supported")
-    if scale_grad_by_freq or (padding_idx is not None and padding_idx >= 0):
-        t.fail("embedding_bag with scale_grad_by_freq or padding_idx is not supported")
+    if scale_grad_by_freq:
+        t.fail("embedding_bag with scale_grad_by_freq is not supported")
+    # the padding index's entries are left out of their bags (a mean counts the others)
+    padding_idx = padding_idx if padding_idx is not None and padding_idx >= 0 else None
     fixed = _fixed_bags(t)
     if fixed is not None and per_sample_weights is None:
-        return (_fixed_embedding_bag(t, weight, fixed, _MODES[mode]), None, None, None)
+        return (_fixed_embedding_bag(t, weight, fixed, _MODES[mode], padding_idx), None, None,
+                None)
     bags = offsets.shape[0] if not include_last_offset else f"{offsets.shape[0]} - 1"
     b, d = names.own_indices(2)
     (k,) = names.reduced_indices(1)
@@ -120,13 +144,22 @@ def embedding_bag(t, weight, indices, offsets, scale_grad_by_freq=False, mode=0,
     term = weight.read([indices.read([k]), d])
     if per_sample_weights is not None:
         term += f" * {per_sample_weights.read([k])}"
+    if padding_idx is not None:
+        term = f"select({indices.read([k])} == {padding_idx}, 0, {term})"
     out = t.new(shape=(bags, weight.shape[1]), dtype=weight.dtype)
     t.statement(out, [b, d], "+=!", term, [(weight, [indices.read([k]), d]), (indices, [k])],
                 {b: bags, d: weight.shape[1]},
                 where=[f"{k} in {offsets.read([b])}:{ends.read([b])}"])
-    if _MODES[mode] == "mean":
+    if _MODES[mode] == "mean" and padding_idx is None:
         size = f"{ends.read([b])} - {offsets.read([b])}"
         t.statement(out, [b, d], "=", f"{out.read([b, d])} / fmax(float32({size}), 1)")
+    elif _MODES[mode] == "mean":  # the tokens of the bag that are not padding
+        count = t.new(f"{out.name}_count", shape=(bags,), dtype=weight.dtype)
+        t.statement(count, [b], "+=!",
+                    f"{weight.dtype}({_bag_count(indices.read([k]), padding_idx)})",
+                    [(indices, [k])], {b: bags},
+                    where=[f"{k} in {offsets.read([b])}:{ends.read([b])}"])
+        t.statement(out, [b, d], "=", f"{out.read([b, d])} / fmax({count.read([b])}, 1)")
     return (out, None, None, None)
 
 
