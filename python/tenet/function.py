@@ -233,6 +233,9 @@ class Function:
         target = self._jit.get("target", "cpu")
         if not ((target == "cuda" and device.type == "cuda") or target == "cuda-emulated"):
             return [torch.from_numpy(o) for o in self.run(values, float64)]
+        if device.type == "cuda" and device.index not in (None, 0):
+            raise ValueError(f"'{self.name}': Tenet's CUDA target runs on cuda:0 for now; the "
+                             f"tensors are on {device}")
         return self._run_on_device(values, float64, device)
 
     def _run_on_device(self, values, float64, device):
