@@ -37,16 +37,27 @@ struct Dim3 {
   int64_t x = 0, y = 0, z = 0;
 };
 
-/// Runs `kernel` for threads [0, threads) in blocks of `per_block`.
+/// Runs `kernel` for every thread of blocks of `per_block` that cover
+/// [0, threads): blocks on the OpenMP team, a block's threads one after
+/// another, the last one first when `last_first`.
 template <typename Kernel, typename... Args>
-void launch(Kernel kernel, int64_t threads, int64_t per_block, Args&&... args) {
+void run_blocks(bool last_first, Kernel kernel, int64_t threads, int64_t per_block,
+                Args&&... args) {
   if (threads <= 0) return;
   const int64_t blocks = (threads + per_block - 1) / per_block;
   const Dim3 block_dim{per_block, 1, 1};
 #pragma omp parallel for schedule(static) if (blocks > 1)
   for (int64_t block = 0; block < blocks; ++block)
-    for (int64_t thread = 0; thread < per_block; ++thread)
+    for (int64_t k = 0; k < per_block; ++k) {
+      const int64_t thread = last_first ? per_block - 1 - k : k;
       kernel(Dim3{block, 0, 0}, block_dim, Dim3{thread, 0, 0}, args...);
+    }
+}
+
+/// Runs `kernel` for threads [0, threads) in blocks of `per_block`.
+template <typename Kernel, typename... Args>
+void launch(Kernel kernel, int64_t threads, int64_t per_block, Args&&... args) {
+  run_blocks(false, kernel, threads, per_block, args...);
 }
 
 /// The lanes' values of the block a thread of the team runs (launch_grouped).
@@ -61,13 +72,7 @@ inline unsigned char* lane_values() {
 /// left their values there.
 template <typename Kernel, typename... Args>
 void launch_grouped(Kernel kernel, int64_t threads, int64_t per_block, Args&&... args) {
-  if (threads <= 0) return;
-  const int64_t blocks = (threads + per_block - 1) / per_block;
-  const Dim3 block_dim{per_block, 1, 1};
-#pragma omp parallel for schedule(static) if (blocks > 1)
-  for (int64_t block = 0; block < blocks; ++block)
-    for (int64_t thread = per_block; thread-- > 0;)
-      kernel(Dim3{block, 0, 0}, block_dim, Dim3{thread, 0, 0}, args...);
+  run_blocks(true, kernel, threads, per_block, args...);
 }
 
 /// `count` elements from one device buffer to another.

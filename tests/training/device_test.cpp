@@ -7,9 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
-#include <utility>
 
 #include "tests/training/training_util.h"
 #include "train/safetensors.h"
@@ -87,14 +85,8 @@ TEST_F(Training, EmulatedGpuStandaloneProjectTrainsLikeTenetTrain) {
   const std::string project = path("project");
   CommandResult r = tenet("emit models/mnist_cnn.tn --train --target cuda-emulated -o " + project);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  std::string libraries;  // the GEMM libraries tenet train's JIT links, as standalone_test.cpp
-  for (const auto& [variable, option] :
-       {std::pair{"TENET_DNNL_LIBRARY", "TENET_DNNL"}, {"TENET_BLAS_LIBRARY", "TENET_BLAS"}}) {
-    const char* value = std::getenv(variable);
-    if (value && *value)
-      libraries += std::string(" -D") + option + "=" +
-                   (std::string(value) == "none" ? std::string("NONE") : value);
-  }
+  // the GEMM libraries tenet train's JIT links
+  const std::string libraries = gemm_library_options();
   r = run_command("cmake -S " + project + " -B " + project + "/build" + libraries + " > " +
                   project + "/cmake.log 2>&1 && cmake --build " + project + "/build -j2 2>&1");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;

@@ -80,17 +80,7 @@ TEST_F(Training, StandaloneProjectTrainsLikeTenetTrain) {
   CommandResult r = tenet("emit " + path("time.tn") + " --train -o " + project);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.out, "wrote " + project + " (time_train.h, train, predict)\n");
-  // The GEMM libraries that tenet train's JIT links where the environment
-  // chooses them (jit/jit.h; CMake finds the default ones by itself), so
-  // that both take the same steps.
-  std::string libraries;
-  for (const auto& [variable, option] :
-       {std::pair{"TENET_DNNL_LIBRARY", "TENET_DNNL"}, {"TENET_BLAS_LIBRARY", "TENET_BLAS"}}) {
-    const char* value = std::getenv(variable);
-    if (value && *value)
-      libraries += std::string(" -D") + option + "=" +
-                   (std::string(value) == "none" ? std::string("NONE") : value);
-  }
+  const std::string libraries = gemm_library_options();
   r = run_command("cmake -S " + project + " -B " + project + "/build" + libraries + " > " +
                   project + "/cmake.log 2>&1 && cmake --build " + project + "/build -j2 2>&1");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;

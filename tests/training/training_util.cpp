@@ -5,8 +5,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "train/safetensors.h"
 
@@ -49,6 +51,18 @@ train::NamedTensors checkpoint_parameters(const std::string& path) {
     if (!t.name.starts_with("optimizer/") && !t.name.starts_with("train/"))
       params.push_back(std::move(t));
   return params;
+}
+
+std::string gemm_library_options() {
+  std::string options;
+  for (const auto& [variable, option] :
+       {std::pair{"TENET_DNNL_LIBRARY", "TENET_DNNL"}, {"TENET_BLAS_LIBRARY", "TENET_BLAS"}}) {
+    const char* value = std::getenv(variable);
+    if (value && *value)
+      options += std::string(" -D") + option + "=" +
+                 (std::string(value) == "none" ? std::string("NONE") : value);
+  }
+  return options;
 }
 
 void Training::SetUp() {

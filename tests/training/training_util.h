@@ -29,6 +29,12 @@ std::vector<LogRow> read_log(const std::string& path);
 /// The parameters of a checkpoint (every tensor not under optimizer/ or train/).
 train::NamedTensors checkpoint_parameters(const std::string& path);
 
+/// The CMake options (" -DTENET_DNNL=... -DTENET_BLAS=...") that make an
+/// emitted project link the GEMM libraries the environment chooses for
+/// `tenet train`'s JIT (jit/jit.h; CMake finds the default ones by itself),
+/// so that both take the same steps.
+std::string gemm_library_options();
+
 /// A scratch directory per test, removed afterwards, and the CLI run from
 /// the source tree (so models/ and tests/training/data/ resolve).
 class Training : public ::testing::Test {
