@@ -35,6 +35,13 @@ std::string shape_text(const std::string& name, const ir::Value& v) {
 
 }  // namespace
 
+std::string cuda_unit_symbol(const std::string& unit) {
+  std::string out = unit;
+  for (char& c : out)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) c = '_';
+  return out;
+}
+
 std::string c_symbol(const ir::Function& fn) {
   if (is_plain_name(fn.name)) return "tenet_" + fn.name;
   // Anything else is spelled with escapes, under a prefix no plain name gets:
@@ -77,14 +84,14 @@ namespace {
 /// The device runtime a GPU target's host code calls as tenet::device: the
 /// grid emulator's or CUDA's (after tenet_gemm.h, whose GEMM the emulator's
 /// forwards to).
-std::string device_runtime(CppOptions::Kernels kernels) {
+std::string device_runtime(CppOptions::Kernels kernels, const std::string& unit) {
   switch (kernels) {
     case CppOptions::Kernels::None:
       return "";
     case CppOptions::Kernels::Emulated:
       return "#include \"tenet_emulator.h\"\n";
-    case CppOptions::Kernels::Cuda:
-      return "#include \"tenet_cuda.h\"\n";
+    case CppOptions::Kernels::Cuda:  // its runtime is the unit's own (tenet_cuda.h)
+      return "#define TENET_CUDA_UNIT " + unit + "\n#include \"tenet_cuda.h\"\n";
   }
   return "";
 }
@@ -94,13 +101,13 @@ std::string device_runtime(CppOptions::Kernels kernels) {
 /// The runtime headers a unit includes (runtime/): the profile's first, so
 /// that the libraries' headers see TENET_PROFILE.
 std::string runtime_includes(const CppOptions& options, bool uses_gemm, bool uses_conv,
-                             bool checks_indices) {
+                             bool checks_indices, const std::string& unit) {
   return std::string(options.profile ? "#define TENET_PROFILE 1\n#include \"tenet_profile.h\"\n"
                                      : "") +
          (uses_gemm ? "#include \"tenet_gemm.h\"\n" : "") +
          (uses_conv ? "#include \"tenet_conv.h\"\n" : "") +
          (checks_indices ? "#include \"tenet_index.h\"\n" : "") + "#include \"tenet_runtime.h\"\n" +
-         device_runtime(options.kernels);
+         device_runtime(options.kernels, cuda_unit_symbol(unit));
 }
 
 CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
@@ -111,6 +118,7 @@ CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
     unit = functions.size() == 1 ? c_symbol(*functions[0]->function) : "tenet_kernels";
   if (names_a_runtime_header(unit)) unit += "_kernels";
   CppUnit out;
+  out.unit_name = unit;
   out.header_name = unit + ".h";
   out.source_name = unit + ".cpp";
 
@@ -159,12 +167,15 @@ CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
       "<limits>\n#include <new>\n#include <vector>\n" +
       (checks_indices || options.kernels != CppOptions::Kernels::None ? "#include <string>\n"
                                                                       : "") +
-      "\n" + runtime_includes(options, out.uses_gemm, uses_conv, checks_indices) + definitions;
+      "\n" + runtime_includes(options, out.uses_gemm, uses_conv, checks_indices, unit) +
+      definitions;
   if (options.kernels == CppOptions::Kernels::Cuda) {
     out.source += "\n/// The loader hands over the kernels of " + unit +
                   ".cu, compiled for the GPU at hand, before any call: null,\n"
                   "/// or why they do not load.\n"
-                  "extern \"C\" const char* tenet__load_kernels(const void* cubin) {\n"
+                  "extern \"C\" const char* " +
+                  cuda_unit_symbol(unit) +
+                  "__load_kernels(const void* cubin) {\n"
                   "  static thread_local std::string error;\n"
                   "  try {\n"
                   "    tenet::cuda::load_kernels(cubin);\n"

@@ -89,6 +89,7 @@ struct CppOptions {
 };
 
 struct CppUnit {
+  std::string unit_name;    // "softmax": the base of the file names
   std::string header_name;  // "softmax.h"
   std::string header;
   std::string source_name;  // "softmax.cpp"; includes header_name and "tenet_runtime.h"
@@ -124,6 +125,13 @@ CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
 /// distinct symbols, and none contains "__", which separates the suffixes of
 /// the entry points ("tenet_f__packed").
 std::string c_symbol(const ir::Function& fn);
+
+/// The prefix of what a CUDA unit named `unit` defines for its loader and
+/// build (`<prefix>__load_kernels`, `<prefix>__kernels_image`,
+/// runtime/tenet_cuda.h's TENET_CUDA_UNIT): the unit's name with every byte
+/// that is not a letter, a digit or '_' as '_' ("tenet_kernels" stays), so
+/// that two units linked into one program keep their kernels apart.
+std::string cuda_unit_symbol(const std::string& unit);
 
 /// The string tenet_f__signature() returns, describing the ABI so a loader can
 /// check that a library matches the IR it was built from, e.g.

@@ -63,8 +63,9 @@ std::vector<jit::CompiledFunction> load_cuda(const Compilation& c, const jit::Ji
   std::vector<jit::CompiledFunction> functions =
       jit::jit_compile_unit(*c.cpp, c.optimised, c.function_names(), options);
   using LoadKernels = const char* (*)(const void*);
-  auto load = reinterpret_cast<LoadKernels>(functions.at(0).unit().symbol("tenet__load_kernels"));
-  TENET_ASSERT(load, "the cuda unit " << c.cpp->source_name << " has no tenet__load_kernels");
+  const std::string loader = codegen::cuda_unit_symbol(c.cpp->unit_name) + "__load_kernels";
+  auto load = reinterpret_cast<LoadKernels>(functions.at(0).unit().symbol(loader));
+  TENET_ASSERT(load, "the cuda unit " << c.cpp->source_name << " has no " << loader);
   if (const char* error = load(code.cubin.data()))
     throw BindError(std::string("the kernels of ") + c.cpp->kernels_name +
                     " do not load on the GPU: " + error);

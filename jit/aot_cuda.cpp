@@ -2,11 +2,12 @@
 // source, the kernels' .cu and the runtime headers, built with CMake and the
 // CUDA toolkit alone. nvcc compiles the kernels into one fatbin (a cubin per
 // chosen architecture and PTX of the newest, which newer GPUs compile at
-// load), embedded in the library as tenet__kernels_image, which
+// load), embedded in the library as <unit>__kernels_image, which
 // runtime/tenet_cuda.h loads at the first launch.
 #include <cctype>
 #include <string>
 
+#include "codegen/cpp.h"
 #include "jit/aot.h"
 
 namespace tenet::jit {
@@ -51,7 +52,8 @@ std::string cmake_kernel_lines(const std::string& unit, const std::string& optio
          "_kernels.cpp\n"
          "  COMMAND ${CMAKE_COMMAND} -DIN=" +
          unit + ".fatbin -DOUT=" + unit +
-         "_kernels.cpp\n"
+         "_kernels.cpp -DSYMBOL=" + codegen::cuda_unit_symbol(unit) +
+         "__kernels_image\n"
          "          -P ${CMAKE_CURRENT_SOURCE_DIR}/embed_kernels.cmake\n"
          "  DEPENDS " +
          unit + ".fatbin embed_kernels.cmake)\n";
@@ -141,13 +143,13 @@ std::string cmake_cuda_unit_lines(const std::string& unit, const std::string& op
 }
 
 std::string embed_kernels_cmake() {
-  return "# Writes the kernels' fatbin (IN) as the C++ byte array tenet__kernels_image (OUT),\n"
-         "# which tenet_cuda.h loads at the first launch.\n"
+  return "# Writes the kernels' fatbin (IN) as the C++ byte array SYMBOL (OUT),\n"
+         "# <unit>__kernels_image, which tenet_cuda.h loads at the first launch.\n"
          "file(READ \"${IN}\" hex HEX)\n"
          "string(REGEX REPLACE \"([0-9a-f][0-9a-f])\" \"0x\\\\1,\" bytes \"${hex}\")\n"
          "file(WRITE \"${OUT}\" \"// Generated at build time from the kernels' fatbin.\\n\"\n"
-         "     \"extern \\\"C\\\" const unsigned char tenet__kernels_image[];\\n\"\n"
-         "     \"alignas(64) const unsigned char tenet__kernels_image[] = {${bytes}};\\n\")\n";
+         "     \"extern \\\"C\\\" const unsigned char ${SYMBOL}[];\\n\"\n"
+         "     \"alignas(64) const unsigned char ${SYMBOL}[] = {${bytes}};\\n\")\n";
 }
 
 }  // namespace tenet::jit

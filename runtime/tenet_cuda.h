@@ -7,7 +7,7 @@
 /// buffers copied to the device and back.
 ///
 /// The kernels are in the unit's .cu, compiled by NVRTC for the GPU at hand
-/// (cuda/nvrtc.h); the loader hands the cubin to tenet__load_kernels (the
+/// (cuda/nvrtc.h); the loader hands the cubin to <unit>__load_kernels (the
 /// host source defines it) before any call, and a Kernel finds its function
 /// in it by name. Every call runs on the legacy default stream, in order.
 ///
@@ -30,7 +30,25 @@
 #include "tenet_group.h"
 #include "tenet_index.h"
 
+// The unit whose host source includes this header (codegen: the unit's name
+// as an identifier): its kernels' image is <unit>__kernels_image.
+#ifndef TENET_CUDA_UNIT
+#define TENET_CUDA_UNIT tenet
+#endif
+#define TENET_CUDA_CONCAT2(a, b) a##b
+#define TENET_CUDA_CONCAT(a, b) TENET_CUDA_CONCAT2(a, b)
+#define TENET_CUDA_KERNELS_IMAGE TENET_CUDA_CONCAT(TENET_CUDA_UNIT, __kernels_image)
+
+/// An emitted project's kernels, embedded by its build (jit/aot_cuda.cpp);
+/// undefined (null) where the loader hands them over instead.
+extern "C" __attribute__((weak)) const unsigned char TENET_CUDA_KERNELS_IMAGE[];
+
 namespace tenet::cuda {
+// Everything here is the including unit's own (an unnamed namespace): two
+// units linked into one program (two emitted projects, an extension's
+// float32 and float64 units) keep their kernels, cuBLAS handles and images
+// apart.
+namespace {
 
 /// A CUDA runtime or cuBLAS call that failed.
 class Error : public std::runtime_error {
@@ -61,8 +79,8 @@ struct Unit {
   }
 };
 
-/// The unit of this shared library (one static per library: the host JIT
-/// links with -Bsymbolic and loads RTLD_LOCAL).
+/// The including unit's kernels and cuBLAS handle (one per unit: this
+/// header's names are the unit's own).
 inline Unit& unit() {
   static Unit u;
   return u;
@@ -75,10 +93,6 @@ inline void load_kernels(const void* cubin) {
           "loading the unit's kernels");
 }
 
-/// An emitted project's kernels, embedded by its build (jit/aot_cuda.cpp);
-/// undefined (null) where the loader hands them over instead.
-extern "C" __attribute__((weak)) const unsigned char tenet__kernels_image[];
-
 /// A kernel of the unit's .cu, found by name at its first launch.
 class Kernel {
  public:
@@ -86,7 +100,7 @@ class Kernel {
   const char* name() const { return name_; }
   cudaKernel_t handle() {
     if (!handle_) {
-      if (!unit().kernels && tenet__kernels_image) load_kernels(tenet__kernels_image);
+      if (!unit().kernels && TENET_CUDA_KERNELS_IMAGE) load_kernels(TENET_CUDA_KERNELS_IMAGE);
       if (!unit().kernels) throw Error(std::string(name_) + ": the unit's kernels are not loaded");
       check(cudaLibraryGetKernel(&handle_, unit().kernels, name_), name_);
     }
@@ -237,6 +251,7 @@ class Buffer {
   void* device_ = nullptr;
 };
 
+}  // namespace
 }  // namespace tenet::cuda
 
 namespace tenet {

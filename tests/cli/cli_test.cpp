@@ -192,13 +192,31 @@ TEST_F(Cli, EmitCudaBuildsWithTheToolkitAlone) {
   for (const char* file : {"tenet_squash.cu", "tenet_squash.cpp", "tenet_cuda.h",
                            "tenet_cuda_device.h", "embed_kernels.cmake"})
     EXPECT_TRUE(fs::exists(dir_ / "out" / file)) << file;
-  CommandResult build = run_command(
-      "PATH=$PATH:/usr/local/cuda/bin cmake -S " + (dir_ / "out").string() + " -B " +
-      (dir_ / "out-build").string() + " >/dev/null && cmake --build " +
-      (dir_ / "out-build").string() + " >/dev/null && nm -D " +
-      (dir_ / "out-build" / "libtenet_squash.so").string() + " | grep -c tenet__kernels_image");
+  CommandResult build =
+      run_command("PATH=$PATH:/usr/local/cuda/bin cmake -S " + (dir_ / "out").string() + " -B " +
+                  (dir_ / "out-build").string() + " >/dev/null && cmake --build " +
+                  (dir_ / "out-build").string() + " >/dev/null && nm -D " +
+                  (dir_ / "out-build" / "libtenet_squash.so").string() +
+                  " | grep -c tenet_squash__kernels_image");
   EXPECT_EQ(build.exit_code, 0) << build.out << build.err;
   EXPECT_EQ(build.out, "1\n");
+  // Two units in one program: each keeps its own kernels, loader and
+  // runtime (runtime/tenet_cuda.h), so their static libraries link together.
+  write("softmax.tn",
+        "def softmax(float(N, K) z) -> (p) {\n  m(n) max=! z(n, k)\n"
+        "  e(n, k) = exp(z(n, k) - m(n))\n  total(n) +=! e(n, k)\n"
+        "  p(n, k) = e(n, k) / total(n)\n}\n");
+  write("main.cpp",
+        "#include \"tenet_softmax.h\"\n#include \"tenet_squash.h\"\n"
+        "int main() { return tenet_softmax__signature()[0] != "
+        "tenet_squash__signature()[0]; }\n");
+  ASSERT_EQ(run_in_dir("emit softmax.tn --target cuda -o out4").exit_code, 0);
+  build = run_command(
+      "cd " + dir_.string() + " && PATH=$PATH:/usr/local/cuda/bin cmake -S out4 -B out4-build " +
+      ">/dev/null && cmake --build out4-build >/dev/null && c++ -std=c++17 main.cpp -Iout " +
+      "-Iout4 out-build/libtenet_squash.a out4-build/libtenet_softmax.a " +
+      "-L/usr/local/cuda/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lcudart -lcublas -o two && ./two");
+  EXPECT_EQ(build.exit_code, 0) << build.out << build.err;
   // A training project (the trainer's runtime and the model's kernels): its
   // generated code and kernels build with the toolkit (the whole project
   // builds like the CPU one, tests/training/standalone_test.cpp).

@@ -166,7 +166,9 @@ TEST(CudaHost, ZooHostCodeBuildsLinksAndLoads) {
   const std::vector<jit::CompiledFunction> functions =
       jit::jit_compile_unit(zoo.unit, zoo.module, zoo.names, options);
   ASSERT_EQ(functions.size(), zoo.names.size());
-  EXPECT_NE(functions[0].unit().symbol("tenet__load_kernels"), nullptr);
+  EXPECT_NE(
+      functions[0].unit().symbol(codegen::cuda_unit_symbol(zoo.unit.unit_name) + "__load_kernels"),
+      nullptr);
 }
 
 // ptxas' report as the compiler writes it.
