@@ -110,6 +110,26 @@ std::string runtime_includes(const CppOptions& options, bool uses_gemm, bool use
          device_runtime(options.kernels, cuda_unit_symbol(unit));
 }
 
+/// A CUDA unit's `<unit>__load_kernels`: the loader hands it the kernels of
+/// the unit's .cu, compiled for the GPU at hand, before any call.
+static std::string cuda_loader(const std::string& unit) {
+  return "\n/// The loader hands over the kernels of " + unit +
+         ".cu, compiled for the GPU at hand, before any call: null,\n"
+         "/// or why they do not load.\n"
+         "extern \"C\" const char* " +
+         cuda_unit_symbol(unit) +
+         "__load_kernels(const void* cubin) {\n"
+         "  static thread_local std::string error;\n"
+         "  try {\n"
+         "    tenet::cuda::load_kernels(cubin);\n"
+         "    return nullptr;\n"
+         "  } catch (const std::exception& e) {\n"
+         "    error = e.what();\n"
+         "    return error.c_str();\n"
+         "  }\n"
+         "}\n";
+}
+
 CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
                  const CppOptions& options) {
   TENET_ASSERT(!functions.empty(), "emit_cpp: no functions to emit");
@@ -170,21 +190,7 @@ CppUnit emit_cpp(const std::vector<const lower::LoweredFunction*>& functions,
       "\n" + runtime_includes(options, out.uses_gemm, uses_conv, checks_indices, unit) +
       definitions;
   if (options.kernels == CppOptions::Kernels::Cuda) {
-    out.source += "\n/// The loader hands over the kernels of " + unit +
-                  ".cu, compiled for the GPU at hand, before any call: null,\n"
-                  "/// or why they do not load.\n"
-                  "extern \"C\" const char* " +
-                  cuda_unit_symbol(unit) +
-                  "__load_kernels(const void* cubin) {\n"
-                  "  static thread_local std::string error;\n"
-                  "  try {\n"
-                  "    tenet::cuda::load_kernels(cubin);\n"
-                  "    return nullptr;\n"
-                  "  } catch (const std::exception& e) {\n"
-                  "    error = e.what();\n"
-                  "    return error.c_str();\n"
-                  "  }\n"
-                  "}\n";
+    out.source += cuda_loader(unit);
     out.kernels_name = unit + ".cu";
     out.kernels = "// " + out.kernels_name + ": the kernels " + out.source_name + " launches.\n" +
                   banner + "#include \"tenet_cuda_device.h\"\n" + kernels;
