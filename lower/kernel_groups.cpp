@@ -36,12 +36,7 @@ std::optional<int64_t> constant_of(const IndexExpr& e) {
 /// The block a thread of `kernel` runs per element: inside its innermost
 /// grid loop and the statement regions around the one thing each runs.
 Block* thread_body(Block& block) {
-  Node* only = nullptr;
-  for (Node& n : block) {
-    if (is_remark(n) || is_local(n)) continue;
-    if (only) return &block;  // more than one thing
-    only = &n;
-  }
+  Node* only = only_node(block);
   if (only && ((only->kind == NodeKind::For && only->loop_kind == LoopKind::GpuThread) ||
                (is_container(*only) && !only->resume)))
     return thread_body(only->body);
@@ -82,15 +77,10 @@ bool updates_only(const Block& block, const Var& acc, ir::ReduceOp& op) {
 /// The next loop of the lanes' collapsed nest inside `loop`: its body's one
 /// loop, when everything else is a local or a remark.
 Node* next_lane_loop(Node& loop) {
-  Node* found = nullptr;
-  for (Node& n : loop.body) {
-    if (is_remark(n) || is_local(n)) continue;
-    if (found ||
-        !(n.kind == NodeKind::For && n.loop_kind == LoopKind::Serial && is_rectangular_loop(n)))
-      return nullptr;
-    found = &n;
-  }
-  return found;
+  Node* n = only_node(loop.body);
+  if (n && n->kind == NodeKind::For && n->loop_kind == LoopKind::Serial && is_rectangular_loop(*n))
+    return n;
+  return nullptr;
 }
 
 /// A thread body of the grouped form: where its accumulator and its reduce

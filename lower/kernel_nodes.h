@@ -19,6 +19,18 @@ inline bool is_local(const Node& n) {
   return n.kind == NodeKind::Let || n.kind == NodeKind::Array;
 }
 
+/// The one node of `block` that is neither a remark nor a local (which a
+/// thread may run again around it); null when there is none or several.
+inline Node* only_node(Block& block) {
+  Node* found = nullptr;
+  for (Node& n : block) {
+    if (is_remark(n) || is_local(n)) continue;
+    if (found) return nullptr;
+    found = &n;
+  }
+  return found;
+}
+
 inline bool is_container(const Node& n) {
   return n.kind == NodeKind::Statement || n.kind == NodeKind::NameScope ||
          n.kind == NodeKind::Scope;

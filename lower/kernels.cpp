@@ -33,25 +33,15 @@ bool holds_parallel(const Node& n) {
   return false;
 }
 
-bool is_grid_loop(const Node& n) {
-  return is_rectangular_loop(n);
-}
-
 /// The next loop of a kernel's grid inside `body`: the one independent loop
 /// it runs, when everything else it runs is a local or a remark (which every
 /// thread then runs again), looking into statement regions and name scopes.
 Node* next_grid_loop(Block& body) {
-  Node* found = nullptr;
-  for (Node& n : body) {
-    if (is_remark(n) || is_local(n)) continue;
-    if (found) return nullptr;  // a second thing run per iteration
-    if (n.kind == NodeKind::For && n.independent && is_grid_loop(n))
-      found = &n;
-    else if (is_container(n) && !n.resume)
-      found = next_grid_loop(n.body);
-    if (!found) return nullptr;
-  }
-  return found;
+  Node* n = only_node(body);
+  if (!n) return nullptr;
+  if (n->kind == NodeKind::For && n->independent && is_rectangular_loop(*n)) return n;
+  if (is_container(*n) && !n->resume) return next_grid_loop(n->body);
+  return nullptr;
 }
 
 class KernelMapper {
@@ -94,10 +84,11 @@ class KernelMapper {
         out.push_back(std::move(n));
         continue;
       }
-      if (is_group_reduction(n)) flush();  // a kernel of its own, grouped
+      const bool alone = is_group_reduction(n);  // a kernel of its own, grouped
+      if (alone) flush();
       if (run.empty()) run_locals = locals.size();
       run.push_back(std::move(n));
-      if (is_group_reduction(run.back())) flush();
+      if (alone) flush();
     }
     flush();
     block = std::move(out);
@@ -108,7 +99,7 @@ class KernelMapper {
   Node host_node(Node n, const std::vector<Node>& locals) {
     switch (n.kind) {
       case NodeKind::For:
-        if (n.loop_kind == LoopKind::Parallel && !needs_host(n) && is_grid_loop(n)) {
+        if (n.loop_kind == LoopKind::Parallel && !needs_host(n) && is_rectangular_loop(n)) {
           Block body;
           body.push_back(std::move(n));
           return kernel(locals, std::move(body), true);

@@ -98,14 +98,16 @@ def test_emulated_torch_op_autograd_on_the_device_path():
 
 
 def test_device_binding_errors_name_the_argument():
+    """Shapes that do not fit reach the device entry's binding (ir::bind_shapes), which
+    names the input with the expected and actual shapes as the host path does."""
     torch = pytest.importorskip("torch")
-    f = tenet.compile(SOFTMAX, target="cuda-emulated")
-    with pytest.raises(ValueError, match="expected rank 2"):
-        f(torch.ones(3))
-    cpu = tenet.compile(SOFTMAX)
-    meta_cuda = torch.empty((2, 3), device="meta")
+    f = tenet.compile(LINEAR, target="cuda-emulated")
+    x, w, bias = torch.ones(6, 5), torch.ones(4, 6), torch.ones(4)
+    with pytest.raises(ValueError, match=r"input 'w': expected float32\[O, I\] = \[4, 5\], "
+                                         r"got float32\[4, 6\]"):
+        f(x, w, bias)
     with pytest.raises(TypeError, match="expected a CPU tensor, got device meta"):
-        cpu(meta_cuda)
+        tenet.compile(SOFTMAX)(torch.empty((2, 3), device="meta"))
 
 
 @pytest.mark.parametrize("name", ["mlp", "mnist_cnn", "conv_bn", "transformer"])
