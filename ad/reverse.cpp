@@ -275,12 +275,23 @@ class Reverse {
     const Expr zero = constant(0, t), one = constant(1, t);
     const Expr is_zero = ir::make_binary(BinOp::Eq, c.body, zero);
     const std::string base = stem(c.result->name);
-    ValuePtr zeros =
-        fb_.compute_auto(base + "_zeros", c.out, c.reduce, ReduceOp::Sum,
-                         select(is_zero, one, zero), nullptr, s.span, backward_source(s));
-    ValuePtr nonzero =
-        fb_.compute_auto(base + "_nonzero_prod", c.out, c.reduce, ReduceOp::Prod,
-                         select(is_zero, one, c.body), nullptr, s.span, backward_source(s));
+    // A masked product (`select(g, x, 1)`: a where clause's range) keeps its
+    // mask outermost in both, so that their loops narrow as the product's.
+    Expr mask, term = c.body;
+    if (c.body->kind == ir::ExprKind::Select && is_constant(c.body->args[2], 1)) {
+      mask = c.body->args[0];
+      term = c.body->args[1];
+    }
+    auto masked = [&](Expr e, const Expr& identity) {
+      return mask ? select(mask, std::move(e), identity) : e;
+    };
+    const Expr term_is_zero = ir::make_binary(BinOp::Eq, term, zero);
+    ValuePtr zeros = fb_.compute_auto(base + "_zeros", c.out, c.reduce, ReduceOp::Sum,
+                                      masked(select(term_is_zero, one, zero), zero), nullptr,
+                                      s.span, backward_source(s));
+    ValuePtr nonzero = fb_.compute_auto(base + "_nonzero_prod", c.out, c.reduce, ReduceOp::Prod,
+                                        masked(select(term_is_zero, one, term), one), nullptr,
+                                        s.span, backward_source(s));
     note_backward("zero count and product of the nonzero terms of " + c.result->name +
                   ": its derivative by each term without dividing by 0");
     std::vector<Affine> at_out = ir::plain_indices(c.out);

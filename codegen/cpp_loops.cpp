@@ -299,8 +299,15 @@ void FunctionEmitter::print_for(Code& code, const lower::Node& n, const Scope& s
     code.line((device ? "#pragma unroll " : "#pragma GCC unroll ") + std::to_string(n.unroll));
   if (n.loop_kind == lower::LoopKind::Simd && !device) code.line("#pragma omp simd");
   const std::string step = n.step ? v + " += " + index_text(n.step, scope).text : "++" + v;
-  code.open("for (int64_t " + v + " = " + index_text(n.first, scope).text + "; " + v + " < " +
-            wrap(index_text(n.end, scope), kPrecRelational + 1) + "; " + step + ")");
+  if (n.reverse) {
+    TENET_ASSERT(!n.step && n.loop_kind == lower::LoopKind::Serial, "a reversed loop with a step");
+    code.open("for (int64_t " + v + " = " + wrap(index_text(n.end, scope), kPrecAdditive) +
+              " - 1; " + v + " >= " + wrap(index_text(n.first, scope), kPrecRelational + 1) +
+              "; --" + v + ")");
+  } else {
+    code.open("for (int64_t " + v + " = " + index_text(n.first, scope).text + "; " + v + " < " +
+              wrap(index_text(n.end, scope), kPrecRelational + 1) + "; " + step + ")");
+  }
   print_block(code, n.body, scope);
   code.close();
   host_vars_.resize(host_vars);  // its variable ends with it

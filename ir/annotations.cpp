@@ -59,6 +59,7 @@ std::vector<std::string> describe_annotations(const Stmt& s) {
     out.push_back("jam: " + c.out.back().index + " by " + std::to_string(a.jam));
   if (a.lanes > 0 && !c.reduce.empty())
     out.push_back("lanes: " + c.reduce.back().index + " by " + std::to_string(a.lanes));
+  if (a.scan > 0 && a.scan <= c.out.size()) out.push_back("scan: " + c.out[a.scan - 1].index);
   return out;
 }
 

@@ -79,6 +79,11 @@ struct Annotations {
   /// order of docs/language.md, "float32 sums accumulate in float64"); 0: one
   /// accumulator.
   int64_t lanes = 0;
+  /// A scan (lower/loops_scan.cpp): out index `scan - 1`, whose loop moves one
+  /// bound of the one reduce index, runs innermost of the out loops, serially
+  /// and in its own order, each element adding to the one before it the
+  /// terms it gains (cumsum in O(N)); 0: none.
+  size_t scan = 0;
 
   bool is_backward() const { return ad == AdOrigin::Backward; }
 };
@@ -89,7 +94,7 @@ struct Stmt;
 ///   "ad: gather for x(i + j)", "gemm: for b: c[i | j] = a[i | k] * b[k | j]",
 ///   "conv: forward: y[B, 64, 32, 32] = conv(x[...], w[...], stride 1x1, pad 1x1)",
 ///   "inlined: %e, %f", "recomputed: %short (4 uses)", "saved: reduction",
-///   "order: b, k, t", "nest: b", "jam: k by 8". (A reshape is printed as one: no line.)
+///   "order: b, k, t", "nest: b", "jam: k by 8", "scan: i". (A reshape is printed as one: no line.)
 std::vector<std::string> describe_annotations(const Stmt& s);
 
 }  // namespace tenet::ir

@@ -85,10 +85,12 @@ void Parser::annotations(Stmt& s, const std::set<std::string>& loop_vars) {
         fail(at.span,
              "lanes must be a power of two (at least 2) of a max, min or float32 sum "
              "reduction's last reduce index");
+    } else if (key.text == "scan") {
+      a.scan = scan_index(s.compute);
     } else {
       fail(key.span, "unknown annotation " + key.text +
                          " (known: reshape, ad, gemm, conv, inlined, recomputed, saved, order, "
-                         "nest, jam, lanes)");
+                         "nest, jam, lanes, scan)");
     }
   } while (accept(","));
   expect(")", "to close attrs(...)");
@@ -122,6 +124,13 @@ std::vector<std::string> Parser::index_list() {
   std::vector<std::string> out;
   list([&] { out.push_back(expect_ident("an index").text); });
   return out;
+}
+
+size_t Parser::scan_index(const Compute& c) {
+  const Token& at = expect_ident("the scanned out index");
+  for (size_t p = 0; p < c.out.size(); ++p)
+    if (c.out[p].index == at.text && c.op != ReduceOp::None && c.reduce.size() == 1) return p + 1;
+  fail(at.span, "scan must name an out index of a reduction over one index");
 }
 
 // order = [outer out indices, reduce indices, inner out indices]: the number of inner ones.

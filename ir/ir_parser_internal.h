@@ -98,6 +98,9 @@ class Parser : ExprParser {
 
   std::vector<std::string> index_list();
 
+  // scan = an out index of a reduction over one index: its position + 1.
+  size_t scan_index(const Compute& c);
+
   // order = [outer out indices, reduce indices, inner out indices]: the number of inner ones.
   size_t inner_loops(const Token& key, const Compute& c, const std::vector<std::string>& order);
 

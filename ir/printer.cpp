@@ -254,6 +254,8 @@ class FunctionPrinter {
     if (a.jam > 0 && s.kind == StmtKind::Compute) out.push_back("jam = " + std::to_string(a.jam));
     if (a.lanes > 0 && s.kind == StmtKind::Compute)
       out.push_back("lanes = " + std::to_string(a.lanes));
+    if (a.scan > 0 && s.kind == StmtKind::Compute && a.scan <= s.compute.out.size())
+      out.push_back("scan = " + s.compute.out[a.scan - 1].index);
     return out;
   }
 

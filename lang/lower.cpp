@@ -20,6 +20,14 @@ bool reads_tensor(const ast::Expr& e) {
   return false;
 }
 
+/// The first index of `st` that `e` names (`i` in `0:i + 1`), or null.
+const ast::Expr* index_named(const ast::Expr& e, const StmtInfo& st) {
+  if (e.kind == ast::ExprKind::Name && st.index_of.count(e.name)) return &e;
+  for (const auto& a : e.args)
+    if (const ast::Expr* found = a ? index_named(*a, st) : nullptr) return found;
+  return nullptr;
+}
+
 ir::ReduceOp reduce_op(ast::AssignOp op) {
   switch (op) {
     case ast::AssignOp::Assign:
@@ -198,7 +206,9 @@ bool Lowerer::where_clauses(StmtInfo& st) {
       ok = false;
       continue;
     }
-    if (w.lo && w.hi && (reads_tensor(*w.lo) || reads_tensor(*w.hi))) {
+    if (w.lo && w.hi &&
+        (reads_tensor(*w.lo) || reads_tensor(*w.hi) || index_named(*w.lo, st) ||
+         index_named(*w.hi, st))) {
       ok &= data_bound(st, w, ix);
       continue;
     }
@@ -215,9 +225,18 @@ bool Lowerer::where_clauses(StmtInfo& st) {
 }
 
 bool Lowerer::data_bound(StmtInfo& st, const ast::RangeClause& w, const RangeIndex& ix) {
+  // A bound that names another index (`k in 0:i + 1`, a triangle) masks the
+  // body like one that reads a tensor: the range comes from k's other uses.
+  const ast::Expr* index = index_named(*w.lo, st);
+  if (!index) index = index_named(*w.hi, st);
   if (ix.on_lhs) {
-    error(w.span, "the range of output index " + quote(w.index.name) +
-                      " cannot depend on tensor values: an output has one shape");
+    error(w.span, "the range of output index " + quote(w.index.name) + " cannot depend on " +
+                      (index ? "index " + quote(index->name) : std::string("tensor values")) +
+                      ": an output has one shape");
+    return false;
+  }
+  if (index && index->name == w.index.name) {
+    error(index->span, "the range of index " + quote(w.index.name) + " cannot depend on itself");
     return false;
   }
   bool ok = true;

@@ -192,6 +192,25 @@ class LoopBuilder {
   // loops_lanes.cpp
   void lanes(Cursor& out, StatementState& st, const GuardBounds& g);
 
+  // loops_scan.cpp
+  /// A reduction over a triangle run as a scan: out index `out_dim`'s loop
+  /// (the statement's innermost outer one) moves one bound of its one reduce
+  /// index, `moving` (k <= moving when `upper`, else k >= moving), by `step`
+  /// per element; `fixed` are k's other bounds, `body` the terms.
+  struct ScanPlan {
+    size_t out_dim = 0;
+    bool upper = true;
+    bool ascending = true;
+    int64_t step = 1;
+    ir::Affine moving;
+    ReduceRange fixed;
+    ir::Expr body;
+  };
+  std::optional<ScanPlan> scan_plan(const StatementState& st) const;
+  void scan(Cursor& out, StatementState& st, const ScanPlan& plan);
+  /// The value an element stores: the accumulator, or an update's start with it.
+  Var scan_element(Cursor& out, StatementState& st);
+
   // loops_peel.cpp
   void peeled(Cursor& out, StatementState& st);
 

@@ -163,6 +163,8 @@ struct Node {
   /// iteration writes (a loop over out elements, or shared by a nest's
   /// statements): a GPU target may run them on separate threads.
   bool independent = false;
+  /// For: runs from end - 1 down to first (a suffix scan, lower/loops_scan.cpp).
+  bool reverse = false;
   /// For of kind GpuThread: the product of the extents of the GpuThread
   /// loops inside it, so that its variable is first + (thread / grid_stride)
   /// % (end - first) for the kernel's linear thread index. Of kind GpuLane:

@@ -109,6 +109,7 @@ class TreePrinter {
   std::string for_head(const Node& n) {
     std::string head = "for " + var(n.var) + " in " + index(n.first) + ":" + index(n.end);
     if (n.step) head += " step " + index(n.step);
+    if (n.reverse) head += " downwards";
     if (n.loop_kind == LoopKind::Parallel && n.parallel) head += " " + work(*n.parallel);
     if (n.loop_kind == LoopKind::Vectorized) head += " vectorized";
     if (n.loop_kind == LoopKind::Simd) head += " simd";

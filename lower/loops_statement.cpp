@@ -139,6 +139,7 @@ void LoopBuilder::assignment(Cursor& out, StatementState& st) {
 }
 
 void LoopBuilder::reduction(Cursor& out, StatementState& st) {
+  if (std::optional<ScanPlan> plan = scan_plan(st)) return scan(out, st, *plan);
   const LoopSchedule& schedule = st.m.schedule;
   const ir::Compute& c = st.c;
   // Peeled when every peeled loop is its own (a nest opens the shared ones),

@@ -15,8 +15,13 @@ LoopSchedule loop_schedule(const ir::Stmt& s) {
                "statement " << c.result->name << ": " << inner
                             << " out loops inside its reduction is not a loop order");
   LoopSchedule out;
+  const size_t scan = s.annotations.scan;
+  TENET_ASSERT(scan == 0 || (inner == 0 && scan <= c.out.size() && c.reduce.size() == 1),
+               "statement " << c.result->name << ": scan = " << scan
+                            << " needs a reduction over one index in the default order");
   for (size_t p = 0; p < c.out.size(); ++p)
-    (p + inner < c.out.size() ? out.outer : out.inner).push_back(p);
+    if (p + 1 != scan) (p + inner < c.out.size() ? out.outer : out.inner).push_back(p);
+  if (scan > 0) out.outer.push_back(scan - 1);  // innermost: lower/loops_scan.cpp
   out.shared = shared_loops(s);
   TENET_ASSERT(out.shared <= out.outer.size(),
                "statement " << c.result->name << " shares " << out.shared

@@ -4,14 +4,16 @@
 /// loops run outside its reduction, which inside it (accumulating in place),
 /// and how many of its outer loops it shares with the statement before it.
 ///
-/// For every backend (lower/README.md). Expects: a verified statement. Guarantees: a
-/// schedule that is valid for the statement alone (the outer indices are a
-/// prefix of its out indices, the inner ones the rest, the shared ones a
-/// prefix of the outer ones); annotations that do not fit the statement are
-/// an InternalError naming it. Whether the shared loops match the previous
-/// statement's is the backend's to check. For the memory planner: the
-/// statements of one nest run interleaved, so a value read anywhere in a nest
-/// must stay live until the nest's last statement.
+/// For every backend (lower/README.md). Expects: a verified statement.
+/// Guarantees: a schedule that is valid for the statement alone (the outer
+/// indices are a prefix of its out indices, the inner ones the rest, the
+/// shared ones a prefix of the outer ones; a scan's outer indices are all of
+/// them, in order but the scanned one last, and it shares only loops before
+/// that); annotations that do not fit the statement are an InternalError
+/// naming it. Whether the shared loops match the previous statement's is the
+/// backend's to check. For the memory planner: the statements of one nest run
+/// interleaved, so a value read anywhere in a nest must stay live until the
+/// nest's last statement.
 #pragma once
 
 #include <cstddef>
@@ -23,7 +25,8 @@
 namespace tenet::lower {
 
 struct LoopSchedule {
-  /// Positions in Compute::out of the out loops outside the reduce loops.
+  /// Positions in Compute::out of the out loops outside the reduce loops:
+  /// in order, but a scanned index last (lower/loops_scan.cpp).
   std::vector<size_t> outer;
   /// Positions in Compute::out of the out loops inside the reduce loops: the
   /// result is initialised, then accumulated in place (empty: one

@@ -14,6 +14,7 @@
 #include "ir/mutator.h"
 #include "ir/scatter_form.h"
 #include "passes/contraction.h"
+#include "passes/index_facts.h"
 #include "passes/window_border.h"
 
 namespace tenet::passes {
@@ -282,6 +283,41 @@ struct JamRun {
   }
 };
 
+/// The conjuncts of `cond` that compare `k` with `i`, each as `l < 0`.
+void comparisons(const Expr& cond, const std::string& k, const std::string& i,
+                 std::vector<Affine>& out) {
+  if (cond->kind == ExprKind::Binary && cond->binop == BinOp::And) {
+    comparisons(cond->args[0], k, i, out);
+    comparisons(cond->args[1], k, i, out);
+    return;
+  }
+  const std::optional<Affine> test = detail::as_negative_test(cond);
+  if (test && test->coef(k) != 0 && test->coef(i) != 0) out.push_back(*test);
+}
+
+/// The out index a reduction may scan (lower/loops_scan.cpp), as its position
+/// + 1 (0: none): one reduce index k, guarded by comparisons with an out
+/// index i that bound k on one side, moving with i one way (`k <= i`, or
+/// `k >= i` in its gradient), and terms that do not read i.
+size_t scan_dim(const Compute& c) {
+  if (c.op == ReduceOp::None || c.reduce.size() != 1) return 0;
+  const std::string& k = c.reduce[0].index;
+  std::vector<Expr> conds;
+  Expr value = c.body;
+  for (; value->kind == ExprKind::Select; value = value->args[1]) conds.push_back(value->args[0]);
+  for (size_t p = 0; p < c.out.size(); ++p) {
+    const std::string& i = c.out[p].index;
+    std::vector<Affine> tests;
+    for (const Expr& cond : conds) comparisons(cond, k, i, tests);
+    bool one_way = !tests.empty() && !detail::mentions_any(value, {c.out[p]});
+    for (const Affine& t : tests)
+      one_way = one_way && (t.coef(k) > 0) == (tests[0].coef(k) > 0) &&
+                (t.coef(i) > 0) == (tests[0].coef(i) > 0);
+    if (one_way) return p + 1;
+  }
+  return 0;
+}
+
 void schedule_block(std::vector<Stmt>& body) {
   Nest nest;
   JamRun run;
@@ -290,6 +326,7 @@ void schedule_block(std::vector<Stmt>& body) {
     s.annotations.nest = 0;
     s.annotations.jam = 0;
     s.annotations.lanes = 0;
+    s.annotations.scan = 0;
     if (s.kind == StmtKind::Loop) {
       schedule_block(s.loop->body);
       nest.clear();
@@ -297,15 +334,18 @@ void schedule_block(std::vector<Stmt>& body) {
       continue;
     }
     const Compute& c = s.compute;
-    const std::vector<std::string> inner = inner_block(c);
     // A GEMM decided per call keeps its loops for small sizes: they follow the order.
     const ir::GemmPlan* gemm = s.annotations.gemm.get();
     const bool library = (gemm && gemm->per_call_min_work == 0) || s.annotations.conv;
+    if (!library) s.annotations.scan = scan_dim(c);
+    const std::vector<std::string> inner =
+        s.annotations.scan > 0 ? std::vector<std::string>{} : inner_block(c);
     if (!library) s.annotations.inner_loops = inner.size();
     // Lanes make a max over a contiguous row one vector chain; they beat
     // jamming rows, which reads them with a stride.
-    if (!library && inner.empty()) s.annotations.lanes = lane_count(c);
-    if (!library && inner.empty() && s.annotations.lanes == 0) s.annotations.jam = jam_tile(c);
+    const bool plain = !library && inner.empty() && s.annotations.scan == 0;
+    if (plain) s.annotations.lanes = lane_count(c);
+    if (plain && s.annotations.lanes == 0) s.annotations.jam = jam_tile(c);
     if (gemm || s.annotations.conv || c.out.empty()) {
       nest.clear();
       run.clear();
@@ -324,6 +364,9 @@ void schedule_block(std::vector<Stmt>& body) {
       if (worth_peeling(borders))
         for (const WindowBorder& b : borders) outer = std::min(outer, b.dim);
     }
+    // The scanned loop runs innermost and in its own order: the nest shares
+    // only the loops before it.
+    if (s.annotations.scan > 0) outer = std::min(outer, s.annotations.scan - 1);
     const size_t depth = nest.empty() ? 0 : shared_depth(nest, c, outer);
     const bool joins = jam > 0 && (outer == 0 || (depth == outer && nest.back().outer == outer)) &&
                        run.joins(c, jam);

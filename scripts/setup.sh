@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential g++ cmake ninja-build pkg-config
+  ccache                             # scripts/test.sh: compiled objects reused across CI runs
   clang libclang-rt-dev libomp-dev   # clang build, libFuzzer, OpenMP for clang
   libgtest-dev libgmock-dev          # tests
   libopenblas0-openmp                # the GEMM library generated code links (runtime/tenet_gemm.h)

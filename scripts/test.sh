@@ -13,13 +13,24 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 jobs=$(nproc)
+# Every build of this script (g++, sanitizers, fuzzers, the Python package) compiles
+# through ccache: a later run on the same machine (CI on a clean clone) reuses the
+# objects whose sources and flags did not change. Paths are hashed relative to the
+# clone, so a clone elsewhere hits too. TENET_CCACHE=0 turns it off.
+if [ "${TENET_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+  export CMAKE_CUDA_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
+  ccache --zero-stats >/dev/null
+fi
+start=$SECONDS
+stage() { echo "== [$1] $2 (at $(( (SECONDS - start) / 60 )) min)"; }
 echo "disk: $(df -h --output=avail . | tail -1 | tr -d ' ') free here (a clean run needs about 16G at its peak)"
 
-echo "== [1/5] build and test (g++)"
+stage 1/5 "build and test (g++)"
 bash scripts/build.sh
 (cd build && ctest -j"$jobs" --output-on-failure)
 
-echo "== [2/5] build (clang) and test under ASan + UBSan"
+stage 2/5 "build (clang) and test under ASan + UBSan"
 # Without MPI (the g++ build above trains under mpirun): this build checks that
 # a Tenet without it refuses an MPI launch and says how to get one.
 BUILD_DIR=build-asan bash scripts/build.sh -DTENET_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -60,14 +71,15 @@ free_stage_build() {
 }
 free_stage_build build-asan
 
-echo "== [3/5] fuzz the readers of untrusted input (clang, libFuzzer)"
+stage 3/5 "fuzz the readers of untrusted input (clang, libFuzzer)"
 bash scripts/fuzz.sh "${TENET_FUZZ_SECONDS:-60}"
 free_stage_build build-fuzz
 
-echo "== [4/5] clang-format, size budgets"
+stage 4/5 "clang-format, size budgets"
 bash scripts/format.sh --check
 bash scripts/check-budgets.sh
 
-echo "== [5/5] Python package and PyTorch operators"
+stage 5/5 "Python package and PyTorch operators"
 bash scripts/python-test.sh
-echo "all tests passed"
+echo "all tests passed in $(( (SECONDS - start) / 60 )) min"
+if [ -n "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ]; then ccache --show-stats | grep -i -e hit -e miss || true; fi

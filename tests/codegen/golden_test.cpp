@@ -51,6 +51,23 @@ TEST(CppGolden, ConvolutionWithStride2) {
   expect_matches_interpreter(f, {{"B", 2}, {"C", 2}, {"H", 12}, {"W", 10}, {"O", 3}}, 2);
 }
 
+// A reverse cumsum: a scan down its row (lower/loops_scan.cpp).
+const char* const kSuffix = R"(
+def suffix_sums(float(B, N) x) -> (y) {
+  y(b, i) +=! x(b, k) where k in i:N, i in 0:N
+}
+)";
+
+TEST(CppGolden, SuffixSumsScanDownwards) {
+  ir::Module m = compile_tn(kSuffix);
+  CppOptions options;
+  options.origin = "suffix.tn";
+  tenet::testing::expect_golden("codegen/suffix_sums.cpp.expected",
+                                driver::emit_cpp(m, {}, options).source);
+  jit::CompiledFunction f = driver::jit_compile(m, "suffix_sums", test_jit_options());
+  expect_matches_interpreter(f, {{"B", 3}, {"N", 37}}, 4);
+}
+
 // A flatten and a split back: the flatten of an input is a view (a pointer,
 // no copy); the reshape that is an output is a copy, whose indices are not
 // checked (in bounds by construction).

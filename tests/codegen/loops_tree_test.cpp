@@ -3,7 +3,7 @@
 // the interpreter by the JIT tests; here its decisions show as goldens (a
 // shared nest with vector lanes and row-local arrays, a hoisted computed
 // index and a tiled block of accumulators, reduce loops narrowed to a
-// window, a scatter).
+// window, a scatter, scans).
 #include <gtest/gtest.h>
 
 #include "driver/driver.h"
@@ -44,6 +44,16 @@ TEST(LoopTree, PoolGradientNarrowsItsWindowAndScatters) {
                                 loops_of("avgpool2x2", "avgpool2x2", true));
   tenet::testing::expect_golden("lower/maxpool2x2.vjp.loops.txt",
                                 loops_of("maxpool2x2", "maxpool2x2", true));
+}
+
+// Triangles (where clauses whose bound names another index) run as scans:
+// cumsum upwards, its gradient (a suffix) downwards, an update adding its
+// start; a window, whose bounds both move, keeps its narrowed loops.
+TEST(LoopTree, TrianglesRunAsScans) {
+  const std::string text = loops_of("scans", "scans", true);
+  tenet::testing::expect_golden("lower/scans.vjp.loops.txt", text);
+  EXPECT_NE(text.find("downwards"), std::string::npos);
+  EXPECT_NE(text.find("for k#2 in max(0, i):i + 1"), std::string::npos) << text;
 }
 
 TEST(LoopTree, EveryLiveStatementHasItsRegion) {

@@ -85,6 +85,7 @@ void strip_schedule(std::vector<ir::Stmt>& body) {
     s.annotations.nest = 0;
     s.annotations.jam = 0;
     s.annotations.lanes = 0;
+    s.annotations.scan = 0;
     if (s.kind == ir::StmtKind::Loop) strip_schedule(s.loop->body);
   }
 }
@@ -92,7 +93,7 @@ void strip_schedule(std::vector<ir::Stmt>& body) {
 bool has_schedule(const std::vector<ir::Stmt>& body) {
   for (const ir::Stmt& s : body) {
     if (s.annotations.inner_loops > 0 || s.annotations.nest > 0 || s.annotations.jam > 0 ||
-        s.annotations.lanes > 0)
+        s.annotations.lanes > 0 || s.annotations.scan > 0)
       return true;
     if (s.kind == ir::StmtKind::Loop && has_schedule(s.loop->body)) return true;
   }

@@ -91,6 +91,8 @@ TEST(IrParserErrors, PointAtTheProblem) {
        "unknown annotation fusion"},
       {"  attrs(nest = [j])\n  %y[i]: float32[N] = %x[i]\n  return %y\n", "2:9",
        "nest must list leading out indices"},
+      {"  attrs(scan = i)\n  %y[i]: float32[N] = %x[i]\n  return %y\n", "2:16",
+       "scan must name an out index of a reduction over one index"},
       // A sum's lanes count its last reduce index from its start: no test on it.
       {"  attrs(lanes = 16)\n  %y[]: float32[] = sum [i in 0:N] select(lt(i, 5:int64), %x[i], "
        "0:float32)\n"

@@ -18,6 +18,7 @@ void strip(std::vector<Stmt>& body) {
     s.annotations.nest = 0;
     s.annotations.jam = 0;
     s.annotations.lanes = 0;
+    s.annotations.scan = 0;
     if (s.kind == StmtKind::Loop) strip(s.loop->body);
   }
 }
@@ -121,6 +122,13 @@ TEST_F(SchedulePass, SplitsMaximaAndFloat32SumsAlongAContiguousRowIntoLanes) {
 TEST_F(SchedulePass, LoopsWithAWindowsBorderAreNotShared) {
   EXPECT_EQ(attr("padded_pool", "z", "nest"), "i, j");  // not k, l: y peels them
   EXPECT_EQ(attr("lanes", "border", "nest"), "b, j");   // j's interior is j = 0 only: not peeled
+}
+
+TEST_F(SchedulePass, TrianglesScanTheirMovingIndexInnermostAndUnshared) {
+  EXPECT_EQ(attr("scans", "s", "scan"), "i");
+  EXPECT_EQ(attr("scans", "t", "nest"), "b");
+  EXPECT_EQ(attr("scans", "r", "scan"), "j");
+  EXPECT_EQ(attr("scans", "w", "scan"), "-");
 }
 
 TEST_F(SchedulePass, RunningTwiceGivesTheSameSchedule) {

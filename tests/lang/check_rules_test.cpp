@@ -176,8 +176,13 @@ TEST(CheckReductions, ReducedIndicesAreTheRightOnlyOnes) {
 TEST(CheckRanges, WhereClauseErrors) {
   EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) = x(i - 1) where i in 1:N\n}",
                "the range of output index 'i' must start at 0, not 1");
-  EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) +=! x(k) where k in 0:i, i in 0:N\n}",
-               "'i' is an index");
+  // A reduce index's bound may name another index (a triangle: a scan);
+  // an output index's may not, nor an index's own.
+  EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i, j) = x(j) where i in 0:j + 1, j in 0:N\n}",
+               "the range of output index 'i' cannot depend on index 'j': an output has one "
+               "shape");
+  EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) +=! x(k) where k in 0:k + 1, i in 0:N\n}",
+               "the range of index 'k' cannot depend on itself");
   EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) +=! x(k) where k in 0:x, i in 0:N\n}",
                "'x' is a tensor");
   EXPECT_ERROR("def f(float(N) x) -> (y) {\n  y(i) +=! x(k) where k in 2:2, i in 0:N\n}",

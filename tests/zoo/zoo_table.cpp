@@ -103,6 +103,7 @@ const std::vector<ZooCase>& zoo_table() {
       row("scalar_loss", {{"N", 5}, {"M", 3}}, scalar()),
       row("tc_redefine", {{"N", 3}, {"D", 4}}, vjp()),
       row("tc_product", {{"N", 3}, {"K", 4}}, vjp()),
+      row("scans", {{"B", 3}, {"N", 7}}, vjp()),
       capsnet_small(),
       // Tensor Comprehensions' expression syntax (issue 15).
       row("tc_ternary", {{"N", 3}, {"D", 4}}, vjp()),
