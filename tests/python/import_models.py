@@ -358,6 +358,44 @@ class PairIndexing(nn.Module):
         return a.sum(2).sum(1) + b.mean(2).sum(1) + c.sum(0).repeat(2)[:3]
 
 
+class RunningSums(nn.Module):
+    """cumsum along the last and the first dimension, a cumprod through a zero (its
+    gradient exact there), and position ids from a mask (``mask.cumsum(1) - 1``, as
+    Hugging Face models compute them: an int64 scan)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(5, 5)
+        self.pos = nn.Embedding(6, 5)
+
+    def forward(self, x, mask):
+        h = self.fc(x)
+        gate = torch.where(h > 0.8, torch.zeros_like(h), h)  # some zeros
+        positions = (mask.cumsum(1) - 1).clamp(min=0)
+        return (h.cumsum(1) + 0.5 * h.cumsum(0) + gate.cumprod(1)
+                + self.pos(positions).sum(1, keepdim=True))
+
+
+class Picks(nn.Module):
+    """Sorting and picking: top-k scores, a sort's values and indices, argmax; scatters
+    into a copy (index_put with and without accumulate, a negative index)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(5, 6)
+
+    def forward(self, x, rows):
+        h = self.fc(x)
+        top = torch.topk(h, 3, 1).values
+        ordered, order = torch.sort(h, 0, descending=True)
+        best = h.argmax(1)
+        added = h.index_put((rows,), top.sum(1, keepdim=True) * 0.5, accumulate=True)
+        put = h.clone()
+        put[rows[:2] - 3] = ordered[:2]
+        return (top.sum(1) + ordered[order.float().argmin(0)].sum(1)[:3].sum()
+                + best.float() + added.sum(1) + put.sum(1))
+
+
 class GroupNormActivations(nn.Module):
     """GroupNorm, var, normalize and the activations export writes out in primitives
     (softplus, logsigmoid, hardswish, mish, hardsigmoid)."""

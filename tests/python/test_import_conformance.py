@@ -273,6 +273,25 @@ def test_max_pool_gradient_goes_to_the_maximum_and_none_through_a_nan_window():
     assert (ours.grad[nan_window] == 0).all()
 
 
+class Orders(nn.Module):
+    """Running sums and products, sorts, top-k and arg-extremes: NaN sorts above every
+    number (last ascending, first descending), ties and signed zeros keep their order,
+    argmax/argmin take the first NaN or the first extreme."""
+
+    def forward(self, x):
+        return (x.cumsum(1), x.cumsum(0), x.cumprod(1), torch.sort(x, 1).values,
+                torch.sort(x, 1, descending=True).values, torch.sort(x, 0)[1],
+                torch.topk(x, 2, 1).values, torch.topk(x, 3, 1, largest=False).indices,
+                x.argmax(1), x.argmin(0), x.argmax(), x.argmin(1, keepdim=True))
+
+
+def test_scans_sorts_and_arg_extremes_on_hostile_values():
+    # cumprod's gradient through inf and NaN: PyTorch's backward divides where it can
+    # (inf / inf), Tenet's product rule multiplies the other factors; compared on
+    # ordinary values (test_import_models.py)
+    conform(Orders(), (X,), skip_grad=(2,))
+
+
 class Shapes(nn.Module):
     """Views, copies and products on hostile values and size-1 dimensions."""
 

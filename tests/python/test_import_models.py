@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from import_models import (LLTM, MLP, Attention, BinarisedMLP, ConvBN, EmbeddingBagModel,
-                           GroupNormActivations, LeNet5, Lookups, MnistCNN, OffsetBags,
-                           PairIndexing, RecurrentCells, RecurrentLayers, ShapeOps, TinyResNet,
-                           TinyTransformer, Upsampler, check)
+                           GroupNormActivations, LeNet5, Lookups, MnistCNN, OffsetBags, Picks,
+                           PairIndexing, RecurrentCells, RecurrentLayers, RunningSums, ShapeOps,
+                           TinyResNet, TinyTransformer, Upsampler, check)
 
 
 def _mlp():
@@ -65,6 +65,15 @@ def _pair_indexing():
                             torch.tensor([5, 1]))
 
 
+def _running_sums():
+    return RunningSums(), (torch.randn(3, 5), torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1],
+                                                            [0, 1, 1, 1, 0]]))
+
+
+def _picks():
+    return Picks(), (torch.randn(3, 5), torch.tensor([2, 0, 2]))
+
+
 def _group_norm():
     return GroupNormActivations(), (torch.randn(3, 4, 3, 3),)
 
@@ -81,7 +90,8 @@ MODELS = {"mlp": _mlp, "mnist_cnn": _mnist_cnn, "lenet5": _lenet, "lltm": _lltm,
           "embedding_bag": _embedding_bag, "conv_bn": _conv_bn, "resnet": _resnet,
           "transformer": _transformer, "attention": _attention, "gru_lstm_cells": _recurrent,
           "lstm_gru_layers": _recurrent_layers, "lookups": _lookups,
-          "pair_indexing": _pair_indexing,
+          "pair_indexing": _pair_indexing, "running_sums": _running_sums,
+          "picks": _picks,
           "group_norm_activations": _group_norm, "transposed_convolutions": _upsampler,
           "shape_ops": _shape_ops}
 

@@ -55,6 +55,9 @@ ZOO = {
     "scalar_loss": ({"N": 4, "M": 3},
                     lambda pred, target, w, lam: F.mse_loss(pred, target) + lam * (w * w).sum()),
     "flatten_linear": ({"B": 2, "O": 3}, lambda x, w, b: F.linear(x.flatten(1), w, b)),
+    "scans": ({"B": 3, "N": 7}, lambda x: (
+        x.cumsum(1), x.flip(1).cumsum(1).flip(1), x.cumsum(1) - x, x.cumprod(1),
+        x.cummax(1).values, x.cumsum(0), F.avg_pool1d(x[:, None], 2, 2)[:, 0] * 2)),
     # w_target's gradient is 0: `0 * w_target.sum()` keeps it in PyTorch's graph.
     "detached_target": ({"N": 3, "I": 4, "O": 2},
                         lambda x, w, w_target: ((x @ w.T - torch.sign(x @ w_target.T).detach())

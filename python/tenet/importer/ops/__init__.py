@@ -16,4 +16,5 @@ def op(*names):
     return register
 
 
-from . import attention, conv, elementwise, index, linalg, norm, random, reduce, shape  # noqa: E402,F401,I001
+from . import (attention, conv, elementwise, index, linalg, norm, random, reduce,  # noqa: E402,F401,I001
+               shape, sort)

@@ -205,3 +205,53 @@ def index_tensor(t, x, indices):
         reads.append((index, own))
     t.statement(out, idx, "=", x.read(at), [(x, at)] + reads, dict(zip(idx, out.shape)))
     return out
+
+
+@op("aten.index_put.default")
+def index_put(t, x, indices, values, accumulate=False):
+    """``x[i, j] = v`` and ``x.index_put((i, j), v, accumulate=True)``: integer index
+    tensors on the leading dimensions, broadcast together to one shape S, ``v`` broadcast
+    to S followed by the other dimensions. With accumulate, every match adds (a masked
+    sum, run as a scatter); without, of several writes to one element the last wins (PyTorch
+    leaves that undefined)."""
+    used = [k for k, i in enumerate(indices) if i is not None]
+    if any(indices[k].dtype == "bool" for k in used):
+        t.fail("index_put with a bool mask is not supported (write torch.where)")
+    if used != list(range(len(used))):
+        t.fail("index_put on dimensions after a slice is not supported")
+    m = len(used)
+    rank = max(indices[k].rank for k in used)
+    shapes = [indices[k].shape for k in used]
+    s_shape = []
+    for back in range(rank, 0, -1):
+        sizes = [s[-back] for s in shapes if len(s) >= back and s[-back] != "1"]
+        s_shape.append(sizes[0] if sizes else "1")
+    out = t.new()
+    own = names.own_indices(x.rank)
+    s_idx = names.reduced_indices(rank)
+    match, reads = [], []
+    for k in used:
+        at = broadcast_indices(indices[k], s_shape, s_idx)
+        row = indices[k].read(at)
+        match.append(f"select({row} < 0, {row} + {x.shape[k]}, {row}) == {own[k]}")
+        reads.append((indices[k], at))
+    match = " && ".join(match)
+    ranges = dict(zip(own, x.shape))
+    t.statement(out, own, "=", x.read(own), [(x, own)], ranges)
+    if accumulate:
+        v_at = broadcast_indices(values, s_shape + list(x.shape[m:]), s_idx + own[m:])
+        ranges.update(zip(s_idx, s_shape))
+        t.statement(out, own, "+=", f"select({match}, {values.read(v_at)}, 0)",
+                    reads + [(values, v_at)], ranges)
+        return out
+    if rank != 1:
+        t.fail("index_put without accumulate takes one-dimensional indices only")
+    last = t.new(f"{t.default_name()}_last", shape=tuple(x.shape[:m]), dtype="int64")
+    t.statement(last, own[:m], "max=!", f"select({match}, {s_idx[0]}, -1)", reads,
+                {**dict(zip(own[:m], x.shape[:m])), s_idx[0]: s_shape[0]})
+    found = last.read(own[:m])
+    v_at = broadcast_indices(values, s_shape + list(x.shape[m:]),
+                             [f"select({found} >= 0, {found}, 0)"] + own[m:])
+    t.statement(out, own, "=", f"select({found} >= 0, {values.read(v_at)}, {x.read(own)})",
+                [(last, own[:m]), (x, own)], ranges)
+    return out

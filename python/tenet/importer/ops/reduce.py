@@ -1,4 +1,5 @@
-"""Reductions over dimensions: sum, mean, amax, amin (keepdim too)."""
+"""Reductions over dimensions: sum, mean, amax, amin (keepdim too); running sums and
+products (cumsum, cumprod)."""
 
 from . import op
 from .. import names
@@ -127,4 +128,94 @@ def var(t, x, dims=None, unbiased=None, keepdim=False, correction=None):
     count = " * ".join(x.shape[d % x.rank] for d in dims)
     left = [i for k, i in enumerate(idx) if keepdim or k not in [d % x.rank for d in dims]]
     t.statement(out, left, "=", f"{out.read(left)} / (({count}) - {correction})")
+    return out
+
+
+@op("aten.cumsum.default")
+def cumsum(t, x, dim, dtype=None):
+    return _scan(t, x, dim, "+=!")
+
+
+@op("aten.cumprod.default")
+def cumprod(t, x, dim, dtype=None):
+    return _scan(t, x, dim, "*=!")
+
+
+def _scan(t, x, dim, reduction):
+    """Running sums and products along ``dim``: ``y(.., i, ..) +=! x(.., k, ..) where k in
+    0:i + 1``, a triangle the CPU target runs as a scan (O(n), docs/language.md); the
+    gradient of a sum is a suffix sum, scanned too; a product's is exact at zeros (the
+    product rule of docs/language.md) and reduces the triangle. Integers and bools
+    accumulate in the output's dtype (int64, as PyTorch promotes them)."""
+    out = t.new()
+    own = names.own_indices(x.rank)
+    if x.rank == 0:
+        t.statement(out, [], "=", _converted(x.read([]), x, out))
+        return out
+    dim = dim % x.rank
+    (k,) = names.reduced_indices(1)
+    at = list(own)
+    at[dim] = k
+    ranges = {i: x.shape[n] for n, i in enumerate(own)}
+    t.statement(out, own, reduction, _converted(x.read(at), x, out), [(x, at)], ranges,
+                [f"{k} in 0:{own[dim]} + 1"])
+    return out
+
+
+def _converted(value, x, out):
+    if x.dtype == out.dtype:
+        return value
+    return f"{'float32' if out.dtype == 'float' else out.dtype}({value})"
+
+
+@op("aten.argmax.default")
+def argmax(t, x, dim=None, keepdim=False):
+    return _arg_extreme(t, x, dim, keepdim, "max=!")
+
+
+@op("aten.argmin.default")
+def argmin(t, x, dim=None, keepdim=False):
+    return _arg_extreme(t, x, dim, keepdim, "min=!")
+
+
+def _arg_extreme(t, x, dim, keepdim, reduction):
+    """PyTorch's argmax/argmin: the first position of the extreme along ``dim`` (of the
+    flattened tensor without one), and the first NaN's where there is one. One min over
+    a key: a NaN's position, else a tie's position + the count, else twice the count."""
+    if x.rank == 0:
+        out = t.new()
+        t.statement(out, [], "=", "0")
+        return out
+    dims = list(range(x.rank)) if dim is None else [dim % x.rank]
+    base = t.default_name()
+    best = _reduce(t, x, dims, True, reduction, wanted=f"{base}_best")
+    own = names.own_indices(x.rank)
+    reduced = names.reduced_indices(len(dims))
+    at = list(own)
+    for d, r in zip(dims, reduced):
+        at[d] = r
+    sizes = [x.shape[d] for d in dims]
+    position = " + ".join(f"{r} * {'(' + ' * '.join(sizes[n + 1:]) + ')'}"
+                          if n + 1 < len(sizes) else r for n, r in enumerate(reduced))
+    count = "(" + " * ".join(sizes) + ")"
+    value, extreme = x.read(at), best.read([own[d] if d not in dims else "0"
+                                            for d in range(x.rank)])
+    key = (f"select({value} != {value}, {position}, select({value} == {extreme}, "
+           f"{position} + {count}, 2 * {count}))") if x.dtype == "float" else \
+        f"select({value} == {extreme}, {position}, {count})"
+    keyed = t.new(f"{base}_key", shape=best.shape, dtype="int64")
+    ranges = {i: x.shape[k] for k, i in enumerate(own) if k not in dims}
+    ranges.update({r: x.shape[d] for d, r in zip(dims, reduced)})
+    t.statement(keyed, own, "min=!", key, [(x, at), (best, [own[d] if d not in dims else "0"
+                                                             for d in range(x.rank)])],
+                ranges, [f"{own[d]} in 0:1" for d in dims])
+    out = t.new()
+    left = own if keepdim else [i for k, i in enumerate(own) if k not in dims]
+    if dim is None and not keepdim:
+        left = []
+    k_at = [own[d] if d not in dims else "0" for d in range(x.rank)]
+    got = keyed.read(k_at)
+    ranges = {i: x.shape[k] if k not in dims else "1" for k, i in enumerate(own)}
+    t.statement(out, left, "=", f"select({got} >= {count}, {got} - {count}, {got})",
+                [(keyed, k_at)], {i: ranges[i] for i in left})
     return out
