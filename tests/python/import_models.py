@@ -412,15 +412,19 @@ class GroupNormActivations(nn.Module):
 
 
 class Upsampler(nn.Module):
-    """Transposed convolutions: stride 2 with output padding, and a dilated one."""
+    """Transposed convolutions: stride 2 with output padding, a dilated one, and grouped
+    ones (one input channel and two outputs per group; two inputs and one output)."""
 
     def __init__(self):
         super().__init__()
         self.up1 = nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1, output_padding=1)
         self.up2 = nn.ConvTranspose2d(3, 2, 2, stride=1, padding=0, dilation=2)
+        self.up3 = nn.ConvTranspose2d(2, 4, 3, stride=2, padding=1, groups=2)
+        self.up4 = nn.ConvTranspose2d(4, 2, 2, groups=2, bias=False)
 
     def forward(self, x):
-        return self.up2(torch.tanh(self.up1(x))).square().mean()
+        return (self.up2(torch.tanh(self.up1(x))).square().mean()
+                + self.up4(torch.tanh(self.up3(x))).square().mean())
 
 
 class ShapeOps(nn.Module):

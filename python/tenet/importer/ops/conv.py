@@ -105,29 +105,42 @@ def _grouped(t, x, w, bias, out, geometry, groups):
 def _transposed(t, x, w, bias, stride, padding, dilation, groups):
     """The gradient of a convolution as a gather: output position k takes input position
     (k + padding - dilation * s) / stride wherever that divides exactly (the others add
-    a guarded 0), so no output is written twice."""
-    if groups != 1:
-        t.fail("transposed convolution with groups is not supported")
+    a guarded 0), so no output is written twice. With groups, over a group index of its
+    own (as ``_grouped``): out5(i, g, p, ...) reads input channels in-per-group*g + c and
+    weights (in-per-group*g + c, p), then is viewed as [B, C_out, ...]."""
     x = t.materialise(x)
     out = t.new()
-    idx = names.own_indices(out.rank)
-    reduced = names.reduced_indices(x.rank - 1)
+    spatial = out.rank - 2
+    reduced = names.reduced_indices(1 + spatial)
     c, window = reduced[0], reduced[1:]
+    if groups == 1:
+        idx = names.own_indices(out.rank)
+        target, channel, source, own = out, idx[1], c, idx[2:]
+    else:
+        per_in, per_out = int(x.shape[1]) // groups, int(w.shape[1])
+        idx = names.own_indices(3 + spatial)
+        channel, own = idx[2], idx[3:]
+        source = f"{per_in}*{idx[1]} + {c}"
+        target = t.new(f"{t.default_name()}_groups", dtype=out.dtype,
+                       shape=(out.shape[0], str(groups), str(per_out)) + tuple(out.shape[2:]))
     at, exact = [], []
-    for k, own in enumerate(idx[2:]):
+    for k, position in enumerate(own):
         tap = window[k] if dilation[k] == 1 else f"{dilation[k]}*{window[k]}"
-        position = f"{own} + {padding[k]} - {tap}" if padding[k] else f"{own} - {tap}"
+        position = f"{position} + {padding[k]} - {tap}" if padding[k] else f"{position} - {tap}"
         if stride[k] == 1:
             at.append(position)
         else:
             at.append(f"({position}) / {stride[k]}")
             exact.append(f"({position}) % {stride[k]} == 0 && {position} >= 0")
-    value = f"{x.read([idx[0], c] + at, guarded=True)} * {w.read([c, idx[1]] + window)}"
+    w_at = [source, channel] + window
+    value = f"{x.read([idx[0], source] + at, guarded=True)} * {w.read(w_at)}"
     if exact:
         value = f"select({' && '.join(exact)}, {value}, 0)"
-    ranges = dict(zip(idx, out.shape))
-    ranges.update(zip(reduced, [w.shape[0]] + list(w.shape[2:])))
-    t.statement(out, idx, "+=!", value, [(w, [c, idx[1]] + window)], ranges)
+    ranges = dict(zip(idx, target.shape))
+    ranges.update(zip(reduced, [str(int(x.shape[1]) // groups)] + list(w.shape[2:])))
+    t.statement(target, idx, "+=!", value, [(w, w_at)], ranges)
+    if groups != 1:
+        t.lines.append(f"  {out.name} = reshape({target.name}, {', '.join(out.shape)})")
     _add_bias(t, out, bias)
     return out
 
