@@ -79,7 +79,8 @@ def test_an_unsupported_dtype_in_the_forward_names_the_op_and_the_line():
     line = _line_of(Cast, "bfloat16")
     assert str(error) == (
         f"{THIS}:{line}: error: dtype bfloat16 is not supported (Tenet has float32, "
-        f"float64, integers and bool)\n  in the top module (Cast)\n"
+        f"float64, integers and bool; a float16 or bfloat16 model imports with "
+        f"compute_dtype=torch.float32)\n  in the top module (Cast)\n"
         f"    return x.to(torch.bfloat16).sum()")
 
 
@@ -87,7 +88,8 @@ def test_an_unsupported_parameter_dtype_names_the_parameter():
     model = nn.Sequential(nn.Linear(3, 2)).to(torch.float16)
     error = _import_error(model, torch.randn(2, 3, dtype=torch.float16))
     assert str(error) == ("error: 0.weight has dtype float16, which Tenet does not support "
-                          "(float32, float64, integers, bool)\n  in module '0'")
+                          "(float32, float64, integers, bool; a float16 or bfloat16 model "
+                          "imports with compute_dtype=torch.float32)\n  in module '0'")
 
 
 def test_an_unsupported_output_of_an_op_names_the_op():

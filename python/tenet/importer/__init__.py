@@ -3,6 +3,7 @@ module's forward with torch.export, translates the Core ATen graph into one Tene
 program, and returns a ``Program`` (its ``source``, ``save``, ``module()``, ``emit``);
 see docs/import.md."""
 
+import copy
 import re
 
 import torch
@@ -16,16 +17,30 @@ from .program import Program, load
 from .standalone import StandaloneProject
 from .names import Namer, comment_text
 from .translate import Translator
-from .values import tenet_type
+from .values import HALF_TYPES, half_as_float, tenet_type
 
 __all__ = ["Program", "StandaloneProject", "TorchImportError", "from_torch", "load"]
 
 
-def from_torch(module, example_args, *, dynamic_batch=True):
+def from_torch(module, example_args, *, dynamic_batch=True, compute_dtype=None):
     """Translates ``module``'s forward at ``example_args`` (a tuple of tensors) into a
     Tenet ``Program``: one function for training mode and one for evaluation mode (one
     function when the two are the same). Raises TorchImportError for what cannot be
-    translated, naming the op, the module path and the user's source line."""
+    translated, naming the op, the module path and the user's source line.
+
+    ``compute_dtype=torch.float32`` imports a float16 or bfloat16 model computed in
+    float32: its parameters and buffers of those dtypes become float32 copies (the
+    program's module holds these, not the original's), arguments of those dtypes are
+    converted on entry, and casts to them inside the forward are float32 (no rounding)."""
+    if compute_dtype not in (None, torch.float32):
+        raise TypeError(f"from_torch: compute_dtype may be torch.float32 (a float16 or "
+                        f"bfloat16 model computed in float32) or None, not {compute_dtype!r}")
+    if compute_dtype is not None:
+        module, example_args = _in_float32(module, example_args)
+        with half_as_float():
+            program = from_torch(module, example_args, dynamic_batch=dynamic_batch)
+        program.manifest["compute_dtype"] = "float32"
+        return program
     if not isinstance(module, torch.nn.Module):
         raise TypeError(f"from_torch takes a torch.nn.Module, got {type(module).__name__}")
     if isinstance(example_args, torch.Tensor):
@@ -170,10 +185,29 @@ def _header(module, entries):
     return "\n".join(lines) + "\n\n"
 
 
+def _in_float32(module, example_args):
+    """A copy of ``module`` whose float16 and bfloat16 parameters and buffers are float32,
+    and ``example_args`` with those dtypes converted."""
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError(f"from_torch takes a torch.nn.Module, got {type(module).__name__}")
+    module = copy.deepcopy(module)
+    half = [getattr(torch, name) for name in HALF_TYPES]
+    for value in list(module.parameters()) + list(module.buffers()):
+        if value.dtype in half:
+            value.data = value.data.float()
+    if isinstance(example_args, torch.Tensor):
+        example_args = (example_args,)
+    if isinstance(example_args, (tuple, list)):
+        example_args = tuple(a.float() if isinstance(a, torch.Tensor) and a.dtype in half else a
+                             for a in example_args)
+    return module, example_args
+
+
 def _check_dtypes(module, args):
     """Parameters, buffers and arguments of a dtype Tenet has no type for are refused
     before anything is exported."""
-    supported = "which Tenet does not support (float32, float64, integers, bool)"
+    supported = ("which Tenet does not support (float32, float64, integers, bool; a float16 "
+                 "or bfloat16 model imports with compute_dtype=torch.float32)")
     for key, value in list(module.named_parameters()) + list(module.named_buffers()):
         if tenet_type(value.dtype) is None:
             raise TorchImportError(f"{key} has dtype {_dtype_name(value)}, {supported}",

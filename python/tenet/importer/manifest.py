@@ -36,6 +36,9 @@ def check_manifest(manifest, path, key, weights):
     modules = _expect(manifest.get("modules", {}), dict, where, "modules", "an object")
     for module_path, kind in modules.items():
         _expect(kind, str, where, f"modules[{module_path!r}]", "a class name (a string)")
+    if manifest.get("compute_dtype", "float32") != "float32":
+        raise ValueError(f"{where}: compute_dtype is {manifest['compute_dtype']!r}: only "
+                         f"'float32' (a float16 or bfloat16 model computed in float32)")
     tied = _expect(manifest.get("tied", {}), dict, where, "tied", "an object")
     for key, first in tied.items():
         if key not in state or first not in state or first in tied:

@@ -81,6 +81,9 @@ class TenetModule(torch.nn.Module):
 
     def forward(self, *args):
         signature = self._signatures[self.training]
+        if self.program.manifest.get("compute_dtype") == "float32":  # a half model
+            args = tuple(a.float() if isinstance(a, torch.Tensor) and a.dtype in _HALF else a
+                         for a in args)
         _check_arguments(signature, args)
         # every key, tied ones too (b.weight, the same Parameter as a.weight)
         state = dict(self.named_parameters(remove_duplicate=False))
@@ -188,6 +191,9 @@ def _dimension(size, where):
     def evaluate(args):
         return symbolic.evaluate(size, {n: args[k].shape[d] for n, (k, d) in where.items()})
     return evaluate
+
+
+_HALF = (torch.float16, torch.bfloat16)
 
 
 def _float_dtype(state, args):

@@ -160,7 +160,8 @@ class Translator:
         found = values.tenet_type(val.dtype)
         if found is None:
             self.fail(f"dtype {str(val.dtype).replace('torch.', '')} is not supported (Tenet "
-                      f"has float32, float64, integers and bool)")
+                      f"has float32, float64, integers and bool; a float16 or bfloat16 model "
+                      f"imports with compute_dtype=torch.float32)")
         return found
 
     # -- inputs and outputs ----------------------------------------------------------------

@@ -8,6 +8,7 @@ indices to that tensor's, and each read of the view reads the base tensor direct
 ``x.t()`` used by a matmul becomes ``w(j, r)`` in the matmul's statement.
 """
 
+import contextlib
 import re
 
 # Element types: torch dtype name -> Tenet type name. float32 and float64 both become
@@ -20,9 +21,29 @@ ELEMENT_TYPES = {
 }
 
 
+# float16 and bfloat16, computed as float32 while a module is imported with
+# compute_dtype=torch.float32 (half_as_float)
+HALF_TYPES = ("float16", "bfloat16")
+_half_as_float = False
+
+
+@contextlib.contextmanager
+def half_as_float(enabled=True):
+    """Within it, tenet_type gives float16 and bfloat16 the type float (float32)."""
+    global _half_as_float
+    before, _half_as_float = _half_as_float, enabled
+    try:
+        yield
+    finally:
+        _half_as_float = before
+
+
 def tenet_type(dtype):
     """The Tenet element type of a torch dtype, or None when Tenet has none for it."""
-    return ELEMENT_TYPES.get(str(dtype).replace("torch.", ""))
+    name = str(dtype).replace("torch.", "")
+    if _half_as_float and name in HALF_TYPES:
+        return "float"
+    return ELEMENT_TYPES.get(name)
 
 
 class Size:
