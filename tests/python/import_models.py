@@ -366,7 +366,7 @@ class RunningSums(nn.Module):
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(5, 5)
-        self.pos = nn.Embedding(6, 5)
+        self.pos = nn.Embedding(6, 5, max_norm=1.0)  # the rows used are renormalised
 
     def forward(self, x, mask):
         h = self.fc(x)
@@ -378,11 +378,13 @@ class RunningSums(nn.Module):
 
 class Picks(nn.Module):
     """Sorting and picking: top-k scores, a sort's values and indices, argmax; scatters
-    into a copy (index_put with and without accumulate, a negative index)."""
+    into a copy (index_put with and without accumulate, a negative index); an embedding
+    whose rows are renormalised to an L1 norm of at most 0.5."""
 
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(5, 6)
+        self.codes = nn.Embedding(7, 6, max_norm=0.5, norm_type=1.0)
 
     def forward(self, x, rows):
         h = self.fc(x)
@@ -393,7 +395,7 @@ class Picks(nn.Module):
         put = h.clone()
         put[rows[:2] - 3] = ordered[:2]
         return (top.sum(1) + ordered[order.float().argmin(0)].sum(1)[:3].sum()
-                + best.float() + added.sum(1) + put.sum(1))
+                + best.float() + added.sum(1) + put.sum(1) + self.codes(rows).sum(1))
 
 
 class GroupNormActivations(nn.Module):

@@ -134,6 +134,12 @@ class _Layout:
                     f"(BatchNorm's running statistics: a norm without buffers, such as "
                     f"GroupNorm or LayerNorm, can be emitted)", module_path=path,
                     module_type=classes.get(path, ""))
+        changed = [o["key"] for o in signature["outputs"] if o["kind"] == "buffer"]
+        if changed and not buffers:
+            _refuse(f"the {mode} forward changes the parameters {', '.join(changed)} (an "
+                    f"embedding's max_norm); the project's trainer changes parameters "
+                    f"only by its optimiser", module_path=changed[0].rpartition(".")[0],
+                    module_type=classes.get(changed[0].rpartition(".")[0], ""))
         constants = [i["name"] for i in signature["inputs"] if i["kind"] == "constant"]
         if constants:
             _refuse(f"the {mode} forward makes tensors ({', '.join(constants)}: "

@@ -77,7 +77,8 @@ class Translator:
         output = next(n for n in graph.nodes if n.op == "output")
         found = {}
         for spec, result in zip(self.exported.graph_signature.output_specs, output.args[0]):
-            if spec.kind.name == "BUFFER_MUTATION" and isinstance(result, torch.fx.Node):
+            if spec.kind.name in ("BUFFER_MUTATION", "PARAMETER_MUTATION") and \
+                    isinstance(result, torch.fx.Node):
                 found[result] = spec.target.replace(".", "_") + "_new"
         return found
 
@@ -228,7 +229,9 @@ class Translator:
             if spec.kind.name == "USER_OUTPUT":
                 kind, key = "user", user
                 user += 1
-            elif spec.kind.name == "BUFFER_MUTATION":
+            elif spec.kind.name in ("BUFFER_MUTATION", "PARAMETER_MUTATION"):
+                # a parameter the forward changes (embedding's max_norm) is written back
+                # as a buffer is
                 kind, key = "buffer", spec.target
             else:
                 self.fail(f"output kind {spec.kind.name} is not supported")

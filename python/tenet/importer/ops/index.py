@@ -23,6 +23,48 @@ def embedding(t, weight, indices, padding_idx=-1, scale_grad_by_freq=False, spar
     return out
 
 
+@op("aten.embedding_renorm.default")
+def embedding_renorm(t, weight, indices, max_norm, norm_type):
+    """Embedding's max_norm: the rows the indices use whose norm exceeds max_norm are
+    scaled by max_norm / (norm + 1e-7), as PyTorch's embedding_renorm_; the module writes
+    the result back into the weight (export's parameter mutation). PyTorch renormalises
+    without autograd: the value is ``stop_gradient(w * scale) + (w - stop_gradient(w))``,
+    exactly ``w * scale``, whose gradient passes to w unchanged."""
+    base = t.default_name()
+    v, d = names.own_indices(2)
+    at = names.reduced_indices(indices.rank)
+    used = t.new(f"{base}_used", shape=(weight.shape[0],), dtype="int32")
+    t.statement(used, [v], "max=!", f"select({indices.read(at)} == {v}, 1, 0)",
+                [(indices, at)], {v: weight.shape[0], **dict(zip(at, indices.shape))})
+    (r,) = names.reduced_indices(1)
+    w_r = weight.read([v, r])
+    term = f"{w_r} * {w_r}" if norm_type == 2 else f"pow(fabs({w_r}), {float(norm_type)!r})"
+    total = t.new(f"{base}_norm", shape=(weight.shape[0],), dtype=weight.dtype)
+    t.statement(total, [v], "+=!", term, [(weight, [v, r])])
+    norm = (f"sqrt({total.read([v])})" if norm_type == 2
+            else f"pow({total.read([v])}, {1 / float(norm_type)!r})")
+    scale = (f"select({used.read([v])} > 0 && {norm} > {float(max_norm)!r}, "
+             f"{float(max_norm)!r} / ({norm} + 1e-7), 1)")
+    out = t.new(shape=weight.shape, dtype=weight.dtype)
+    w = weight.read([v, d])
+    # export reads the weight through detach (the renorm runs under no_grad): the
+    # identity term reads the tensor before it, the parameter, which autograd updates
+    source = _before_detach(t, t.node.args[0])
+    p = source.read([v, d])
+    t.statement(out, [v, d], "=", f"stop_gradient({w} * {scale}) + ({p} - stop_gradient({p}))",
+                [(weight, [v, d]), (source, [v, d])])
+    return out
+
+
+def _before_detach(t, node):
+    """The value ``node`` reads through detach and alias nodes."""
+    import torch  # noqa: PLC0415 (the ops module needs no torch otherwise)
+    skipped = (torch.ops.aten.detach.default, torch.ops.aten.alias.default)
+    while getattr(node, "op", None) == "call_function" and node.target in skipped:
+        node = node.args[0]
+    return t.values[node]
+
+
 @op("aten.gather.default")
 def gather(t, x, dim, index, sparse_grad=False):
     """A masked sum over the gathered dimension, ``out(i, j) +=! select(r == index(i, j),
