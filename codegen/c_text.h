@@ -24,6 +24,8 @@ enum Prec : int {
   kPrecTernary = 3,
   kPrecOr = 4,
   kPrecAnd = 5,
+  kPrecBitOr = 6,
+  kPrecBitAnd = 8,
   kPrecEquality = 9,
   kPrecRelational = 10,
   kPrecAdditive = 12,

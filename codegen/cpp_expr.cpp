@@ -300,19 +300,22 @@ bool same_element(const ir::ExprNode& a, const ir::ExprNode& b) {
   return true;
 }
 
-bool blends(const ir::ExprNode& select, const Scope& scope) {
-  const ElemType t = select.type;
-  if (t == ElemType::Bool || t == ElemType::F16) return false;
-  if (!scope.index_site.empty()) return false;  // a branch not taken must not record a fault
-  // A branch's read of an element the condition reads too is in bounds (the
-  // condition is evaluated either way): ELU's select(x > 0, x, exp(x) - 1).
-  std::vector<const ir::ExprNode*> condition_reads;
-  unconditional_reads(select.args[0], condition_reads);
+/// Whether `e` is safe to evaluate where the program would not: no read
+/// that may be out of bounds (but of an element `evaluated` reads, which is
+/// evaluated either way), no computed index, no integer division.
+bool safe_anywhere(const ir::Expr& e, const ir::Expr& evaluated, const Scope& scope) {
+  // A read of an element `evaluated` reads too is in bounds: ELU's
+  // select(x > 0, x, exp(x) - 1).
+  std::vector<const ir::ExprNode*> known;
+  unconditional_reads(evaluated, known);
   auto unsafe = [&](const ir::Expr& x) {
+    if (x->kind == ir::ExprKind::Binary && !is_float(x->type) &&
+        (x->binop == ir::BinOp::Div || x->binop == ir::BinOp::Rem))
+      return true;
     if (x->kind != ir::ExprKind::Read) return false;
     if (x->has_computed_index()) return true;
     if (x->guarded) return false;  // checks its own bounds
-    for (const ir::ExprNode* r : condition_reads)
+    for (const ir::ExprNode* r : known)
       if (same_element(*x, *r)) return false;
     for (size_t d = 0; d < x->indices.size(); ++d) {
       for (const auto& term : x->indices[d].terms)
@@ -321,7 +324,22 @@ bool blends(const ir::ExprNode& select, const Scope& scope) {
     }
     return false;
   };
-  return !ir::any_node(select.args[1], unsafe) && !ir::any_node(select.args[2], unsafe);
+  return !ir::any_node(e, unsafe);
+}
+
+bool blends(const ir::ExprNode& select, const Scope& scope) {
+  const ElemType t = select.type;
+  if (t == ElemType::Bool || t == ElemType::F16) return false;
+  if (!scope.index_site.empty()) return false;  // a branch not taken must not record a fault
+  return safe_anywhere(select.args[1], select.args[0], scope) &&
+         safe_anywhere(select.args[2], select.args[0], scope);
+}
+
+/// Whether `a && b` (or `a || b`) is printed as `(a) & (b)`: both evaluated,
+/// no branch, so that its loop vectorises (ReLU6's `x > 0 && x < 6`), when
+/// evaluating b where `&&` would not is safe. The value is the same.
+bool eager_logic(const ir::ExprNode& e, const Scope& scope) {
+  return scope.index_site.empty() && safe_anywhere(e.args[1], e.args[0], scope);
 }
 
 }  // namespace
@@ -446,6 +464,11 @@ CExpr emit_expr(const ir::Expr& e, const Scope& scope) {
     case ir::ExprKind::Binary:
       if (const char op = scope.index_site.empty() ? 0 : checked_step(e, scope))
         return index_step(op, emit_expr(e->args[0], scope), emit_expr(e->args[1], scope), scope);
+      if ((e->binop == ir::BinOp::And || e->binop == ir::BinOp::Or) && eager_logic(*e, scope))
+        return CExpr{wrap(emit_expr(e->args[0], scope), kPrecPrimary) +
+                         (e->binop == ir::BinOp::And ? " & " : " | ") +
+                         wrap(emit_expr(e->args[1], scope), kPrecPrimary),
+                     e->binop == ir::BinOp::And ? kPrecBitAnd : kPrecBitOr};
       return binary(*e, emit_expr(e->args[0], scope), emit_expr(e->args[1], scope));
     case ir::ExprKind::Select: {
       CExpr c = emit_expr(e->args[0], scope);

@@ -441,7 +441,13 @@ std::vector<CompiledFunction> jit_compile_unit(const codegen::CppUnit& unit, con
 CompiledFunction::CompiledFunction(std::shared_ptr<const LoadedUnit> unit, const ir::Function& fn)
     : unit_(std::move(unit)),
       fn_(std::make_shared<const ir::Function>(fn.clone())),
-      entry_(unit_->entry_points(fn)) {}
+      entry_(unit_->entry_points(fn)),
+      updated_(fn.inputs.size(), false) {
+  for (size_t i = 0; i < fn.outputs.size(); ++i) {
+    updates_.push_back(fn.updated_input(i));
+    if (updates_.back() >= 0) updated_[size_t(updates_.back())] = true;
+  }
+}
 
 void CompiledFunction::fail(int status, const ir::SizeBindings& sizes) const {
   const ir::Function& fn = *fn_;
@@ -521,7 +527,7 @@ void CompiledFunction::run_on_device(const DeviceBinding& binding, const void* c
   const ir::Function& fn = *fn_;
   TENET_ASSERT(entry_.on_device, fn.name << " has no device entry point");
   for (size_t i = 0; i < fn.outputs.size(); ++i) {
-    const int k = fn.updated_input(i);
+    const int k = updates_[i];
     if (k >= 0 && inputs[k] != outputs[i])
       throw BindError("output '" + fn.outputs[i]->name + "' of '" + fn.name +
                       "' updates an input: on the device, give it the input's buffer");
@@ -539,10 +545,10 @@ void CompiledFunction::pack(const void* const* inputs, void* const* outputs,
   const ir::Function& fn = *fn_;
   buffers.clear();
   for (size_t k = 0; k < fn.inputs.size(); ++k)
-    if (!codegen::detail::is_updated_input(fn, k)) buffers.push_back(const_cast<void*>(inputs[k]));
+    if (!updated_[k]) buffers.push_back(const_cast<void*>(inputs[k]));
   for (size_t i = 0; i < fn.outputs.size(); ++i) {
     buffers.push_back(outputs[i]);
-    const int k = fn.updated_input(i);
+    const int k = updates_[i];
     if (k >= 0 && inputs[k] != outputs[i] && output_bytes[i] > 0)
       std::memcpy(outputs[i], inputs[k], output_bytes[i]);
   }

@@ -169,6 +169,11 @@ class CompiledFunction {
   std::shared_ptr<const LoadedUnit> unit_;
   std::shared_ptr<const ir::Function> fn_;
   PackedEntryPoints entry_;
+  /// Per output, the input it updates (ir::Function::updated_input) or -1;
+  /// per input, whether an output updates it. Found once: a call packs its
+  /// buffers with them (a model's step has hundreds of inputs and outputs).
+  std::vector<int> updates_;
+  std::vector<bool> updated_;
 
   /// Throws the BindError a packed entry point's nonzero `status` means.
   [[noreturn]] void fail(int status, const ir::SizeBindings& sizes) const;

@@ -227,6 +227,41 @@ std::optional<GemmPlan> plan_c_in_place(const ir::Compute& c, const ir::ExprNode
   return {};
 }
 
+/// A size with every symbol at a typical 64 (batch and image sizes), for ratios.
+int64_t typical(const ir::SizeExpr& e) {
+  std::map<std::string, ir::SizeExpr> at;
+  for (const std::string& s : e.symbols()) at[s] = ir::SizeExpr(64);
+  return e.substitute(at).constant().value_or(int64_t(1) << 30);
+}
+
+/// Whether packing `read` as the matrices of `loops` x `rows` x `cols` would
+/// copy its tensor more than kMaxPackExpansion times over: a small factor
+/// read through a window, such as a depthwise convolution's 3x3 weight in its
+/// input gradient (a 256 x 1024 matrix per channel, under 1% non-zero), where
+/// loops over the window beat a GEMM over the zeros.
+bool packs_sparse(const GemmMatrix& m, const ir::ExprNode& read, const std::vector<ir::Dim>& loops,
+                  const std::vector<ir::Dim>& rows, const std::vector<ir::Dim>& cols) {
+  if (!m.packed) return false;
+  const Access a = access_of(read);
+  ir::SizeExpr packed = extent_product(rows) * extent_product(cols);
+  for (const ir::Dim& d : loops)
+    if (mentions(a, d.index)) packed = packed * d.extent();
+  ir::SizeExpr source = 1;
+  for (const ir::SizeExpr& d : a.tensor->shape) source = source * d;
+  return typical(packed) > kMaxPackExpansion * typical(source);
+}
+
+/// `plan` unless one of its packed factors is mostly zeros (packs_sparse).
+std::optional<GemmPlan> unless_sparse(const ir::Compute& c, std::optional<GemmPlan> plan) {
+  if (!plan) return plan;
+  const ir::ExprNode& a = *c.body->args[size_t(plan->a.factor)];
+  const ir::ExprNode& b = *c.body->args[size_t(plan->b.factor)];
+  if (packs_sparse(plan->a, a, plan->loops, plan->m, plan->k) ||
+      packs_sparse(plan->b, b, plan->loops, plan->k, plan->n))
+    return std::nullopt;
+  return plan;
+}
+
 }  // namespace
 
 std::optional<GemmPlan> plan_contraction(const ir::Compute& c) {
@@ -265,11 +300,13 @@ std::optional<GemmPlan> plan_contraction(const ir::Compute& c) {
     std::optional<int64_t> k = extent_product(c.reduce).constant();
     if (k && *k < kMinMatrixVectorSum) return {};
   }
-  if (std::optional<GemmPlan> in_place = plan_c_in_place(c, x, y, *o)) return in_place;
+  if (std::optional<GemmPlan> in_place = plan_c_in_place(c, x, y, *o))
+    return unless_sparse(c, in_place);
   // 3. One GEMM per batch index into a packed C, copied into the result after.
   GemmMatrix packed_c;
   packed_c.packed = true;
-  return make_plan(c, x, y, o->both, storage_order(o->xs, xa), storage_order(o->ys, ya), packed_c);
+  return unless_sparse(
+      c, make_plan(c, x, y, o->both, storage_order(o->xs, xa), storage_order(o->ys, ya), packed_c));
 }
 
 namespace {

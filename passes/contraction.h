@@ -76,6 +76,14 @@ constexpr int64_t kMinLoopedGemmSide = 64;
 /// taps) run as loops, which need no packed copy of the matrix.
 constexpr int64_t kMinMatrixVectorSum = 64;
 
+/// A factor packed for a GEMM may hold at most this many times the elements
+/// of its tensor (sizes at 64); more is a small tensor spread over a mostly
+/// zero matrix through a window (a depthwise convolution's weight in its
+/// input gradient: 9 taps per channel as a 256 x 1024 matrix), which loops do
+/// faster. An im2col matrix holds each input element once per tap (9x for
+/// 3x3, 49x for ResNet's 7x7 stem).
+constexpr int64_t kMaxPackExpansion = 64;
+
 /// A 2-D convolution (or one of its gradients, ir/conv_plan.h) runs in the
 /// convolution library (runtime/tenet_conv.h: oneDNN's direct convolution)
 /// when every output element's window, in_channels x kernel_h x kernel_w, and

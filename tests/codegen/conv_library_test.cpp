@@ -102,9 +102,10 @@ TEST(ConvLibrary, DepthwiseForwardAndGradientsMatchTheInterpreter) {
   EXPECT_EQ(count(code, "groups 24, stride"), 3u);  // the calls' comments
   // Strided: the forward and the weight gradient (the input gradient of a
   // stride-2 depthwise convolution reads the filter through windows, which
-  // the library is not given).
+  // the library is not given; it runs as loops: as a GEMM its packed filter
+  // would be mostly zeros, passes/contraction.h kMaxPackExpansion).
   const std::string strided = expect_gemm_matches_interpreter(gradient_of_source(source, "strided"),
-                                                              "strided_grad", {{"B", 8}}, 3);
+                                                              "strided_grad", {{"B", 8}}, 2);
   EXPECT_EQ(count(strided, "tenet::conv2d_forward("), 1u);
   EXPECT_EQ(count(strided, "tenet::conv2d_backward_weights("), 1u);
 }

@@ -332,12 +332,13 @@ TEST(GemmChunks, StridedConvolutionAndItsGradients) {
 }
 
 TEST(GemmChunks, ConvolutionWithPaddingGathersAndLoopsOfGemms) {
-  // Stride 1: one GEMM per image (a loop index chunked) and a guarded gather.
+  // Stride 1: one GEMM per image (a loop index chunked); the guarded gather
+  // runs as loops (its packed weight would be mostly zeros).
   ir::Module g = gradient("models/conv2d.tn", "conv2d");
   const jit::JitOptions small = with_budget(8 << 10);
   const std::string source = expect_gemm_matches_interpreter(
       g, "conv2d_grad", {{"B", 4}, {"C", 5}, {"H", 12}, {"W", 11}, {"O", 20}, {"KH", 3}, {"KW", 3}},
-      3, 7, &small);
+      2, 7, &small);
   EXPECT_NE(source.find("In chunks of at most"), std::string::npos);
 }
 
