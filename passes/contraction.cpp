@@ -338,6 +338,11 @@ bool library_convolution(const ir::ConvPlan& plan) {
   const int64_t c = *in / *g, o = *out / *g;
   const int64_t most =
       plan.role == ir::ConvRole::Forward ? kMaxLibraryConvWindow : kMaxLibraryConvGradientWindow;
+  // A few output positions per image over many channels (ResNet's last stage
+  // on small images: 2x2 outputs, 512 channels): im2col is small and one GEMM
+  // beats the library's direct kernel.
+  const std::optional<int64_t> h = plan.out_h.constant(), w = plan.out_w.constant();
+  if (h && w && *h * *w < kMinLibraryConvOutputs && *g == 1 && c * *kh * *kw >= 1024) return false;
   return c * *kh * *kw <= most && o * *kh * *kw <= most;
 }
 

@@ -95,6 +95,9 @@ constexpr int64_t kMaxPackExpansion = 64;
 /// CapsNet's PrimaryCaps, 20736 terms, faster as a GEMM; ResNet-18's 512
 /// channels, 4608 terms: the forward faster in oneDNN, the gradients not).
 constexpr int64_t kMaxLibraryConvWindow = 4608;
+/// Below this many output positions per image (and with a window of at least
+/// 1024 terms, ungrouped) a convolution is a GEMM over im2col columns instead.
+constexpr int64_t kMinLibraryConvOutputs = 16;
 constexpr int64_t kMaxLibraryConvGradientWindow = 2304;
 
 /// Whether a convolution's plan is taken (the rule above; channels and
