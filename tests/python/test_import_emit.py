@@ -288,6 +288,15 @@ class WithConstant(Linear10):
         return self.fc(x.flatten(1)) * torch.tensor([1.0] * 10)
 
 
+class WithMaxNorm(Linear10):
+    def __init__(self):
+        super().__init__()
+        self.codes = nn.Embedding(10, 10, max_norm=1.0)
+
+    def forward(self, x):
+        return self.fc(x.flatten(1)) + self.codes(torch.arange(10)).sum(0)
+
+
 def _image_batch(shape=(2, 1, 28, 28)):
     return torch.rand(*shape)
 
@@ -307,6 +316,9 @@ def _image_batch(shape=(2, 1, 28, 28)):
      r"the forward returns 2 tensors; the project needs one, the class scores"),
     (Linear10(), (_image_batch(),), {"dynamic_batch": False},
      r"the program's batch size is fixed at 2; the project needs it to vary"),
+    (WithMaxNorm(), (_image_batch(),), {},
+     r"the training forward changes the parameters codes.weight \(an embedding's max_norm\); "
+     r"the project's trainer changes parameters only by its optimiser"),
     (WithConstant(), (_image_batch(),), {},
      r"the training forward makes tensors \(c_lifted_tensor_0: torch.tensor\(...\) "
      r"or the like, which export lifts to constants\); the project holds parameters only"),
