@@ -14,12 +14,13 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 jobs=$(nproc)
 # Every build of this script (g++, sanitizers, fuzzers, the Python package) compiles
-# through ccache: a later run on the same machine (CI on a clean clone) reuses the
-# objects whose sources and flags did not change. Paths are hashed relative to the
-# clone, so a clone elsewhere hits too. TENET_CCACHE=0 turns it off.
+# through ccache: a later run on the same machine at the same path (CI on a clean
+# clone) reuses the objects whose sources and flags did not change. (Not with
+# CCACHE_BASEDIR: its relative paths would end up in __FILE__, which internal errors
+# print relative to the source tree.) TENET_CCACHE=0 turns it off.
 if [ "${TENET_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
   export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
-  export CMAKE_CUDA_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
+  export CMAKE_CUDA_COMPILER_LAUNCHER=ccache
   ccache --zero-stats >/dev/null
 fi
 start=$SECONDS
