@@ -54,6 +54,8 @@ class Cursor {
 // Nodes, made in one step.
 Node assign_node(Place target, Operand source, ir::ReduceOp op, ElemType compute);
 Node array_node(const Var& v, ElemType type, bool wide, int64_t count);
+/// A scalar local (an accumulator): `type` (double when `wide`), starting as `source`.
+Node local_node(const Var& v, ElemType type, bool wide, Operand source);
 Node let_index(const Var& v, IndexExpr value);
 Place local_place(const Var& v, IndexExpr at = nullptr);
 Operand expr_operand(const ir::Expr& e);
@@ -160,6 +162,9 @@ class LoopBuilder {
                  const Context& ctx, bool in_nest, JamGroup* group = nullptr);
   void assignment(Cursor& out, StatementState& st);
   void reduction(Cursor& out, StatementState& st);
+  /// The accumulator's start (the identity, or an update's initial value),
+  /// variable and width.
+  void start_accumulator(StatementState& st);
   void element(Cursor& out, StatementState& st, const GuardBounds& g);
   void in_place_block(Cursor& out, StatementState& st);
   void wide_block(Cursor& out, StatementState& st);

@@ -44,6 +44,16 @@ Node assign_node(Place target, Operand source, ir::ReduceOp op, ElemType compute
   return n;
 }
 
+Node local_node(const Var& v, ElemType type, bool wide, Operand source) {
+  Node n;
+  n.kind = NodeKind::Let;
+  n.var = v;
+  n.type = type;
+  n.wide = wide;
+  n.source = std::move(source);
+  return n;
+}
+
 Node array_node(const Var& v, ElemType type, bool wide, int64_t count) {
   Node n;
   n.kind = NodeKind::Array;

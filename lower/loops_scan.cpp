@@ -83,16 +83,7 @@ Var LoopBuilder::scan_element(Cursor& out, StatementState& st) {
   const ir::Compute& c = st.c;
   if (!c.init) return st.acc;
   const Var result = fresh("element", true);
-  Node element;
-  element.kind = NodeKind::Let;
-  element.var = result;
-  element.type = st.computed;
-  element.wide = st.wide;
-  Place init;
-  init.tensor = c.init.get();
-  init.indices = st.target.indices;
-  element.source = load(init);
-  out.add(std::move(element));
+  out.add(local_node(result, st.computed, st.wide, st.start));
   out.add(assign_node(local_place(result), load(local_place(st.acc)), c.op, st.computed));
   return result;
 }
@@ -118,17 +109,11 @@ void LoopBuilder::scan(Cursor& out, StatementState& st, const ScanPlan& plan) {
     n.kind = NodeKind::Scope;
     out.open(std::move(n));
   }
-  st.acc = fresh("acc", true);
-  st.acc.accumulates = c.result.get();
-  st.wide = ir::accumulates_in_double(c);
-  Node acc;
-  acc.kind = NodeKind::Let;
-  acc.var = st.acc;
-  acc.type = st.computed;
-  acc.wide = st.wide;
-  acc.source.kind = Operand::Identity;
-  acc.source.of = c.op;
-  out.add(std::move(acc));
+  start_accumulator(st);
+  Operand identity;  // an update's start is added per element (scan_element)
+  identity.kind = Operand::Identity;
+  identity.of = c.op;
+  out.add(local_node(st.acc, st.computed, st.wide, identity));
   // The first element's terms but the last step's, then per element the
   // step its moving bound makes: [A(i) - a + 1, A(i)] below an upper bound
   // A(i), [B(i), B(i) + a - 1] above a lower one.

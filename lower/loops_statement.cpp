@@ -138,8 +138,28 @@ void LoopBuilder::assignment(Cursor& out, StatementState& st) {
   out.close(st.own_outer);
 }
 
+void LoopBuilder::start_accumulator(StatementState& st) {
+  const ir::Compute& c = st.c;
+  st.start.kind = Operand::Identity;
+  st.start.of = c.op;
+  if (c.init) {
+    Place init;
+    init.tensor = c.init.get();
+    init.indices = st.target.indices;
+    st.start = load(init);
+  }
+  // In a nest, where statements are siblings, the accumulator is named after
+  // the result (a jam group's members are siblings too).
+  st.acc = fresh("acc", true);
+  st.acc.accumulates = c.result.get();
+  st.acc.sibling = st.in_nest && (st.own_outer == 0 || st.group);
+  // A float32 sum accumulates in double, rounded once (ir/scatter_form.h).
+  st.wide = ir::accumulates_in_double(c);
+}
+
 void LoopBuilder::reduction(Cursor& out, StatementState& st) {
   if (std::optional<ScanPlan> plan = scan_plan(st)) return scan(out, st, *plan);
+  start_accumulator(st);
   const LoopSchedule& schedule = st.m.schedule;
   const ir::Compute& c = st.c;
   // Peeled when every peeled loop is its own (a nest opens the shared ones),
@@ -163,21 +183,6 @@ void LoopBuilder::reduction(Cursor& out, StatementState& st) {
     out.open(std::move(loop));
   }
   const bool work_unused = opened.size() == st.shared;  // the jam's tiles run in parallel
-  st.start.kind = Operand::Identity;
-  st.start.of = c.op;
-  if (c.init) {
-    Place init;
-    init.tensor = c.init.get();
-    init.indices = st.target.indices;
-    st.start = load(init);
-  }
-  // In a nest, where statements are siblings, the accumulator is named after
-  // the result (a jam group's members are siblings too).
-  st.acc = fresh("acc", true);
-  st.acc.accumulates = c.result.get();
-  st.acc.sibling = st.in_nest && (st.own_outer == 0 || st.group);
-  // A float32 sum accumulates in double, rounded once (ir/scatter_form.h).
-  st.wide = ir::accumulates_in_double(c);
   if (!schedule.inner.empty() && st.wide) return wide_block(out, st);
   if (!schedule.inner.empty()) return in_place_block(out, st);
   if (schedule.jam > 0) {
@@ -218,13 +223,7 @@ void LoopBuilder::element(Cursor& out, StatementState& st, const GuardBounds& g)
   const Context outside = st.ctx;
   const ir::Compute& c = st.c;
   use_guard(st, g);
-  Node acc;
-  acc.kind = NodeKind::Let;
-  acc.var = st.acc;
-  acc.type = st.computed;
-  acc.wide = st.wide;
-  acc.source = st.start;
-  out.add(std::move(acc));
+  out.add(local_node(st.acc, st.computed, st.wide, st.start));
   st.ctx.statement_local_names = st.in_nest && st.own_outer == 0;
   hoist_invariant_reads(out, g.body, c.reduce, st.ctx);
   if (st.m.schedule.lanes > 0 && !st.only[c.reduce.size() - 1]) {

@@ -41,14 +41,24 @@ TEST(CppGolden, Softmax) {
   expect_matches_interpreter(f, {{"N", 9}, {"K", 31}}, 1);
 }
 
-TEST(CppGolden, ConvolutionWithStride2) {
-  ir::Module m = compile_tn(kConv);
+/// `source`'s C++ (with `origin` as its file name) equals the golden
+/// codegen/<fn>.cpp.expected, and the pinned code is right: its function `fn`
+/// agrees with the interpreter at `sizes`.
+void expect_pinned_and_right(const char* source, const std::string& fn, const std::string& origin,
+                             const std::string& golden, const ir::SizeBindings& sizes,
+                             uint64_t seed) {
+  ir::Module m = compile_tn(source);
   CppOptions options;
-  options.origin = "conv.tn";
-  tenet::testing::expect_golden("codegen/conv_stride2.cpp.expected",
+  options.origin = origin;
+  tenet::testing::expect_golden("codegen/" + golden + ".cpp.expected",
                                 driver::emit_cpp(m, {}, options).source);
-  jit::CompiledFunction f = driver::jit_compile(m, "conv_stride2", test_jit_options());
-  expect_matches_interpreter(f, {{"B", 2}, {"C", 2}, {"H", 12}, {"W", 10}, {"O", 3}}, 2);
+  jit::CompiledFunction f = driver::jit_compile(m, fn, test_jit_options());
+  expect_matches_interpreter(f, sizes, seed);
+}
+
+TEST(CppGolden, ConvolutionWithStride2) {
+  expect_pinned_and_right(kConv, "conv_stride2", "conv.tn", "conv_stride2",
+                          {{"B", 2}, {"C", 2}, {"H", 12}, {"W", 10}, {"O", 3}}, 2);
 }
 
 // A reverse cumsum: a scan down its row (lower/loops_scan.cpp).
@@ -59,13 +69,8 @@ def suffix_sums(float(B, N) x) -> (y) {
 )";
 
 TEST(CppGolden, SuffixSumsScanDownwards) {
-  ir::Module m = compile_tn(kSuffix);
-  CppOptions options;
-  options.origin = "suffix.tn";
-  tenet::testing::expect_golden("codegen/suffix_sums.cpp.expected",
-                                driver::emit_cpp(m, {}, options).source);
-  jit::CompiledFunction f = driver::jit_compile(m, "suffix_sums", test_jit_options());
-  expect_matches_interpreter(f, {{"B", 3}, {"N", 37}}, 4);
+  expect_pinned_and_right(kSuffix, "suffix_sums", "suffix.tn", "suffix_sums", {{"B", 3}, {"N", 37}},
+                          4);
 }
 
 // A flatten and a split back: the flatten of an input is a view (a pointer,
@@ -81,13 +86,8 @@ def flatten(float(B, C, H, W) x, float(O, C, H, W) w) -> (y, back) {
 )";
 
 TEST(CppGolden, ReshapeViewsAndCopies) {
-  ir::Module m = compile_tn(kReshape);
-  CppOptions options;
-  options.origin = "flatten.tn";
-  tenet::testing::expect_golden("codegen/reshape_flatten.cpp.expected",
-                                driver::emit_cpp(m, {}, options).source);
-  jit::CompiledFunction f = driver::jit_compile(m, "flatten", test_jit_options());
-  expect_matches_interpreter(f, {{"B", 2}, {"C", 3}, {"H", 4}, {"W", 5}, {"O", 3}}, 3);
+  expect_pinned_and_right(kReshape, "flatten", "flatten.tn", "reshape_flatten",
+                          {{"B", 2}, {"C", 3}, {"H", 4}, {"W", 5}, {"O", 3}}, 3);
 }
 
 TEST(CppGolden, WithoutOpenMP) {

@@ -5,6 +5,13 @@ from . import op
 from .. import names
 
 
+def _converted(value, x, out):
+    """``value`` (of x's dtype) in out's dtype."""
+    if x.dtype == out.dtype:
+        return value
+    return f"{'float32' if out.dtype == 'float' else out.dtype}({value})"
+
+
 def _reduce(t, x, dims, keepdim, reduction, scale=False, dtype=None, wanted=None):
     if dims is None or len(dims) == 0:
         dims = list(range(x.rank))
@@ -23,11 +30,7 @@ def _reduce(t, x, dims, keepdim, reduction, scale=False, dtype=None, wanted=None
     ranges = {i: x.shape[k] for k, i in enumerate(own) if k not in dims}
     ranges.update({r: x.shape[d] for d, r in zip(dims, reduced)})
     where = [f"{own[d]} in 0:1" for d in dims] if keepdim else []
-    value = x.read(at)
-    if x.dtype == "bool" or (x.dtype != out.dtype and out.dtype != "float"):
-        value = f"{out.dtype}({value})"
-    elif x.dtype != out.dtype:
-        value = f"float32({value})"
+    value = _converted(x.read(at), x, out)
     t.statement(out, left, reduction, value, [(x, at)], ranges, where)
     if scale:
         count = " * ".join(x.shape[d] for d in dims) or "1"
@@ -162,11 +165,6 @@ def _scan(t, x, dim, reduction):
     return out
 
 
-def _converted(value, x, out):
-    if x.dtype == out.dtype:
-        return value
-    return f"{'float32' if out.dtype == 'float' else out.dtype}({value})"
-
 
 @op("aten.argmax.default")
 def argmax(t, x, dim=None, keepdim=False):
@@ -198,24 +196,20 @@ def _arg_extreme(t, x, dim, keepdim, reduction):
     position = " + ".join(f"{r} * {'(' + ' * '.join(sizes[n + 1:]) + ')'}"
                           if n + 1 < len(sizes) else r for n, r in enumerate(reduced))
     count = "(" + " * ".join(sizes) + ")"
-    value, extreme = x.read(at), best.read([own[d] if d not in dims else "0"
-                                            for d in range(x.rank)])
+    kept = [own[d] if d not in dims else "0" for d in range(x.rank)]  # a reduced dim's 0
+    value, extreme = x.read(at), best.read(kept)
     key = (f"select({value} != {value}, {position}, select({value} == {extreme}, "
            f"{position} + {count}, 2 * {count}))") if x.dtype == "float" else \
         f"select({value} == {extreme}, {position}, {count})"
     keyed = t.new(f"{base}_key", shape=best.shape, dtype="int64")
     ranges = {i: x.shape[k] for k, i in enumerate(own) if k not in dims}
     ranges.update({r: x.shape[d] for d, r in zip(dims, reduced)})
-    t.statement(keyed, own, "min=!", key, [(x, at), (best, [own[d] if d not in dims else "0"
-                                                             for d in range(x.rank)])],
-                ranges, [f"{own[d]} in 0:1" for d in dims])
+    t.statement(keyed, own, "min=!", key, [(x, at), (best, kept)], ranges,
+                [f"{own[d]} in 0:1" for d in dims])
     out = t.new()
     left = own if keepdim else [i for k, i in enumerate(own) if k not in dims]
-    if dim is None and not keepdim:
-        left = []
-    k_at = [own[d] if d not in dims else "0" for d in range(x.rank)]
-    got = keyed.read(k_at)
+    got = keyed.read(kept)
     ranges = {i: x.shape[k] if k not in dims else "1" for k, i in enumerate(own)}
     t.statement(out, left, "=", f"select({got} >= {count}, {got} - {count}, {got})",
-                [(keyed, k_at)], {i: ranges[i] for i in left})
+                [(keyed, kept)], {i: ranges[i] for i in left})
     return out
