@@ -124,6 +124,11 @@ std::vector<size_t> named_output_positions(const ir::Function& fn, const GradReq
 // user-facing names (fn.output_names: "v", where the value may be "v.1").
 std::vector<size_t> output_positions(const ir::Function& fn, const GradRequest& req,
                                      const SourceFile* file) {
+  if (!req.vjp && req.half != VjpHalf::Both)
+    report(file, fn.span,
+           "only a vector-Jacobian program of '" + fn.name +
+               "' can be cut into a forward and a backward half: ask for vector-Jacobian "
+               "products");
   std::string listed;
   for (const std::string& n : fn.output_names) listed += (listed.empty() ? "" : ", ") + n;
   std::vector<size_t> out;

@@ -33,6 +33,13 @@
 
 namespace tenet::ad {
 
+/// Which part of a vector-Jacobian program a request wants (ad/split.h).
+enum class VjpHalf {
+  Both,      // the whole program: the forward, then the backward from the inputs
+  Forward,   // the forward half, returning what the backward half reads too
+  Backward,  // the backward half, taking those values instead of recomputing them
+};
+
 struct GradRequest {
   /// Inputs to differentiate with respect to; empty means every float input.
   std::vector<std::string> wrt;
@@ -51,6 +58,10 @@ struct GradRequest {
   /// both this and `output`. (PyTorch's autograd differentiates only the
   /// outputs that received a gradient.)
   std::vector<std::string> outputs = {};
+  /// With `vjp`, one half of the program (ad/split.h): the driver cuts the
+  /// optimised program (after the shared passes, so that `fuse` has decided
+  /// what the backward recomputes) and keeps this half.
+  VjpHalf half = VjpHalf::Both;
 };
 
 /// The inputs a request differentiates, in order (validated as differentiate does).

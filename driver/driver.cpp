@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "ad/retype.h"
+#include "ad/split.h"
 #include "driver/front_end.h"
 #include "driver/target.h"
 #include "ir/printer.h"
@@ -29,6 +30,7 @@ void parse(Compilation& c, const Request& r);
 void check(Compilation& c, const Request& r);
 void retype(Compilation& c, const Request& r);
 void differentiate(Compilation& c, const Request& r);
+void split_halves(Compilation& c, const Request& r);
 Stage optimisation(const passes::Pass& pass);
 void find_liveness(Compilation& c, const Request& r);
 void lower_gemms(Compilation& c, const Request& r);
@@ -56,6 +58,10 @@ std::vector<Stage> make_table(const Target& target) {
   // The optimisation passes, in passes/pipeline.h's order (passes/ owns
   // them), then the target's own (the CPU target's schedule).
   for (const passes::Pass& p : passes::pipeline()) t.push_back(optimisation(p));
+  t.push_back({stage::kSplit,
+               "a vector-Jacobian program's requested half: the forward returning what the "
+               "backward reads, or the backward taking it (ad/split.h)",
+               Form::Optimised, split_halves});
   for (const passes::Pass& p : target.passes) t.push_back(optimisation(p));
   // Lowering: shared by every target, typed (lower/).
   t.push_back({"liveness",
@@ -146,6 +152,21 @@ void differentiate(Compilation& c, const Request& r) {
     if (!functions[i].as.empty()) c.derived.functions[i].name = functions[i].as;
   c.optimised.functions.clear();
   for (const ir::Function& f : c.derived.functions) c.optimised.functions.push_back(f.clone());
+}
+
+/// Each function requested as one half of a vector-Jacobian program replaced
+/// by that half (ad/split.h), cut after the shared passes.
+void split_halves(Compilation& c, const Request& r) {
+  std::vector<FunctionRequest> functions = requested(c, r);
+  for (size_t i = 0; i < functions.size(); ++i) {
+    if (!functions[i].grad || functions[i].grad->half == ad::VjpHalf::Both) continue;
+    const ir::Function& declared = find_function(c, functions[i].name);
+    ad::SplitVjp halves =
+        ad::split_vjp(c.optimised.functions[i], declared.inputs.size(), declared.outputs.size());
+    c.optimised.functions[i] = functions[i].grad->half == ad::VjpHalf::Forward
+                                   ? std::move(halves.forward)
+                                   : std::move(halves.backward);
+  }
 }
 
 /// An optimisation pass (passes/pipeline.h, or the target's), on every function.
@@ -314,7 +335,7 @@ Compilation compile(const Request& request, const Compilation& from) {
   const std::vector<Stage>& table = stages(request.target);
   const std::set<std::string> dump_after = dump_set(request);
   for (const std::string& name : request.skip_passes)
-    if (find_stage(name, request.target).form != Form::Optimised)
+    if (find_stage(name, request.target).form != Form::Optimised || name == stage::kSplit)
       throw UsageError("'" + name + "' is not an optimisation pass");
   std::ostream& out = request.dump_to ? *request.dump_to : std::cerr;
 
@@ -401,7 +422,7 @@ Compilation from_ir(const ir::Module& m, const std::vector<std::string>& functio
 void optimise(ir::Module& m, const std::string& target) {
   std::vector<std::string> all;
   for (const Stage& s : stages(target))
-    if (s.form == Form::Optimised) all.push_back(s.name);
+    if (s.form == Form::Optimised && s.name != std::string(stage::kSplit)) all.push_back(s.name);
   run_passes(m, all, target);
 }
 

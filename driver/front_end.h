@@ -20,6 +20,7 @@ inline constexpr char kParse[] = "parse";
 inline constexpr char kCheck[] = "check";
 inline constexpr char kRetype[] = "retype";
 inline constexpr char kAd[] = "ad";
+inline constexpr char kSplit[] = "split";
 }  // namespace stage
 
 /// The front end of `request`: its file parsed and checked (the checked

@@ -71,6 +71,9 @@ int cmd_print(const std::vector<std::string>& argv) {
   a.option("fn", "NAME", "print only this function (IR, source and C++ stages)");
   a.option("grad", "FN", "print the gradient program of function FN");
   add_grad_request_options(a);
+  a.option("half", "forward|backward",
+           "with --vjp: one half of the program, cut after the optimisation passes: the "
+           "forward returning what the backward reads, or the backward taking it");
   add_common_options(a);
   if (!a.parse(argv)) return 0;
   if (a.is_set("grad")) {

@@ -53,6 +53,16 @@ ad::GradRequest grad_request(const Args& a) {
   req.wrt = parse_list(a.get("wrt"));
   req.output = a.get("output");
   req.vjp = a.is_set("vjp");
+  if (a.is_set("half")) {  // `tenet print` only
+    const std::string half = a.get("half");
+    if (half == "forward") {
+      req.half = ad::VjpHalf::Forward;
+    } else if (half == "backward") {
+      req.half = ad::VjpHalf::Backward;
+    } else {
+      throw UsageError("--half " + half + ": expected forward or backward");
+    }
+  }
   return req;
 }
 
@@ -158,7 +168,10 @@ int print_gradient(const Args& a) {
   if (!whole) driver::find_stage(stage, target);  // an unknown stage before any work
   Gradient g = load_gradient(a, a.get("grad"), whole ? "" : stage);
   const driver::Compilation& c = g.compiled;
-  if (stage == "source") {
+  if (stage == "source" && a.is_set("half")) {
+    // The half as cut (after the optimisation passes, which chose what it saves).
+    std::cout << lang::unparse(c.optimised.functions.at(0));
+  } else if (stage == "source") {
     // What AD derived, before the optimiser annotates or rewrites it.
     std::cout << lang::unparse(c.derived.functions.at(0));
   } else if (stage == driver::stage::kParse) {

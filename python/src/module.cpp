@@ -7,6 +7,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "ad/split.h"
 #include "cuda/nvrtc.h"
 #include "ir/builtins.h"
 #include "python/src/arrays.h"
@@ -23,6 +24,12 @@ using namespace tenet;
 using namespace tenet::python;
 
 namespace {
+
+ad::VjpHalf vjp_half(const std::string& name) {
+  for (ad::VjpHalf h : {ad::VjpHalf::Both, ad::VjpHalf::Forward, ad::VjpHalf::Backward})
+    if (name == ad::half_name(h)) return h;
+  throw UsageError("half='" + name + "': expected 'both', 'forward' or 'backward'");
+}
 
 std::string input_name(const FunctionInfo& info, size_t i) {
   return i < info.inputs.size() ? info.inputs[i].name : "#" + std::to_string(i);
@@ -177,15 +184,19 @@ void bind_descriptions(py::module_& m) {
       .def_readonly("outputs", &FunctionInfo::outputs);
   py::class_<ad::GradRequest>(m, "GradRequest")
       .def(py::init([](std::vector<std::string> wrt, std::string output, bool vjp,
-                       std::vector<std::string> outputs) {
-             return ad::GradRequest{std::move(wrt), std::move(output), vjp, std::move(outputs)};
+                       std::vector<std::string> outputs, const std::string& half) {
+             return ad::GradRequest{std::move(wrt), std::move(output), vjp, std::move(outputs),
+                                    vjp_half(half)};
            }),
            py::arg("wrt") = std::vector<std::string>{}, py::arg("output") = "",
-           py::arg("vjp") = false, py::arg("outputs") = std::vector<std::string>{})
+           py::arg("vjp") = false, py::arg("outputs") = std::vector<std::string>{},
+           py::arg("half") = "both")
       .def_readonly("wrt", &ad::GradRequest::wrt)
       .def_readonly("output", &ad::GradRequest::output)
       .def_readonly("vjp", &ad::GradRequest::vjp)
-      .def_readonly("outputs", &ad::GradRequest::outputs);
+      .def_readonly("outputs", &ad::GradRequest::outputs)
+      .def_property_readonly(
+          "half", [](const ad::GradRequest& r) { return std::string(ad::half_name(r.half)); });
   py::class_<Variant>(m, "Variant")
       .def(py::init([](std::string entry, bool float64, std::optional<ad::GradRequest> grad) {
              return Variant{std::move(entry), float64, std::move(grad)};

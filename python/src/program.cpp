@@ -78,8 +78,25 @@ driver::Compilation CheckedProgram::compile_variant(const Variant& v,
   return driver::compile(request(v, stop_after), front_);
 }
 
+namespace {
+
+bool is_half(const Variant& v) {
+  return v.grad && v.grad->half != ad::VjpHalf::Both;
+}
+
+/// The function a compilation of one variant made, as its callers see it: as
+/// derived, or for one half of a vector-Jacobian program, as cut (the cut
+/// follows the optimisation passes, driver/driver.h).
+const ir::Function& interface_of(const Variant& v, const driver::Compilation& c) {
+  return is_half(v) ? c.optimised.functions.at(0) : c.derived.functions.at(0);
+}
+
+}  // namespace
+
 ir::Function CheckedProgram::derive(const Variant& v) const {
-  return std::move(compile_variant(v, driver::stage::kAd).derived.functions.at(0));
+  const driver::Compilation c =
+      compile_variant(v, is_half(v) ? driver::stage::kSplit : driver::stage::kAd);
+  return interface_of(v, c).clone();
 }
 
 FunctionInfo CheckedProgram::info(const Variant& v) const {
@@ -102,8 +119,7 @@ std::unique_ptr<Kernel> CheckedProgram::compile(const Variant& v, const jit::Jit
   driver::Request r = request(v, "");
   r.target = target;  // a UsageError for an unknown one
   const driver::Compilation c = driver::compile(r, front_);
-  return std::make_unique<Kernel>(driver::load(r, c, options).at(0),
-                                  describe(c.derived.functions.at(0)));
+  return std::make_unique<Kernel>(driver::load(r, c, options).at(0), describe(interface_of(v, c)));
 }
 
 std::vector<Tensor> CheckedProgram::interpret(const Variant& v, const std::vector<Tensor>& inputs,

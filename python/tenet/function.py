@@ -142,13 +142,16 @@ class Function:
         ``output`` defaults to the only output, or the only float scalar among several."""
         return self._derived(grad_request(wrt, output))
 
-    def vjp(self, wrt=None, output=None):
+    def vjp(self, wrt=None, output=None, half="both"):
         """Vector-Jacobian products: a Function taking the inputs, then one cotangent
         ``d_<output>`` per float output (or only for ``output``: one output's name or a
         list of them, whose cotangents come in the function's output order), returning
         the outputs, then ``d_<input>`` per input in ``wrt`` (default: every float
-        input)."""
-        return self._derived(grad_request(wrt, output, vjp=True))
+        input). ``half`` cuts that program in two (docs/python.md, "Saved values"):
+        "forward" returns the outputs, then the values the backward reads; "backward"
+        takes the inputs, then those values (named as the forward's outputs), then the
+        cotangents, and returns the gradients."""
+        return self._derived(grad_request(wrt, output, vjp=True, half=half))
 
     @property
     def backward(self):
@@ -280,13 +283,17 @@ class Function:
         """The generated C++ the kernel was compiled from."""
         return self.kernel(float64).cpp_path
 
-    def torch_op(self, name=None):
-        """This function as a PyTorch operator with autograd (see tenet.torch_op)."""
+    def torch_op(self, name=None, differentiable=None):
+        """This function as a PyTorch operator with autograd (see tenet.torch_op);
+        ``differentiable``: the names of the float outputs that can get gradients (None:
+        every float output)."""
         if self._grad is not None:
             raise ValueError(f"'{self.name}' is a gradient function; make the operator from "
                              f"the entry (its autograd runs the derived backward)")
+        from .library import registered
+        if differentiable is not None:
+            return registered(self, name, differentiable)
         if self._torch_op is None or (name is not None and name != self._torch_op.name):
-            from .library import registered
             self._torch_op = registered(self, name)
         return self._torch_op
 
@@ -328,16 +335,18 @@ def _text(value, what, optional=False):
     return value
 
 
-def grad_request(wrt, output, vjp=False):
+def grad_request(wrt, output, vjp=False, half="both"):
     """A _tenet.GradRequest: ``wrt`` one input's name or a list of them (None: every float
     input), ``output`` a name, a list of names (vector-Jacobian products of several
-    outputs), or None."""
+    outputs), or None; ``half`` "both", "forward" or "backward"."""
+    if half not in ("both", "forward", "backward"):
+        raise ValueError(f"half must be 'both', 'forward' or 'backward', got {half!r:.60}")
     if isinstance(wrt, (str, os.PathLike)):
         wrt = [wrt]
     names = [_text(name, "wrt (input names)") for name in (wrt or [])]
     if output is None or isinstance(output, (str, os.PathLike)):
         return _tenet.GradRequest(wrt=names, output=_text(output, "output", optional=True),
-                                  vjp=vjp)
+                                  vjp=vjp, half=half)
     if not isinstance(output, collections.abc.Iterable):
         raise TypeError(f"output must be an output's name or a list of them, got "
                         f"{type(output).__name__} {output!r:.60}")
@@ -345,14 +354,15 @@ def grad_request(wrt, output, vjp=False):
     if not outputs:
         raise ValueError("output: an empty list names no output to differentiate (None "
                          "means every float output)")
-    return _tenet.GradRequest(wrt=names, outputs=outputs, vjp=vjp)
+    return _tenet.GradRequest(wrt=names, outputs=outputs, vjp=vjp, half=half)
 
 
 def _request_key(grad):
     """A GradRequest as text for Function.key (the list of outputs only when given, so
     that the keys of other requests stay as they were)."""
     key = f"{grad.wrt}|{grad.output}|{grad.vjp}"
-    return key + f"|{grad.outputs}" if grad.outputs else key
+    key += f"|{grad.outputs}" if grad.outputs else ""
+    return key + f"|{grad.half}" if grad.half != "both" else key
 
 
 def _flag(value, what):

@@ -19,6 +19,18 @@ PyTorch dispatcher, in the ``tenet`` namespace:
   derivative is infinite (``log`` at 0) does not make a gradient NaN
   (0 * inf). Registered only for functions with several float outputs.
 
+A call with gradients to come (grad mode on, a float input requiring grad) runs
+neither of these but
+
+- ``tenet::<name>_saving(Tensor x, ...) -> (Tensor, ...)``: the forward half of
+  the vector-Jacobian program (ad/split.h), returning the outputs, then the values
+  its backward half reads (marked non-differentiable, saved for backward), so that
+  autograd's backward runs
+- ``tenet::<name>_backward_saved(Tensor x, ..., Tensor <saved>, ..., Tensor
+  d_<output>, ...)``: the backward half, taking them instead of computing the
+  forward a second time (the same statements: the same bits). When only some
+  outputs get gradients it falls back to ``_backward_partial``.
+
 ``<name>`` is the entry's name plus a hash of the source, so the same program
 always gets the same operator (and ``torch.ops.tenet.<name>`` reaches it,
 from Python or from C++ through ``c10::Dispatcher``). float32 and float64
@@ -32,6 +44,7 @@ The backward operator has no autograd formula of its own: a double backward
 is an error.
 """
 
+import hashlib
 import re
 import threading
 
@@ -98,24 +111,20 @@ class TorchOp:
     fewer than two float outputs), ``.qualname`` the dispatcher name ``tenet::<name>``.
     """
 
-    def __init__(self, function, name):
+    def __init__(self, function, name, differentiable=None):
         """Registers the operators; use ``registered`` (one TorchOp per name)."""
         self._register(function, name)
+        self.differentiable_names = differentiable
+        self.differentiable = []
+        if self.backward_op is not None:
+            self._register_saving(differentiable)
 
     def __call__(self, *args, **kwargs):
         updated = [(i, o.updates) for i, o in enumerate(self._outputs) if o.updates is not None]
-        if self._packed:
-            values = arguments.order(self.name, self._inputs, args, kwargs)
-            results = self.op(list(values))
-            for i, k in updated:
-                values[k].copy_(results[i])
-                results[i] = values[k]
-            return _one_or_tuple(results)
-        if not updated:
-            return self.op(*args, **kwargs)
-        # The operator is functional (autograd needs that): it takes the initial value of
-        # an output it updates and returns the final one, which is then copied into the
-        # caller's tensor, as an in-place PyTorch operation is recorded (copy_).
+        # The operators are functional (autograd needs that): an output the function
+        # updates is given the initial value and returns the final one, which is then
+        # copied into the caller's tensor, as an in-place PyTorch operation is recorded
+        # (copy_).
         values = arguments.order(self.name, self._inputs, args, kwargs)
         targets = {k: values[k] for _, k in updated}
         for k, target in targets.items():
@@ -125,12 +134,23 @@ class TorchOp:
                                 f"a torch tensor (got {type(target).__name__})")
             if torch.is_grad_enabled():
                 values[k] = target.clone()  # the backward may need the initial value
-        results = self.op(*values)
-        results = list(results) if isinstance(results, tuple) else [results]
+        results = self._apply(values)
         for i, k in updated:
             targets[k].copy_(results[i])
             results[i] = targets[k]
         return _one_or_tuple(results)
+
+    def _apply(self, values):
+        """The function's results: from the saving operator when a gradient may follow
+        (its backward then starts from the saved values), else from the operator."""
+        if self.saving_op is not None and torch.is_grad_enabled() and any(
+                isinstance(v, torch.Tensor) and v.requires_grad for v in values):
+            op, packed = self.saving_op, self._saving_packed
+        else:
+            op, packed = self.op, self._packed
+        results = op(list(values)) if packed else op(*values)
+        results = list(results) if isinstance(results, (list, tuple)) else [results]
+        return results[:len(self._outputs)]
 
     def compile(self, float64=False):
         """JIT-compiles the forward and backward kernels for a dtype now (instead of on
@@ -138,6 +158,9 @@ class TorchOp:
         self.function.kernel(float64)
         if self.backward_op is not None:
             self._vjp.kernel(float64)
+        if self.saving_op is not None:
+            self._saving.kernel(float64)
+            self._saved_vjp.kernel(float64)
         return self
 
     def __repr__(self):
@@ -161,7 +184,7 @@ class TorchOp:
             self.qualname, self._forward, mutates_args=(),
             schema=_schema(function.input_names, len(self._outputs), self._packed))
         self.op.register_fake(self._forward_fake)
-        self.backward_op = self.partial_backward_op = None
+        self.backward_op = self.partial_backward_op = self.saving_op = None
         self._partial_vjps = {}  # float output positions -> Function.vjp(output=[...])
         self._partial_lock = threading.Lock()
         if self._float_inputs and self._float_outputs:
@@ -194,6 +217,39 @@ class TorchOp:
             schema=schema)
         self.partial_backward_op.register_fake(self._partial_backward_fake)
 
+    def _register_saving(self, differentiable):
+        """``tenet::<name>_saving``: the forward that also returns the values its derived
+        backward reads, and ``tenet::<name>_backward_saved``: that backward, taking them
+        instead of computing the forward again (ad/split.h). What a call with gradients
+        runs; ``differentiable`` names the float outputs that can get gradients (None:
+        all), the others (a model's updated buffers) are marked non-differentiable."""
+        self.differentiable = [k for k in self._float_outputs
+                               if differentiable is None or
+                               self._outputs[k].name in differentiable]
+        if not self.differentiable:
+            return
+        names = [self._outputs[k].name for k in self.differentiable]
+        self._saving = self.function.vjp(output=names, half="forward")
+        self._saved_vjp = self.function.vjp(output=names, half="backward")
+        produced = [o.name for o in self._saving.outputs]
+        taken = self._saved_vjp.input_names[len(self._inputs):-len(self.differentiable)]
+        self._saved = [produced.index(n) for n in taken]  # the saving op's results it takes
+        count = len(self._saving.outputs)
+        packed = self._saving_packed = max(len(self._inputs), count) > _MOST_ARGUMENTS
+        self.saving_op = torch.library.custom_op(
+            f"{self.qualname}_saving", self._saving_forward, mutates_args=(),
+            schema=_schema(self.function.input_names, count, packed))
+        self.saving_op.register_fake(self._saving_forward_fake)
+        names = _argument_names(self._saved_vjp.input_names)
+        packed_backward = self._saved_packed = \
+            max(len(names), len(self._float_inputs)) > _MOST_ARGUMENTS
+        self.saved_backward_op = torch.library.custom_op(
+            f"{self.qualname}_backward_saved", self._saved_backward, mutates_args=(),
+            schema=_schema(names, len(self._float_inputs), packed_backward))
+        self.saved_backward_op.register_fake(self._saved_backward_fake)
+        self.saving_op.register_autograd(self._autograd_saved_backward,
+                                         setup_context=self._setup_saving_context)
+
     # -- forward ---------------------------------------------------------------------------
 
     def _results(self, tensors):
@@ -208,12 +264,16 @@ class TorchOp:
 
     def _forward_fake(self, *args):
         args = args[0] if self._packed else args
+        return self._results(self._fake_results(self._outputs, args))
+
+    def _fake_results(self, outputs, args):
+        """Empty tensors of the shapes and dtypes the CPU kernel would return."""
         values, float64 = arguments.check(self.name, self._inputs, args, {}, allow_meta=True,
                                           devices=self.function.devices)
         bound = symbolic.bind(self._inputs, [v.shape for v in values], self.function.sizes)
         device = values[0].device if values else torch.device("cpu")
         results = []
-        for out in self._outputs:
+        for out in outputs:
             shape = [symbolic.evaluate(d, bound, torch.sym_min, torch.sym_max)
                      for d in out.shape]
             for dim, size in zip(out.shape, shape):
@@ -222,28 +282,57 @@ class TorchOp:
                     f"for these input shapes"))
             dtype = "float64" if float64 and out.type in arguments.FLOAT_TYPES else out.type
             results.append(torch.empty(shape, dtype=_torch_dtype(dtype), device=device))
-        return self._results(results)
+        return results
+
+    def _saving_forward(self, *args):
+        args = args[0] if self._saving_packed else args
+        values, float64 = arguments.check(self.name, self._inputs, args, {},
+                                          devices=self.function.devices)
+        results = self._saving.run_tensors(values, float64)
+        return list(results) if self._saving_packed else _one_or_tuple(results)
+
+    def _saving_forward_fake(self, *args):
+        args = args[0] if self._saving_packed else args
+        results = self._fake_results(self._saving.outputs, args)
+        return list(results) if self._saving_packed else _one_or_tuple(results)
 
     # -- backward --------------------------------------------------------------------------
 
     def _backward(self, *args, vjp=None, name=None):
         vjp, name = vjp or self._vjp, name or f"{self.name}_backward"
         args = args[0] if self._packed else args
+        return self._results(self._gradients(vjp, name, args))
+
+    def _backward_fake(self, *args, vjp=None, name=None):
+        vjp, name = vjp or self._vjp, name or f"{self.name}_backward"
+        args = args[0] if self._packed else args
+        return self._results(self._gradients_fake(vjp, name, args))
+
+    def _saved_backward(self, *args):
+        args = args[0] if self._saved_packed else args
+        gradients = self._gradients(self._saved_vjp, f"{self.name}_backward_saved", args)
+        return list(gradients) if self._saved_packed else _one_or_tuple(gradients)
+
+    def _saved_backward_fake(self, *args):
+        args = args[0] if self._saved_packed else args
+        gradients = self._gradients_fake(self._saved_vjp, f"{self.name}_backward_saved", args)
+        return list(gradients) if self._saved_packed else _one_or_tuple(gradients)
+
+    def _gradients(self, vjp, name, args):
+        """Each float input's gradient from a backward program run on ``args``."""
         values, float64 = arguments.check(name, vjp.inputs, args, {}, devices=vjp.devices)
         outputs = vjp.run_tensors(values, float64)
         # each float input's gradient, as AD marked it (not by position or name)
         gradient = {o.gradient_of: k for k, o in enumerate(vjp.outputs)
                     if o.gradient_of is not None}
-        return self._results(outputs[gradient[i]] for i in self._float_inputs)
+        return [outputs[gradient[i]] for i in self._float_inputs]
 
-    def _backward_fake(self, *args, vjp=None, name=None):
-        vjp, name = vjp or self._vjp, name or f"{self.name}_backward"
-        args = args[0] if self._packed else args
+    def _gradients_fake(self, vjp, name, args):
         values, _ = arguments.check(name, vjp.inputs, args, {}, allow_meta=True,
                                     devices=vjp.devices)
         # the CPU kernel returns dense tensors with the inputs' shapes and dtypes
-        return self._results(torch.empty(values[i].shape, dtype=values[i].dtype,
-                                         device=values[i].device) for i in self._float_inputs)
+        return [torch.empty(values[i].shape, dtype=values[i].dtype, device=values[i].device)
+                for i in self._float_inputs]
 
     def partial_vjp(self, outputs):
         """The vector-Jacobian program of some float outputs only (positions in the
@@ -313,6 +402,43 @@ class TorchOp:
         return result if self._packed else tuple(result)
 
 
+    def _setup_saving_context(self, ctx, inputs, output):
+        ctx.set_materialize_grads(False)  # as _setup_context
+        if self._saving_packed:
+            inputs = inputs[0]
+        ctx.needs = [isinstance(t, torch.Tensor) and t.requires_grad for t in inputs]
+        output = list(output) if isinstance(output, (list, tuple)) else [output]
+        differentiable = set(self.differentiable)
+        ctx.mark_non_differentiable(*[o for k, o in enumerate(output)
+                                      if k not in differentiable])
+        ctx.save_for_backward(*inputs, *[output[k] for k in self._saved])
+
+    def _autograd_saved_backward(self, ctx, *grads):
+        saved = ctx.saved_tensors
+        inputs, kept = list(saved[:len(self._inputs)]), list(saved[len(self._inputs):])
+        result = [None] * len(inputs)
+        if self._saving_packed:
+            grads = grads[0] if grads[0] is not None else [None] * len(self._saving.outputs)
+        cotangents = [grads[k] for k in self.differentiable]
+        if all(c is None for c in cotangents) or not any(ctx.needs[i]
+                                                         for i in self._float_inputs):
+            return result if self._saving_packed else tuple(result)
+        if all(c is not None for c in cotangents):
+            args = inputs + kept + cotangents
+            gradients = (self.saved_backward_op(args) if self._saved_packed
+                         else self.saved_backward_op(*args))
+        else:  # the product of the outputs with gradients alone, from the inputs
+            given = dict(zip(self.differentiable, cotangents))
+            every = [given.get(k) for k in self._float_outputs]
+            args = [inputs, every] if self._packed else [*inputs, *every]
+            gradients = self.partial_backward_op(*args)
+        if not isinstance(gradients, (list, tuple)):
+            gradients = (gradients,)
+        for i, g in zip(self._float_inputs, gradients):
+            result[i] = g if ctx.needs[i] else None
+        return result if self._saving_packed else tuple(result)
+
+
 # PyTorch has these only as "limited" dtypes (few operators, no autograd): an
 # operator taking or returning them would fail somewhere inside PyTorch.
 _LIMITED_IN_TORCH = ("uint16", "uint32", "uint64")
@@ -329,19 +455,27 @@ def _check_torch_dtypes(function):
                     f"with numpy arrays")
 
 
-def registered(function, name=None):
+def registered(function, name=None, differentiable=None):
     """The operator for a Function: registered on first request, the same object after
     (the dispatcher takes each name once). ``name`` defaults to
-    ``<function name>_<hash of its source, entry and sizes>``."""
+    ``<function name>_<hash of its source, entry and sizes>`` (and of ``differentiable``,
+    the float outputs that can get gradients, when given)."""
     _check_torch_dtypes(function)
     if name is not None and not (isinstance(name, str) and _OPERATOR_NAME.fullmatch(name)):
         raise ValueError(f"name: an operator's name must be an identifier (letters, digits, "
                          f"'_'; not starting with a digit), got {name!r:.60}")
-    name = name or f"{function.name}_{function.key}"
+    if differentiable is not None:
+        differentiable = tuple(sorted(set(differentiable)))
+    if name is None:
+        name = f"{function.name}_{function.key}"
+        if differentiable is not None:
+            text = "\0".join(differentiable).encode()
+            name += "_" + hashlib.sha256(text).hexdigest()[:6]
     existing = _REGISTERED.get(name)
     if existing is None:
-        existing = _REGISTERED[name] = TorchOp(function, name)
-    elif existing.function.key != function.key:
+        existing = _REGISTERED[name] = TorchOp(function, name, differentiable)
+    elif existing.function.key != function.key or \
+            existing.differentiable_names != differentiable:
         raise ValueError(f"a different Tenet operator is already registered as "
                          f"{_NAMESPACE}::{name}")
     return existing

@@ -118,7 +118,8 @@ TEST_F(Cli, PrintStages) {
             "inside 2 shared loops (dimensions 0, 1)\n");
   const std::string stages =
       " (stages: parse, check, retype, ad, simplify, dce, hoist, index_split, contraction, "
-      "fuse, schedule, liveness, lower_gemm, lower_scatter, lower_conv, plan_memory, lower_loops, "
+      "fuse, split, schedule, liveness, lower_gemm, lower_scatter, lower_conv, plan_memory, "
+      "lower_loops, "
       "cpp)\n";
   CommandResult bad = run_in_dir("print squash.tn --stage nosuchpass");
   EXPECT_EQ(bad.exit_code, 1);

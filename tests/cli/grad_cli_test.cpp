@@ -99,11 +99,11 @@ TEST_F(GradCli, PrintGradStages) {
       << parse.out;
   CommandResult stage = run_in_source("print models/softmax.tn --grad softmax --stage lower");
   EXPECT_EQ(stage.exit_code, 1);
-  EXPECT_EQ(
-      stage.err,
-      "error: unknown stage 'lower' (stages: parse, check, retype, ad, simplify, dce, hoist, "
-      "index_split, contraction, fuse, schedule, liveness, lower_gemm, lower_scatter, lower_conv, "
-      "plan_memory, lower_loops, cpp)\n");
+  EXPECT_EQ(stage.err,
+            "error: unknown stage 'lower' (stages: parse, check, retype, ad, simplify, dce, hoist, "
+            "index_split, contraction, fuse, split, schedule, liveness, lower_gemm, lower_scatter, "
+            "lower_conv, "
+            "plan_memory, lower_loops, cpp)\n");
   CommandResult no_grad = run_in_source("print models/softmax.tn --vjp");
   EXPECT_EQ(no_grad.exit_code, 1);
   EXPECT_EQ(no_grad.err, "error: --wrt, --output and --vjp apply with --grad FN only\n");

@@ -487,7 +487,15 @@ TEST(SaveOrRecompute, PrintedDecisionsGolden) {
   for (const Case& c : {Case{"print models/softmax.tn --grad softmax --vjp --stage fuse",
                              "ir/softmax.grad.fuse.ir"},
                         Case{"print models/zoo/margin_loss.tn --grad margin_loss --stage fuse",
-                             "ir/margin_loss.grad.fuse.ir"}}) {
+                             "ir/margin_loss.grad.fuse.ir"},
+                        // The same decisions, cut (ad/split.h): the forward returns what
+                        // the backward reads, the backward takes it.
+                        Case{"print models/softmax.tn --grad softmax --vjp --half forward "
+                             "--stage split",
+                             "ir/softmax.vjp.forward.ir"},
+                        Case{"print models/softmax.tn --grad softmax --vjp --half backward "
+                             "--stage split",
+                             "ir/softmax.vjp.backward.ir"}}) {
     tenet::testing::CommandResult r = run_tenet(c.args, 1);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     tenet::testing::expect_golden(c.golden, r.out);

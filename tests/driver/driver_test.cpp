@@ -54,12 +54,12 @@ std::vector<std::string> stage_list() {
 TEST(Driver, ListsTheStagesInOrder) {
   EXPECT_EQ(stage_list(),
             (std::vector<std::string>{"parse", "check", "retype", "ad", "simplify", "dce", "hoist",
-                                      "index_split", "contraction", "fuse", "schedule", "liveness",
-                                      "lower_gemm", "lower_scatter", "lower_conv", "plan_memory",
-                                      "lower_loops", "cpp"}));
+                                      "index_split", "contraction", "fuse", "split", "schedule",
+                                      "liveness", "lower_gemm", "lower_scatter", "lower_conv",
+                                      "plan_memory", "lower_loops", "cpp"}));
   EXPECT_EQ(
       stage_names(),
-      "parse, check, retype, ad, simplify, dce, hoist, index_split, contraction, fuse, "
+      "parse, check, retype, ad, simplify, dce, hoist, index_split, contraction, fuse, split, "
       "schedule, liveness, lower_gemm, lower_scatter, lower_conv, plan_memory, lower_loops, cpp");
 }
 
@@ -143,7 +143,8 @@ TEST(Driver, DumpsAfterEveryStage) {
 TEST(Driver, UnknownStageNamesAreUsageErrors) {
   const std::string listed =
       " (stages: parse, check, retype, ad, simplify, dce, hoist, index_split, contraction, fuse, "
-      "schedule, liveness, lower_gemm, lower_scatter, lower_conv, plan_memory, lower_loops, cpp)";
+      "split, schedule, liveness, lower_gemm, lower_scatter, lower_conv, plan_memory, lower_loops, "
+      "cpp)";
   Request r = request();
   r.dump_after = {"simplfy"};
   try {

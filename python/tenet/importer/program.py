@@ -45,7 +45,10 @@ class Program:
         kernels compiled for ``target`` ("cpu"; "cuda" for CUDA tensors)."""
         key = (self.entry(training), target)
         if key not in self._ops:
-            self._ops[key] = self.function(training, target).torch_op()
+            # the buffers it updates (BatchNorm's running statistics) get no gradient
+            user = [spec["name"] for spec in self.signature(training)["outputs"]
+                    if spec["kind"] != "buffer"]
+            self._ops[key] = self.function(training, target).torch_op(differentiable=user)
         return self._ops[key]
 
     def module(self, target=None):
