@@ -69,12 +69,33 @@ std::vector<TensorShape> tensor_shapes(const std::vector<std::string>& types,
 
 // The arrays stay alive (the caller's list holds them) while the GIL is released.
 std::vector<py::array> run_kernel(Kernel& k, const std::vector<py::array>& inputs,
-                                  const ir::SizeBindings& sizes) {
+                                  const ir::SizeBindings& sizes, int64_t pack_from) {
   const std::vector<RawInput> raw = raw_inputs(inputs, k.info());
   std::vector<Tensor> out;
   {
     py::gil_scoped_release release;
-    out = k.run(raw, sizes);
+    out = k.run(raw, sizes, pack_from < 0 ? SIZE_MAX : size_t(pack_from));
+  }
+  return to_arrays(out);
+}
+
+// The inputs beside the packed ones are named as the function's (slots skipped).
+std::vector<py::array> run_unpacking(Kernel& k, const std::vector<py::array>& others,
+                                     const py::array& packed, const std::vector<size_t>& slots,
+                                     const ir::SizeBindings& sizes) {
+  std::vector<RawInput> raw;
+  for (size_t i = 0, k_slot = 0, o = 0; o < others.size(); ++i) {
+    if (k_slot < slots.size() && slots[k_slot] == i) {
+      ++k_slot;
+      continue;
+    }
+    raw.push_back(raw_input(others[o++], input_name(k.info(), i)));
+  }
+  const RawInput buffer = raw_input(packed, "saved values");
+  std::vector<Tensor> out;
+  {
+    py::gil_scoped_release release;
+    out = k.run_unpacking(raw, buffer, slots, sizes);
   }
   return to_arrays(out);
 }
@@ -247,7 +268,13 @@ py::dict vocabulary() {
 /// tenet._tenet.Kernel: a compiled function, on host arrays or device buffers.
 void bind_kernel(py::module_& m) {
   py::class_<Kernel>(m, "Kernel")
-      .def("run", &run_kernel, py::arg("inputs"), py::arg("sizes"))
+      .def("run", &run_kernel, py::arg("inputs"), py::arg("sizes"), py::arg("pack_from") = -1,
+           "runs on one array per input; pack_from >= 0: the outputs from there on in one "
+           "uint8 array, returned last")
+      .def("run_unpacking", &run_unpacking, py::arg("others"), py::arg("packed"), py::arg("slots"),
+           py::arg("sizes"),
+           "runs with the inputs at `slots` read from `packed` (a pack_from run's last "
+           "array), `others` the rest")
       .def_property_readonly("runs_on_device",
                              [](const Kernel& k) { return k.compiled().runs_on_device(); })
       .def(

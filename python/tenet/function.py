@@ -241,6 +241,28 @@ class Function:
                              f"tensors are on {device}")
         return self._run_on_device(values, float64, device)
 
+    @property
+    def target(self):
+        """The compiler target of its kernels: "cpp" (the CPU), "cuda" or "cuda-emulated"."""
+        return self._jit.get("target", "cpp")
+
+    def run_packing(self, values, float64, pack_from):
+        """CPU target: ``run_tensors`` with the outputs from ``pack_from`` on in one new
+        uint8 tensor, returned last (what a forward saves for its backward)."""
+        torch = sys.modules["torch"]
+        arrays = [arguments.to_numpy(v) for v in values]
+        return [torch.from_numpy(o)
+                for o in self.kernel(float64).run(arrays, self._sizes, pack_from)]
+
+    def run_unpacking(self, others, packed, slots, float64):
+        """CPU target: ``run_tensors`` with the inputs at ``slots`` (ascending) read from
+        ``packed``, a ``run_packing`` result's last tensor; ``others``: the other inputs."""
+        torch = sys.modules["torch"]
+        arrays = [arguments.to_numpy(v) for v in others]
+        results = self.kernel(float64).run_unpacking(arrays, arguments.to_numpy(packed),
+                                                     list(slots), self._sizes)
+        return [torch.from_numpy(o) for o in results]
+
     def _run_on_device(self, values, float64, device):
         """The device-resident call: inputs as contiguous tensors on ``device``, outputs
         and workspace allocated there by PyTorch's allocator, an updated output given a

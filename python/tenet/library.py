@@ -20,16 +20,10 @@ PyTorch dispatcher, in the ``tenet`` namespace:
   (0 * inf). Registered only for functions with several float outputs.
 
 A call with gradients to come (grad mode on, a float input requiring grad) runs
-neither of these but
-
-- ``tenet::<name>_saving(Tensor x, ...) -> (Tensor, ...)``: the forward half of
-  the vector-Jacobian program (ad/split.h), returning the outputs, then the values
-  its backward half reads (marked non-differentiable, saved for backward), so that
-  autograd's backward runs
-- ``tenet::<name>_backward_saved(Tensor x, ..., Tensor <saved>, ..., Tensor
-  d_<output>, ...)``: the backward half, taking them instead of computing the
-  forward a second time (the same statements: the same bits). When only some
-  outputs get gradients it falls back to ``_backward_partial``.
+neither of these on the CPU target but ``tenet::<name>_saving``, the forward
+half of the vector-Jacobian program that also returns what its backward half
+reads, and autograd's backward then runs ``tenet::<name>_backward_saved``, which
+takes those values instead of computing the forward a second time (saving.py).
 
 ``<name>`` is the entry's name plus a hash of the source, so the same program
 always gets the same operator (and ``torch.ops.tenet.<name>`` reaches it,
@@ -108,7 +102,9 @@ class TorchOp:
     Call it like the function (tensors by position or name); ``.op`` is the forward
     operator, ``.backward_op`` the backward one (None when nothing is
     differentiable), ``.partial_backward_op`` the backward of some outputs (None with
-    fewer than two float outputs), ``.qualname`` the dispatcher name ``tenet::<name>``.
+    fewer than two float outputs), ``.saving`` the saving forward and its backward
+    (saving.py; None for GPU targets and without gradients), ``.qualname`` the
+    dispatcher name ``tenet::<name>``.
     """
 
     def __init__(self, function, name, differentiable=None):
@@ -143,14 +139,11 @@ class TorchOp:
     def _apply(self, values):
         """The function's results: from the saving operator when a gradient may follow
         (its backward then starts from the saved values), else from the operator."""
-        if self.saving_op is not None and torch.is_grad_enabled() and any(
+        if self.saving is not None and torch.is_grad_enabled() and any(
                 isinstance(v, torch.Tensor) and v.requires_grad for v in values):
-            op, packed = self.saving_op, self._saving_packed
-        else:
-            op, packed = self.op, self._packed
-        results = op(list(values)) if packed else op(*values)
-        results = list(results) if isinstance(results, (list, tuple)) else [results]
-        return results[:len(self._outputs)]
+            return self.saving.call(values)
+        results = self.op(list(values)) if self._packed else self.op(*values)
+        return list(results) if isinstance(results, (list, tuple)) else [results]
 
     def compile(self, float64=False):
         """JIT-compiles the forward and backward kernels for a dtype now (instead of on
@@ -158,9 +151,8 @@ class TorchOp:
         self.function.kernel(float64)
         if self.backward_op is not None:
             self._vjp.kernel(float64)
-        if self.saving_op is not None:
-            self._saving.kernel(float64)
-            self._saved_vjp.kernel(float64)
+        if self.saving is not None:
+            self.saving.compile(float64)
         return self
 
     def __repr__(self):
@@ -184,7 +176,7 @@ class TorchOp:
             self.qualname, self._forward, mutates_args=(),
             schema=_schema(function.input_names, len(self._outputs), self._packed))
         self.op.register_fake(self._forward_fake)
-        self.backward_op = self.partial_backward_op = self.saving_op = None
+        self.backward_op = self.partial_backward_op = self.saving = None
         self._partial_vjps = {}  # float output positions -> Function.vjp(output=[...])
         self._partial_lock = threading.Lock()
         if self._float_inputs and self._float_outputs:
@@ -218,37 +210,15 @@ class TorchOp:
         self.partial_backward_op.register_fake(self._partial_backward_fake)
 
     def _register_saving(self, differentiable):
-        """``tenet::<name>_saving``: the forward that also returns the values its derived
-        backward reads, and ``tenet::<name>_backward_saved``: that backward, taking them
-        instead of computing the forward again (ad/split.h). What a call with gradients
-        runs; ``differentiable`` names the float outputs that can get gradients (None:
-        all), the others (a model's updated buffers) are marked non-differentiable."""
+        """The saving forward and its backward (saving.py), for the float outputs that
+        ``differentiable`` names (None: all; the others, a model's updated buffers, are
+        marked non-differentiable). CPU target only."""
         self.differentiable = [k for k in self._float_outputs
                                if differentiable is None or
                                self._outputs[k].name in differentiable]
-        if not self.differentiable:
-            return
-        names = [self._outputs[k].name for k in self.differentiable]
-        self._saving = self.function.vjp(output=names, half="forward")
-        self._saved_vjp = self.function.vjp(output=names, half="backward")
-        produced = [o.name for o in self._saving.outputs]
-        taken = self._saved_vjp.input_names[len(self._inputs):-len(self.differentiable)]
-        self._saved = [produced.index(n) for n in taken]  # the saving op's results it takes
-        count = len(self._saving.outputs)
-        packed = self._saving_packed = max(len(self._inputs), count) > _MOST_ARGUMENTS
-        self.saving_op = torch.library.custom_op(
-            f"{self.qualname}_saving", self._saving_forward, mutates_args=(),
-            schema=_schema(self.function.input_names, count, packed))
-        self.saving_op.register_fake(self._saving_forward_fake)
-        names = _argument_names(self._saved_vjp.input_names)
-        packed_backward = self._saved_packed = \
-            max(len(names), len(self._float_inputs)) > _MOST_ARGUMENTS
-        self.saved_backward_op = torch.library.custom_op(
-            f"{self.qualname}_backward_saved", self._saved_backward, mutates_args=(),
-            schema=_schema(names, len(self._float_inputs), packed_backward))
-        self.saved_backward_op.register_fake(self._saved_backward_fake)
-        self.saving_op.register_autograd(self._autograd_saved_backward,
-                                         setup_context=self._setup_saving_context)
+        if self.differentiable and self.function.target == "cpp":
+            from .saving import SavingOps
+            self.saving = SavingOps(self, self.differentiable)
 
     # -- forward ---------------------------------------------------------------------------
 
@@ -284,18 +254,6 @@ class TorchOp:
             results.append(torch.empty(shape, dtype=_torch_dtype(dtype), device=device))
         return results
 
-    def _saving_forward(self, *args):
-        args = args[0] if self._saving_packed else args
-        values, float64 = arguments.check(self.name, self._inputs, args, {},
-                                          devices=self.function.devices)
-        results = self._saving.run_tensors(values, float64)
-        return list(results) if self._saving_packed else _one_or_tuple(results)
-
-    def _saving_forward_fake(self, *args):
-        args = args[0] if self._saving_packed else args
-        results = self._fake_results(self._saving.outputs, args)
-        return list(results) if self._saving_packed else _one_or_tuple(results)
-
     # -- backward --------------------------------------------------------------------------
 
     def _backward(self, *args, vjp=None, name=None):
@@ -307,16 +265,6 @@ class TorchOp:
         vjp, name = vjp or self._vjp, name or f"{self.name}_backward"
         args = args[0] if self._packed else args
         return self._results(self._gradients_fake(vjp, name, args))
-
-    def _saved_backward(self, *args):
-        args = args[0] if self._saved_packed else args
-        gradients = self._gradients(self._saved_vjp, f"{self.name}_backward_saved", args)
-        return list(gradients) if self._saved_packed else _one_or_tuple(gradients)
-
-    def _saved_backward_fake(self, *args):
-        args = args[0] if self._saved_packed else args
-        gradients = self._gradients_fake(self._saved_vjp, f"{self.name}_backward_saved", args)
-        return list(gradients) if self._saved_packed else _one_or_tuple(gradients)
 
     def _gradients(self, vjp, name, args):
         """Each float input's gradient from a backward program run on ``args``."""
@@ -401,42 +349,6 @@ class TorchOp:
             result[i] = g if needs[i] else None
         return result if self._packed else tuple(result)
 
-
-    def _setup_saving_context(self, ctx, inputs, output):
-        ctx.set_materialize_grads(False)  # as _setup_context
-        if self._saving_packed:
-            inputs = inputs[0]
-        ctx.needs = [isinstance(t, torch.Tensor) and t.requires_grad for t in inputs]
-        output = list(output) if isinstance(output, (list, tuple)) else [output]
-        differentiable = set(self.differentiable)
-        ctx.mark_non_differentiable(*[o for k, o in enumerate(output)
-                                      if k not in differentiable])
-        ctx.save_for_backward(*inputs, *[output[k] for k in self._saved])
-
-    def _autograd_saved_backward(self, ctx, *grads):
-        saved = ctx.saved_tensors
-        inputs, kept = list(saved[:len(self._inputs)]), list(saved[len(self._inputs):])
-        result = [None] * len(inputs)
-        if self._saving_packed:
-            grads = grads[0] if grads[0] is not None else [None] * len(self._saving.outputs)
-        cotangents = [grads[k] for k in self.differentiable]
-        if all(c is None for c in cotangents) or not any(ctx.needs[i]
-                                                         for i in self._float_inputs):
-            return result if self._saving_packed else tuple(result)
-        if all(c is not None for c in cotangents):
-            args = inputs + kept + cotangents
-            gradients = (self.saved_backward_op(args) if self._saved_packed
-                         else self.saved_backward_op(*args))
-        else:  # the product of the outputs with gradients alone, from the inputs
-            given = dict(zip(self.differentiable, cotangents))
-            every = [given.get(k) for k in self._float_outputs]
-            args = [inputs, every] if self._packed else [*inputs, *every]
-            gradients = self.partial_backward_op(*args)
-        if not isinstance(gradients, (list, tuple)):
-            gradients = (gradients,)
-        for i, g in zip(self._float_inputs, gradients):
-            result[i] = g if ctx.needs[i] else None
-        return result if self._saving_packed else tuple(result)
 
 
 # PyTorch has these only as "limited" dtypes (few operators, no autograd): an

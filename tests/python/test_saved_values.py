@@ -35,7 +35,7 @@ def _kinds(names, op):
 
 def test_the_backward_reads_the_saved_values_and_does_not_recompute():
     op = tenet.torch_op(SOFTMAX, "softmax")
-    assert op.saving_op is not None
+    assert op.saving is not None
     z = torch.randn(4, 7, requires_grad=True)
     with TenetCalls() as calls:
         p = op(z)
@@ -88,11 +88,11 @@ def test_a_scalar_gradient_cannot_be_cut():
 def test_opcheck_of_the_saving_operators():
     op = tenet.torch_op(SQUASH, "squash")
     s = torch.randn(2, 3, 4, requires_grad=True)
-    torch.library.opcheck(op.saving_op, (s,))
-    results = op.saving_op(s)
-    saved = [results[k].detach() for k in op._saved]  # the backward's saved arguments
-    args = (s.detach(), *saved, torch.randn_like(results[0]))
-    torch.library.opcheck(op.saved_backward_op, args)
+    torch.library.opcheck(op.saving.op, (s,))
+    results = op.saving.op(s)
+    kept = [results[k].detach() for k in op.saving.kept]  # outputs the backward reads
+    args = (s.detach(), *kept, results[-1], torch.randn_like(results[0]))
+    torch.library.opcheck(op.saving.backward_op, args)
 
 
 def test_under_torch_compile():
