@@ -16,7 +16,20 @@ void Tensor::FreeDeleter::operator()(void* p) const {
   std::free(p);
 }
 
-Tensor::Tensor(ElemType type, std::vector<int64_t> shape) : type_(type), shape_(std::move(shape)) {
+Tensor::Tensor(ElemType type, std::vector<int64_t> shape)
+    : Tensor(unfilled(type, std::move(shape))) {
+  std::memset(data_.get(), 0, size_t(nbytes()));
+}
+
+Tensor Tensor::unfilled(ElemType type, std::vector<int64_t> shape) {
+  Tensor t;
+  t.type_ = type;
+  t.shape_ = std::move(shape);
+  t.allocate();
+  return t;
+}
+
+void Tensor::allocate() {
   // Callers that know the tensor's name check its size first; this is the
   // last line of defence, naming it by type and shape.
   const std::string what = "a tensor of " + std::string(type_name(type_));
@@ -27,7 +40,6 @@ Tensor::Tensor(ElemType type, std::vector<int64_t> shape) : type_(type), shape_(
   check_allocation(what + " of shape " + shape_text(shape_), bytes);
   void* p = std::aligned_alloc(64, size_t(bytes));
   if (!p) allocation_failed(what + " of shape " + shape_text(shape_), bytes);
-  std::memset(p, 0, size_t(bytes));
   data_ = std::shared_ptr<void>(p, FreeDeleter{});
 }
 

@@ -27,6 +27,10 @@ class Tensor {
  public:
   Tensor() = default;
   Tensor(ElemType type, std::vector<int64_t> shape);  // zero-filled
+  /// A tensor whose elements are not set: for a buffer that a compiled
+  /// function's call writes whole (an output), where zeroing it first would
+  /// cost a pass over its memory.
+  static Tensor unfilled(ElemType type, std::vector<int64_t> shape);
 
   ElemType type() const { return type_; }
   const std::vector<int64_t>& shape() const { return shape_; }
@@ -61,6 +65,7 @@ class Tensor {
   TensorShape shape_only() const { return {type_, shape_}; }
 
  private:
+  void allocate();  // data_ for type_ and shape_ (numel_ set), not filled
   struct FreeDeleter {
     void operator()(void* p) const;
   };

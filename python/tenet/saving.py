@@ -14,6 +14,12 @@ Its autograd formula saves the inputs, those outputs and the buffer (marked
 non-differentiable with the outputs that cannot get gradients) and, when some outputs
 that can get gradients get none, falls back to the operator's ``_backward_partial``.
 CPU target only: GPU targets keep the recomputing backward (library.py).
+
+The names carry no format version: torch.compile's on-disk caches key compiled graphs
+by operator name, so a change to what these operators return must rename them (a cache
+made before this packing, when each saved value was a result of its own, failed with
+"expected dtype torch.float32 but got torch.uint8" until /tmp/torchinductor_* was
+cleared).
 """
 
 import torch

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -21,6 +22,7 @@
 #include "ad/gradcheck.h"
 #include "driver/driver.h"
 #include "ir/interp.h"
+#include "jit/executable.h"
 #include "jit/jit.h"
 #include "passes/pipeline.h"
 #include "support/diagnostics.h"
@@ -156,6 +158,18 @@ TEST_P(ZooGrad, MatchesFiniteDifferencesAndCompiled) {
   std::vector<Tensor> expected = ir::interpret(grad, grad_inputs);
   std::vector<Tensor> actual = zoo.compiled[k].run(grad_inputs);
   ASSERT_EQ(actual.size(), expected.size());
+  // The call writes every element of every output (the Python module gives the
+  // generated code unfilled buffers, python/src/kernel.cpp): outputs filled with
+  // a pattern first end with the same bits.
+  std::vector<Tensor> patterned;
+  for (const Tensor& t : actual) {
+    patterned.push_back(Tensor::unfilled(t.type(), t.shape()));
+    std::memset(patterned.back().raw(), 0xA5, patterned.back().nbytes());
+  }
+  jit::Executable::for_inputs(zoo.compiled[k], grad_inputs).run_into(grad_inputs, patterned);
+  for (size_t i = 0; i < actual.size(); ++i)
+    EXPECT_EQ(std::memcmp(patterned[i].raw(), actual[i].raw(), actual[i].nbytes()), 0)
+        << c.fn << ": output " << grad.output_names[i] << " is not written whole";
   for (size_t i = 0; i < expected.size(); ++i) {
     const std::string& name = grad.output_names[i];
     double rel = max_rel_to_peak(actual[i], expected[i]);
