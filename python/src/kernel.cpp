@@ -68,7 +68,13 @@ std::vector<Tensor> Kernel::run(const std::vector<RawInput>& inputs, const ir::S
     const std::vector<int64_t> offsets = packed_layout(packed);
     outputs.push_back(Tensor::unfilled(ElemType::U8, {offsets.back()}));
     auto* base = static_cast<unsigned char*>(outputs.back().raw());
-    for (size_t j = 0; j < packed.size(); ++j) out.push_back(base + offsets[j]);
+    for (size_t j = 0; j < packed.size(); ++j) {
+      out.push_back(base + offsets[j]);
+      // the padding after each value is zeroed, so that equal calls give equal bytes
+      int64_t bytes = int64_t(byte_size(packed[j].type));
+      for (int64_t d : packed[j].shape) bytes *= d;
+      std::memset(base + offsets[j] + bytes, 0, size_t(offsets[j + 1] - offsets[j] - bytes));
+    }
   }
   executable.run_raw(in.data(), out.data());
   return outputs;
