@@ -45,12 +45,11 @@ std::vector<const ir::Value*> reads(const ir::Stmt& s) {
 /// A name made of letters, digits and underscores (an ABI parameter's), not in
 /// `taken`: `base` itself where it is one.
 std::string fresh_name(const std::string& base, std::set<std::string>& taken) {
-  std::string name = base;
-  for (char& ch : name)
+  std::string stem = base;
+  for (char& ch : stem)
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  if (taken.count(name) || name != base) name += "_saved";
-  for (int k = 2; taken.count(name); ++k)
-    name = name.substr(0, name.rfind("_saved")) + "_saved" + std::to_string(k);
+  std::string name = stem == base ? stem : stem + "_saved";
+  for (int k = 1; taken.count(name); ++k) name = stem + "_saved" + (k > 1 ? std::to_string(k) : "");
   taken.insert(name);
   return name;
 }

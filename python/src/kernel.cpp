@@ -32,15 +32,23 @@ jit::Executable& Kernel::bound(const std::vector<RawInput>& inputs, const ir::Si
   return *executables_.emplace(std::move(key), std::move(executable)).first->second;
 }
 
+namespace {
+
+int64_t bytes_of(const TensorShape& t) {
+  int64_t bytes = int64_t(byte_size(t.type));
+  for (int64_t d : t.shape) bytes *= d;
+  return bytes;
+}
+
+}  // namespace
+
 std::vector<int64_t> packed_layout(const std::vector<TensorShape>& tensors) {
   constexpr int64_t kAlign = 64;
   std::vector<int64_t> offsets;
   int64_t at = 0;
   for (const TensorShape& t : tensors) {
     offsets.push_back(at);
-    int64_t bytes = int64_t(byte_size(t.type));
-    for (int64_t d : t.shape) bytes *= d;
-    at += (bytes + kAlign - 1) / kAlign * kAlign;
+    at += (bytes_of(t) + kAlign - 1) / kAlign * kAlign;
   }
   offsets.push_back(at);
   return offsets;
@@ -71,8 +79,7 @@ std::vector<Tensor> Kernel::run(const std::vector<RawInput>& inputs, const ir::S
     for (size_t j = 0; j < packed.size(); ++j) {
       out.push_back(base + offsets[j]);
       // the padding after each value is zeroed, so that equal calls give equal bytes
-      int64_t bytes = int64_t(byte_size(packed[j].type));
-      for (int64_t d : packed[j].shape) bytes *= d;
+      const int64_t bytes = bytes_of(packed[j]);
       std::memset(base + offsets[j] + bytes, 0, size_t(offsets[j + 1] - offsets[j] - bytes));
     }
   }
@@ -121,8 +128,7 @@ std::vector<Tensor> Kernel::run_unpacking(const std::vector<RawInput>& others,
     shapes = slot_shapes(others, slots, given);
   }
   const std::vector<int64_t> offsets = packed_layout(shapes);
-  int64_t bytes = int64_t(byte_size(packed.type));
-  for (int64_t d : packed.shape) bytes *= d;
+  const int64_t bytes = bytes_of({packed.type, packed.shape});
   if (packed.shape.size() != 1 || bytes != offsets.back())
     throw BindError("'" + compiled_.function().name + "': the packed saved values take " +
                     std::to_string(offsets.back()) + " bytes for these inputs, the buffer has " +

@@ -269,14 +269,19 @@ class TorchOp:
     def _gradients(self, vjp, name, args):
         """Each float input's gradient from a backward program run on ``args``."""
         values, float64 = arguments.check(name, vjp.inputs, args, {}, devices=vjp.devices)
-        outputs = vjp.run_tensors(values, float64)
-        # each float input's gradient, as AD marked it (not by position or name)
+        return self.picked_gradients(vjp, vjp.run_tensors(values, float64))
+
+    def picked_gradients(self, vjp, outputs):
+        """Each float input's gradient among the results of a backward program ``vjp``,
+        as AD marked it (not by position or name)."""
         gradient = {o.gradient_of: k for k, o in enumerate(vjp.outputs)
                     if o.gradient_of is not None}
         return [outputs[gradient[i]] for i in self._float_inputs]
 
-    def _gradients_fake(self, vjp, name, args):
-        values, _ = arguments.check(name, vjp.inputs, args, {}, allow_meta=True,
+    def _gradients_fake(self, vjp, name, args, decls=None):
+        """What ``_gradients`` returns, as empty tensors; ``decls``: the arguments'
+        declarations (default: the program's inputs)."""
+        values, _ = arguments.check(name, decls or vjp.inputs, args, {}, allow_meta=True,
                                     devices=vjp.devices)
         # the CPU kernel returns dense tensors with the inputs' shapes and dtypes
         return [torch.empty(values[i].shape, dtype=values[i].dtype, device=values[i].device)

@@ -25,13 +25,9 @@ cleared).
 import torch
 
 from . import arguments
+from .library import _MOST_ARGUMENTS, _argument_names, _one_or_tuple, _schema
 
 _ALIGN = 64  # the packed buffer's alignment of each value, as python/src/kernel.cpp's
-
-
-def _one_or_tuple(items):
-    items = tuple(items)
-    return items[0] if len(items) == 1 else items
 
 
 class SavingOps:
@@ -39,7 +35,6 @@ class SavingOps:
 
     def __init__(self, owner, differentiable):
         """``differentiable``: positions of the float outputs that can get gradients."""
-        from .library import _MOST_ARGUMENTS, _argument_names, _schema
         self.owner = owner
         self.differentiable = differentiable
         names = [owner._outputs[k].name for k in differentiable]
@@ -115,17 +110,13 @@ class SavingOps:
         name = f"{self.owner.name}_backward_saved"
         values, float64 = arguments.check(name, self.others, others, {})
         outputs = self.backward.run_unpacking(values, buffer, self.slots, float64)
-        gradient = {o.gradient_of: k for k, o in enumerate(self.backward.outputs)
-                    if o.gradient_of is not None}
-        results = [outputs[gradient[i]] for i in self.owner._float_inputs]
+        results = self.owner.picked_gradients(self.backward, outputs)
         return list(results) if self.backward_packed else _one_or_tuple(results)
 
     def _backward_fake(self, *args):
         others, _ = self._split(args)
-        values, _ = arguments.check(f"{self.owner.name}_backward_saved", self.others, others,
-                                    {}, allow_meta=True)
-        results = [torch.empty(values[i].shape, dtype=values[i].dtype, device=values[i].device)
-                   for i in self.owner._float_inputs]
+        results = self.owner._gradients_fake(self.backward, f"{self.owner.name}_backward_saved",
+                                             others, decls=self.others)
         return list(results) if self.backward_packed else _one_or_tuple(results)
 
     # -- autograd ----------------------------------------------------------------------------
