@@ -14,6 +14,7 @@
 #include "driver/front_end.h"
 #include "driver/target.h"
 #include "ir/printer.h"
+#include "ir/specialise.h"
 #include "ir/verify.h"
 #include "lang/check.h"
 #include "lang/parser.h"
@@ -125,7 +126,8 @@ std::vector<FunctionRequest> requested(const Compilation& c, const Request& r) {
   return all;
 }
 
-/// The requested functions, each in the requested float type. A gradient
+/// The requested functions, each specialised to the static sizes and in the
+/// requested float type. A gradient
 /// request is checked here, on the function as declared, so that its errors
 /// come first and point into the source.
 void retype(Compilation& c, const Request& r) {
@@ -136,8 +138,9 @@ void retype(Compilation& c, const Request& r) {
       ad::resolve_wrt(fn, *fr.grad, c.file.get());
       ad::resolve_outputs(fn, *fr.grad, c.file.get());
     }
-    c.derived.functions.push_back(r.float_type ? ad::with_float_type(fn, *r.float_type)
-                                               : fn.clone());
+    ir::Function sized = ir::specialise_sizes(fn, r.static_sizes);
+    c.derived.functions.push_back(r.float_type ? ad::with_float_type(sized, *r.float_type)
+                                               : std::move(sized));
   }
 }
 

@@ -68,6 +68,10 @@ struct Request {
   /// Every float value, constant and cast in this type (ad/retype.h); unset:
   /// as declared.
   std::optional<ElemType> float_type;
+  /// Size parameters compiled in as constants (ir/specialise.h): each
+  /// requested function is specialised to them before AD and the passes.
+  /// Each must name a size parameter of every requested function.
+  ir::SizeBindings static_sizes;
   /// Optimisation passes not to run, e.g. {"contraction"} keeps every
   /// contraction in loops instead of GEMM calls.
   std::set<std::string> skip_passes;

@@ -53,6 +53,14 @@ Expr make_read_at(const ValuePtr& tensor, std::vector<Expr> indices, bool guarde
   return make_read(tensor, std::move(affine), std::move(indices), guarded);
 }
 
+bool stays_computed(const Expr& index, const SizeExpr& extent, bool guarded) {
+  const std::optional<Affine> a = linear_form(index);
+  if (!a) return true;
+  if (guarded || !a->terms.empty()) return false;
+  const std::optional<int64_t> k = a->offset.constant(), n = extent.constant();
+  return k && n && (*k < 0 || *k >= *n);
+}
+
 Expr make_read(const ValuePtr& tensor, std::vector<Affine> indices, std::vector<Expr> computed,
                bool guarded) {
   TENET_ASSERT(computed.empty() || computed.size() == indices.size(),
@@ -62,8 +70,8 @@ Expr make_read(const ValuePtr& tensor, std::vector<Affine> indices, std::vector<
     if (!computed[d]) continue;
     TENET_ASSERT(computed[d]->type == ElemType::I64,
                  "index " << d << " of a read of " << tensor->name << " is not int64");
-    if (std::optional<Affine> a = linear_form(computed[d])) {
-      indices[d] = std::move(*a);
+    if (!stays_computed(computed[d], tensor->shape[d], guarded)) {
+      indices[d] = *linear_form(computed[d]);
       computed[d] = nullptr;
       continue;
     }

@@ -23,9 +23,15 @@ Expr make_const(double value, ElemType type);
 Expr make_index(const std::string& name);
 Expr make_size(const SizeExpr& size);
 Expr make_read(const ValuePtr& tensor, std::vector<Affine> indices, bool guarded = false);
+/// Whether an int64 index expression of a read stays a computed index: it is
+/// not affine, or (unguarded) it is a constant outside a constant extent: a
+/// check that sizes compiled in make fail (ir/specialise.h), which its
+/// run-time range check reports, where an affine index would read outside
+/// the tensor unchecked.
+bool stays_computed(const Expr& index, const SizeExpr& extent, bool guarded);
 /// A read at int64 index expressions, one per dimension: each that is
 /// affine (linear_form, affine.h) becomes an affine index, the others are
-/// computed indices (ExprNode::computed).
+/// computed indices (ExprNode::computed), as stays_computed says.
 Expr make_read_at(const ValuePtr& tensor, std::vector<Expr> indices, bool guarded = false);
 /// A read with affine `indices` where `computed` (empty, or one per
 /// dimension) is null, and computed indices elsewhere (those that turn out

@@ -70,23 +70,26 @@ bool product_provably_le(std::vector<ir::SizeExpr> a, std::vector<ir::SizeExpr> 
   return pa && pb && *pa <= *pb;
 }
 
+/// The extent a size parameter is taken to have when sizes are weighed: the
+/// sizes a convolution's work hinges on, an image's height and width, are the
+/// parameters; kernels are constants.
+constexpr int64_t kTypicalExtent = 32;
+
+/// The product of `factors` with each size parameter at kTypicalExtent.
+double typical_product(const std::vector<ir::SizeExpr>& factors) {
+  ir::SizeBindings typical;
+  for (const ir::SizeExpr& f : factors)
+    for (const std::string& symbol : f.symbols()) typical[symbol] = kTypicalExtent;
+  double p = 1;
+  for (const ir::SizeExpr& f : factors) p *= double(f.eval(typical));
+  return p;
+}
+
 /// Whether the product of `a` is at most the product of `b` once equal
 /// factors cancel, with each size parameter in what remains taken as
-/// kTypicalExtent (the sizes a convolution's work hinges on, an image's
-/// height and width, are the parameters; kernels are constants).
-bool does_no_more_work(std::vector<ir::SizeExpr> a, std::vector<ir::SizeExpr> b) {
-  constexpr int64_t kTypicalExtent = 32;
-  if (product_provably_le(a, b)) return true;
-  ir::SizeBindings typical;
-  for (const auto* side : {&a, &b})
-    for (const ir::SizeExpr& f : *side)
-      for (const std::string& symbol : f.symbols()) typical[symbol] = kTypicalExtent;
-  auto product = [&](const std::vector<ir::SizeExpr>& factors) {
-    double p = 1;
-    for (const ir::SizeExpr& f : factors) p *= double(f.eval(typical));
-    return p;
-  };
-  return product(a) <= product(b);
+/// kTypicalExtent.
+bool does_no_more_work(const std::vector<ir::SizeExpr>& a, const std::vector<ir::SizeExpr>& b) {
+  return product_provably_le(a, b) || typical_product(a) <= typical_product(b);
 }
 
 /// The window of a gather: the dimensions of the guarded factor `f` whose index
@@ -203,12 +206,35 @@ std::vector<ir::Dim> column_dims(const ir::Compute& c, const ir::ExprNode& f, co
   return cols_dims;
 }
 
+/// Whether an unstrided split's GEMM, though it does more multiply-adds than
+/// the statement, costs less once the statement's packing is counted: the
+/// statement as one GEMM first copies f through its window into a packed
+/// matrix (`packed`: one row per value of the reduce indices, one column per
+/// out index f reads), which the GEMM then reads again; the split writes its
+/// columns once and its gather reads them once. One packed element costs
+/// about kPackedElementCost multiply-adds (a gather and a store, then a load
+/// by the GEMM, against the GEMM's vector multiply-adds on data in cache).
+/// ResNet-18's last stage at 64x64 (2x2 pixels, 3x3 kernels): the statement
+/// packs its 512x512x3x3 weight into a 2048 x 2048 matrix for a 2-row GEMM;
+/// the split multiplies the weight as stored into 36,864 columns.
+bool packing_outweighs(const std::vector<ir::SizeExpr>& packed,
+                       const std::vector<ir::SizeExpr>& columns,
+                       const std::vector<ir::SizeExpr>& split_work,
+                       const std::vector<ir::SizeExpr>& direct_work) {
+  constexpr double kPackedElementCost = 16;
+  const double direct = typical_product(direct_work) + kPackedElementCost * typical_product(packed);
+  const double split =
+      typical_product(split_work) + 2 * kPackedElementCost * typical_product(columns);
+  return split < direct;
+}
+
 /// Whether splitting `c` into columns `cols_dims` costs no more memory (when
-/// unstrided) and no more multiply-adds than the statement as it is.
+/// unstrided) and no more multiply-adds than the statement as it is, or
+/// (unstrided) less once the statement's packing is counted.
 bool split_pays(const ir::Compute& c, const ir::ExprNode& f, const Window& w,
                 const std::vector<ir::Dim>& cols_dims) {
+  std::vector<ir::SizeExpr> packed, columns;
   if (!w.strided) {
-    std::vector<ir::SizeExpr> packed, columns;
     for (const ir::Dim& d : c.out)
       if (mentions(f.indices, d.index)) packed.push_back(d.extent());
     for (const ir::Dim& d : c.reduce) packed.push_back(d.extent());
@@ -228,7 +254,8 @@ bool split_pays(const ir::Compute& c, const ir::ExprNode& f, const Window& w,
     if (!w.mixed_reduce.count(d.index)) split_work.push_back(d.extent());
   for (const ir::Dim& d : c.out) direct_work.push_back(d.extent());
   for (const ir::Dim& d : c.reduce) direct_work.push_back(d.extent());
-  return does_no_more_work(split_work, direct_work);
+  return does_no_more_work(split_work, direct_work) ||
+         (!w.strided && packing_outweighs(packed, columns, split_work, direct_work));
 }
 
 /// The split itself: the GEMM of the product into the columns, then the guarded

@@ -74,6 +74,7 @@ int cmd_print(const std::vector<std::string>& argv) {
   a.option("half", "forward|backward",
            "with --vjp: one half of the program, cut after the optimisation passes: the "
            "forward returning what the backward reads, or the backward taking it");
+  add_static_sizes_option(a);
   add_common_options(a);
   if (!a.parse(argv)) return 0;
   if (a.is_set("grad")) {
@@ -85,6 +86,7 @@ int cmd_print(const std::vector<std::string>& argv) {
   std::string path = require_file(a), stage = a.get("stage"), target = a.get("target");
   if (stage == "loops") stage = "lower_loops";  // the loop tree's short name
   driver::Request r = request(path, a.get("dump-after"), target);
+  r.static_sizes = static_sizes(a);
   bool whole = stage == "ir" || stage == "source";
   r.stop_after = whole ? "" : stage;
   if (stage == driver::stage::kParse) {

@@ -76,6 +76,7 @@ Gradient load_gradient(const Args& a, const std::string& fn_name,
   g.forward = &select_function(g.front, fn_name);
   driver::Request r = request(path, a.get("dump-after"), target);
   r.functions = {{g.forward->name, grad_request(a)}};
+  r.static_sizes = static_sizes(a);
   r.stop_after = stop_after;
   r.emit_code =
       !stop_after.empty() && driver::find_stage(stop_after, target).form == driver::Form::Code;

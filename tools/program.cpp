@@ -67,7 +67,7 @@ std::vector<std::string> chosen_functions(const driver::Compilation& front,
   return names;
 }
 
-ir::SizeBindings parse_sizes(const std::string& spec) {
+ir::SizeBindings parse_sizes(const std::string& spec, const std::string& option) {
   ir::SizeBindings sizes;
   std::stringstream ss(spec);
   std::string item;
@@ -75,17 +75,18 @@ ir::SizeBindings parse_sizes(const std::string& spec) {
     if (item.empty()) continue;
     auto eq = item.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw UsageError("--sizes expects NAME=VALUE[,NAME=VALUE...], got '" + item + "'");
+      throw UsageError(option + " expects NAME=VALUE[,NAME=VALUE...], got '" + item + "'");
     std::string name = item.substr(0, eq), value = item.substr(eq + 1);
     char* end = nullptr;
     errno = 0;
     long long v = std::strtoll(value.c_str(), &end, 10);
     if (value.empty() || *end != '\0' || v < 0 ||
         !std::isdigit(static_cast<unsigned char>(value[0])))
-      throw UsageError("--sizes: '" + value + "' is not a non-negative integer (for " + name + ")");
+      throw UsageError(option + ": '" + value + "' is not a non-negative integer (for " + name +
+                       ")");
     if (errno == ERANGE)
-      throw UsageError("--sizes: " + name + "=" + value + " is too large (at most 2^63 - 1)");
-    if (!sizes.emplace(name, v).second) throw UsageError("--sizes: " + name + " is given twice");
+      throw UsageError(option + ": " + name + "=" + value + " is too large (at most 2^63 - 1)");
+    if (!sizes.emplace(name, v).second) throw UsageError(option + ": " + name + " is given twice");
   }
   return sizes;
 }
@@ -128,6 +129,17 @@ void add_common_options(Args& a) {
 
 void add_target_option(Args& a) {
   a.option("target", "NAME", "the code target: " + driver::target_names(), driver::kDefaultTarget);
+}
+
+void add_static_sizes_option(Args& a) {
+  a.option("static-sizes", "N=V,...",
+           "compile these size parameters in as constants (the cost rules, loops and library "
+           "calls see the numbers; inputs must then have those sizes)");
+}
+
+ir::SizeBindings static_sizes(const Args& a) {
+  if (!a.declares("static-sizes")) return {};
+  return parse_sizes(a.get("static-sizes"), "--static-sizes");
 }
 
 void add_backend_option(Args& a) {

@@ -48,9 +48,9 @@ const ir::Function& select_function(const driver::Compilation& front, const std:
 std::vector<std::string> chosen_functions(const driver::Compilation& front,
                                           const std::string& name);
 
-/// "B=2,N=3": a UsageError for a malformed item, a value that is not a
-/// non-negative integer or does not fit int64, a name given twice.
-ir::SizeBindings parse_sizes(const std::string& spec);
+/// "B=2,N=3" (`option` names the option in messages): a UsageError for a malformed item, a value
+/// that is not a non-negative integer or does not fit int64, a name given twice.
+ir::SizeBindings parse_sizes(const std::string& spec, const std::string& option = "--sizes");
 /// A decimal integer in [0, 2^64); a UsageError otherwise (no sign, no wrap-around).
 uint64_t parse_seed(const std::string& text);
 /// "a,b,c" as a list (empty items dropped).
@@ -62,6 +62,11 @@ std::vector<std::string> parse_list(const std::string& text);
 void require_sizes(const ir::Function& fn, const ir::SizeBindings& given, bool inputs_option);
 
 void add_common_options(Args& a);
+/// --static-sizes N=V,...: size parameters compiled in as constants
+/// (driver::Request::static_sizes); static_sizes() reads it (empty where the
+/// command does not declare it).
+void add_static_sizes_option(Args& a);
+ir::SizeBindings static_sizes(const Args& a);
 /// --target NAME (driver/target.h); the default target's name by default.
 void add_target_option(Args& a);
 /// --backend NAME of the commands that run code: interp (the reference

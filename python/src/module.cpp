@@ -219,13 +219,16 @@ void bind_descriptions(py::module_& m) {
       .def_property_readonly(
           "half", [](const ad::GradRequest& r) { return std::string(ad::half_name(r.half)); });
   py::class_<Variant>(m, "Variant")
-      .def(py::init([](std::string entry, bool float64, std::optional<ad::GradRequest> grad) {
-             return Variant{std::move(entry), float64, std::move(grad)};
+      .def(py::init([](std::string entry, bool float64, std::optional<ad::GradRequest> grad,
+                       ir::SizeBindings static_sizes) {
+             return Variant{std::move(entry), float64, std::move(grad), std::move(static_sizes)};
            }),
-           py::arg("entry"), py::arg("float64") = false, py::arg("grad") = std::nullopt)
+           py::arg("entry"), py::arg("float64") = false, py::arg("grad") = std::nullopt,
+           py::arg("static_sizes") = ir::SizeBindings{})
       .def_readonly("entry", &Variant::entry)
       .def_readonly("float64", &Variant::float64)
-      .def_readonly("grad", &Variant::grad);
+      .def_readonly("grad", &Variant::grad)
+      .def_readonly("static_sizes", &Variant::static_sizes);
   py::class_<ad::InputCheck>(m, "InputCheck")
       .def_readonly("input", &ad::InputCheck::input)
       .def_readonly("checked", &ad::InputCheck::checked)

@@ -70,6 +70,7 @@ driver::Request CheckedProgram::request(const Variant& v, const std::string& sto
   driver::Request r = request_for(*front_.file, stop_after);
   r.functions = {{v.entry, v.grad}};
   if (v.float64) r.float_type = ElemType::F64;
+  r.static_sizes = v.static_sizes;
   return r;
 }
 

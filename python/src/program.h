@@ -33,6 +33,8 @@ struct Variant {
   /// the language's `float` follows the dtype of the caller's tensors.
   bool float64 = false;
   std::optional<ad::GradRequest> grad;
+  /// Size parameters compiled in as constants (driver::Request::static_sizes).
+  ir::SizeBindings static_sizes = {};
 };
 
 /// A tensor of a function's interface: name, element type, symbolic shape.

@@ -68,12 +68,14 @@ def _signature(info):
 class Function:
     """One function of a checked program, compiled on first call (per float dtype)."""
 
-    def __init__(self, program, source, entry, grad=None, sizes=None, jit=None):
+    def __init__(self, program, source, entry, grad=None, sizes=None, jit=None,
+                 static_sizes=None):
         self._program = program
         self._source = source
         self._entry = entry
         self._grad = grad  # a _tenet.GradRequest, or None for the entry itself
         self._sizes = dict(sizes or {})
+        self._static_sizes = dict(static_sizes or {})  # compiled in as constants
         self._jit = dict(jit or {})
         self._kernels = {}  # float64 flag -> _tenet.Kernel
         self._torch_op = None
@@ -118,6 +120,32 @@ class Function:
         return self._program.unparse(self._variant(False))
 
     @property
+    def static_sizes(self):
+        """The size parameters compiled in as constants (``specialised``)."""
+        return dict(self._static_sizes)
+
+    def specialised(self, sizes):
+        """This function compiled for these sizes: ``sizes`` ({name: int}) binds size
+        parameters as constants before differentiation and optimisation, so that the
+        compiler's cost rules and the generated loops see the numbers (for instance,
+        whether a convolution's input gradient is one GEMM over a packed weight or a GEMM
+        into columns can hinge on a batch of 2 against 32). Inputs must then have those
+        sizes (a BindError otherwise). Gradients derived from it keep them."""
+        checked = checked_sizes(sizes)
+        unknown = [name for name in checked if name not in self.size_params]
+        if unknown:
+            params = ", ".join(self.size_params) or "none"
+            raise ValueError(f"specialised: '{self.name}' has no size parameter '{unknown[0]}' "
+                             f"(its size parameters: {params})")
+        for name, value in checked.items():
+            if name in self._sizes and self._sizes[name] != value:
+                raise ValueError(f"specialised: '{name}' = {value}, but sizes= gives "
+                                 f"{self._sizes[name]}")
+        runtime = {k: v for k, v in self._sizes.items() if k not in checked}
+        return Function(self._program, self._source, self._entry, self._grad, runtime,
+                        self._jit, {**self._static_sizes, **checked})
+
+    @property
     def key(self):
         """A short hash of what defines this function: source, entry, gradient, sizes and
         every compile option that changes what the code does (index checks, OpenMP, the
@@ -125,9 +153,11 @@ class Function:
         function made with other options."""
         grad = self._grad
         behaviour = {k: v for k, v in self._jit.items() if k in _BEHAVIOUR_OPTIONS}
-        text = "\0".join([self._source, self._entry, repr(sorted(self._sizes.items())),
-                          "" if grad is None else _request_key(grad),
-                          repr(sorted(behaviour.items()))])
+        parts = [self._source, self._entry, repr(sorted(self._sizes.items())),
+                 "" if grad is None else _request_key(grad), repr(sorted(behaviour.items()))]
+        if self._static_sizes:  # (keys of unspecialised functions as before)
+            parts.append("static " + repr(sorted(self._static_sizes.items())))
+        text = "\0".join(parts)
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
     def __repr__(self):
@@ -163,7 +193,7 @@ class Function:
         if self._grad is not None:
             raise ValueError(f"'{self.name}' is already a gradient; differentiate the entry")
         return Function(self._program, self._source, self._entry, request, self._sizes,
-                        self._jit)
+                        self._jit, self._static_sizes)
 
     # -- running ---------------------------------------------------------------------------
 
@@ -320,7 +350,8 @@ class Function:
         return self._torch_op
 
     def _variant(self, float64):
-        return _tenet.Variant(self._entry, float64=float64, grad=self._grad)
+        return _tenet.Variant(self._entry, float64=float64, grad=self._grad,
+                              static_sizes=self._static_sizes)
 
 
 def _needs_autograd(values):
@@ -413,12 +444,14 @@ def pick_entry(program, entry):
     return program.default_entry()
 
 
-def compile(source, entry=None, target="cpu", *, sizes=None, filename="<string>",
-            cache_dir=None, cxx=None, openmp=True, verbose=False, index_checks=True):
+def compile(source, entry=None, target="cpu", *, sizes=None, static_sizes=None,
+            filename="<string>", cache_dir=None, cxx=None, openmp=True, verbose=False,
+            index_checks=True):
     """Checks ``source`` and returns its function ``entry`` (by default the one def that no
     other def calls) as
     a callable Function. ``sizes`` fixes size parameters that no input shape determines
-    (those only in ``where`` bounds). ``cache_dir``/``cxx``/``openmp``/``verbose`` are
+    (those only in ``where`` bounds); ``static_sizes`` compiles size parameters in as
+    constants (``Function.specialised``). ``cache_dir``/``cxx``/``openmp``/``verbose`` are
     JIT options (defaults: $TENET_CACHE_DIR, $TENET_CXX, OpenMP on, quiet).
     ``index_checks=False`` leaves out the run-time range checks of computed indices
     (data-dependent reads such as ``W(tokens(b, l), d)``): for release code whose
@@ -440,7 +473,7 @@ def compile(source, entry=None, target="cpu", *, sizes=None, filename="<string>"
         params = ", ".join(function.size_params) or "none"
         raise ValueError(f"sizes: '{function.name}' has no size parameter '{unknown[0]}' (its "
                          f"size parameters: {params})")
-    return function
+    return function.specialised(static_sizes) if static_sizes else function
 
 
 _INT64_MAX = (1 << 63) - 1

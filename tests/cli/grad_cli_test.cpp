@@ -301,3 +301,27 @@ TEST_F(GradCli, GradcheckErrors) {
 }
 
 }  // namespace
+
+TEST_F(GradCli, PrintWithStaticSizes) {
+  // The sizes compiled in: constant shapes, no size parameter left, through AD too.
+  write("squash.tn",
+        "def squash(float(B, N, D) s) -> (v) {\n"
+        "  n2(b, n) +=! s(b, n, d) * s(b, n, d)\n"
+        "  v(b, n, d) = s(b, n, d) * sqrt(n2(b, n) + 1e-7) / (1 + n2(b, n))\n"
+        "}\n");
+  CommandResult r = run_in_dir("print squash.tn --stage retype --static-sizes B=2,N=3,D=4");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("func squash(%s: float32[2, 3, 4])"), std::string::npos) << r.out;
+  r = run_in_dir("print squash.tn --grad squash --vjp --static-sizes B=2 --stage ad");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("func squash_grad[N, D](%s: float32[2, N, D]"), std::string::npos) << r.out;
+  r = run_in_dir("print squash.tn --static-sizes Q=2");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("'squash' has no size parameter 'Q' (its size parameters: B, N, D)"),
+            std::string::npos)
+      << r.err;
+  r = run_in_dir("print squash.tn --static-sizes B=-2");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("--static-sizes: '-2' is not a non-negative integer"), std::string::npos)
+      << r.err;
+}

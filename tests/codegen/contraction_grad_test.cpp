@@ -87,6 +87,32 @@ TEST(ContractionGrad, StrideLargerThanKernelLeavesGaps) {
   EXPECT_TRUE(scatters_windows(source));
 }
 
+// A 3x3 convolution over 2x2 images (ResNet-18's last stage at 64x64): the
+// input gradient as one GEMM packs the weight into a (O, y, x) x (C, h, w)
+// matrix, as large as the weight and rebuilt every call, for a GEMM of B rows.
+// At a batch of 2 that packing outweighs the split's extra multiply-adds (a
+// GEMM of the weight as stored into columns, then col2im); at 16 it does not
+// (passes/contraction_split.cpp, packing_outweighs). (128 channels: windows
+// of 1152 terms over 4 pixels are GEMMs, not convolution-library calls.)
+std::string tiny_image_conv(int batch) {
+  return "def tiny(float(" + std::to_string(batch) +
+         ", 128, 2, 2) x, float(128, 128, 3, 3) w) -> (y) {\n"
+         "  y(b, o, i, j) +=! x?(b, c, i + ki - 1, j + kj - 1) * w(o, c, ki, kj)\n"
+         "      where b in 0:" +
+         std::to_string(batch) +
+         ", i in 0:2, j in 0:2\n"
+         "}\n";
+}
+
+TEST(ContractionGrad, TinyImageInputGradientSplitsAtSmallBatch) {
+  const std::string small = expect_gemm_matches_interpreter(
+      gradient_of_source(tiny_image_conv(2), "tiny"), "tiny_grad", {}, 3);
+  EXPECT_NE(small.find("d_x_cols"), std::string::npos) << small;
+  const std::string large = expect_gemm_matches_interpreter(
+      gradient_of_source(tiny_image_conv(16), "tiny"), "tiny_grad", {}, 3);
+  EXPECT_EQ(large.find("d_x_cols"), std::string::npos) << large;
+}
+
 TEST(ContractionGrad, Linear) {
   ir::Module g = gradient("models/linear.tn", "linear");
   expect_gemm_matches_interpreter(g, "linear_grad", {{"B", 64}, {"I", 48}, {"O", 40}}, 3);

@@ -42,10 +42,13 @@ def source_of(source, entry, message):
 
 
 class TenetModule(torch.nn.Module):
-    def __init__(self, program, original=None, target=None):
+    def __init__(self, program, original=None, target=None, specialise=True):
         super().__init__()
         self.program = program
         self._target = target  # None: by the tensors' device (cpu, or cuda)
+        # (mode, target) -> the sizes of its first call, compiled in (Program.module)
+        self._specialise = specialise
+        self._first_sizes = {}
         # made now, so that forward only looks them up (also under torch.compile); the
         # GPU's on the first call with CUDA tensors
         self._ops = {(mode, target or "cpu"): program.torch_op(mode, target or "cpu")
@@ -53,7 +56,10 @@ class TenetModule(torch.nn.Module):
         self._signatures = {mode: program.signature(mode) for mode in (True, False)}
         declared = {mode: self._ops[(mode, target or "cpu")].function.inputs
                     for mode in (True, False)}
-        self._mask_shapes = {mode: _mask_shapes(self._signatures[mode], declared[mode])
+        self._size_places = {mode: _size_places(self._signatures[mode], declared[mode])
+                             for mode in (True, False)}
+        self._mask_shapes = {mode: _mask_shapes(self._signatures[mode], declared[mode],
+                                                self._size_places[mode])
                              for mode in (True, False)}
         # the structure of the forward's results (a tensor, a tuple, a dict, ...)
         self._results = {mode: pytree.treespec_loads(self._signatures[mode]["results"])
@@ -71,10 +77,22 @@ class TenetModule(torch.nn.Module):
     def extra_repr(self):
         return f"tenet: {self.program.entry(True)} / {self.program.entry(False)}"
 
-    def _op(self, device):
-        """The operator of the current mode for tensors on ``device``."""
+    def _op(self, device, args):
+        """The operator of the current mode for tensors on ``device``: the one specialised
+        to the sizes of ``args`` when they are those of the mode's first call."""
         target = self._target or ("cuda" if device.type == "cuda" else "cpu")
         key = (self.training, target)
+        if self._specialise and not torch.compiler.is_compiling():
+            # (not while torch.compile traces: it may trace with symbolic sizes, and
+            # operators are registered outside its graphs)
+            sizes = {name: args[k].shape[d]
+                     for name, (k, d) in self._size_places[self.training].items()}
+            first = self._first_sizes.setdefault(key, sizes)
+            if sizes and sizes == first:
+                static = key + (tuple(sorted(sizes.items())),)
+                if static not in self._ops:
+                    self._ops[static] = self.program.torch_op(self.training, target, sizes)
+                return self._ops[static]
         if key not in self._ops:
             self._ops[key] = self.program.torch_op(self.training, target)
         return self._ops[key]
@@ -90,7 +108,7 @@ class TenetModule(torch.nn.Module):
         state.update(self.named_buffers(remove_duplicate=False))
         float_dtype = _float_dtype(state, args)
         device = _device(state, args)
-        op = self._op(device)
+        op = self._op(device, args)
         masks = self._mask_shapes[self.training]
         updated = {spec["key"] for spec in signature["outputs"] if spec["kind"] == "buffer"}
         inputs = []
@@ -162,18 +180,24 @@ def _device(state, args):
     return torch.device("cpu")
 
 
-def _mask_shapes(signature, declared):
-    """{dropout mask: its shape}, each dimension an int or a function of the forward's
-    arguments (the size read off the argument that has it). ``declared``: the operator's
+def _size_places(signature, declared):
+    """{size parameter: (argument, dimension)} for the sizes that some dimension of the
+    forward's arguments is (a plain size: B, not H - 2). ``declared``: the operator's
     inputs (TensorDecls, in the signature's order), whose shapes the compiler gives as
     sizes.Size trees."""
-    where = {}  # size name -> (argument, dimension)
+    where = {}
     for spec, decl in zip(signature["inputs"], declared):
         if spec["kind"] == "user":
             for d, size in enumerate(decl.shape):
                 name = symbolic.as_symbol(size)
                 if name is not None:
                     where.setdefault(name, (spec["key"], d))
+    return where
+
+
+def _mask_shapes(signature, declared, where):
+    """{dropout mask: its shape}, each dimension an int or a function of the forward's
+    arguments (the size read off the argument that has it, ``where``: _size_places)."""
     shapes = {}
     for spec, decl in zip(signature["inputs"], declared):
         if spec["kind"] in ("dropout", "bernoulli"):

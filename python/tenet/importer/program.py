@@ -34,32 +34,38 @@ class Program:
         'buffer' (key: the state_dict key), 'constant', 'dropout' (p: its probability)."""
         return self.manifest["functions"][self.entry(training)]
 
-    def function(self, training, target="cpu"):
-        """The mode's function, compiled for ``target`` (tenet.Function)."""
+    def function(self, training, target="cpu", static_sizes=None):
+        """The mode's function, compiled for ``target`` (tenet.Function); with
+        ``static_sizes`` ({"B": 2}), specialised to them (Function.specialised)."""
         options = {} if target == "cpu" else {"target": target}  # the CPU's key as before
         return tenet_function.compile(self.source, self.entry(training), filename="model.tn",
-                                      **options)
+                                      static_sizes=static_sizes, **options)
 
-    def torch_op(self, training, target="cpu"):
+    def torch_op(self, training, target="cpu", static_sizes=None):
         """The mode's function as a PyTorch operator with Tenet's derived backward, its
-        kernels compiled for ``target`` ("cpu"; "cuda" for CUDA tensors)."""
-        key = (self.entry(training), target)
+        kernels compiled for ``target`` ("cpu"; "cuda" for CUDA tensors), and with
+        ``static_sizes`` for those sizes only."""
+        key = (self.entry(training), target, tuple(sorted((static_sizes or {}).items())))
         if key not in self._ops:
             # the buffers it updates (BatchNorm's running statistics) get no gradient
             user = [spec["name"] for spec in self.signature(training)["outputs"]
                     if spec["kind"] != "buffer"]
-            self._ops[key] = self.function(training, target).torch_op(differentiable=user)
+            function = self.function(training, target, static_sizes)
+            self._ops[key] = function.torch_op(differentiable=user)
         return self._ops[key]
 
-    def module(self, target=None):
+    def module(self, target=None, specialise=True):
         """A torch.nn.Module running this program (see tenet.importer.module). For a
         program from from_torch it shares the original module's parameters and buffers;
         for a loaded one it owns them (the first module made is the one ``save`` reads).
         It runs where its tensors are: compiled for the CPU, or for "cuda" once moved to
         a GPU (``.cuda()``); ``target`` fixes the target instead ("cuda-emulated": the
-        CUDA kernels on the CPU's tensors, docs/cuda.md)."""
+        CUDA kernels on the CPU's tensors, docs/cuda.md). With ``specialise`` (the
+        default), the sizes of its first call in each mode (the batch size) are compiled
+        in as constants (Function.specialised: the compiler's cost rules and loops see
+        them); calls with other sizes run the general build, compiled when first needed."""
         from .module import TenetModule
-        made = TenetModule(self, self._original, target)
+        made = TenetModule(self, self._original, target, specialise)
         if self._original is None:
             self._original = made
         return made
