@@ -16,9 +16,11 @@
 # long runs outside CI; the time budget then still caps each target), and
 # TENET_FUZZ_FLAGS to pass more libFuzzer flags (e.g. -jobs=1).
 #
-# Builds the targets with clang (ASan + UBSan + libFuzzer) into build-fuzz/,
+# Builds the targets with clang (ASan + UBSan + libFuzzer) into build-fuzz/
+# (TENET_FUZZ_BUILD=DIR: into DIR instead, e.g. the test script's sanitizer
+# build, configured with -DTENET_FUZZ=ON, whose objects the targets then share),
 # then runs each on its seed corpus tests/fuzz/corpus-<target>/ (new inputs it
-# finds are kept in build-fuzz/corpus/<target>/ for the next run). Exits
+# finds are kept in <build>/corpus/<target>/ for the next run). Exits
 # non-zero if it finds a crash, a timeout or a leak; each such input is copied
 # into tests/fuzz/regressions/<target>/, which the test suites replay once the
 # bug is fixed. Prints each target's execution count.
@@ -32,12 +34,16 @@ for t in "${targets[@]}"; do
   [ -f "$(dirname "$0")/../tests/fuzz/fuzz_$t.cpp" ] || { echo "fuzz: no target '$t' (have: ${all_targets[*]})" >&2; exit 2; }
 done
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=$root/build-fuzz
+build=$root/${TENET_FUZZ_BUILD:-build-fuzz}
 per_target=$(( seconds / ${#targets[@]} ))
 [ "$per_target" -lt 1 ] && per_target=1
 
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DTENET_FUZZ=ON >/dev/null
+# A tree already configured with the fuzz targets keeps its configuration (naming
+# the compiler again would make CMake start the tree afresh).
+if ! grep -qs '^TENET_FUZZ:BOOL=ON$' "$build/CMakeCache.txt"; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DTENET_FUZZ=ON >/dev/null
+fi
 ninja -C "$build" -j"$(nproc)" $(printf 'fuzz_%s ' "${targets[@]}")
 
 failed=0

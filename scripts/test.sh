@@ -3,8 +3,9 @@
 #   1. g++ build (warnings are errors), all CTest suites
 #   2. clang build (warnings are errors) of the same suites under
 #      AddressSanitizer + UndefinedBehaviorSanitizer
-#   3. clang builds of the fuzz targets (front end, binder, .npy, safetensors,
-#      IDX, IR text) with libFuzzer, a bounded fuzz run of each
+#   3. the fuzz targets (front end, binder, .npy, safetensors, IDX, IR text),
+#      built with libFuzzer in the sanitizer build of stage 2, a bounded fuzz
+#      run of each
 #   4. clang-format check; size budgets (files <= 600 lines, functions <= 80:
 #      scripts/check-budgets.sh)
 #   5. the Python package: `pip install .` into .venv (with PyTorch), pytest
@@ -33,9 +34,12 @@ bash scripts/build.sh
 
 stage 2/5 "build (clang) and test under ASan + UBSan"
 # Without MPI (the g++ build above trains under mpirun): this build checks that
-# a Tenet without it refuses an MPI launch and says how to get one.
+# a Tenet without it refuses an MPI launch and says how to get one. With the
+# fuzzers' coverage instrumentation (TENET_FUZZ): stage 3 builds the fuzz
+# targets in this tree from the same objects instead of compiling the library
+# a third time (the suites run with the coverage hooks as no-ops).
 BUILD_DIR=build-asan bash scripts/build.sh -DTENET_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DTENET_MPI=OFF
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DTENET_MPI=OFF -DTENET_FUZZ=ON
 # The JIT compiles generated code with g++ here (libgomp): LeakSanitizer's exit-time
 # tracer crashes when libomp threads from clang-compiled JIT code are still alive.
 # It crashes the same way ("Tracer caught signal 11") at the exit of a process
@@ -68,17 +72,16 @@ if ! asan_ctest 2>&1 | tee "$asan_log"; then
   fi
 fi
 
-# On CI (a clean clone, CI set) each finished build is removed once its stage has
-# passed: the sanitizer build, the fuzz builds and PyTorch's install together need
-# more disk than one stage at a time.
+# On CI (a clean clone, CI set) each finished build is removed once its stages have
+# passed: the sanitizer build and PyTorch's install together need more disk than
+# one stage at a time.
 free_stage_build() {
   if [ -n "${CI:-}" ]; then rm -rf "$1"; fi
 }
-free_stage_build build-asan
 
 stage 3/5 "fuzz the readers of untrusted input (clang, libFuzzer)"
-bash scripts/fuzz.sh "${TENET_FUZZ_SECONDS:-60}"
-free_stage_build build-fuzz
+TENET_FUZZ_BUILD=build-asan bash scripts/fuzz.sh "${TENET_FUZZ_SECONDS:-60}"
+free_stage_build build-asan
 
 stage 4/5 "clang-format, size budgets"
 bash scripts/format.sh --check
