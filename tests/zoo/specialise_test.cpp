@@ -25,15 +25,6 @@ constexpr uint64_t kSeed = 11;
 constexpr double kFloat64Tolerance = 1e-12;
 constexpr double kCompiledTolerance = 1e-4;  // as the zoo suite's (zoo_test.cpp)
 
-/// The case's request as vector-Jacobian products of the same outputs.
-ad::GradRequest vjp_request(const ZooCase& c) {
-  ad::GradRequest r = c.request;
-  if (!r.vjp && !r.output.empty()) r.outputs = {r.output};
-  r.output.clear();
-  r.vjp = true;
-  return r;
-}
-
 /// The case's sizes that are size parameters of `fn` (a table row may bind more).
 ir::SizeBindings own_sizes(const ZooCase& c, const ir::Function& fn) {
   ir::SizeBindings out;
@@ -41,13 +32,6 @@ ir::SizeBindings own_sizes(const ZooCase& c, const ir::Function& fn) {
     if (std::find(fn.size_params.begin(), fn.size_params.end(), name) != fn.size_params.end())
       out[name] = value;
   return out;
-}
-
-bool bitwise_equal(const Tensor& a, const Tensor& b) {
-  if (a.numel() != b.numel()) return false;
-  for (int64_t i = 0; i < a.numel(); ++i)
-    if (!(a.get(i) == b.get(i) || (a.get(i) != a.get(i) && b.get(i) != b.get(i)))) return false;
-  return true;
 }
 
 class SpecialiseZoo : public ::testing::TestWithParam<ZooCase> {};

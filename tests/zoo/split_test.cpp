@@ -22,15 +22,6 @@ namespace {
 constexpr uint64_t kSeed = 7;
 constexpr double kCompiledTolerance = 1e-4;  // as the zoo suite's (zoo_test.cpp)
 
-/// The case's request as vector-Jacobian products of the same outputs.
-ad::GradRequest vjp_request(const ZooCase& c) {
-  ad::GradRequest r = c.request;
-  if (!r.vjp && !r.output.empty()) r.outputs = {r.output};
-  r.output.clear();
-  r.vjp = true;
-  return r;
-}
-
 struct Cut {
   ir::Function whole;  // optimised by the shared passes
   ad::SplitVjp halves;
@@ -58,13 +49,6 @@ std::vector<Tensor> backward_arguments(const Cut& c, size_t inputs,
   }
   args.insert(args.end(), whole_inputs.begin() + long(inputs), whole_inputs.end());
   return args;
-}
-
-bool bitwise_equal(const Tensor& a, const Tensor& b) {
-  if (a.numel() != b.numel()) return false;
-  for (int64_t i = 0; i < a.numel(); ++i)
-    if (!(a.get(i) == b.get(i) || (a.get(i) != a.get(i) && b.get(i) != b.get(i)))) return false;
-  return true;
 }
 
 class SplitZoo : public ::testing::TestWithParam<ZooCase> {};

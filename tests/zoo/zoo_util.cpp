@@ -76,4 +76,19 @@ double max_rel_to_peak(const Tensor& actual, const Tensor& expected) {
   return peak > 0 ? worst / peak : 0;
 }
 
+bool bitwise_equal(const Tensor& a, const Tensor& b) {
+  if (a.numel() != b.numel()) return false;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    if (!(a.get(i) == b.get(i) || (a.get(i) != a.get(i) && b.get(i) != b.get(i)))) return false;
+  return true;
+}
+
+ad::GradRequest vjp_request(const ZooCase& c) {
+  ad::GradRequest r = c.request;
+  if (!r.vjp && !r.output.empty()) r.outputs = {r.output};
+  r.output.clear();
+  r.vjp = true;
+  return r;
+}
+
 }  // namespace tenet::zoo

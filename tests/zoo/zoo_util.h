@@ -64,5 +64,10 @@ std::vector<Tensor> with_cotangents(const ir::Function& primal, const ir::Functi
 /// all-zero expected tensor that is matched exactly; NaN anywhere gives
 /// infinity). Shapes must match.
 double max_rel_to_peak(const Tensor& actual, const Tensor& expected);
+/// The same values bit for bit (NaN matching NaN).
+bool bitwise_equal(const Tensor& a, const Tensor& b);
+
+/// The case's request as vector-Jacobian products of the same outputs.
+ad::GradRequest vjp_request(const ZooCase& c);
 
 }  // namespace tenet::zoo
