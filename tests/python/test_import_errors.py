@@ -12,7 +12,7 @@ THIS = "test_import_errors.py"
 
 class Head(nn.Module):
     def forward(self, x):
-        return torch.logcumsumexp(x, 1)
+        return torch.kthvalue(x, 2, 1).values
 
 
 class WithHead(nn.Module):
@@ -57,12 +57,12 @@ def _import_error(model, *args):
 
 def test_an_unsupported_op_names_the_op_the_module_and_the_line():
     error = _import_error(WithHead(), torch.randn(2, 3))
-    line = _line_of(Head, "torch.logcumsumexp")
+    line = _line_of(Head, "torch.kthvalue")
     assert str(error) == (
-        f"{THIS}:{line}: error: unsupported op aten.logcumsumexp.default (the supported ops: "
-        f"docs/import.md)\n  in module 'head' (Head)\n    return torch.logcumsumexp(x, 1)")
+        f"{THIS}:{line}: error: unsupported op aten.kthvalue.default (the supported ops: "
+        f"docs/import.md)\n  in module 'head' (Head)\n    return torch.kthvalue(x, 2, 1).values")
     assert (error.op, error.module_path, error.location) == (
-        "aten.logcumsumexp.default", "head", f"{THIS}:{line}")
+        "aten.kthvalue.default", "head", f"{THIS}:{line}")
 
 
 def test_data_dependent_control_flow_names_the_line():

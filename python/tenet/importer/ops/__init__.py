@@ -17,4 +17,4 @@ def op(*names):
 
 
 from . import (attention, conv, elementwise, index, linalg, norm, random, reduce,  # noqa: E402,F401,I001
-               shape, sort)
+               running, shape, sort)
