@@ -21,5 +21,11 @@ echo "== pip install . (build-python/)"
 # --no-build-isolation: build with the venv's scikit-build-core, pybind11,
 # cmake and ninja (no download, and a stable build folder between runs).
 "$VENV/bin/python" -m pip install -q --no-build-isolation .
-echo "== pytest tests/python"
-"$VENV/bin/python" -m pytest tests/python -q "$@"
+# One pytest worker per core, at most 4 (pytest-xdist): most of the suite waits on
+# g++ compiling generated code, one compiler process per test. The JIT cache is
+# safe to share (entries appear by atomic rename); TENET_PYTEST_WORKERS=1 runs the
+# suite in one process.
+workers=${TENET_PYTEST_WORKERS:-$(nproc)}
+[ "$workers" -gt 4 ] && workers=4
+echo "== pytest tests/python ($workers workers)"
+"$VENV/bin/python" -m pytest tests/python -q -n "$workers" "$@"

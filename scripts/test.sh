@@ -38,9 +38,14 @@ stage 2/5 "build (clang) and test under ASan + UBSan"
 # fuzzers' coverage instrumentation (TENET_FUZZ): stage 3 builds the fuzz
 # targets in this tree from the same objects instead of compiling the library
 # a third time (the suites run with the coverage hooks as no-ops).
+# Its suites share the g++ build's JIT cache (TENET_TEST_CACHE_DIR): generated
+# code compiled above by the same compiler (TENET_CXX below) is not compiled again.
 BUILD_DIR=build-asan bash scripts/build.sh -DTENET_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DTENET_MPI=OFF -DTENET_FUZZ=ON
-# The JIT compiles generated code with g++ here (libgomp): LeakSanitizer's exit-time
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DTENET_MPI=OFF -DTENET_FUZZ=ON \
+  -DTENET_TEST_CACHE_DIR="$PWD/build/tenet-cache"
+# The g++ build's compiler, as its JIT names it (the cache key holds the name).
+gxx=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' build/CMakeCache.txt)
+# The JIT compiles generated code with that g++ here (libgomp): LeakSanitizer's exit-time
 # tracer crashes when libomp threads from clang-compiled JIT code are still alive.
 # It crashes the same way ("Tracer caught signal 11") at the exit of a process
 # whose generated code called oneDNN, so this build's GEMMs use OpenBLAS
@@ -49,7 +54,7 @@ BUILD_DIR=build-asan bash scripts/build.sh -DTENET_SANITIZE=ON -DCMAKE_BUILD_TYP
 # tracer stops them at exit (tried against its crashes, which came with OpenMP
 # threads alive; whether it avoids them is not yet known: the rerun stays).
 asan_ctest() {
-  (cd build-asan && TENET_CXX=g++ TENET_DNNL_LIBRARY=none ASAN_OPTIONS=detect_leaks=1 \
+  (cd build-asan && TENET_CXX="$gxx" TENET_DNNL_LIBRARY=none ASAN_OPTIONS=detect_leaks=1 \
     OMP_WAIT_POLICY=passive \
     UBSAN_OPTIONS=print_stacktrace=1 ctest -j"$jobs" --output-on-failure "$@")
 }

@@ -16,6 +16,7 @@ requirements=(
   numpy
   safetensors
   pytest
+  pytest-xdist  # scripts/python-test.sh runs the suite on every core (at most 4)
   matplotlib
   "pybind11>=2.11"
   "scikit-build-core>=0.8"
