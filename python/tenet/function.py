@@ -132,11 +132,7 @@ class Function:
         into columns can hinge on a batch of 2 against 32). Inputs must then have those
         sizes (a BindError otherwise). Gradients derived from it keep them."""
         checked = checked_sizes(sizes)
-        unknown = [name for name in checked if name not in self.size_params]
-        if unknown:
-            params = ", ".join(self.size_params) or "none"
-            raise ValueError(f"specialised: '{self.name}' has no size parameter '{unknown[0]}' "
-                             f"(its size parameters: {params})")
+        _check_size_names(self, checked, "specialised")
         for name, value in checked.items():
             if name in self._sizes and self._sizes[name] != value:
                 raise ValueError(f"specialised: '{name}' = {value}, but sizes= gives "
@@ -468,12 +464,17 @@ def compile(source, entry=None, target="cpu", *, sizes=None, static_sizes=None,
            "verbose": _flag(verbose, "verbose"), "index_checks": _flag(index_checks, "index_checks")}
     function = Function(program, source, pick_entry(program, entry), sizes=checked_sizes(sizes),
                         jit=jit)
-    unknown = [name for name in function.sizes if name not in function.size_params]
+    _check_size_names(function, function.sizes, "sizes")
+    return function.specialised(static_sizes) if static_sizes else function
+
+
+def _check_size_names(function, sizes, option):
+    """A ValueError naming the first of ``sizes`` that is no size parameter of ``function``."""
+    unknown = [name for name in sizes if name not in function.size_params]
     if unknown:
         params = ", ".join(function.size_params) or "none"
-        raise ValueError(f"sizes: '{function.name}' has no size parameter '{unknown[0]}' (its "
-                         f"size parameters: {params})")
-    return function.specialised(static_sizes) if static_sizes else function
+        raise ValueError(f"{option}: '{function.name}' has no size parameter '{unknown[0]}' "
+                         f"(its size parameters: {params})")
 
 
 _INT64_MAX = (1 << 63) - 1

@@ -32,13 +32,7 @@ def _running_extreme(t, x, dim, reduction):
         picked = t.new(f"{base}_indices", shape=(), dtype="int64")
         t.statement(picked, [], "=", "0")
         return values, picked
-    dim = dim % x.rank
-    own = names.own_indices(x.rank)
-    (k,) = names.reduced_indices(1)
-    at = list(own)
-    at[dim] = k
-    ranges = {i: s for i, s in zip(own, x.shape)}
-    prefix = [f"{k} in 0:{own[dim]} + 1"]
+    dim, own, k, at, ranges, prefix = _prefixes(x, dim)
     value = x.read(at) if x.dtype != "bool" else f"int32({x.read(at)})"
     # the running extreme of the numbers (max=! and min=! skip NaN), a scan
     best = t.new(f"{base}_best", shape=x.shape,
@@ -65,6 +59,19 @@ def _running_extreme(t, x, dim, reduction):
     return values, picked
 
 
+def _prefixes(x, dim):
+    """What a statement over x's prefixes along ``dim`` needs: the dimension, x's own
+    indices, the reduced index k, x read at k along ``dim``, the ranges of the own
+    indices and the where clause ``k in 0:i + 1``."""
+    dim = dim % x.rank
+    own = names.own_indices(x.rank)
+    (k,) = names.reduced_indices(1)
+    at = list(own)
+    at[dim] = k
+    ranges = {i: s for i, s in zip(own, x.shape)}
+    return dim, own, k, at, ranges, [f"{k} in 0:{own[dim]} + 1"]
+
+
 @op("aten.logcumsumexp.default")
 def logcumsumexp(t, x, dim):
     """log(sum over k <= i of exp(x_k)), shifted by the running maximum m_i for range:
@@ -75,13 +82,7 @@ def logcumsumexp(t, x, dim):
         out = t.new(shape=(), dtype=x.dtype)
         t.statement(out, [], "=", x.read([]))
         return out
-    dim = dim % x.rank
-    own = names.own_indices(x.rank)
-    (k,) = names.reduced_indices(1)
-    at = list(own)
-    at[dim] = k
-    ranges = {i: s for i, s in zip(own, x.shape)}
-    prefix = [f"{k} in 0:{own[dim]} + 1"]
+    dim, own, k, at, ranges, prefix = _prefixes(x, dim)
     best = t.new(f"{base}_max", shape=x.shape, dtype=x.dtype)
     t.statement(best, own, "max=!", x.read(at), [(x, at)], ranges, prefix)
     shift = t.new(f"{base}_shift", shape=x.shape, dtype=x.dtype)
